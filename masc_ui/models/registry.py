@@ -1,0 +1,37 @@
+"""The one owner of loaded models: lazy, once per process, thread-safe."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Hashable
+
+
+class ModelRegistry:
+    """Holds every loaded model/scorer, keyed by what identifies it (e.g. `("masc", model_id, device)`).
+
+    `get(key, loader)` runs `loader()` the first time a key is asked for (other threads asking for the
+    same key wait for that one load), then returns the same object for the life of the registry.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[Hashable, Any] = {}
+        self._locks: dict[Hashable, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def get(self, key: Hashable, loader: Callable[[], Any]) -> Any:
+        if key in self._items:
+            return self._items[key]
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._items:
+                self._items[key] = loader()
+            return self._items[key]
+
+    def loaded(self) -> list[Hashable]:
+        """Keys of the models loaded so far, in load order."""
+        return list(self._items)
+
+    def clear(self) -> None:
+        with self._guard:
+            self._items.clear()
+            self._locks.clear()

@@ -1,0 +1,146 @@
+"""One frozen Settings object, built at the edge (CLI, app.py) from env vars and flags, passed down.
+
+Nothing else in the package reads environment variables.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import InputError
+
+PROFILES = ("auto", "paper", "fast", "demo")
+STRIPPERS = ("regex", "spacy", "none")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def _default_data_dir() -> Path:
+    return Path(os.path.expanduser("~")) / ".cache" / "masc-ui" / "data"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable. Env var names are `MASC_<FIELD NAME IN UPPER CASE>` (see `ENV`)."""
+
+    profile: str = "auto"
+    """Model profile: `paper`, `fast`, `demo` (tiny random weights), or `auto` (paper if loadable, else demo)."""
+    siglip_model: str | None = None
+    """SigLIP2 checkpoint (HF id or local dir) for MaSC; None = the profile's."""
+    clip_model: str | None = None
+    """CLIP checkpoint for CLIP-I / CLIP-I-Seg / CLIP-T / CLIPScore; None = the profile's."""
+    pickscore_model: str | None = None
+    """PickScore model; None = the profile's (`yuvalkirstain/PickScore_v1`)."""
+    pickscore_processor: str | None = None
+    """PickScore processor; None = the profile's (`laion/CLIP-ViT-H-14-laion2B-s32B-b79K`)."""
+    dino_model: str | None = None
+    """DINO checkpoint for DINO-I; None = the profile's (`facebook/dino-vits16`)."""
+    sam_variant: str | None = None
+    """Segment Anything variant `vit_b` / `vit_l` / `vit_h`; None = the profile's."""
+    sam_checkpoint: str | None = None
+    """Local path of the SAM checkpoint; None = download the official one into `cache_dir` on first use."""
+    sam3_model: str | None = None
+    """SAM 3 checkpoint (HF id or local dir) for segmentation by the subject's name; None = the profile's."""
+    device: str = "auto"
+    """`auto` (cuda > mps > cpu), or a torch device string."""
+    dtype: str = "auto"
+    """`auto` (bfloat16 on cuda, float32 elsewhere), `float32`, `bfloat16`, `float16`."""
+    naflex_max_patches: int = 1024
+    """MaSC NaFlex patch budget."""
+    fg_threshold: float = 0.5
+    """MaSC patch-weight threshold (CP keeps ref weight > t, PF hides output weight >= t)."""
+    stripper: str = "regex"
+    """Subject stripper for the PF prompt: `regex`, `spacy`, `none`."""
+    text_seg_threshold: float = 0.5
+    """Minimum SAM 3 instance score kept by segmentation from the subject's name."""
+    text_seg_min_fraction: float = 0.05
+    """A text-prompted mask covering less of the image than this is flagged as doubtful."""
+    data_dir: Path = field(default_factory=_default_data_dir)
+    """Where the SQLite database and the content-addressed blob store live."""
+    database_url: str | None = None
+    """SQLAlchemy URL (e.g. PostgreSQL for teams); None = SQLite under `data_dir`."""
+    cache_dir: Path | None = None
+    """Where downloaded SAM checkpoints go; None = `~/.cache/masc-ui/checkpoints`."""
+    demo_weights_dir: Path | None = None
+    """Where the tiny demo checkpoints are written/read; None = `data_dir/demo-weights`."""
+    users_file: Path | None = None
+    """Rater logins, one `username:password` per line; see also `users`."""
+    users: str | None = None
+    """Rater logins inline: `alice:pw1,bob:pw2` (env `MASC_USERS`)."""
+    rating_overlap: int = 2
+    """How many raters should rate each sample (task assignment's K)."""
+    max_upload_mb: int = 25
+    """Largest accepted upload, in MiB."""
+    max_image_pixels: int = 40_000_000
+    """Images with more pixels than this are refused (decompression-bomb guard)."""
+    host: str = "127.0.0.1"
+    """Address the web app binds to (`0.0.0.0` on Spaces)."""
+    port: int = 7860
+    """Port of the web app."""
+
+    def __post_init__(self) -> None:
+        _check_choice("profile", self.profile, PROFILES)
+        _check_choice("stripper", self.stripper, STRIPPERS)
+        _check_choice("dtype", self.dtype, DTYPES)
+        if not 0.0 <= self.fg_threshold <= 1.0:
+            raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
+        if self.naflex_max_patches < 1:
+            raise InputError(f"naflex_max_patches must be >= 1, got {self.naflex_max_patches}")
+        if self.rating_overlap < 1:
+            raise InputError(f"rating_overlap must be >= 1, got {self.rating_overlap}")
+        for name in ("data_dir", "cache_dir", "demo_weights_dir", "users_file"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value).expanduser())
+
+    @property
+    def resolved_demo_weights_dir(self) -> Path:
+        return self.demo_weights_dir or (self.data_dir / "demo-weights")
+
+    @property
+    def resolved_cache_dir(self) -> Path:
+        return self.cache_dir or Path(os.path.expanduser("~")) / ".cache" / "masc-ui" / "checkpoints"
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Settings from `MASC_*` env vars (and `DATABASE_URL`), then `overrides` (CLI flags; None = not given)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(f"MASC_{f.name.upper()}")
+            if raw is None and f.name == "database_url":
+                raw = env.get("DATABASE_URL")
+            if raw is not None and raw != "":
+                values[f.name] = _parse(f.name, raw, f.type)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise InputError(f"unknown setting(s): {sorted(unknown)}")
+        return cls(**values)
+
+
+ENV = {f.name: f"MASC_{f.name.upper()}" for f in dataclasses.fields(Settings)}
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _parse(name: str, raw: str, annotation: Any) -> Any:
+    text = str(annotation)
+    try:
+        if text.startswith("int"):
+            return int(raw)
+        if text.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise InputError(f"environment variable MASC_{name.upper()}={raw!r} is not a number") from None
+    if "Path" in text:
+        return Path(raw).expanduser()
+    return raw
