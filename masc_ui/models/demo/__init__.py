@@ -47,7 +47,11 @@ def write_demo_weights(weights_dir: Path, names: Iterable[str] | None = None, *,
         tmp = weights_dir / f".{name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        _builder(name)(tmp, seed)
+        try:
+            _builder(name)(tmp, seed)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         (tmp / _MARKER).write_text(json.dumps({"name": name, "seed": seed, "demo": True}))
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)

@@ -1,0 +1,59 @@
+from pathlib import Path
+
+import pytest
+
+from masc_ui.errors import InputError
+from masc_ui.models.profiles import FAST, PAPER, model_ids
+from masc_ui.settings import ENV, Settings
+
+
+def test_defaults_match_the_paper():
+    s = Settings()
+    assert (s.profile, s.naflex_max_patches, s.fg_threshold, s.stripper) == ("auto", 1024, 0.5, "regex")
+
+
+def test_env_then_overrides():
+    env = {"MASC_NAFLEX_MAX_PATCHES": "256", "MASC_PROFILE": "fast", "DATABASE_URL": "sqlite:///x.db",
+           "MASC_DATA_DIR": "/tmp/masc-data"}
+    s = Settings.from_env(env, profile="demo", stripper=None)
+    assert s.naflex_max_patches == 256
+    assert s.profile == "demo"  # flag beats env
+    assert s.database_url == "sqlite:///x.db"
+    assert s.data_dir == Path("/tmp/masc-data")
+    assert s.stripper == "regex"  # None = flag not given
+
+
+def test_masc_database_url_beats_plain_database_url():
+    s = Settings.from_env({"DATABASE_URL": "sqlite:///a.db", "MASC_DATABASE_URL": "sqlite:///b.db"})
+    assert s.database_url == "sqlite:///b.db"
+
+
+def test_settings_are_frozen():
+    with pytest.raises(Exception):
+        Settings().profile = "demo"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("bad", [{"profile": "huge"}, {"stripper": "nltk"}, {"fg_threshold": 1.5},
+                                 {"naflex_max_patches": 0}, {"dtype": "int8"}, {"rating_overlap": 0}])
+def test_bad_values_are_named(bad):
+    with pytest.raises(InputError, match=next(iter(bad))):
+        Settings(**bad)
+
+
+def test_bad_number_in_env_names_the_variable():
+    with pytest.raises(InputError, match="MASC_NAFLEX_MAX_PATCHES"):
+        Settings.from_env({"MASC_NAFLEX_MAX_PATCHES": "many"})
+
+
+def test_every_field_has_an_env_var():
+    assert ENV["fg_threshold"] == "MASC_FG_THRESHOLD"
+
+
+def test_profiles_and_overrides(tmp_path):
+    assert model_ids(Settings(profile="paper")) == PAPER
+    assert model_ids(Settings(profile="fast")).siglip == FAST.siglip == "google/siglip2-base-patch16-naflex"
+    demo = model_ids(Settings(profile="demo", demo_weights_dir=tmp_path))
+    assert demo.siglip == str(tmp_path / "siglip2-naflex")
+    assert demo.sam_checkpoint.startswith(str(tmp_path))
+    custom = model_ids(Settings(profile="paper", siglip_model="/models/mine"))
+    assert custom.siglip == "/models/mine" and custom.clip == PAPER.clip
