@@ -17,6 +17,8 @@ _MARKER = "masc-demo.json"
 
 # name -> "module:function"; imported lazily so that building one kind never imports the others' deps.
 DEMO_BUILDERS: dict[str, str] = {
+    "siglip2-naflex": "masc_ui.models.demo.siglip:build_naflex",
+    "siglip2-fixed": "masc_ui.models.demo.siglip:build_fixed",
 }
 
 
