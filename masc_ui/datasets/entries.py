@@ -1,0 +1,139 @@
+"""What importers read out of a benchmark layout, before anything is written: plain records with their origin.
+
+Every record carries `where` ("manifest.jsonl:12", "captions/animal/00.txt"): the file (and line) it came
+from, so that a problem found later (an unreadable image while storing) is still reported by its origin.
+Paths are absolute (importers resolve them against the layout's root or the manifest's folder).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SampleEntry:
+    """One generated output with its reference(s), as a layout describes it."""
+
+    where: str
+    """Origin of the record (file[:line])."""
+    key: str | None
+    """External key, unique within the dataset (e.g. DreamBench++ `"<method>/<collection>-<prompt_idx>"`);
+    None = identified by content only."""
+    subject: str
+    """Subject name (the concept)."""
+    prompt: str
+    """Full generation prompt."""
+    out: Path | None
+    """Generated image; None for a rating-only record that must match a sample already stored."""
+    refs: tuple[Path, ...] = ()
+    """Reference image(s) of the subject."""
+    ref_masks: tuple[Path | None, ...] = ()
+    """Mask file of each reference (same order as `refs`; None = no mask)."""
+    out_mask: Path | None = None
+    """Mask file of the subject in the output."""
+    method: str | None = None
+    """Generation method (model) name."""
+    seed: int | None = None
+    """Generation seed."""
+    category: str | None = None
+    """Subject category (animal, human, object, style, ...)."""
+    info: dict = field(default_factory=dict)
+    """Layout-specific extras kept with the sample (JSON-able): collection id, prompt index, class name..."""
+
+
+@dataclass(frozen=True)
+class RatingEntry:
+    """One published rating of one sample by one (external) rater on the 0-4 scale."""
+
+    where: str
+    key: str
+    """External key of the rated sample."""
+    rater: str
+    """Rater name as stored (e.g. `dreambench:group1`)."""
+    criterion: str
+    """`cp` or `pf`."""
+    score: int
+    """Integer 0..4."""
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """One externally computed metric value (e.g. a GPT-4o judge's rating) of one sample."""
+
+    where: str
+    key: str
+    metric: str
+    """Metric name the user gave (e.g. `gpt4o_cp`)."""
+    value: float
+    source: str
+    """Where the value comes from (file path relative to the layout root); kept in the provenance."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A record that was skipped: where it is and why."""
+
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class Parsed:
+    """Everything one importer read from a layout: records to store and records already rejected."""
+
+    samples: list[SampleEntry] = field(default_factory=list)
+    ratings: list[RatingEntry] = field(default_factory=list)
+    metrics: list[MetricEntry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Things the user should know that skipped nothing (e.g. "no ratings found in this tree")."""
+
+    def skip(self, where: str, reason: str) -> None:
+        self.problems.append(Problem(where, reason))
+
+
+@dataclass
+class ImportSummary:
+    """What an import did. `added_*` count new rows; `existing_*` rows that were already stored (re-import)."""
+
+    dataset: str
+    importer: str
+    added_samples: int = 0
+    existing_samples: int = 0
+    added_ratings: int = 0
+    existing_ratings: int = 0
+    added_metrics: int = 0
+    existing_metrics: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> int:
+        return len(self.problems)
+
+    def reasons(self) -> list[tuple[str, int]]:
+        """Skip reasons with their counts, most frequent first (the reason without its per-row details)."""
+        counts = Counter(p.reason.split(":")[0] for p in self.problems)
+        return counts.most_common()
+
+    def lines(self, max_problems: int = 50) -> list[str]:
+        """A human-readable report: totals, the reasons, then up to `max_problems` skipped rows."""
+        out = [
+            f"dataset {self.dataset!r} ({self.importer}): samples {self.added_samples} imported, "
+            f"{self.existing_samples} already present; ratings {self.added_ratings} imported, "
+            f"{self.existing_ratings} already present; metric values {self.added_metrics} imported, "
+            f"{self.existing_metrics} already present; {self.skipped} skipped",
+        ]
+        out += [f"note: {n}" for n in self.notes]
+        out += [f"warning: {w}" for w in self.warnings]
+        if self.problems:
+            out.append("skipped, by reason: " + "; ".join(f"{r} ({n})" for r, n in self.reasons()))
+            out += [f"  skipped {p}" for p in self.problems[:max_problems]]
+            if len(self.problems) > max_problems:
+                out.append(f"  ... and {len(self.problems) - max_problems} more")
+        return out

@@ -1,0 +1,191 @@
+"""Manifest importer: a JSONL or CSV file, one sample per row, paths relative to the manifest's folder.
+
+Columns (JSONL keys or CSV header):
+
+| column | required | meaning |
+|---|---|---|
+| `ref` | yes | reference image path; several: a JSON list, or in CSV paths separated by `|` |
+| `ref_mask` | no | mask of each reference (same count and order as `ref`; empty = none) |
+| `out` | yes | generated image path |
+| `out_mask` | no | mask of the subject in the output |
+| `prompt` | yes | full generation prompt |
+| `subject` | yes | subject name |
+| `method`, `category` | no | generation method, subject category |
+| `seed` | no | integer generation seed |
+| `key` | no | external key, unique within the dataset (default: the sample's content identifies it) |
+
+Line numbers in problems are the file's physical lines (CSV: the header is line 1).
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import InputError
+from .entries import Parsed, SampleEntry
+
+COLUMNS = ("ref", "ref_mask", "out", "out_mask", "prompt", "subject", "method", "seed", "key", "category")
+REQUIRED = ("ref", "out", "prompt", "subject")
+MULTI_SEPARATOR = "|"
+"""Separator of several paths in one CSV cell."""
+
+
+def parse_manifest(path: Path) -> Parsed:
+    """Read a `.jsonl`/`.json` (one object per line) or `.csv` manifest into sample entries.
+
+    Raises `InputError` when the file is missing, of another type, or (CSV) has no usable header.
+    Rows with problems (missing field, unknown key, missing file, bad seed, duplicate key) are skipped
+    and reported with their line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"manifest {path}: file not found; pass a .jsonl or .csv manifest")
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        rows = _jsonl_rows(path)
+    elif suffix in (".csv", ".tsv"):
+        rows = _csv_rows(path, delimiter="\t" if suffix == ".tsv" else ",")
+    else:
+        raise InputError(f"manifest {path}: unknown file type {suffix!r}; use .jsonl (one JSON object per line) "
+                         "or .csv with a header row")
+    parsed = Parsed()
+    seen_keys: dict[str, str] = {}
+    for where, row in rows:
+        if isinstance(row, str):
+            parsed.skip(where, row)
+            continue
+        try:
+            entry = _entry(where, row, path.parent)
+        except _BadRow as exc:
+            parsed.skip(where, str(exc))
+            continue
+        if entry.key is not None:
+            if entry.key in seen_keys:
+                parsed.skip(where, f"duplicate key: {entry.key!r} was already used at {seen_keys[entry.key]}")
+                continue
+            seen_keys[entry.key] = where
+        parsed.samples.append(entry)
+    if not parsed.samples and not parsed.problems:
+        parsed.notes.append(f"{path.name} holds no rows")
+    return parsed
+
+
+class _BadRow(Exception):
+    pass
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
+    with path.open(encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            where = f"{path.name}:{lineno}"
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield where, f"not valid JSON: {exc.msg} at column {exc.colno}"
+                continue
+            if not isinstance(row, dict):
+                yield where, f"not valid JSON object: a row must be an object {{...}}, got {type(row).__name__}"
+                continue
+            yield where, row
+
+
+def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter)
+        header = reader.fieldnames or []
+        if not header:
+            raise InputError(f"manifest {path}: no header row; the first line must name the columns "
+                             f"({', '.join(COLUMNS)})")
+        unknown = [h for h in header if h not in COLUMNS]
+        missing = [c for c in REQUIRED if c not in header]
+        if unknown or missing:
+            parts = []
+            if unknown:
+                parts.append(f"unknown column(s) {unknown}")
+            if missing:
+                parts.append(f"missing required column(s) {missing}")
+            raise InputError(f"manifest {path}: {'; '.join(parts)}; the columns are {', '.join(COLUMNS)} "
+                             f"(required: {', '.join(REQUIRED)})")
+        for row in reader:
+            where = f"{path.name}:{reader.line_num}"
+            if None in row:
+                yield where, f"too many cells: {len(header) + len(row[None])} for {len(header)} columns"
+                continue
+            yield where, {k: v for k, v in row.items() if v not in (None, "")}
+
+
+def _entry(where: str, row: dict[str, Any], base: Path) -> SampleEntry:
+    unknown = sorted(set(row) - set(COLUMNS))
+    if unknown:
+        raise _BadRow(f"unknown key(s) {unknown}; the columns are {', '.join(COLUMNS)}")
+    missing = [c for c in REQUIRED if row.get(c) in (None, "", [])]
+    if missing:
+        raise _BadRow(f"missing field(s) {missing}")
+    refs = _paths(row["ref"], "ref", base)
+    ref_masks: tuple[Path | None, ...] = ()
+    if row.get("ref_mask") not in (None, "", []):
+        ref_masks = _paths(row["ref_mask"], "ref_mask", base, allow_empty=True)
+        if len(ref_masks) != len(refs):
+            raise _BadRow(f"ref_mask lists {len(ref_masks)} path(s) for {len(refs)} ref(s); give one per ref "
+                          "(empty for none)")
+    out = _paths(row["out"], "out", base)
+    if len(out) != 1:
+        raise _BadRow(f"out must be one path, got {len(out)}")
+    out_mask = _paths(row["out_mask"], "out_mask", base)[0] if row.get("out_mask") else None
+    for p in [*refs, *ref_masks, out[0], out_mask]:
+        if p is not None and not p.is_file():
+            raise _BadRow(f"missing file: {p}")
+    return SampleEntry(
+        where=where, key=_text(row, "key"), subject=_text(row, "subject"), prompt=_text(row, "prompt"),
+        out=out[0], refs=refs, ref_masks=ref_masks, out_mask=out_mask, method=_text(row, "method"),
+        seed=_seed(row.get("seed")), category=_text(row, "category"))
+
+
+def _paths(value: Any, name: str, base: Path, allow_empty: bool = False) -> tuple[Any, ...]:
+    if isinstance(value, str):
+        items: list[Any] = value.split(MULTI_SEPARATOR) if MULTI_SEPARATOR in value else [value]
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise _BadRow(f"{name} must be a path or a list of paths, got {type(value).__name__}")
+    out: list[Path | None] = []
+    for item in items:
+        if item is None or (isinstance(item, str) and not item.strip()):
+            if not allow_empty:
+                raise _BadRow(f"{name} has an empty path")
+            out.append(None)
+            continue
+        if not isinstance(item, str):
+            raise _BadRow(f"{name} must hold paths (strings), got {type(item).__name__}")
+        p = Path(item.strip()).expanduser()
+        out.append(p if p.is_absolute() else (base / p))
+    return tuple(out)
+
+
+def _text(row: dict[str, Any], name: str) -> str | None:
+    value = row.get(name)
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)):
+        raise _BadRow(f"{name} must be text, got {type(value).__name__}")
+    text = str(value).strip()
+    return text or None
+
+
+def _seed(value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise _BadRow(f"bad seed: {value!r} is not an integer")
