@@ -1,0 +1,141 @@
+"""The SigLIP2 side of MaSC: batched image/text encoding and the bounded encoding caches.
+
+`SiglipBackbone` wraps one loaded checkpoint (model + processor). NaFlex is detected from the image
+processor (it returns `spatial_shapes`), never from the checkpoint's name.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Hashable, Sequence
+
+import torch
+from PIL import Image
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class ImageEncoding:
+    """One image through the vision tower."""
+
+    patches: torch.Tensor
+    """(Hp * Wp, D) `last_hidden_state` at the valid positions, row-major over the grid, model dtype, on the
+    model's device (SigLIP has no CLS token)."""
+    grid: tuple[int, int]
+    """Patch grid (Hp, Wp)."""
+
+
+class LruCache:
+    """A bounded, thread-safe least-recently-used map. Owned by the object that creates it."""
+
+    def __init__(self, max_items: int) -> None:
+        if max_items < 0:
+            raise InputError(f"cache size must be >= 0, got {max_items}")
+        self.max_items = max_items
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if self.max_items == 0:
+            return
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_items:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class SiglipBackbone:
+    """A loaded SigLIP/SigLIP2 checkpoint: encodes images to patch tokens and texts to pooled embeddings.
+
+    `model` is a `SiglipModel`/`Siglip2Model` (`.vision_model` with the attention-pooling `.head`,
+    `.text_model`); `processor` its `AutoProcessor`.
+    """
+
+    def __init__(self, model: Any, processor: Any, *, naflex_max_patches: int) -> None:
+        self.model = model
+        self.processor = processor
+        self.naflex_max_patches = int(naflex_max_patches)
+        image_processor = processor.image_processor
+        self.is_naflex = "spatial_shapes" in getattr(image_processor, "model_input_names", ())
+        vision_cfg = model.vision_model.config
+        self.patch_size = int(vision_cfg.patch_size)
+        self.text_length = int(model.config.text_config.max_position_embeddings)
+        if not self.is_naflex:
+            size = int(getattr(vision_cfg, "image_size", 0) or 0)
+            if size <= 0 or size % self.patch_size:
+                raise InputError(f"fixed-size checkpoint has image_size={size}, not a multiple of its "
+                                 f"patch_size={self.patch_size}")
+            self.fixed_grid = (size // self.patch_size, size // self.patch_size)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.model.parameters()).dtype
+
+    @torch.inference_mode()
+    def encode_images(self, images: Sequence[Image.Image]) -> list[ImageEncoding]:
+        """One vision forward over `images` (RGB PIL) as a padded batch; one encoding per image, same order.
+
+        NaFlex: each image is resized by the processor to at most `naflex_max_patches` patches keeping its
+        aspect ratio; the batch is padded to the longest image in it, padding hidden from attention through
+        `pixel_attention_mask` and dropped from the result.
+        """
+        if not images:
+            return []
+        if self.is_naflex:
+            inputs = self.processor.image_processor(images=list(images), max_num_patches=self.naflex_max_patches,
+                                                    return_tensors="pt")
+            valid = inputs["pixel_attention_mask"] > 0
+            length = int(valid.sum(1).max())
+            shapes = inputs["spatial_shapes"]
+            out = self.model.vision_model(
+                pixel_values=inputs["pixel_values"][:, :length].to(self.device, self.dtype),
+                pixel_attention_mask=inputs["pixel_attention_mask"][:, :length].to(self.device),
+                spatial_shapes=shapes.to(self.device),
+            ).last_hidden_state
+            grids = [(int(h), int(w)) for h, w in shapes.tolist()]
+            valid = valid[:, :length].to(out.device)
+            result = []
+            for i, grid in enumerate(grids):
+                patches = out[i][valid[i]]
+                if patches.shape[0] != grid[0] * grid[1]:
+                    raise RuntimeError(f"NaFlex image {i}: {patches.shape[0]} valid tokens for grid {grid}")
+                result.append(ImageEncoding(patches=patches, grid=grid))
+            return result
+        inputs = self.processor.image_processor(images=list(images), return_tensors="pt")
+        out = self.model.vision_model(pixel_values=inputs["pixel_values"].to(self.device, self.dtype)).last_hidden_state
+        n = self.fixed_grid[0] * self.fixed_grid[1]
+        if out.shape[1] != n:
+            raise RuntimeError(f"fixed-size checkpoint returned {out.shape[1]} tokens for grid {self.fixed_grid}")
+        return [ImageEncoding(patches=out[i], grid=self.fixed_grid) for i in range(out.shape[0])]
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """(len(texts), D) pooled text embeddings (`pooler_output`), model dtype.
+
+        Tokenized with `padding="max_length"` to the text tower's trained length (64 for SigLIP2), truncated,
+        and encoded without an attention mask, as SigLIP was trained.
+        """
+        ids = self.processor.tokenizer(list(texts), padding="max_length", truncation=True,
+                                       max_length=self.text_length, return_tensors="pt")["input_ids"]
+        return self.model.text_model(input_ids=ids.to(self.device)).pooler_output
