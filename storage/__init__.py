@@ -1,0 +1,35 @@
+"""Persistent storage of MaSC Workbench: samples, masks, metric values with provenance, raters and
+ratings, in SQLite (embedded default) or PostgreSQL (`DATABASE_URL`), plus a content-addressed blob store.
+
+    from storage import open_store
+    store = open_store(None, Path("data"))          # SQLite at data/masc.sqlite3
+    sha = store.images.add(png_bytes)
+    sample = store.samples.add("my-set", references=[sha], output=sha2, prompt="a dog on a beach",
+                               subject="dog")
+    store.ratings.ensure_rater("alice")
+    store.ratings.rate("alice", sample.id, "cp", 3, seconds_spent=12.5)
+
+Knows nothing of torch, gradio or the masc_ui package.
+"""
+from __future__ import annotations
+
+from .engine import RECOMMENDED_SQLITE, OldSQLiteWarning
+from .errors import (BlobCorrupt, BlobMissing, Conflict, DuplicateKey, InvalidInput, InvalidRating,
+                     NotAMascDatabase, NotFound, RestoreError, SchemaTooNew, StorageBusy, StorageError)
+from .provenance import provenance_key
+from .records import (DatasetRecord, ExternalRating, MaskRecord, MetricInput, MetricValueRecord, Progress,
+                      Provenance, RaterRecord, RatingRecord, RatingRevision, SampleRecord, SampleRow,
+                      SubjectRecord, Task)
+from .schema import CRITERIA, IMAGE_ROLES, MASK_SOURCES, SCORE_MAX, SCORE_MIN, STATUSES
+from .store import Store, open_store
+
+__all__ = [
+    "open_store", "Store", "provenance_key",
+    "CRITERIA", "STATUSES", "MASK_SOURCES", "IMAGE_ROLES", "SCORE_MIN", "SCORE_MAX", "RECOMMENDED_SQLITE",
+    "DatasetRecord", "SubjectRecord", "SampleRecord", "MaskRecord", "Provenance", "MetricInput",
+    "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",
+    "Progress", "SampleRow",
+    "StorageError", "InvalidInput", "InvalidRating", "NotFound", "BlobMissing", "BlobCorrupt",
+    "DuplicateKey", "Conflict", "SchemaTooNew", "NotAMascDatabase", "StorageBusy", "RestoreError",
+    "OldSQLiteWarning",
+]

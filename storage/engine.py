@@ -1,0 +1,84 @@
+"""SQLAlchemy engines: SQLite with durable, concurrent-safe settings, or any URL (PostgreSQL for teams).
+
+SQLite settings, applied on every new connection:
+- `journal_mode=WAL`: readers never block the writer and the writer never blocks readers;
+- `synchronous=FULL`: a commit is on disk (WAL fsynced) before it returns, so an acknowledged rating
+  survives a crash or power cut;
+- `foreign_keys=ON`; `busy_timeout`: wait for a lock instead of failing at once.
+
+pysqlite's own transaction handling (which begins transactions lazily, and never for SELECTs) is turned
+off; SQLAlchemy's `begin` event emits `BEGIN IMMEDIATE` for write transactions (so two writers never
+both read and then fail to upgrade their lock) and a plain deferred `BEGIN` for read transactions.
+"""
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+RECOMMENDED_SQLITE = (3, 37, 0)
+"""SQLite library version the README recommends; older libraries work but get a warning."""
+BUSY_TIMEOUT_MS = 10_000
+"""How long one SQLite statement waits for a lock before the repository's retry loop takes over."""
+SQLITE_FILENAME = "masc.sqlite3"
+"""Name of the SQLite database inside the data directory."""
+WRITE_OPTION = "masc_write"
+"""Execution option that marks a connection's transactions as writes (`BEGIN IMMEDIATE` on SQLite)."""
+
+
+class OldSQLiteWarning(UserWarning):
+    """The SQLite library linked into Python is older than the recommended version."""
+
+
+def sqlite_url(data_dir: Path) -> str:
+    """URL of the embedded SQLite database under `data_dir`."""
+    return f"sqlite:///{(Path(data_dir) / SQLITE_FILENAME).resolve()}"
+
+
+def warn_if_old_sqlite(version: str = sqlite3.sqlite_version) -> bool:
+    """Warn (`OldSQLiteWarning`) when `version` ("3.31.1") is older than `RECOMMENDED_SQLITE`; True if it is."""
+    parts = tuple(int(p) for p in version.split(".")[:3])
+    if parts >= RECOMMENDED_SQLITE:
+        return False
+    wanted = ".".join(map(str, RECOMMENDED_SQLITE))
+    warnings.warn(
+        f"SQLite library {version} is older than the recommended {wanted}; storage works but is less "
+        f"tested there. Upgrade Python/libsqlite3, or use PostgreSQL through DATABASE_URL.",
+        OldSQLiteWarning, stacklevel=3)
+    return True
+
+
+def create_engine(url: str) -> sa.Engine:
+    """An engine for `url` with the SQLite settings above (or a pre-pinging pool for server databases)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return sa.create_engine(parsed, pool_pre_ping=True, future=True)
+    if parsed.database in (None, "", ":memory:"):
+        raise ValueError(f"SQLite URL {url!r} names no file; in-memory databases are not supported")
+    warn_if_old_sqlite()
+    engine = sa.create_engine(
+        parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000})
+    _install_sqlite_hooks(engine)
+    return engine
+
+
+def _install_sqlite_hooks(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy's begin hook below owns transactions
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,227 @@
+"""Plain, frozen records returned by the repositories (never ORM objects, so they outlive sessions).
+
+Timestamps are timezone-aware UTC datetimes; image and mask contents are referred to by the SHA-256
+(64 lowercase hex digits) of their stored bytes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    id: int
+    name: str
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class SubjectRecord:
+    id: int
+    dataset_id: int
+    name: str
+    category: str | None
+    """E.g. `live`/`object`/`human`/`style` (DreamBench++), or None when unknown."""
+
+
+@dataclass(frozen=True)
+class SampleRecord:
+    id: int
+    dataset: str
+    subject: str
+    category: str | None
+    """The subject's category."""
+    prompt: str
+    method: str | None
+    """Generation method (model) name, e.g. `dreambooth`."""
+    seed: int | None
+    external_key: str | None
+    """Key in the source benchmark, unique within the dataset (e.g. DreamBench++ `"<collection>-<idx>"`)."""
+    references: tuple[str, ...]
+    """SHA-256 of each reference image, in order (reference position 0, 1, ...)."""
+    output: str
+    """SHA-256 of the generated output image."""
+    info: Mapping[str, Any] | None
+    """Free-form JSON metadata from the importer (e.g. source file paths)."""
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class MaskRecord:
+    id: int
+    sample_id: int
+    role: str
+    """`reference` or `output`."""
+    position: int
+    """Reference index (0-based); always 0 for the output."""
+    version: int
+    """1, 2, ... per image; the highest is the current mask."""
+    source: str
+    """`drawn`, `sam`, `imported` or `text`."""
+    created_by: str | None
+    created_at: dt.datetime
+    sha256: str
+    """SHA-256 of the mask's PNG bytes in the blob store."""
+    params: Mapping[str, Any] | None
+    """How it was made, e.g. SAM clicks or the text prompt."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What produced a metric value. Fields mirror the metric engine's provenance dict."""
+
+    model_id: str | None
+    """HF id or local path of the model (or the external source, e.g. `gpt-4o`)."""
+    code_version: str
+    """`masc_ui.version.code_version()` of the program that computed the value (`external` for imports)."""
+    revision: str | None = None
+    """Model revision / commit hash, when known."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Parameters that change the value: max patches, threshold, stripper, fill, ... (JSON-able)."""
+    device: str | None = None
+    dtype: str | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> "Provenance":
+        """From the metric engine's provenance dict (keys: model_id, revision, params, code_version, device,
+        dtype; unknown keys are refused so that nothing is silently dropped)."""
+        if not isinstance(data, Mapping):
+            raise InvalidInput(f"provenance must be a Provenance or a dict, got {type(data).__name__}")
+        allowed = {"model_id", "revision", "params", "code_version", "device", "dtype"}
+        unknown = set(data) - allowed
+        if unknown:
+            raise InvalidInput(f"unknown provenance keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+        if "code_version" not in data:
+            raise InvalidInput("provenance needs `code_version` (masc_ui.version.code_version())")
+        return cls(model_id=data.get("model_id"), code_version=data["code_version"],
+                   revision=data.get("revision"), params=dict(data.get("params") or {}),
+                   device=data.get("device"), dtype=data.get("dtype"))
+
+
+@dataclass(frozen=True)
+class MetricValueRecord:
+    id: int
+    sample_id: int
+    metric: str
+    value: float | None
+    """None when the metric is undefined for the sample (was NaN); `reason` says why."""
+    reason: str | None
+    extras: Mapping[str, Any] | None
+    provenance: Provenance
+    provenance_key: str
+    """`storage.provenance_key(provenance)`: identifies model, revision, parameters and dtype."""
+    mask_version_ids: tuple[int, ...]
+    """Mask versions the value was computed with (sorted)."""
+    computed_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class MetricInput:
+    """One metric value to record (see `MetricRepository.record_many`)."""
+
+    sample_id: int
+    metric: str
+    value: float | None
+    provenance: Provenance | Mapping[str, Any]
+    reason: str | None = None
+    extras: Mapping[str, Any] | None = None
+    mask_version_ids: tuple[int, ...] = ()
+    computed_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class RaterRecord:
+    id: int
+    username: str
+    is_external: bool
+    """True for imported raters (e.g. DreamBench++ annotator group `group1`)."""
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class RatingRecord:
+    id: int
+    rater: str
+    sample_id: int
+    criterion: str
+    """`cp` (concept preservation) or `pf` (prompt following)."""
+    score: int | None
+    """0..4 when status is `rated`, else None."""
+    status: str
+    """`rated`, `skipped` or `flagged`."""
+    seconds_spent: float | None
+    presentation_order: int | None
+    """1-based position of the sample in this rater's sequence of tasks."""
+    note: str | None
+    revision: int
+    """1 for the first rating, +1 per edit."""
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class RatingRevision:
+    """One revision of a rating; `replaced_at` is None for the current one."""
+
+    revision: int
+    score: int | None
+    status: str
+    seconds_spent: float | None
+    presentation_order: int | None
+    note: str | None
+    rated_at: dt.datetime
+    replaced_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class ExternalRating:
+    """One imported rating (see `RatingRepository.import_external`)."""
+
+    sample_id: int
+    criterion: str
+    score: int | None
+    status: str = "rated"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """A sample to show a rater, with what that rater has already entered for it (empty for new tasks)."""
+
+    sample: SampleRecord
+    presentation_order: int
+    ratings: Mapping[str, RatingRecord]
+    """criterion -> this rater's current rating."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Task progress of one rater over a scope (a dataset or everything).
+
+    rated: samples this rater has finished (every criterion has a current rating, any status);
+    assigned: rated + samples still waiting for this rater (unseen, fewer than K complete ratings);
+    total: samples in the scope.
+    """
+
+    rated: int
+    assigned: int
+    total: int
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """A sample with its latest metric values and human ratings, for browsing and exports."""
+
+    sample: SampleRecord
+    metrics: Mapping[str, float | None]
+    """metric -> latest value computed with the sample's current masks (None = undefined)."""
+    ratings: Mapping[str, Mapping[str, int | None]]
+    """rater -> criterion -> score (None when skipped/flagged)."""
+    means: Mapping[str, float | None]
+    """criterion -> mean score over all raters who rated it (None if nobody did)."""
+    counts: Mapping[str, int]
+    """criterion -> number of scores in the mean."""

@@ -1,0 +1,151 @@
+"""Helpers shared by the repositories: argument checks, lookups by name, insert-if-absent, row -> record."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any, Iterable, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..errors import InvalidInput, NotFound, StorageError
+from ..records import RaterRecord, RatingRecord, SampleRecord
+
+IN_CHUNK = 5000
+"""Largest IN (...) list sent at once (SQLite limits bound parameters)."""
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def check_text(value: object, name: str, *, max_len: int, allow_empty: bool = False) -> str:
+    """`value` if it is a str of at most `max_len` characters (non-blank unless `allow_empty`)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > max_len:
+        raise InvalidInput(f"{name} is {len(value)} characters long; at most {max_len} are allowed")
+    return value
+
+
+def check_optional_text(value: object, name: str, *, max_len: int) -> str | None:
+    return None if value is None else check_text(value, name, max_len=max_len)
+
+
+def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_seconds(value: object, name: str = "seconds_spent") -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise InvalidInput(f"{name} must be a finite number of seconds >= 0 (or None), got {value!r}")
+    return float(value)
+
+
+def check_timestamp(value: object, name: str) -> dt.datetime:
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        raise InvalidInput(f"{name} must be a timezone-aware datetime (e.g. datetime.now(timezone.utc)), "
+                           f"got {value!r}")
+    return value.astimezone(dt.timezone.utc)
+
+
+def insert_ignore(session: Session, model: type[t.Base], values: dict[str, Any]) -> bool:
+    """INSERT ... ON CONFLICT DO NOTHING; True if a row was inserted (race-free get-or-create)."""
+    dialect = session.get_bind().dialect.name
+    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if make is None:
+        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+    result = session.execute(make(model).values(**values).on_conflict_do_nothing())
+    return bool(result.rowcount)
+
+
+def dataset_id(session: Session, name: str) -> int:
+    found = session.scalar(sa.select(t.Dataset.id).where(t.Dataset.name == name))
+    if found is None:
+        raise NotFound(f"dataset {name!r} does not exist; create it with store.samples.ensure_dataset({name!r})")
+    return found
+
+
+def rater_row(session: Session, username: str) -> t.Rater:
+    check_text(username, "rater", max_len=200)
+    row = session.scalar(sa.select(t.Rater).where(t.Rater.username == username))
+    if row is None:
+        raise NotFound(f"rater {username!r} does not exist; create it with store.ratings.ensure_rater({username!r})")
+    return row
+
+
+def require_sample(session: Session, sample_id: object) -> int:
+    check_int(sample_id, "sample_id", minimum=1)
+    if session.get(t.Sample, sample_id) is None:
+        raise NotFound(f"sample #{sample_id} does not exist; list samples with store.samples.list()")
+    return sample_id  # type: ignore[return-value]
+
+
+def chunks(items: Sequence[Any], size: int = IN_CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def rater_record(row: t.Rater) -> RaterRecord:
+    return RaterRecord(id=row.id, username=row.username, is_external=row.is_external, created_at=row.created_at)
+
+
+def rating_record(row: t.Rating, username: str) -> RatingRecord:
+    return RatingRecord(id=row.id, rater=username, sample_id=row.sample_id, criterion=row.criterion,
+                        score=row.score, status=row.status, seconds_spent=row.seconds_spent,
+                        presentation_order=row.presentation_order, note=row.note, revision=row.revision,
+                        created_at=row.created_at, updated_at=row.updated_at)
+
+
+def sample_filters(*, dataset: str | None = None, method: str | None = None, subject: str | None = None,
+                   sample_ids: Sequence[int] | None = None) -> list[sa.ColumnElement[bool]]:
+    """WHERE clauses over samples joined with datasets and subjects."""
+    where: list[sa.ColumnElement[bool]] = []
+    if dataset is not None:
+        where.append(t.Dataset.name == dataset)
+    if method is not None:
+        where.append(t.Sample.method == method)
+    if subject is not None:
+        where.append(t.Subject.name == subject)
+    if sample_ids is not None:
+        where.append(t.Sample.id.in_(list(sample_ids)))
+    return where
+
+
+def load_samples(session: Session, where: Sequence[sa.ColumnElement[bool]] = (), *,
+                 limit: int | None = None, offset: int = 0) -> list[SampleRecord]:
+    """Samples matching `where` (over samples/datasets/subjects), ordered by id, with their images."""
+    query = (sa.select(t.Sample, t.Dataset.name, t.Subject.name, t.Subject.category)
+             .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+             .join(t.Subject, t.Subject.id == t.Sample.subject_id)
+             .where(*where).order_by(t.Sample.id).offset(offset))
+    if limit is not None:
+        query = query.limit(limit)
+    rows = session.execute(query).all()
+    images: dict[int, dict[str, list[tuple[int, str]]]] = {}
+    ids = [row[0].id for row in rows]
+    for part in chunks(ids):
+        for sample_id, role, position, sha in session.execute(
+                sa.select(t.SampleImage.sample_id, t.SampleImage.role, t.SampleImage.position,
+                          t.SampleImage.blob_sha256).where(t.SampleImage.sample_id.in_(part))):
+            images.setdefault(sample_id, {}).setdefault(role, []).append((position, sha))
+    out = []
+    for sample, dataset_name, subject_name, category in rows:
+        slots = images.get(sample.id, {})
+        refs = tuple(sha for _, sha in sorted(slots.get("reference", [])))
+        output = slots["output"][0][1]
+        out.append(SampleRecord(
+            id=sample.id, dataset=dataset_name, subject=subject_name, category=category, prompt=sample.prompt,
+            method=sample.method, seed=sample.seed, external_key=sample.external_key, references=refs,
+            output=output, info=sample.info, created_at=sample.created_at))
+    return out

@@ -1,0 +1,105 @@
+"""Exports: one row per sample (sample fields, each metric's latest value, each rater's scores, means),
+as CSV or JSON Lines.
+
+Columns: `sample_id, dataset, external_key, subject, category, method, seed, prompt, output_sha256,
+reference_sha256s, created_at`, then `metric:<name>` for every metric, `rating:<rater>:<criterion>`
+for every rater and criterion (empty when not rated or skipped/flagged), `mean:<criterion>` and
+`n:<criterion>`. In CSV, reference hashes are joined with `;` and missing values are empty; in JSONL
+they are a list and missing values are null.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import schema as t
+from ..records import SampleRow
+from ..transactions import Transactions
+from ._common import sample_filters
+from .views import sample_rows
+
+SAMPLE_COLUMNS = ("sample_id", "dataset", "external_key", "subject", "category", "method", "seed", "prompt",
+                  "output_sha256", "reference_sha256s", "created_at")
+
+
+class ExportRepository:
+    def __init__(self, tx: Transactions) -> None:
+        self._tx = tx
+
+    def table(self, dataset: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+        """(columns, rows) of the export table for `dataset` (or everything)."""
+        rows = self._tx.read(lambda s: sample_rows(s, sample_filters(dataset=dataset)))
+        return export_table(rows)
+
+    def write_csv(self, target: Path | str | TextIO, dataset: str | None = None) -> int:
+        """Write the table as CSV (UTF-8, header row) to a path or text stream; return the row count."""
+        columns, rows = self.table(dataset)
+        with _open(target) as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: _csv_cell(v) for k, v in row.items()})
+        return len(rows)
+
+    def write_jsonl(self, target: Path | str | TextIO, dataset: str | None = None) -> int:
+        """Write one JSON object per line (all columns present) to a path or text stream; return the count."""
+        _, rows = self.table(dataset)
+        with _open(target) as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return len(rows)
+
+
+def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]]:
+    metrics = sorted({m for r in rows for m in r.metrics})
+    raters = sorted({u for r in rows for u in r.ratings})
+    columns = list(SAMPLE_COLUMNS) + [f"metric:{m}" for m in metrics]
+    columns += [f"rating:{u}:{c}" for u in raters for c in t.CRITERIA]
+    columns += [f"mean:{c}" for c in t.CRITERIA] + [f"n:{c}" for c in t.CRITERIA]
+    out = []
+    for r in rows:
+        x = r.sample
+        row: dict[str, Any] = {
+            "sample_id": x.id, "dataset": x.dataset, "external_key": x.external_key, "subject": x.subject,
+            "category": x.category, "method": x.method, "seed": x.seed, "prompt": x.prompt,
+            "output_sha256": x.output, "reference_sha256s": list(x.references),
+            "created_at": x.created_at.isoformat()}
+        row.update({f"metric:{m}": r.metrics.get(m) for m in metrics})
+        row.update({f"rating:{u}:{c}": r.ratings.get(u, {}).get(c) for u in raters for c in t.CRITERIA})
+        row.update({f"mean:{c}": r.means.get(c) for c in t.CRITERIA})
+        row.update({f"n:{c}": r.counts.get(c, 0) for c in t.CRITERIA})
+        out.append(row)
+    return columns, out
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ";".join(value)
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+class _open:
+    """Context manager: open a path for writing (UTF-8) or pass a stream through without closing it."""
+
+    def __init__(self, target: Path | str | TextIO) -> None:
+        self._target = target
+        self._owned: io.TextIOBase | None = None
+
+    def __enter__(self) -> TextIO:
+        if isinstance(self._target, (str, Path)):
+            path = Path(self._target)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._owned = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            return self._owned  # type: ignore[return-value]
+        return self._target
+
+    def __exit__(self, *exc: object) -> None:
+        if self._owned is not None:
+            self._owned.close()

@@ -1,0 +1,135 @@
+"""Versioned masks of sample images. Adding a mask adds a version; the highest version is current."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..blobs import BlobStore, sniff_media_type
+from ..errors import InvalidInput, NotFound
+from ..provenance import json_safe
+from ..records import MaskRecord
+from ..transactions import Transactions
+from ._common import (check_int, check_optional_text, check_timestamp, chunks, insert_ignore, require_sample,
+                      utcnow)
+
+
+class MaskRepository:
+    def __init__(self, tx: Transactions, blobs: BlobStore) -> None:
+        self._tx = tx
+        self._blobs = blobs
+
+    def add(self, sample_id: int, role: str, position: int, png: bytes, *, source: str,
+            created_by: str | None = None, params: Mapping[str, Any] | None = None,
+            created_at: dt.datetime | None = None) -> MaskRecord:
+        """Add a new current mask for image (`role`, `position`) of a sample.
+
+        `png`: the mask as PNG bytes (normalise with `masc_ui.imaging` first); `role`: `reference` or
+        `output`; `position`: reference index (0 for the output); `source`: `drawn`, `sam`, `imported`
+        or `text`; `params`: how it was made (JSON). Earlier versions stay available in `history`.
+        """
+        _check_role(role)
+        check_int(position, "position", minimum=0)
+        if source not in t.MASK_SOURCES:
+            raise InvalidInput(f"mask source {source!r} is unknown; use one of {', '.join(t.MASK_SOURCES)}")
+        check_optional_text(created_by, "created_by", max_len=200)
+        if params is not None and not isinstance(params, Mapping):
+            raise InvalidInput(f"params must be a dict or None, got {type(params).__name__}")
+        params_json = None if params is None else json_safe(dict(params), name="mask params")
+        when = utcnow() if created_at is None else check_timestamp(created_at, "created_at")
+        if not isinstance(png, (bytes, bytearray)) or sniff_media_type(bytes(png[:16])) != "image/png":
+            raise InvalidInput("mask must be PNG bytes (encode it with masc_ui.imaging / PIL as PNG)")
+        digest = self._blobs.put(png)
+
+        def work(s: Session) -> MaskRecord:
+            image = _image_row(s, sample_id, role, position, lock=True)
+            insert_ignore(s, t.Blob, {"sha256": digest, "size_bytes": len(png), "media_type": "image/png",
+                                      "created_at": when})
+            latest = s.scalar(sa.select(sa.func.max(t.MaskVersion.version))
+                              .where(t.MaskVersion.sample_image_id == image.id)) or 0
+            row = t.MaskVersion(sample_image_id=image.id, version=latest + 1, source=source,
+                                created_by=created_by, created_at=when, blob_sha256=digest, params=params_json)
+            s.add(row)
+            s.flush()
+            return _record(row, image)
+        return self._tx.write(work)
+
+    def current(self, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
+        """(role, position) -> current mask, for every image of the sample that has one."""
+        def work(s: Session) -> dict[tuple[str, int], MaskRecord]:
+            require_sample(s, sample_id)
+            return {(r.role, r.position): r for r in _current(s, [sample_id]).get(sample_id, [])}
+        return self._tx.read(work)
+
+    def current_for(self, sample_ids: list[int]) -> dict[int, dict[tuple[str, int], MaskRecord]]:
+        """Like `current`, for many samples at once (unknown ids are simply absent)."""
+        return self._tx.read(lambda s: {sid: {(r.role, r.position): r for r in recs}
+                                        for sid, recs in _current(s, list(sample_ids)).items()})
+
+    def history(self, sample_id: int, role: str, position: int = 0) -> list[MaskRecord]:
+        """Every mask version of one image, oldest first."""
+        _check_role(role)
+
+        def work(s: Session) -> list[MaskRecord]:
+            image = _image_row(s, sample_id, role, position)
+            rows = s.scalars(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id)
+                             .order_by(t.MaskVersion.version))
+            return [_record(r, image) for r in rows]
+        return self._tx.read(work)
+
+    def get(self, mask_id: int) -> MaskRecord:
+        check_int(mask_id, "mask_id", minimum=1)
+
+        def work(s: Session) -> MaskRecord:
+            row = s.get(t.MaskVersion, mask_id)
+            if row is None:
+                raise NotFound(f"mask version #{mask_id} does not exist")
+            image = s.get(t.SampleImage, row.sample_image_id)
+            assert image is not None
+            return _record(row, image)
+        return self._tx.read(work)
+
+
+def current_mask_ids(s: Session, sample_ids: list[int]) -> dict[int, set[int]]:
+    """sample id -> ids of its current mask versions (used by the metric queries)."""
+    return {sid: {r.id for r in recs} for sid, recs in _current(s, sample_ids).items()}
+
+
+def _current(s: Session, sample_ids: list[int]) -> dict[int, list[MaskRecord]]:
+    newest = (sa.select(t.MaskVersion.sample_image_id, sa.func.max(t.MaskVersion.version).label("v"))
+              .group_by(t.MaskVersion.sample_image_id).subquery())
+    out: dict[int, list[MaskRecord]] = {}
+    for part in chunks(sample_ids):
+        query = (sa.select(t.MaskVersion, t.SampleImage)
+                 .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
+                 .join(newest, sa.and_(newest.c.sample_image_id == t.MaskVersion.sample_image_id,
+                                       newest.c.v == t.MaskVersion.version))
+                 .where(t.SampleImage.sample_id.in_(part)))
+        for mask, image in s.execute(query):
+            out.setdefault(image.sample_id, []).append(_record(mask, image))
+    return out
+
+
+def _check_role(role: object) -> None:
+    if role not in t.IMAGE_ROLES:
+        raise InvalidInput(f"image role {role!r} is unknown; use 'reference' or 'output'")
+
+
+def _image_row(s: Session, sample_id: int, role: str, position: int, *, lock: bool = False) -> t.SampleImage:
+    require_sample(s, sample_id)
+    query = sa.select(t.SampleImage).where(t.SampleImage.sample_id == sample_id, t.SampleImage.role == role,
+                                           t.SampleImage.position == position)
+    image = s.scalar(query.with_for_update() if lock else query)
+    if image is None:
+        raise NotFound(f"sample #{sample_id} has no {role} image at position {position}"
+                       + (" (the output is position 0)" if role == "output" else ""))
+    return image
+
+
+def _record(row: t.MaskVersion, image: t.SampleImage) -> MaskRecord:
+    return MaskRecord(id=row.id, sample_id=image.sample_id, role=image.role, position=image.position,
+                      version=row.version, source=row.source, created_by=row.created_by,
+                      created_at=row.created_at, sha256=row.blob_sha256, params=row.params)

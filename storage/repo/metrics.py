@@ -1,0 +1,214 @@
+"""Metric values with provenance. Values are appended, never updated: a new mask, model or parameter
+adds a value next to the old ones. "Latest" means the most recently recorded value among those computed
+with the sample's *current* masks (values that used no mask always qualify)."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..errors import InvalidInput
+from ..provenance import as_provenance, json_safe, provenance_key
+from ..records import MetricInput, MetricValueRecord, Provenance
+from ..transactions import Transactions
+from ._common import check_int, check_optional_text, check_text, check_timestamp, chunks, dataset_id, require_sample, utcnow
+from .masks import current_mask_ids
+
+EXTERNAL_CODE_VERSION = "external"
+"""`code_version` of values imported from outside (e.g. a GPT judge's scores)."""
+
+
+class MetricRepository:
+    def __init__(self, tx: Transactions) -> None:
+        self._tx = tx
+
+    def record(self, sample_id: int, metric: str, value: float | None, *,
+               provenance: Provenance | Mapping[str, Any], reason: str | None = None,
+               extras: Mapping[str, Any] | None = None, mask_version_ids: Sequence[int] = (),
+               computed_at: dt.datetime | None = None) -> MetricValueRecord:
+        """Append one value. NaN/None is stored as NULL and needs a `reason` (NaN without one gets
+        "value was NaN"); infinities are refused. `mask_version_ids` must belong to the sample."""
+        item = MetricInput(sample_id=sample_id, metric=metric, value=value, provenance=provenance,
+                           reason=reason, extras=extras, mask_version_ids=tuple(mask_version_ids),
+                           computed_at=computed_at)
+        return self.record_many([item])[0]
+
+    def record_many(self, items: Iterable[MetricInput]) -> list[MetricValueRecord]:
+        """Append many values in one transaction (all or nothing); records in input order."""
+        rows = [_validated(i, item) for i, item in enumerate(items)]
+
+        def work(s: Session) -> list[MetricValueRecord]:
+            for sample_id in sorted({r["sample_id"] for r, _ in rows}):
+                require_sample(s, sample_id)
+            _check_masks_belong(s, rows)
+            out = []
+            for values, masks in rows:
+                row = t.MetricValue(**values)
+                s.add(row)
+                s.flush()
+                s.add_all([t.MetricValueMask(metric_value_id=row.id, mask_version_id=m) for m in masks])
+                out.append(_record(row, masks))
+            s.flush()
+            return out
+        return self._tx.write(work)
+
+    def record_external(self, sample_id: int, metric: str, value: float | None, *, source: str,
+                        reason: str | None = None, extras: Mapping[str, Any] | None = None,
+                        params: Mapping[str, Any] | None = None) -> MetricValueRecord:
+        """Append a value that was computed elsewhere (e.g. `metric="gpt4o_cp"`, `source="gpt-4o"`)."""
+        check_text(source, "source", max_len=500)
+        prov = Provenance(model_id=source, code_version=EXTERNAL_CODE_VERSION, params=dict(params or {}))
+        return self.record(sample_id, metric, value, provenance=prov, reason=reason, extras=extras)
+
+    def has_value(self, sample_id: int, metric: str, provenance_key: str) -> bool:
+        """True if `metric` was recorded for the sample with this provenance key and with the sample's
+        current masks (so a batch run can skip it)."""
+        return sample_id in self.scored_samples(metric, provenance_key, [sample_id])
+
+    def scored_samples(self, metric: str, provenance_key: str,
+                       sample_ids: Sequence[int] | None = None) -> set[int]:
+        """Ids (among `sample_ids`, or all) that have `metric` with this key and their current masks."""
+        def work(s: Session) -> set[int]:
+            query = (sa.select(t.MetricValue.id, t.MetricValue.sample_id)
+                     .where(t.MetricValue.metric == metric, t.MetricValue.provenance_key == provenance_key))
+            found: list[tuple[int, int]] = []
+            if sample_ids is None:
+                found = [tuple(r) for r in s.execute(query)]  # type: ignore[misc]
+            else:
+                for part in chunks(list(sample_ids)):
+                    found += [tuple(r) for r in s.execute(query.where(t.MetricValue.sample_id.in_(part)))]  # type: ignore[misc]
+            masks = _masks_of(s, [vid for vid, _ in found])
+            current = current_mask_ids(s, sorted({sid for _, sid in found}))
+            return {sid for vid, sid in found if masks.get(vid, set()) <= current.get(sid, set())}
+        return self._tx.read(work)
+
+    def latest(self, sample_id: int, *, provenance_keys: Mapping[str, str] | None = None
+               ) -> dict[str, MetricValueRecord]:
+        """metric -> latest value computed with the sample's current masks (optionally only values whose
+        provenance key is `provenance_keys[metric]`, for the metrics named there)."""
+        def work(s: Session) -> dict[str, MetricValueRecord]:
+            require_sample(s, sample_id)
+            return latest_values(s, [sample_id], provenance_keys).get(sample_id, {})
+        return self._tx.read(work)
+
+    def latest_for(self, sample_ids: Sequence[int], *, provenance_keys: Mapping[str, str] | None = None
+                   ) -> dict[int, dict[str, MetricValueRecord]]:
+        """`latest` for many samples at once."""
+        return self._tx.read(lambda s: latest_values(s, list(sample_ids), provenance_keys))
+
+    def history(self, sample_id: int, metric: str | None = None) -> list[MetricValueRecord]:
+        """Every value of the sample (of one metric, if given), oldest first."""
+        def work(s: Session) -> list[MetricValueRecord]:
+            require_sample(s, sample_id)
+            query = sa.select(t.MetricValue).where(t.MetricValue.sample_id == sample_id)
+            if metric is not None:
+                query = query.where(t.MetricValue.metric == metric)
+            rows = list(s.scalars(query.order_by(t.MetricValue.id)))
+            masks = _masks_of(s, [r.id for r in rows])
+            return [_record(r, masks.get(r.id, set())) for r in rows]
+        return self._tx.read(work)
+
+    def names(self, dataset: str | None = None) -> list[str]:
+        """Metric names that have values (in `dataset`, or anywhere), sorted."""
+        def work(s: Session) -> list[str]:
+            query = sa.select(t.MetricValue.metric).distinct()
+            if dataset is not None:
+                query = (query.join(t.Sample, t.Sample.id == t.MetricValue.sample_id)
+                         .where(t.Sample.dataset_id == dataset_id(s, dataset)))
+            return sorted(s.scalars(query))
+        return self._tx.read(work)
+
+
+def latest_values(s: Session, sample_ids: list[int], provenance_keys: Mapping[str, str] | None = None
+                  ) -> dict[int, dict[str, MetricValueRecord]]:
+    """sample id -> metric -> latest value with current masks (see the module docstring)."""
+    out: dict[int, dict[str, MetricValueRecord]] = {}
+    current = current_mask_ids(s, sample_ids)
+    for part in chunks(sample_ids):
+        rows = list(s.scalars(sa.select(t.MetricValue).where(t.MetricValue.sample_id.in_(part))
+                              .order_by(t.MetricValue.id)))
+        masks = _masks_of(s, [r.id for r in rows])
+        for row in rows:
+            wanted = None if provenance_keys is None else provenance_keys.get(row.metric)
+            if wanted is not None and row.provenance_key != wanted:
+                continue
+            used = masks.get(row.id, set())
+            if used <= current.get(row.sample_id, set()):
+                out.setdefault(row.sample_id, {})[row.metric] = _record(row, used)
+    return out
+
+
+def _masks_of(s: Session, value_ids: list[int]) -> dict[int, set[int]]:
+    out: dict[int, set[int]] = {}
+    for part in chunks(value_ids):
+        for vid, mid in s.execute(sa.select(t.MetricValueMask.metric_value_id, t.MetricValueMask.mask_version_id)
+                                  .where(t.MetricValueMask.metric_value_id.in_(part))):
+            out.setdefault(vid, set()).add(mid)
+    return out
+
+
+def _check_masks_belong(s: Session, rows: list[tuple[dict[str, Any], tuple[int, ...]]]) -> None:
+    wanted = sorted({m for _, masks in rows for m in masks})
+    owner: dict[int, int] = {}
+    for part in chunks(wanted):
+        owner.update(s.execute(sa.select(t.MaskVersion.id, t.SampleImage.sample_id)
+                               .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
+                               .where(t.MaskVersion.id.in_(part))).tuples().all())
+    for values, masks in rows:
+        for m in masks:
+            if owner.get(m) != values["sample_id"]:
+                where = "does not exist" if m not in owner else f"belongs to sample #{owner[m]}"
+                raise InvalidInput(f"mask version #{m} given for a {values['metric']!r} value of sample "
+                                   f"#{values['sample_id']} {where}; pass the ids of that sample's masks "
+                                   f"(store.masks.current(sample_id))")
+
+
+def _validated(index: int, item: MetricInput) -> tuple[dict[str, Any], tuple[int, ...]]:
+    if not isinstance(item, MetricInput):
+        raise InvalidInput(f"item {index} must be a storage.MetricInput, got {type(item).__name__}")
+    where = f"metric value {index}"
+    check_int(item.sample_id, f"{where}: sample_id", minimum=1)
+    check_text(item.metric, f"{where}: metric", max_len=100)
+    value, reason = item.value, item.reason
+    if reason is not None:
+        check_text(reason, f"{where}: reason", max_len=10_000)
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidInput(f"{where} ({item.metric}): value must be a float or None, got {value!r}")
+        value = float(value)
+        if math.isnan(value):
+            value, reason = None, reason or "value was NaN"
+        elif math.isinf(value):
+            raise InvalidInput(f"{where} ({item.metric}): value is {value}; store None with a reason instead")
+    if value is None and reason is None:
+        raise InvalidInput(f"{where} ({item.metric}): value is None but no reason is given; say why it is "
+                           f"undefined (e.g. 'empty mask')")
+    prov = as_provenance(item.provenance)
+    check_text(prov.code_version, f"{where}: provenance code_version", max_len=200)
+    for name, limit in (("model_id", 500), ("revision", 200), ("device", 50), ("dtype", 50)):
+        check_optional_text(getattr(prov, name), f"{where}: provenance {name}", max_len=limit)
+    if item.extras is not None and not isinstance(item.extras, Mapping):
+        raise InvalidInput(f"{where}: extras must be a dict or None, got {type(item.extras).__name__}")
+    masks = tuple(sorted({check_int(m, f"{where}: mask_version_ids", minimum=1) for m in item.mask_version_ids}))
+    when = utcnow() if item.computed_at is None else check_timestamp(item.computed_at, f"{where}: computed_at")
+    values = {
+        "sample_id": item.sample_id, "metric": item.metric, "value": value, "reason": reason,
+        "extras": None if item.extras is None else json_safe(dict(item.extras), name=f"{where}: extras"),
+        "model_id": prov.model_id, "revision": prov.revision,
+        "params": json_safe(dict(prov.params), name=f"{where}: provenance params"),
+        "code_version": prov.code_version, "device": prov.device, "dtype": prov.dtype,
+        "provenance_key": provenance_key(prov), "computed_at": when}
+    return values, masks
+
+
+def _record(row: t.MetricValue, masks: set[int] | tuple[int, ...]) -> MetricValueRecord:
+    prov = Provenance(model_id=row.model_id, code_version=row.code_version, revision=row.revision,
+                      params=row.params, device=row.device, dtype=row.dtype)
+    return MetricValueRecord(id=row.id, sample_id=row.sample_id, metric=row.metric, value=row.value,
+                             reason=row.reason, extras=row.extras, provenance=prov,
+                             provenance_key=row.provenance_key, mask_version_ids=tuple(sorted(masks)),
+                             computed_at=row.computed_at)

@@ -1,0 +1,198 @@
+"""Datasets, subjects and samples. Adding a sample is idempotent: by external key within its dataset,
+or (without a key) by content."""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..blobs import check_sha256
+from ..errors import Conflict, DuplicateKey, InvalidInput, NotFound
+from ..provenance import canonical_json, json_safe
+from ..records import DatasetRecord, SampleRecord, SubjectRecord
+from ..transactions import Transactions
+from ._common import (check_int, check_optional_text, check_text, dataset_id, insert_ignore, load_samples,
+                      sample_filters, utcnow)
+
+
+class SampleRepository:
+    def __init__(self, tx: Transactions) -> None:
+        self._tx = tx
+
+    # --- datasets and subjects ---------------------------------------------------------------------------
+
+    def ensure_dataset(self, name: str) -> DatasetRecord:
+        """The dataset called `name`, created if absent."""
+        check_text(name, "dataset", max_len=200)
+        return self._tx.write(lambda s: _dataset_record(s, _ensure_dataset(s, name)))
+
+    def datasets(self) -> list[DatasetRecord]:
+        """Every dataset, by name."""
+        return self._tx.read(lambda s: [
+            DatasetRecord(id=d.id, name=d.name, created_at=d.created_at)
+            for d in s.scalars(sa.select(t.Dataset).order_by(t.Dataset.name))])
+
+    def ensure_subject(self, dataset: str, name: str, category: str | None = None) -> SubjectRecord:
+        """The subject `name` of `dataset` (both created if absent).
+
+        A subject without a category gets `category`; asking for another category than the stored one
+        raises Conflict.
+        """
+        check_text(dataset, "dataset", max_len=200)
+        check_text(name, "subject", max_len=300)
+        check_optional_text(category, "category", max_len=100)
+
+        def work(s: Session) -> SubjectRecord:
+            row = _ensure_subject(s, _ensure_dataset(s, dataset), name, category)
+            return SubjectRecord(id=row.id, dataset_id=row.dataset_id, name=row.name, category=row.category)
+        return self._tx.write(work)
+
+    def subjects(self, dataset: str) -> list[SubjectRecord]:
+        """The subjects of `dataset`, by name (NotFound for an unknown dataset)."""
+        def work(s: Session) -> list[SubjectRecord]:
+            ds = dataset_id(s, dataset)
+            return [SubjectRecord(id=r.id, dataset_id=r.dataset_id, name=r.name, category=r.category)
+                    for r in s.scalars(sa.select(t.Subject).where(t.Subject.dataset_id == ds)
+                                       .order_by(t.Subject.name))]
+        return self._tx.read(work)
+
+    def methods(self, dataset: str | None = None) -> list[str]:
+        """Distinct method names (of `dataset`, or everywhere), sorted; samples without one are left out."""
+        def work(s: Session) -> list[str]:
+            query = sa.select(t.Sample.method).distinct().where(t.Sample.method.is_not(None))
+            if dataset is not None:
+                query = query.where(t.Sample.dataset_id == dataset_id(s, dataset))
+            return sorted(s.scalars(query))
+        return self._tx.read(work)
+
+    # --- samples -----------------------------------------------------------------------------------------
+
+    def add(self, dataset: str, *, references: Sequence[str], output: str, prompt: str, subject: str,
+            category: str | None = None, method: str | None = None, seed: int | None = None,
+            external_key: str | None = None, info: Mapping[str, Any] | None = None) -> SampleRecord:
+        """Add a sample, or return the identical one already stored.
+
+        `references` and `output` are SHA-256s returned by `store.images.add`. With `external_key`, a
+        sample with that key in `dataset` is returned if its content (images, prompt, subject, method,
+        seed) is the same, and DuplicateKey is raised if it differs. Without a key, a sample with the
+        same content is returned. `info` (free JSON) is stored with a new sample and never compared.
+        The dataset and subject are created if absent (see `ensure_subject` for `category`).
+        """
+        check_text(dataset, "dataset", max_len=200)
+        if isinstance(references, str) or not isinstance(references, Sequence) or not references:
+            raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add)")
+        refs = [check_sha256(r, name=f"references[{i}]") for i, r in enumerate(references)]
+        check_sha256(output, name="output")
+        check_text(prompt, "prompt", max_len=10_000)
+        check_text(subject, "subject", max_len=300)
+        check_optional_text(category, "category", max_len=100)
+        check_optional_text(method, "method", max_len=200)
+        check_optional_text(external_key, "external_key", max_len=500)
+        if seed is not None:
+            check_int(seed, "seed")
+            if not -(2 ** 63) <= seed < 2 ** 63:
+                raise InvalidInput(f"seed {seed} does not fit in 64 bits")
+        if info is not None and not isinstance(info, Mapping):
+            raise InvalidInput(f"info must be a dict or None, got {type(info).__name__}")
+        info_json = None if info is None else json_safe(dict(info), name="info")
+        content = _content_key(refs, output, prompt, subject, method, seed, external_key)
+
+        def work(s: Session) -> SampleRecord:
+            missing = sorted(set(refs + [output]) - set(s.scalars(
+                sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(refs + [output])))))
+            if missing:
+                raise NotFound(f"image {missing[0]} is not in the blob store ({len(missing)} missing); add "
+                               f"the bytes with store.images.add(data) first and pass the returned SHA-256")
+            ds = _ensure_dataset(s, dataset)
+            subj = _ensure_subject(s, ds, subject, category)
+            existing = _find_existing(s, ds, external_key, content)
+            if existing is None:
+                inserted = insert_ignore(s, t.Sample, {
+                    "dataset_id": ds, "subject_id": subj.id, "prompt": prompt, "method": method, "seed": seed,
+                    "external_key": external_key, "content_key": content, "info": info_json,
+                    "created_at": utcnow()})
+                existing = _find_existing(s, ds, external_key, content)
+                assert existing is not None
+                if inserted:
+                    s.add_all([t.SampleImage(sample_id=existing.id, role="reference", position=i, blob_sha256=r)
+                               for i, r in enumerate(refs)])
+                    s.add(t.SampleImage(sample_id=existing.id, role="output", position=0, blob_sha256=output))
+                    s.flush()
+            if existing.content_key != content:
+                raise DuplicateKey(
+                    f"dataset {dataset!r} already has a sample with external key {external_key!r} "
+                    f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
+                    f"this sample another key, or leave the stored one as it is")
+            return load_samples(s, [t.Sample.id == existing.id])[0]
+        return self._tx.write(work)
+
+    def get(self, sample_id: int) -> SampleRecord:
+        """The sample (NotFound if there is none with this id)."""
+        check_int(sample_id, "sample_id", minimum=1)
+        found = self._tx.read(lambda s: load_samples(s, [t.Sample.id == sample_id]))
+        if not found:
+            raise NotFound(f"sample #{sample_id} does not exist; list samples with store.samples.list()")
+        return found[0]
+
+    def get_by_key(self, dataset: str, external_key: str) -> SampleRecord | None:
+        """The sample with `external_key` in `dataset`, or None."""
+        found = self._tx.read(lambda s: load_samples(
+            s, [t.Dataset.name == dataset, t.Sample.external_key == external_key]))
+        return found[0] if found else None
+
+    def list(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None,
+             limit: int | None = None, offset: int = 0) -> list[SampleRecord]:
+        """Samples by id, filtered by dataset / method / subject name; `limit`/`offset` page through them."""
+        if limit is not None:
+            check_int(limit, "limit", minimum=0)
+        check_int(offset, "offset", minimum=0)
+        where = sample_filters(dataset=dataset, method=method, subject=subject)
+        return self._tx.read(lambda s: load_samples(s, where, limit=limit, offset=offset))
+
+    def count(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None) -> int:
+        where = sample_filters(dataset=dataset, method=method, subject=subject)
+        query = (sa.select(sa.func.count(t.Sample.id)).join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+                 .join(t.Subject, t.Subject.id == t.Sample.subject_id).where(*where))
+        return self._tx.read(lambda s: int(s.scalar(query) or 0))
+
+
+def _dataset_record(s: Session, ds_id: int) -> DatasetRecord:
+    row = s.get(t.Dataset, ds_id)
+    assert row is not None
+    return DatasetRecord(id=row.id, name=row.name, created_at=row.created_at)
+
+
+def _ensure_dataset(s: Session, name: str) -> int:
+    insert_ignore(s, t.Dataset, {"name": name, "created_at": utcnow()})
+    return dataset_id(s, name)
+
+
+def _ensure_subject(s: Session, ds: int, name: str, category: str | None) -> t.Subject:
+    insert_ignore(s, t.Subject, {"dataset_id": ds, "name": name, "category": category, "created_at": utcnow()})
+    row = s.scalars(sa.select(t.Subject).where(t.Subject.dataset_id == ds, t.Subject.name == name)
+                    .with_for_update()).one()
+    if category is not None and row.category != category:
+        if row.category is not None:
+            raise Conflict(f"subject {name!r} is stored with category {row.category!r}, not {category!r}; "
+                           f"pass the stored category (or none)")
+        row.category = category
+        s.flush()
+    return row
+
+
+def _find_existing(s: Session, ds: int, external_key: str | None, content: str) -> t.Sample | None:
+    if external_key is not None:
+        where = t.Sample.external_key == external_key
+    else:
+        where = t.Sample.content_key == content
+    return s.scalar(sa.select(t.Sample).where(t.Sample.dataset_id == ds, where))
+
+
+def _content_key(refs: list[str], output: str, prompt: str, subject: str, method: str | None,
+                 seed: int | None, external_key: str | None) -> str:
+    body = {"references": refs, "output": output, "prompt": prompt, "subject": subject, "method": method,
+            "seed": seed, "external_key": external_key}
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()

@@ -1,0 +1,124 @@
+"""Task assignment for raters.
+
+For a rater, the samples in scope (one dataset, or all) are put in a random order that is fixed per
+(seed, rater): sorted by SHA-256 of `"<seed>:<username>:<sample id>"`. The next task is
+1. a sample the rater has started but not finished (some criteria rated), else
+2. the first sample in that order the rater has not seen and that has fewer than K complete ratings
+   (a complete rating = one non-external rater with status `rated` on every criterion).
+Several raters working at once each walk their own order, so they rarely collide; K bounds overlap.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..records import Progress, RatingRecord, Task
+from ..transactions import Transactions
+from ._common import check_int, dataset_id, load_samples, rater_row, rating_record
+
+
+class TaskRepository:
+    def __init__(self, tx: Transactions) -> None:
+        self._tx = tx
+
+    def next_task(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
+                  seed: int = 0) -> Task | None:
+        """The sample `rater` should rate next (see the module docstring), or None when nothing is left."""
+        check_int(overlap_k, "overlap_k", minimum=1)
+        check_int(seed, "seed")
+
+        def work(s: Session) -> Task | None:
+            state = _State.load(s, rater, dataset)
+            started = sorted((sid for sid, crit in state.mine.items() if len(crit) < len(t.CRITERIA)),
+                             key=state.first_seen.__getitem__)
+            if started:
+                return state.task(s, started[0])
+            waiting = state.waiting(overlap_k)
+            if not waiting:
+                return None
+            best = min(waiting, key=lambda sid: _order_key(seed, rater, sid))
+            return state.task(s, best)
+        return self._tx.read(work)
+
+    def previous_task(self, rater: str, *, before_sample_id: int | None = None,
+                      dataset: str | None = None) -> Task | None:
+        """The sample `rater` rated just before `before_sample_id` (by when each was first rated), or
+        the most recent one when `before_sample_id` is None or not rated yet; None at the beginning."""
+        def work(s: Session) -> Task | None:
+            state = _State.load(s, rater, dataset)
+            seen = sorted(state.first_seen, key=lambda sid: (state.first_seen[sid], sid))
+            if before_sample_id in state.first_seen:
+                index = seen.index(before_sample_id)
+                return state.task(s, seen[index - 1]) if index > 0 else None
+            return state.task(s, seen[-1]) if seen else None
+        return self._tx.read(work)
+
+    def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2) -> Progress:
+        """Counts for the rater's progress bar (see `storage.records.Progress`)."""
+        check_int(overlap_k, "overlap_k", minimum=1)
+
+        def work(s: Session) -> Progress:
+            state = _State.load(s, rater, dataset)
+            rated = sum(1 for crit in state.mine.values() if len(crit) == len(t.CRITERIA))
+            return Progress(rated=rated, assigned=rated + len(state.waiting(overlap_k)), total=len(state.scope))
+        return self._tx.read(work)
+
+
+def _order_key(seed: int, rater: str, sample_id: int) -> str:
+    return hashlib.sha256(f"{seed}:{rater}:{sample_id}".encode()).hexdigest()
+
+
+class _State:
+    """What the assignment rules need, read in one snapshot."""
+
+    def __init__(self, rater: t.Rater, scope: set[int], mine: dict[int, dict[str, RatingRecord]],
+                 first_seen: dict[int, object], complete: dict[int, int]) -> None:
+        self.rater = rater
+        self.scope = scope
+        self.mine = mine
+        self.first_seen = first_seen
+        self.complete = complete
+
+    @classmethod
+    def load(cls, s: Session, username: str, dataset: str | None) -> "_State":
+        who = rater_row(s, username)
+        scope_query = sa.select(t.Sample.id)
+        if dataset is not None:
+            scope_query = scope_query.where(t.Sample.dataset_id == dataset_id(s, dataset))
+        scope = set(s.scalars(scope_query))
+        in_scope = t.Rating.sample_id.in_(scope_query)
+        mine: dict[int, dict[str, RatingRecord]] = defaultdict(dict)
+        first_seen: dict[int, object] = {}
+        for row in s.scalars(sa.select(t.Rating).where(t.Rating.rater_id == who.id, in_scope)):
+            mine[row.sample_id][row.criterion] = rating_record(row, who.username)
+            first = first_seen.get(row.sample_id)
+            first_seen[row.sample_id] = row.created_at if first is None else min(first, row.created_at)
+        rated_by: dict[tuple[int, int], int] = defaultdict(int)
+        for sample_id, rater_id in s.execute(
+                sa.select(t.Rating.sample_id, t.Rating.rater_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
+                .where(t.Rating.status == "rated", t.Rater.is_external.is_(False), in_scope)):
+            rated_by[(sample_id, rater_id)] += 1
+        complete: dict[int, int] = defaultdict(int)
+        for (sample_id, _), n in rated_by.items():
+            if n == len(t.CRITERIA):
+                complete[sample_id] += 1
+        return cls(who, scope, dict(mine), first_seen, complete)
+
+    def waiting(self, overlap_k: int) -> list[int]:
+        return [sid for sid in self.scope if sid not in self.mine and self.complete.get(sid, 0) < overlap_k]
+
+    def task(self, s: Session, sample_id: int) -> Task:
+        sample = load_samples(s, [t.Sample.id == sample_id])[0]
+        ratings = self.mine.get(sample_id, {})
+        orders = [r.presentation_order for r in ratings.values() if r.presentation_order is not None]
+        if orders:
+            order = min(orders)
+        elif sample_id in self.first_seen:
+            order = sorted(self.first_seen, key=lambda sid: (self.first_seen[sid], sid)).index(sample_id) + 1
+        else:
+            order = len(self.mine) + 1
+        return Task(sample=sample, presentation_order=order, ratings=dict(ratings))

@@ -1,0 +1,53 @@
+"""Read models joining samples with their latest metric values and their ratings (browse, exports)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ..records import SampleRow
+from ..transactions import Transactions
+from ._common import check_int, chunks, load_samples, sample_filters
+from .metrics import latest_values
+
+
+class ViewRepository:
+    def __init__(self, tx: Transactions) -> None:
+        self._tx = tx
+
+    def browse(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None,
+               limit: int | None = None, offset: int = 0) -> list[SampleRow]:
+        """Samples (filtered like `SampleRepository.list`) with latest metrics, ratings and mean ratings."""
+        if limit is not None:
+            check_int(limit, "limit", minimum=0)
+        check_int(offset, "offset", minimum=0)
+        where = sample_filters(dataset=dataset, method=method, subject=subject)
+        return self._tx.read(lambda s: sample_rows(s, where, limit=limit, offset=offset))
+
+
+def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int | None = None,
+                offset: int = 0) -> list[SampleRow]:
+    samples = load_samples(s, where, limit=limit, offset=offset)
+    ids = [x.id for x in samples]
+    metrics = latest_values(s, ids)
+    ratings: dict[int, dict[str, dict[str, int | None]]] = defaultdict(lambda: defaultdict(dict))
+    for part in chunks(ids):
+        for sample_id, username, criterion, score in s.execute(
+                sa.select(t.Rating.sample_id, t.Rater.username, t.Rating.criterion, t.Rating.score)
+                .join(t.Rater, t.Rater.id == t.Rating.rater_id).where(t.Rating.sample_id.in_(part))
+                .order_by(t.Rater.username)):
+            ratings[sample_id][username][criterion] = score
+    rows = []
+    for sample in samples:
+        by_rater = {u: dict(c) for u, c in ratings.get(sample.id, {}).items()}
+        means: dict[str, float | None] = {}
+        counts: dict[str, int] = {}
+        for criterion in t.CRITERIA:
+            scores = [c[criterion] for c in by_rater.values() if c.get(criterion) is not None]
+            counts[criterion] = len(scores)
+            means[criterion] = sum(scores) / len(scores) if scores else None  # type: ignore[arg-type]
+        values = {name: v.value for name, v in sorted(metrics.get(sample.id, {}).items())}
+        rows.append(SampleRow(sample=sample, metrics=values, ratings=by_rater, means=means, counts=counts))
+    return rows

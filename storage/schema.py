@@ -1,0 +1,248 @@
+"""Database tables (SQLAlchemy 2.x declarative models). Only `storage.repo_*` modules query them.
+
+Every timestamp is a timezone-aware UTC `datetime`. Nothing is ever deleted or overwritten by the
+repositories: masks get new versions, metric values are appended, rating edits keep their history.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+CRITERIA = ("cp", "pf")
+"""Rating criteria: concept preservation and prompt following."""
+STATUSES = ("rated", "skipped", "flagged")
+"""Rating statuses; only `rated` carries a score."""
+MASK_SOURCES = ("drawn", "sam", "imported", "text")
+"""Where a mask version came from: brush, Segment Anything clicks, a file, text-prompted segmentation."""
+IMAGE_ROLES = ("reference", "output")
+"""Role of an image within a sample."""
+SCORE_MIN, SCORE_MAX = 0, 4
+"""Inclusive range of human scores."""
+
+
+class UTCDateTime(sa.types.TypeDecorator):
+    """Timezone-aware UTC datetimes on every backend (SQLite stores them naive, in UTC)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: sa.Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: storage timestamps must be timezone-aware (UTC)")
+        value = value.astimezone(dt.timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: dt.datetime | None, dialect: sa.Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.timezone.utc)
+        return value.astimezone(dt.timezone.utc)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dt.datetime: UTCDateTime, dict[str, Any]: sa.JSON}
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(200), unique=True)
+    created_at: Mapped[dt.datetime]
+
+
+class Subject(Base):
+    """A concept (person, pet, object) within a dataset."""
+
+    __tablename__ = "subjects"
+    __table_args__ = (sa.UniqueConstraint("dataset_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    name: Mapped[str] = mapped_column(sa.String(300))
+    category: Mapped[str | None] = mapped_column(sa.String(100))
+    created_at: Mapped[dt.datetime]
+
+
+class Blob(Base):
+    """Metadata of one file in the content-addressed blob store (the bytes live on disk)."""
+
+    __tablename__ = "blobs"
+
+    sha256: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    size_bytes: Mapped[int] = mapped_column(sa.BigInteger)
+    media_type: Mapped[str] = mapped_column(sa.String(100))
+    created_at: Mapped[dt.datetime]
+
+
+class Sample(Base):
+    """One generated output judged against one or more reference images of its subject."""
+
+    __tablename__ = "samples"
+    __table_args__ = (
+        sa.UniqueConstraint("dataset_id", "external_key"),
+        sa.UniqueConstraint("dataset_id", "content_key"),
+        sa.Index(None, "dataset_id", "method"),
+        sa.Index(None, "subject_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    subject_id: Mapped[int] = mapped_column(sa.ForeignKey("subjects.id"))
+    prompt: Mapped[str] = mapped_column(sa.Text)
+    method: Mapped[str | None] = mapped_column(sa.String(200))
+    seed: Mapped[int | None] = mapped_column(sa.BigInteger)
+    external_key: Mapped[str | None] = mapped_column(sa.String(500))
+    content_key: Mapped[str] = mapped_column(sa.String(64))
+    info: Mapped[dict[str, Any] | None]
+    created_at: Mapped[dt.datetime]
+
+
+class SampleImage(Base):
+    """An image slot of a sample: `reference` #0..n-1 or `output` #0."""
+
+    __tablename__ = "sample_images"
+    __table_args__ = (
+        sa.UniqueConstraint("sample_id", "role", "position"),
+        sa.CheckConstraint(_in("role", IMAGE_ROLES), name="role"),
+        sa.CheckConstraint("position >= 0", name="position"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    role: Mapped[str] = mapped_column(sa.String(16))
+    position: Mapped[int]
+    blob_sha256: Mapped[str] = mapped_column(sa.String(64), sa.ForeignKey("blobs.sha256"))
+
+
+class MaskVersion(Base):
+    """One version of the mask of a sample image; the highest version is the current one."""
+
+    __tablename__ = "mask_versions"
+    __table_args__ = (
+        sa.UniqueConstraint("sample_image_id", "version"),
+        sa.CheckConstraint(_in("source", MASK_SOURCES), name="source"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_image_id: Mapped[int] = mapped_column(sa.ForeignKey("sample_images.id"))
+    version: Mapped[int]
+    source: Mapped[str] = mapped_column(sa.String(16))
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+    blob_sha256: Mapped[str] = mapped_column(sa.String(64), sa.ForeignKey("blobs.sha256"))
+    params: Mapped[dict[str, Any] | None]
+
+
+class MetricValue(Base):
+    """One computed (or imported) metric value with its provenance. Appended, never updated."""
+
+    __tablename__ = "metric_values"
+    __table_args__ = (
+        sa.Index(None, "sample_id", "metric"),
+        sa.Index(None, "metric", "provenance_key"),
+        sa.CheckConstraint("value IS NOT NULL OR reason IS NOT NULL", name="null_has_reason"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    metric: Mapped[str] = mapped_column(sa.String(100))
+    value: Mapped[float | None] = mapped_column(sa.Double)
+    reason: Mapped[str | None] = mapped_column(sa.Text)
+    extras: Mapped[dict[str, Any] | None]
+    model_id: Mapped[str | None] = mapped_column(sa.String(500))
+    revision: Mapped[str | None] = mapped_column(sa.String(200))
+    params: Mapped[dict[str, Any]]
+    code_version: Mapped[str] = mapped_column(sa.String(200))
+    device: Mapped[str | None] = mapped_column(sa.String(50))
+    dtype: Mapped[str | None] = mapped_column(sa.String(50))
+    provenance_key: Mapped[str] = mapped_column(sa.String(64))
+    computed_at: Mapped[dt.datetime]
+
+
+class MetricValueMask(Base):
+    """Which mask versions a metric value was computed with."""
+
+    __tablename__ = "metric_value_masks"
+
+    metric_value_id: Mapped[int] = mapped_column(sa.ForeignKey("metric_values.id"), primary_key=True)
+    mask_version_id: Mapped[int] = mapped_column(sa.ForeignKey("mask_versions.id"), primary_key=True)
+
+
+class Rater(Base):
+    """A person (or an external group/judge whose ratings were imported) who rates samples."""
+
+    __tablename__ = "raters"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(sa.String(200), unique=True)
+    is_external: Mapped[bool] = mapped_column(sa.Boolean)
+    created_at: Mapped[dt.datetime]
+
+
+class Rating(Base):
+    """The current rating of one (rater, sample, criterion); earlier revisions live in `rating_history`."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "sample_id", "criterion"),
+        sa.Index(None, "sample_id"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(_in("status", STATUSES), name="status"),
+        sa.CheckConstraint(f"score IS NULL OR (score >= {SCORE_MIN} AND score <= {SCORE_MAX})", name="score"),
+        sa.CheckConstraint("(status = 'rated') = (score IS NOT NULL)", name="score_iff_rated"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    score: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    status: Mapped[str] = mapped_column(sa.String(16))
+    seconds_spent: Mapped[float | None] = mapped_column(sa.Double)
+    presentation_order: Mapped[int | None]
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    revision: Mapped[int]
+    created_at: Mapped[dt.datetime]
+    updated_at: Mapped[dt.datetime]
+
+
+class RatingHistory(Base):
+    """A superseded revision of a rating, copied here when the rating is edited."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (sa.UniqueConstraint("rating_id", "revision"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rating_id: Mapped[int] = mapped_column(sa.ForeignKey("ratings.id"))
+    revision: Mapped[int]
+    score: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    status: Mapped[str] = mapped_column(sa.String(16))
+    seconds_spent: Mapped[float | None] = mapped_column(sa.Double)
+    presentation_order: Mapped[int | None]
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    rated_at: Mapped[dt.datetime]
+    replaced_at: Mapped[dt.datetime]
+
+
+TABLES_IN_DEPENDENCY_ORDER: tuple[sa.Table, ...] = tuple(Base.metadata.sorted_tables)
+"""Parents before children (for dumps and restores)."""

@@ -1,0 +1,81 @@
+"""Units of work with retries: the only place sessions are opened and transient lock errors absorbed.
+
+`write(fn)` runs `fn(session)` in a write transaction (`BEGIN IMMEDIATE` on SQLite) and commits; if the
+database is locked/busy (SQLite) or the server reports a serialization failure or deadlock
+(PostgreSQL), the transaction is rolled back and `fn` runs again from the start, with jittered
+backoff, until `max_wait_s` has passed; then StorageBusy is raised. Errors of any other kind roll back
+and propagate unchanged. `fn` must therefore only touch the database (no side effects that must not
+repeat) and return plain records, never ORM objects.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from .engine import WRITE_OPTION
+from .errors import StorageBusy
+
+T = TypeVar("T")
+
+_SQLITE_TRANSIENT = ("database is locked", "database is busy", "database table is locked")
+_PG_TRANSIENT = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for lock/serialization errors after which re-running the whole transaction is correct."""
+    if not isinstance(exc, DBAPIError) or exc.connection_invalidated:
+        return False
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in _PG_TRANSIENT:
+        return True
+    message = str(orig).lower()
+    return any(text in message for text in _SQLITE_TRANSIENT)
+
+
+class Transactions:
+    """Opens read and write sessions on one engine and retries transient failures."""
+
+    def __init__(self, engine: sa.Engine, *, max_wait_s: float = 120.0) -> None:
+        self.engine = engine
+        self.max_wait_s = max_wait_s
+        self._read = sessionmaker(engine, expire_on_commit=False, autoflush=True)
+        self._write = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}),
+                                   expire_on_commit=False, autoflush=True)
+        self.retries = 0
+        """How many transactions were re-run after a transient error (for tests and benchmarks)."""
+
+    def write(self, fn: Callable[[Session], T]) -> T:
+        """Run `fn` in a write transaction, commit, return its result."""
+        return self._run(self._write, fn)
+
+    def read(self, fn: Callable[[Session], T]) -> T:
+        """Run `fn` in a read-only snapshot (rolled back at the end)."""
+        return self._run(self._read, fn, commit=False)
+
+    def _run(self, factory: sessionmaker, fn: Callable[[Session], T], *, commit: bool = True) -> T:
+        deadline = time.monotonic() + self.max_wait_s
+        delay = 0.002
+        while True:
+            try:
+                with factory() as session:  # closing the session rolls back whatever was not committed
+                    result = fn(session)
+                    if commit:
+                        session.commit()
+                    return result
+            except DBAPIError as exc:
+                if not is_transient(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise StorageBusy(
+                        f"the database stayed locked by other writers for more than {self.max_wait_s:.0f} s "
+                        f"({type(exc.orig).__name__}); another process may hold a long transaction. "
+                        f"Retry later, or move to PostgreSQL (DATABASE_URL) for many concurrent writers."
+                    ) from exc
+                self.retries += 1
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.25)
