@@ -1,5 +1,12 @@
-"""Importers of benchmark layouts (manifest, DreamBench++, DreamBooth, ImagenHub ratings) and exports.
+"""Importers of benchmark layouts (manifest, DreamBench++, DreamBooth) and the ImagenHub rating reader.
 
-`list_importers()` names them; `import_dataset(store, name, importer, path, **options)` reads a layout and
-writes what it holds through the storage repositories, idempotently, returning an `ImportSummary`.
+`list_importers()` names them; `read_layout(name, path, **options)` parses a layout into plain records
+(nothing written); `ingest(store, dataset, name, parsed)` writes them through the storage repositories,
+idempotently, and returns an `ImportSummary` (imported / already present / skipped with where and why).
 """
+from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .imagenhub import read_imagenhub
+from .registry import IMPORTERS, ImporterSpec, get_importer, list_importers, read_layout
+
+__all__ = ["IMPORTERS", "ImportSummary", "ImporterSpec", "MetricEntry", "Parsed", "Problem", "RatingEntry",
+           "SampleEntry", "get_importer", "list_importers", "read_imagenhub", "read_layout"]

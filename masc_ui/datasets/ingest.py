@@ -1,0 +1,202 @@
+"""Writing what an importer read into storage, idempotently: importing the same layout twice adds nothing.
+
+Images are validated with `masc_ui.imaging.load_image` and stored as the file's own bytes (content-addressed,
+so the same photo used by many samples is stored once; EXIF orientation is applied whenever it is read
+back). Masks are read with `load_mask_file` and stored as PNG (`source="imported"`), unless that exact mask is
+already one of the image's versions. Ratings go in as external raters; a rating already stored with the same
+score counts as present. External metric values (judges) are appended only when the latest value with the
+same provenance differs.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+from PIL import Image
+
+from storage.errors import NotFound, StorageError
+from storage.provenance import provenance_key
+from storage.records import ExternalRating, MetricInput, Provenance
+from storage.repo.metrics import EXTERNAL_CODE_VERSION
+
+from ..errors import InputError
+from ..imaging import load_image, load_mask_file
+from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+
+EXTERNAL_SOURCE_PREFIX = "import:"
+"""Prefix of the provenance `model_id` of imported metric values: `import:<metric>`."""
+
+
+@dataclass
+class _Images:
+    """Bytes, checked image size and label of each file; a per-import cache so shared references are read once."""
+
+    max_pixels: int
+    cache: dict[Path, tuple[str, tuple[int, int]]]
+
+    def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
+        """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
+        if path not in self.cache:
+            if not path.is_file():
+                raise InputError(f"missing file: {path}")
+            data = path.read_bytes()
+            img = load_image(data, name=f"image {path.name}", max_pixels=self.max_pixels)
+            self.cache[path] = (store.images.add(data), img.size)
+        return self.cache[path]
+
+
+def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
+           progress: Callable[[int], None] | None = None) -> ImportSummary:
+    """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
+    `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
+    summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
+                            notes=list(parsed.notes))
+    store.samples.ensure_dataset(dataset)
+    images = _Images(max_pixels, {})
+    before = store.samples.count(dataset)
+    ids: dict[str, int] = {}
+    stored = 0
+    for entry in parsed.samples:
+        sample_id = _ingest_sample(store, dataset, entry, images, summary)
+        if sample_id is not None:
+            stored += 1
+            if entry.key is not None:
+                ids[entry.key] = sample_id
+        if progress is not None:
+            progress(1)
+    summary.added_samples = store.samples.count(dataset) - before
+    summary.existing_samples = stored - summary.added_samples
+    _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
+    _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
+    return summary
+
+
+def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
+    if entry.out is None:
+        summary.problems.append(_problem(entry.where, "no output image: a sample needs its generated image"))
+        return None
+    try:
+        refs = [images.add(store, p) for p in entry.refs]
+        out = images.add(store, entry.out)
+        masks = _read_masks(entry, refs, out, summary)
+        record = store.samples.add(
+            dataset, references=[sha for sha, _ in refs], output=out[0], prompt=entry.prompt, subject=entry.subject,
+            category=entry.category, method=entry.method, seed=entry.seed, external_key=entry.key,
+            info=entry.info or None)
+        _store_masks(store, record.id, masks)
+    except InputError as exc:
+        text = str(exc)
+        reason = text if text.startswith("missing file") else f"unreadable image or mask: {text}"
+        summary.problems.append(_problem(entry.where, reason))
+        return None
+    except StorageError as exc:
+        summary.problems.append(_problem(entry.where, f"refused by the database: {exc}"))
+        return None
+    return record.id
+
+
+def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out: tuple[str, tuple[int, int]],
+                summary: ImportSummary) -> list[tuple[str, int, bytes]]:
+    """(role, position, PNG bytes) of the entry's mask files; warns when a mask's size differs from its image's."""
+    wanted = [("reference", i, p, refs[i][1]) for i, p in enumerate(entry.ref_masks) if p is not None]
+    if entry.out_mask is not None:
+        wanted.append(("output", 0, entry.out_mask, out[1]))
+    masks = []
+    for role, position, path, size in wanted:
+        mask = load_mask_file(path, name=f"mask {path.name}")
+        if (mask.shape[1], mask.shape[0]) != size:
+            summary.warnings.append(f"{entry.where}: mask {path.name} is {mask.shape[1]}x{mask.shape[0]} but its "
+                                    f"image is {size[0]}x{size[1]}; the metrics resample it to the patch grid")
+        masks.append((role, position, _png(mask)))
+    return masks
+
+
+def _png(mask: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]]) -> None:
+    for role, position, png in masks:
+        digest = hashlib.sha256(png).hexdigest()
+        if any(m.sha256 == digest for m in store.masks.history(sample_id, role, position)):
+            continue
+        store.masks.add(sample_id, role, position, png, source="imported", created_by="import")
+
+
+def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:
+    """key -> sample id for every key known in this import or already stored."""
+    found = dict(ids)
+    for key in keys:
+        if key not in found:
+            record = store.samples.get_by_key(dataset, key)
+            if record is not None:
+                found[key] = record.id
+    return found
+
+
+def _ingest_ratings(store: Any, dataset: str, ratings: list[RatingEntry], ids: dict[str, int],
+                    summary: ImportSummary) -> None:
+    if not ratings:
+        return
+    known = _resolve(store, dataset, {r.key for r in ratings}, ids)
+    by_rater: dict[str, list[RatingEntry]] = {}
+    for r in ratings:
+        if r.key not in known:
+            summary.problems.append(_problem(r.where, f"unknown key: no sample {r.key!r} in dataset {dataset!r} "
+                                                      "(import its images first)"))
+            continue
+        by_rater.setdefault(r.rater, []).append(r)
+    for rater, items in by_rater.items():
+        current = {(x.sample_id, x.criterion): x.score for x in _current_ratings(store, rater, dataset)}
+        new = [r for r in items if current.get((known[r.key], r.criterion)) != r.score]
+        summary.existing_ratings += len(items) - len(new)
+        if new:
+            store.ratings.import_external(rater, [ExternalRating(known[r.key], r.criterion, r.score) for r in new])
+            summary.added_ratings += len(new)
+
+
+def _current_ratings(store: Any, rater: str, dataset: str) -> list[Any]:
+    try:
+        return store.ratings.current(rater=rater, dataset=dataset)
+    except NotFound:
+        return []
+
+
+def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: dict[str, int],
+                    summary: ImportSummary) -> None:
+    if not metrics:
+        return
+    known = _resolve(store, dataset, {m.key for m in metrics}, ids)
+    provs = {name: Provenance(model_id=EXTERNAL_SOURCE_PREFIX + name, code_version=EXTERNAL_CODE_VERSION)
+             for name in {m.metric for m in metrics}}
+    keys = {name: provenance_key(p) for name, p in provs.items()}
+    usable = []
+    for m in metrics:
+        if m.key not in known:
+            summary.problems.append(_problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} "
+                                                      "(import its images first)"))
+        else:
+            usable.append(m)
+    latest = store.metrics.latest_for(sorted({known[m.key] for m in usable}), provenance_keys=keys) if usable else {}
+    items = []
+    for m in usable:
+        sid = known[m.key]
+        old = latest.get(sid, {}).get(m.metric)
+        if old is not None and old.provenance_key == keys[m.metric] and old.value == m.value:
+            summary.existing_metrics += 1
+            continue
+        items.append(MetricInput(sample_id=sid, metric=m.metric, value=m.value, provenance=provs[m.metric],
+                                 extras={"file": m.source}))
+    if items:
+        store.metrics.record_many(items)
+        summary.added_metrics += len(items)
+
+
+def _problem(where: str, reason: str) -> Problem:
+    return Problem(where, reason)

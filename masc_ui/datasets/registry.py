@@ -1,0 +1,59 @@
+"""The importers, by name: a dict of small specs (no if/elif chains), `list_importers()` to discover them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InputError
+from .dreambench import parse_dreambench
+from .dreambooth import DEFAULT_TOKEN, parse_dreambooth
+from .entries import Parsed
+from .manifest import parse_manifest
+
+
+@dataclass(frozen=True)
+class ImporterSpec:
+    name: str
+    description: str
+    """One line: what `path` must be."""
+    read: Callable[..., Parsed]
+    """`read(path, **options) -> Parsed`."""
+    options: dict[str, Any]
+    """Option name -> default (what the CLI offers as `--<name>`)."""
+
+
+IMPORTERS: dict[str, ImporterSpec] = {
+    "manifest": ImporterSpec(
+        "manifest", "a .jsonl or .csv file, one sample per row (ref, ref_mask, out, out_mask, prompt, subject, "
+                    "method, seed, key, category), paths relative to the file", parse_manifest, {}),
+    "dreambench": ImporterSpec(
+        "dreambench", "a DreamBench++ folder (captions/, images/, samples/, data_human_rating/, data_gpt_rating/; "
+                      "any subset)", parse_dreambench, {"judge": "gpt4o"}),
+    "dreambooth": ImporterSpec(
+        "dreambooth", "the google/dreambooth repository (or its dataset/ folder) plus --outputs "
+                      "<method>/<subject>/<prompt_idx>_<seed>.png", parse_dreambooth,
+        {"outputs": None, "unique_token": DEFAULT_TOKEN}),
+}
+
+
+def list_importers() -> list[ImporterSpec]:
+    return list(IMPORTERS.values())
+
+
+def get_importer(name: str) -> ImporterSpec:
+    try:
+        return IMPORTERS[name]
+    except KeyError:
+        raise InputError(f"unknown import format {name!r}; use one of {', '.join(IMPORTERS)}") from None
+
+
+def read_layout(name: str, path: Path, **options: Any) -> Parsed:
+    """Parse `path` with importer `name`; options not given (None) take the importer's defaults."""
+    spec = get_importer(name)
+    unknown = sorted(k for k, v in options.items() if v is not None and k not in spec.options)
+    if unknown:
+        raise InputError(f"import format {name!r} takes no option(s) {', '.join(unknown)}"
+                         + (f"; it takes {', '.join(spec.options)}" if spec.options else ""))
+    given = {k: v for k, v in options.items() if v is not None and k in spec.options}
+    return spec.read(Path(path), **{**{k: v for k, v in spec.options.items() if v is not None}, **given})
