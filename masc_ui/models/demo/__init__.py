@@ -19,6 +19,9 @@ _MARKER = "masc-demo.json"
 DEMO_BUILDERS: dict[str, str] = {
     "siglip2-naflex": "masc_ui.models.demo.siglip:build_naflex",
     "siglip2-fixed": "masc_ui.models.demo.siglip:build_fixed",
+    "clip": "masc_ui.models.demo.clip:build_clip",
+    "clip-h": "masc_ui.models.demo.clip:build_clip_h",
+    "dino": "masc_ui.models.demo.dino:build",
 }
 
 

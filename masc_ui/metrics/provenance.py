@@ -1,0 +1,40 @@
+"""The provenance dict recorded with every metric value: which weights, which parameters, which code."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..models.loading import is_local
+from ..version import code_version
+
+
+def checkpoint_revision(model_id: str, config: Any = None) -> str:
+    """The commit of a Hub checkpoint, `local` for a folder, `unknown` when neither can be told.
+
+    transformers 5 no longer keeps `config._commit_hash`; the commit is read from the Hugging Face cache
+    path of the checkpoint's `config.json` (`.../snapshots/<commit>/config.json`). No network access.
+    """
+    legacy = getattr(config, "_commit_hash", None) if config is not None else None
+    if legacy:
+        return str(legacy)
+    if is_local(model_id):
+        return "local"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        from transformers.utils.hub import extract_commit_hash
+
+        path = try_to_load_from_cache(model_id, "config.json")
+        commit = extract_commit_hash(path, None) if isinstance(path, str) else None
+    except (ImportError, ValueError, OSError):
+        commit = None
+    return commit or "unknown"
+
+
+def make_provenance(*, model_id: str | None, revision: str | None, params: dict[str, Any], device: str | None,
+                    dtype: torch.dtype | str | None, **more: Any) -> dict[str, Any]:
+    """`{model_id, revision, params, device, dtype, code_version, ...more}`, JSON-able."""
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).removeprefix("torch.")
+    return {"model_id": model_id, "revision": revision, "params": dict(params), "device": device, "dtype": dtype,
+            "code_version": code_version(), **more}

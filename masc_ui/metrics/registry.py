@@ -1,0 +1,177 @@
+"""Every metric, declared once: `list_metrics()`, `get_spec(name)`, `get_scorer(name, settings)`,
+`score_metrics(samples, names, settings)`. The UI, CLI, exports and agreement analysis read ranges,
+directions and conventions from here and nowhere else.
+
+    >>> from masc_ui.metrics.registry import get_spec
+    >>> get_spec("clipscore").range
+    (0.0, 2.5)
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..errors import InputError
+from ..models.registry import ModelRegistry
+from ..settings import Settings
+from .base import MetricSpec, Scorer
+from .sample import MetricValue, Sample
+
+_COS = (-1.0, 1.0)
+_MASC_PAPER = "MaSC (arXiv 2605.22469); reference implementation masc-metric 0.3.0"
+_DREAMBOOTH = "DreamBooth (Ruiz et al., CVPR 2023); DreamBench++ (Peng et al., ICLR 2025)"
+
+_METRICS: tuple[tuple[MetricSpec, str], ...] = (
+    (MetricSpec(
+        "cp", "MaSC CP", _COS, True,
+        "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
+        "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
+        _MASC_PAPER, needs_masks="ref", needs_reference=True,
+        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold")),
+     "masc_ui.metrics.cp_pf:MaSCScorer"),
+    (MetricSpec(
+        "pf", "MaSC PF", _COS, True,
+        "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
+        "attention-pooling head and the pooled text of the subject-stripped prompt.",
+        _MASC_PAPER, needs_masks="out", needs_prompt=True,
+        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper")),
+     "masc_ui.metrics.cp_pf:MaSCScorer"),
+    (MetricSpec(
+        "clip_i", "CLIP-I", _COS, True,
+        "Cosine of the CLIP image embeddings of output and reference; several references: their mean.",
+        _DREAMBOOTH, needs_reference=True, backbone_settings=("clip_model",)),
+     "masc_ui.metrics.clip_family:ClipImageScorer"),
+    (MetricSpec(
+        "clip_i_seg", "CLIP-I-Seg", _COS, True,
+        "CLIP-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
+        "margin, against the reference (optionally segmented the same way); several references: mean.",
+        "idea of KnowCusBench/MoKus; exact recipe ours (unpublished there)", needs_masks="out",
+        needs_reference=True, backbone_settings=("clip_model",)),
+     "masc_ui.metrics.clip_seg:ClipSegScorer"),
+    (MetricSpec(
+        "clip_t", "CLIP-T", _COS, True,
+        "Cosine of the CLIP text embedding of the full prompt (77 tokens, not stripped) and the output's "
+        "image embedding.",
+        "Textual Inversion (Gal et al., ICLR 2023); DreamBooth (Ruiz et al., CVPR 2023)", needs_prompt=True,
+        backbone_settings=("clip_model",)),
+     "masc_ui.metrics.clip_family:ClipTextScorer"),
+    (MetricSpec(
+        "clipscore", "CLIPScore", (0.0, 2.5), True,
+        "2.5 * max(cos, 0) of CLIP-T's cosine, per sample.",
+        "CLIPScore (Hessel et al., EMNLP 2021)", needs_prompt=True, backbone_settings=("clip_model",)),
+     "masc_ui.metrics.clip_family:ClipScoreScorer"),
+    (MetricSpec(
+        "pickscore", "PickScore", (-100.0, 100.0), True,
+        "logit_scale.exp() (100 for PickScore_v1) * cosine of the PickScore text and image embeddings, raw "
+        "(typical values 18-23).",
+        "Pick-a-Pic (Kirstain et al., NeurIPS 2023)", needs_prompt=True,
+        backbone_settings=("pickscore_model", "pickscore_processor")),
+     "masc_ui.metrics.pickscore:PickScoreScorer"),
+    (MetricSpec(
+        "dino_i", "DINO-I", _COS, True,
+        "Cosine of the DINO ViT-S/16 CLS tokens (resize 256 bicubic, centre crop 224, ImageNet norm) of output "
+        "and reference; several references: their mean.",
+        "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
+     "masc_ui.metrics.dino:DinoImageScorer"),
+)
+_SPECS = {spec.name: spec for spec, _ in _METRICS}
+_FACTORIES = {spec.name: factory for spec, factory in _METRICS}
+
+
+def list_metrics() -> list[MetricSpec]:
+    """The built-in metrics, in display order (MaSC first)."""
+    return [spec for spec, _ in _METRICS]
+
+
+def metric_names() -> list[str]:
+    return list(_SPECS)
+
+
+def get_spec(name: str) -> MetricSpec:
+    """The declaration of built-in metric `name`; `InputError` listing the known names otherwise."""
+    try:
+        return _SPECS[name]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown metric {name!r}; known metrics: {', '.join(_SPECS)}") from None
+
+
+def external_metric_spec(name: str, lo: float, hi: float, higher_is_better: bool = True, *,
+                         display_name: str | None = None, convention: str = "", paper: str = "") -> MetricSpec:
+    """Declare a metric whose values are imported, not computed (e.g. a GPT-4o judge's 0-4 ratings from a
+    benchmark). It has no scorer; whoever imports its values keeps this spec with them."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"an external metric needs a non-empty name, got {name!r}")
+    if name in _SPECS:
+        raise InputError(f"external metric name {name!r} is taken by a built-in metric; choose another name")
+    try:
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise InputError(f"external metric {name}: range bounds must be numbers, got ({lo!r}, {hi!r})") from None
+    return MetricSpec(name, display_name or name, (lo, hi), bool(higher_is_better),
+                      convention or f"Imported values in [{lo:g}, {hi:g}], not computed here.", paper,
+                      external=True)
+
+
+def parse_metric_names(text: str | Iterable[str]) -> list[str]:
+    """`"all"` -> every built-in metric; `"cp,pf,clip_i"` (or a list) -> those, validated, duplicates dropped."""
+    items = [p.strip() for p in text.split(",")] if isinstance(text, str) else [str(p).strip() for p in text]
+    items = [p for p in items if p]
+    if not items:
+        raise InputError(f"no metric named; use 'all' or a comma-separated list of {', '.join(_SPECS)}")
+    if "all" in items:
+        return metric_names()
+    for name in items:
+        get_spec(name)
+    return list(dict.fromkeys(items))
+
+
+def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = None, **params: Any) -> Scorer:
+    """A scorer for metric `name` with `.spec` and `.score(samples, missing="raise")`. Its model loads on the
+    first `score` call, once per `models` registry (None = a private registry). `params` are the metric's
+    options (CLIP-I-Seg: `fill`, `margin`, `segment_reference`); unknown ones raise `InputError`."""
+    spec = get_spec(name)
+    module, cls = _FACTORIES[name].split(":")
+    factory = getattr(importlib.import_module(module), cls)
+    return factory(spec, settings, models, **params)
+
+
+def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], settings: Settings,
+                  models: ModelRegistry | None = None, *, missing: str = "raise",
+                  params: Mapping[str, Mapping[str, Any]] | None = None,
+                  chunk_size: int = 256) -> dict[str, list[MetricValue]]:
+    """Every requested metric for every sample: name -> one `MetricValue` per sample, in order.
+
+    Samples go through in chunks of `chunk_size`; within a chunk each backbone encodes each distinct image
+    once (CLIP-I, CLIP-I-Seg, CLIP-T and CLIPScore share the CLIP embedding cache) and CP and PF come from
+    one MaSC pass. Inputs are checked for every metric before any model runs (see `Scorer.score`)."""
+    wanted = parse_metric_names(names)
+    if chunk_size < 1:
+        raise InputError(f"chunk_size must be >= 1, got {chunk_size}")
+    models = models if models is not None else ModelRegistry()
+    params = dict(params or {})
+    for name in params:
+        if name not in wanted:
+            raise InputError(f"parameters given for metric {name!r}, which is not among the requested {wanted}")
+    scorers = {name: get_scorer(name, settings, models, **params.get(name, {})) for name in wanted}
+    samples = list(samples)
+    if missing == "raise":
+        from .base import check_inputs
+
+        for name, scorer in scorers.items():
+            check_inputs(name, scorer.needs, samples, missing)
+    results: dict[str, list[MetricValue]] = {name: [] for name in wanted}
+    for start in range(0, len(samples), chunk_size):
+        chunk = samples[start:start + chunk_size]
+        done: set[str] = set()
+        for name, scorer in scorers.items():
+            if name in done:
+                continue
+            partners = [n for n in getattr(scorer, "pair_names", ()) if n in scorers and n not in done]
+            if len(partners) > 1:
+                for partner, values in scorer.score_pair(chunk, partners, missing=missing).items():
+                    results[partner] += values
+                    done.add(partner)
+                continue
+            results[name] += scorer.score(chunk, missing=missing)
+            done.add(name)
+    return results
