@@ -1,0 +1,81 @@
+"""How the app is served: safety settings, logins, theme, CSS and the rating keyboard shortcuts."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..settings import Settings
+from ..workbench_users import check_login, load_users
+
+ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
+
+CSS = """
+.demo-banner {background:#fff3cd;border:2px solid #e0a800;border-radius:8px;padding:8px 12px;font-weight:600}
+.status-line {font-size:0.85em;color:#555}
+.score-table td, .score-table th {padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}
+.score-table .na {color:#a33}
+.rate-active {outline:3px solid #4a7dff;border-radius:8px}
+.kbd {font-family:monospace;border:1px solid #aaa;border-radius:3px;padding:0 4px;background:#f6f6f6}
+"""
+
+# Rating shortcuts: digits 0-4 set the active scale (CP first, then PF), C / P pick a scale, Enter submits,
+# S skips, F flags, B goes back. Ignored while typing in a text field and when the Rate tab is hidden.
+KEYBOARD_JS = """
+<script>
+(() => {
+  let active = 'cp';
+  const panel = () => document.getElementById('rate-panel');
+  const visible = () => { const p = panel(); return p && p.offsetParent !== null; };
+  const mark = () => {
+    for (const k of ['cp', 'pf']) {
+      const el = document.getElementById('rate-' + k);
+      if (el) el.classList.toggle('rate-active', k === active);
+    }
+  };
+  const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
+  const choose = (scale, digit) => {
+    const box = document.getElementById('rate-' + scale);
+    if (!box) return;
+    const input = box.querySelector('input[type=radio][value="' + digit + '"]');
+    if (input) input.click();
+  };
+  document.addEventListener('keydown', (e) => {
+    if (!visible() || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
+    const k = e.key.toLowerCase();
+    if (/^[0-4]$/.test(k)) { choose(active, k); active = active === 'cp' ? 'pf' : 'cp'; }
+    else if (k === 'c') active = 'cp';
+    else if (k === 'p') active = 'pf';
+    else if (k === 'enter') { press('rate-submit'); active = 'cp'; }
+    else if (k === 's') { press('rate-skip'); active = 'cp'; }
+    else if (k === 'f') { press('rate-flag'); active = 'cp'; }
+    else if (k === 'b') { press('rate-back'); active = 'cp'; }
+    else return;
+    e.preventDefault();
+    mark();
+  }, true);
+  new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+})();
+</script>
+"""
+
+
+def launch_kwargs(settings: Settings) -> dict[str, Any]:
+    """Keyword arguments of `Blocks.launch` for `settings`: no share link, no monitoring dashboard, no SSR
+    (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
+    directory, demo weights and checkpoint cache explicitly blocked, logins when raters are configured."""
+    users = load_users(settings)
+    blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
+    kwargs: dict[str, Any] = dict(
+        server_name=settings.host, server_port=settings.port, share=False, enable_monitoring=False,
+        ssr_mode=False, max_file_size=f"{settings.max_upload_mb}mb", allowed_paths=[str(ASSETS_DIR)],
+        blocked_paths=blocked, show_error=True, pwa=False, mcp_server=False,
+        theme=gr.themes.Soft(), css=CSS, head=KEYBOARD_JS, footer_links=["gradio"],
+    )
+    if users:
+        kwargs["auth"] = lambda username, password: check_login(users, username, password)
+        kwargs["auth_message"] = "MaSC Workbench: log in with your rater account."
+    return kwargs

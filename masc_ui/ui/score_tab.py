@@ -1,0 +1,143 @@
+"""Score tab: upload or pick a pair, mask it, run the metrics, explain them, save the sample."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ..errors import WorkbenchError
+from ..workbench import Workbench
+from ..workbench_examples import list_examples, load_example
+from ..workbench_masks import MaskSession
+from . import mask_panel
+from .gpu import gpu
+from .score_table import score_table_html
+
+
+@dataclass
+class ScoreTab:
+    ref_image: gr.Image
+    extra_refs: gr.File
+    out_image: gr.Image
+    prompt: gr.Textbox
+    subject: gr.Textbox
+    masks: mask_panel.MaskPanel
+    sample_id: gr.State
+    message: gr.Markdown
+
+
+def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
+    from .upload import ImageUpload
+
+    with gr.Row():
+        examples = gr.Dropdown(choices=list_examples(), value=None, label="Example pair", elem_id="example-pick",
+                               scale=3)
+        load = gr.Button("Load example", elem_id="example-load", scale=1)
+    with gr.Row():
+        with gr.Column():
+            ref_image = ImageUpload(label="Reference image (drag and drop, paste or click)", elem_id="ref-image",
+                                    height=300)
+            extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
+                                 file_types=["image"], elem_id="extra-refs", height=80)
+        with gr.Column():
+            out_image = ImageUpload(label="Output image (drag and drop, paste or click)", elem_id="out-image",
+                                    height=300)
+    with gr.Row():
+        prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",
+                            scale=3)
+        subject = gr.Textbox(label="Subject name", placeholder="cat", elem_id="subject", scale=1)
+    with gr.Accordion("Masks (brush, Segment Anything clicks, or the subject's name)", open=True):
+        masks = mask_panel.build()
+    specs = wb.metric_specs()
+    with gr.Row():
+        metrics = gr.CheckboxGroup([(s.display_name, s.name) for s in specs], value=[s.name for s in specs],
+                                   label="Metrics", elem_id="metric-pick", scale=4)
+        x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1)
+    run = gr.Button("Run", variant="primary", elem_id="run")
+    scores = gr.HTML(elem_id="scores")
+    report_state = gr.State(None)
+    explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain")
+    with gr.Row():
+        cp_map = gr.Image(label="CP over the reference", interactive=False, elem_id="cp-map", buttons=["download"])
+        best_map = gr.Image(label="Best match over the output", interactive=False, elem_id="best-map",
+                            buttons=["download"])
+    with gr.Row():
+        lines = gr.Image(label="Top correspondences", interactive=False, elem_id="corr-lines", buttons=["download"])
+        pf_map = gr.Image(label="PF pooling attention", interactive=False, elem_id="pf-map", buttons=["download"])
+    explain_notes = gr.Markdown(elem_id="explain-notes")
+    with gr.Row():
+        dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset")
+        method = gr.Textbox(label="Method (optional)", elem_id="save-method")
+        save = gr.Button("Save sample, masks and scores", elem_id="save")
+    message = gr.Markdown(elem_id="score-message")
+    sample_id = gr.State(None)
+
+    mask_panel.wire(wb, masks, ref_image, extra_refs, out_image, subject)
+    refresh_in, refresh_out = mask_panel.refresh_io(masks, ref_image, extra_refs, out_image)
+
+    def on_load(name: str | None, session: MaskSession):
+        if not name:
+            return gr.update(), gr.update(), gr.update(), gr.update(), session, "⚠ choose an example pair first"
+        try:
+            ex = load_example(name)
+        except WorkbenchError as exc:
+            return gr.update(), gr.update(), gr.update(), gr.update(), session, f"⚠ {exc}"
+        session.reset()
+        session.set_mask("ref0", ex.ref_mask, "imported")
+        session.set_mask("out", ex.out_mask, "imported")
+        return str(ex.ref), str(ex.out), ex.prompt, ex.subject, session, f"loaded example '{ex.title}' with its masks"
+
+    load.click(on_load, [examples, masks.session], [ref_image, out_image, prompt, subject, masks.session, message])\
+        .then(lambda: None, None, [extra_refs]).then(masks.refresh, refresh_in, refresh_out)
+
+    def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession):
+        refs, out_path = mask_panel.image_paths(ref, extra, out)
+        ref_masks, out_mask = mask_panel.masks_for_sample(session, len(refs))
+        return wb.make_sample(refs, out_path, prompt_text, subject_text, ref_masks, out_mask)
+
+    inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
+
+    @gpu
+    def on_run(ref, extra, out, prompt_text, subject_text, session, names, as_x100, progress=gr.Progress()):
+        try:
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            if not names:
+                return gr.update(), None, "⚠ choose at least one metric", wb.status().line()
+            report = wb.score(sample, names, progress=lambda f, d: progress(f, desc=d))
+        except WorkbenchError as exc:
+            return "", None, f"⚠ {exc}", wb.status().line()
+        html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo)
+        return html, report, "scored " + ", ".join(r.display_name for r in report.rows), wb.status().line()
+
+    run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2)
+    x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(rep, x100=on,
+                                                                                  demo=wb.status().is_demo),
+                [report_state, x100], [scores])
+
+    @gpu
+    def on_explain(ref, extra, out, prompt_text, subject_text, session, progress=gr.Progress()):
+        try:
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            ex = wb.explain(sample, progress=lambda f, d: progress(f, desc=d))
+        except WorkbenchError as exc:
+            return None, None, None, None, f"⚠ {exc}", wb.status().line()
+        notes = "; ".join(ex.notes) if ex.notes else f"CP {ex.cp:.4f} · PF {ex.pf:.4f}"
+        return ex.cp_ref[0], ex.out_best, ex.lines, ex.pf_attention, notes, wb.status().line()
+
+    explain.click(on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status], concurrency_limit=2)
+
+    @gpu
+    def on_save(ref, extra, out, prompt_text, subject_text, session: MaskSession, names, dataset_name, method_name,
+                request: gr.Request, progress=gr.Progress()):
+        try:
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            saved = wb.save_sample(sample, dataset=dataset_name, method=method_name or None,
+                                   mask_sources=dict(session.sources), names=names or None,
+                                   user=getattr(request, "username", None),
+                                   progress=lambda f, d: progress(f, desc=d))
+        except WorkbenchError as exc:
+            return None, f"⚠ {exc}"
+        return saved.sample_id, saved.message
+
+    save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2)
+    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message)

@@ -1,0 +1,26 @@
+"""The status line (profile, device, dtype, loaded models) and, in the demo profile, the warning banner."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from ..workbench import DEMO_BANNER, Workbench
+
+
+def banner_html(wb: Workbench) -> str:
+    status = wb.status()
+    if not status.is_demo:
+        return ""
+    why = f" ({html.escape(status.profile.reason)})" if status.profile.reason else ""
+    return f'<div class="demo-banner" id="demo-banner">⚠ {html.escape(DEMO_BANNER)}{why}</div>'
+
+
+def status_text(wb: Workbench) -> str:
+    return wb.status().line()
+
+
+def build(wb: Workbench) -> gr.Markdown:
+    """Lay out banner + status line; returns the status Markdown so other tabs can refresh it."""
+    gr.HTML(banner_html(wb), visible=wb.status().is_demo, elem_id="demo-banner-box")
+    return gr.Markdown(status_text(wb), elem_classes=["status-line"], elem_id="status-line")
