@@ -69,6 +69,18 @@ def load_mask_file(src: Union[str, Path, bytes, Image.Image], *, name: str = "ma
         raise InputError(f"{name}: the mask file is damaged or truncated ({exc}); re-export it") from None
 
 
+def load_mask_alpha(src: Union[str, Path, bytes, Image.Image], *, name: str = "mask layer",
+                    max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray | None:
+    """The transparency of an image file (e.g. a brush layer of an image editor) as uint8 (H, W) alpha,
+    0 = transparent ... 255 = opaque; None when the image has no alpha channel or palette transparency."""
+    img = src if isinstance(src, Image.Image) else _open(src, name, max_pixels)
+    try:
+        img.load()
+        return _alpha(img)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{name}: the image data is damaged or truncated ({exc}); re-export it") from None
+
+
 def as_mask_array(mask: object, *, name: str = "mask") -> np.ndarray:
     """Validate an in-memory mask and return it as float32 (H, W) in [0, 1] (METRICS.md "Inputs").
 

@@ -1,0 +1,30 @@
+"""Segmentation services built from `Settings`, owned by the process-wide `ModelRegistry`."""
+from __future__ import annotations
+
+from ..models.profiles import model_ids
+from ..models.registry import ModelRegistry
+from ..settings import Settings
+from .sam_service import SamService
+from .text_segmenter import TextSegmenter
+
+
+def build_sam_service(settings: Settings, models: ModelRegistry | None = None, *, cache_size: int = 8) -> SamService:
+    """The SAM service of `settings`' profile (variant, checkpoint; `sam_variant`/`sam_checkpoint` override).
+
+    With `models`, one service (and so one embedding cache and one loaded model) is shared by every caller
+    asking with the same settings. Nothing is loaded until the first prompt.
+    """
+    ids = model_ids(settings)
+    models = models if models is not None else ModelRegistry()
+    key = ("sam-service", ids.sam_variant, ids.sam_checkpoint, settings.device, str(settings.resolved_cache_dir))
+    return models.get(key, lambda: SamService(ids.sam_variant, ids.sam_checkpoint, settings.device,
+                                              settings.resolved_cache_dir, cache_size, models=models))
+
+
+def build_text_segmenter(settings: Settings, models: ModelRegistry | None = None) -> TextSegmenter:
+    """The SAM 3 segmenter of `settings`' profile (`sam3_model` overrides), on `settings.device`/`dtype`.
+    Thresholds are per call: `settings.text_seg_threshold` and `settings.text_seg_min_fraction`."""
+    ids = model_ids(settings)
+    models = models if models is not None else ModelRegistry()
+    key = ("text-segmenter", ids.sam3, settings.device, settings.dtype)
+    return models.get(key, lambda: TextSegmenter(ids.sam3, settings.device, settings.dtype, models=models))

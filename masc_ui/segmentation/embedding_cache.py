@@ -1,0 +1,89 @@
+"""A bounded, thread-safe LRU cache that computes each missing entry once, even under concurrent requests."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Generic, Hashable, TypeVar
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Counters of an `EmbeddingCache` (like `functools.lru_cache`'s `cache_info()`)."""
+
+    hits: int
+    misses: int
+    evictions: int
+    size: int
+    maxsize: int
+
+
+class EmbeddingCache(Generic[V]):
+    """Keeps the `maxsize` most recently used values.
+
+    `get_or_compute(key, compute)` returns the cached value, or runs `compute()` once for that key: threads
+    asking for the same missing key wait for the first one's result instead of computing it again, while
+    different keys are computed in parallel. If `compute()` raises, nothing is cached and the waiting
+    threads try again themselves.
+    """
+
+    def __init__(self, maxsize: int) -> None:
+        if maxsize < 1:
+            raise ValueError(f"cache size must be >= 1, got {maxsize}")
+        self.maxsize = maxsize
+        self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._pending: dict[Hashable, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._hits = self._misses = self._evictions = 0
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
+        while True:
+            with self._guard:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    self._hits += 1
+                    return self._items[key]
+                pending = self._pending.get(key)
+                if pending is None:
+                    pending = self._pending[key] = threading.Lock()
+                    pending.acquire()
+                    self._misses += 1
+                    break
+            with pending:  # another thread is computing this key: wait for it, then look again
+                pass
+        try:
+            value = compute()
+            with self._guard:
+                self._items[key] = value
+                self._items.move_to_end(key)
+                while len(self._items) > self.maxsize:
+                    self._items.popitem(last=False)
+                    self._evictions += 1
+            return value
+        finally:
+            with self._guard:
+                del self._pending[key]
+            pending.release()
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._guard:
+            return key in self._items
+
+    def __len__(self) -> int:
+        with self._guard:
+            return len(self._items)
+
+    def keys(self) -> list[Hashable]:
+        """Cached keys, least recently used first."""
+        with self._guard:
+            return list(self._items)
+
+    def clear(self) -> None:
+        with self._guard:
+            self._items.clear()
+
+    def info(self) -> CacheInfo:
+        with self._guard:
+            return CacheInfo(self._hits, self._misses, self._evictions, len(self._items), self.maxsize)

@@ -1,0 +1,207 @@
+"""Interactive Segment Anything: clicks and boxes -> masks, with one image-encoder pass per image.
+
+`SamService` owns one loaded SAM (shared through a `ModelRegistry` when given) and an LRU cache of image
+embeddings keyed by `image_sha256`: the first prompt on an image runs the heavy image encoder, every further
+prompt on the same image (another click, a box, a refinement, an undo = the same prompts minus the last one)
+runs only the prompt encoder and the mask decoder. Safe to share between threads (web app sessions).
+
+Coordinates are XY pixels of the original image (see `prompts`), masks are bool (H, W) at the image's size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from PIL import Image
+from segment_anything.modeling import Sam
+from segment_anything.utils.transforms import ResizeLongestSide
+
+from ..errors import InputError
+from ..imaging import image_sha256, load_image
+from ..models.loading import pick_device
+from ..models.registry import ModelRegistry
+from ..settings import Settings
+from .embedding_cache import CacheInfo, EmbeddingCache
+from .prompts import Box, Point, check_box, check_low_res_logits, check_points
+from .sam_checkpoints import resolve_checkpoint
+from .sam_variants import build_sam, sam_architecture
+
+
+@dataclass(frozen=True)
+class ImageEmbedding:
+    """SAM's encoding of one image."""
+
+    features: torch.Tensor = field(repr=False)
+    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models)."""
+    input_size: tuple[int, int]
+    """(H, W) of the image after resizing its longest side to the model's input size, before padding."""
+    original_size: tuple[int, int]
+    """(H, W) of the original image."""
+
+
+@dataclass(frozen=True)
+class SamPrediction:
+    """Masks for one prompt set."""
+
+    masks: list[np.ndarray]
+    """bool (H, W) masks at the image's size; 3 candidates with multimask output, else 1."""
+    scores: list[float]
+    """SAM's predicted mask quality (IoU estimate) of each mask, same order."""
+    best: int
+    """Index of the highest-scoring mask."""
+    low_res_logits: np.ndarray = field(repr=False)
+    """float32 (len(masks), L, L) mask logits before upsampling (L=256 for the official models); pass
+    `best_low_res_logits` back as `prev_low_res_logits` to refine with more clicks."""
+
+    @property
+    def mask(self) -> np.ndarray:
+        """The best mask, bool (H, W)."""
+        return self.masks[self.best]
+
+    @property
+    def score(self) -> float:
+        return self.scores[self.best]
+
+    @property
+    def best_low_res_logits(self) -> np.ndarray:
+        """float32 (1, L, L): the best mask's logits, the `prev_low_res_logits` of the next click."""
+        return self.low_res_logits[self.best: self.best + 1]
+
+
+class SamService:
+    """One Segment Anything model plus a per-image embedding cache.
+
+    Args:
+        variant: `vit_b`, `vit_l`, `vit_h` (official) or `vit_tiny` (offline demo weights).
+        checkpoint: local state-dict file; None = the official file for `variant`, downloaded into `cache_dir`
+            on first use (with a progress bar and a SHA-256 check).
+        device: `auto` (cuda > mps > cpu) or a torch device string. SAM runs in float32.
+        cache_dir: download folder for official checkpoints (default `~/.cache/masc-ui/checkpoints`).
+        cache_size: how many image embeddings to keep (least recently used ones are dropped first).
+        models: registry that owns the loaded model (shared with other services); None = this service owns it.
+
+    The model is loaded on first use (`model`, `embed`, `predict`), not at construction.
+    """
+
+    def __init__(self, variant: str, checkpoint: str | Path | None = None, device: str | None = "auto",
+                 cache_dir: str | Path | None = None, cache_size: int = 8, *, models: ModelRegistry | None = None,
+                 progress: bool = True) -> None:
+        self.variant = variant
+        self.architecture = sam_architecture(variant)
+        self.checkpoint = None if checkpoint is None else Path(checkpoint).expanduser()
+        self.device = pick_device(device)
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else Settings().resolved_cache_dir
+        if cache_size < 1:
+            raise InputError(f"cache_size must be >= 1, got {cache_size}")
+        self._cache: EmbeddingCache[ImageEmbedding] = EmbeddingCache(cache_size)
+        self._models = models if models is not None else ModelRegistry()
+        self._progress = progress
+        self._transform = ResizeLongestSide(self.architecture.image_size)
+
+    # --- model ------------------------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Sam:
+        """The loaded SAM (eval mode, on `device`); loads it the first time (downloading if needed)."""
+        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device)
+        return self._models.get(key, self._load)
+
+    def _load(self) -> Sam:
+        path = resolve_checkpoint(self.variant, self.checkpoint, self.cache_dir, progress=self._progress)
+        return build_sam(self.variant, path).to(self.device)
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """What produced the masks, for stored mask records."""
+        source = str(self.checkpoint) if self.checkpoint else f"official {self.variant} checkpoint"
+        return {"model": "segment-anything", "variant": self.variant, "checkpoint": source,
+                "device": self.device, "dtype": "float32"}
+
+    # --- embeddings -------------------------------------------------------------------------------------------
+
+    def embed(self, image: Image.Image | np.ndarray) -> ImageEmbedding:
+        """The image's embedding, from the cache or by running the image encoder once (call it on upload to
+        make the first click fast)."""
+        rgb = load_image(image, name="image")
+        return self._embed(rgb)
+
+    def _embed(self, rgb: Image.Image) -> ImageEmbedding:
+        return self._cache.get_or_compute(image_sha256(rgb), lambda: self._encode(rgb))
+
+    def _encode(self, rgb: Image.Image) -> ImageEmbedding:
+        sam = self.model
+        pixels = np.asarray(rgb, dtype=np.uint8)
+        resized = self._transform.apply_image(pixels)
+        tensor = torch.as_tensor(resized, device=self.device).permute(2, 0, 1).contiguous()[None]
+        with torch.inference_mode():
+            features = sam.image_encoder(sam.preprocess(tensor))
+        return ImageEmbedding(features, tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
+
+    def cache_info(self) -> CacheInfo:
+        return self._cache.info()
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # --- prompts -> masks -------------------------------------------------------------------------------------
+
+    def predict(self, image: Image.Image | np.ndarray, points: Sequence[Point] = (), box: Box | None = None,
+                multimask: bool = True, prev_low_res_logits: np.ndarray | None = None) -> SamPrediction:
+        """Masks for `points` and/or `box` on `image`.
+
+        Args:
+            image: RGB image (PIL or HxWx3 uint8 array); its pixels, not its identity, key the embedding cache.
+            points: (x, y, label) in pixels, label 1 = subject, 0 = background.
+            box: (x0, y0, x1, y1) in pixels (left, top, right, bottom).
+            multimask: return SAM's 3 candidate masks (best for a single ambiguous click) instead of 1.
+            prev_low_res_logits: (1, L, L) or (L, L) logits of the previous prediction on this image
+                (`SamPrediction.best_low_res_logits`), to refine it with the new prompts.
+
+        Raises `InputError` for points outside the image, bad labels, inverted/outside boxes, missing prompts
+        or wrongly shaped logits.
+        """
+        rgb = load_image(image, name="image")
+        size = rgb.size
+        pts = check_points(points, size)
+        xyxy = check_box(box, size)
+        if pts is None and xyxy is None:
+            raise InputError("give at least one point (x, y, label) or a box (x0, y0, x1, y1) to segment")
+        mask_input = (None if prev_low_res_logits is None
+                      else check_low_res_logits(prev_low_res_logits, self.architecture.low_res_size))
+        embedding = self._embed(rgb)
+        return self._decode(embedding, pts, xyxy, mask_input, multimask)
+
+    def _decode(self, emb: ImageEmbedding, pts: tuple[np.ndarray, np.ndarray] | None, xyxy: np.ndarray | None,
+                mask_input: np.ndarray | None, multimask: bool) -> SamPrediction:
+        sam, dev = self.model, self.device
+        points = boxes = masks = None
+        if pts is not None:
+            coords = self._transform.apply_coords(pts[0], emb.original_size)
+            points = (torch.as_tensor(coords, dtype=torch.float, device=dev)[None],
+                      torch.as_tensor(pts[1], dtype=torch.int, device=dev)[None])
+        if xyxy is not None:
+            boxes = torch.as_tensor(self._transform.apply_boxes(xyxy, emb.original_size), dtype=torch.float,
+                                    device=dev)
+        if mask_input is not None:
+            masks = torch.as_tensor(mask_input, dtype=torch.float, device=dev)[None]
+        with torch.inference_mode():
+            sparse, dense = sam.prompt_encoder(points=points, boxes=boxes, masks=masks)
+            low_res, quality = sam.mask_decoder(
+                image_embeddings=emb.features,
+                image_pe=sam.prompt_encoder.get_dense_pe(),
+                sparse_prompt_embeddings=sparse,
+                dense_prompt_embeddings=dense,
+                multimask_output=multimask,
+            )
+            upscaled = sam.postprocess_masks(low_res, emb.input_size, emb.original_size)
+            binary = (upscaled > sam.mask_threshold)[0].cpu().numpy()
+        scores = [float(s) for s in quality[0].float().cpu()]
+        return SamPrediction(
+            masks=[np.ascontiguousarray(m) for m in binary],
+            scores=scores,
+            best=int(np.argmax(scores)),
+            low_res_logits=low_res[0].float().cpu().numpy(),
+        )
