@@ -61,6 +61,8 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x, y, valid = _complete(x, y)
     lead = x.shape[:-1]
     n = x.shape[-1]
+    if n < 2:
+        return np.full(lead, np.nan)
     xs = x.reshape(-1, n)
     ys = y.reshape(-1, n)
     out = np.empty(xs.shape[0])
