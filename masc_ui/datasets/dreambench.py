@@ -212,7 +212,7 @@ def _judge_ratings(root: Path, judge: str, parsed: Parsed) -> None:
                     parsed.skip(where, f"bad score: {value!r} is not a number 0..4")
                     continue
                 parsed.metrics.append(MetricEntry(where, f"{method}/{key}", f"{judge}_{criterion}", float(value),
-                                                  relative(path, root)))
+                                                  relative(path, root), rating_range=(0.0, 4.0)))
 
 
 def _rating_values(root: Path, path: Path, parsed: Parsed):

@@ -67,7 +67,10 @@ class MetricEntry:
     """Metric name the user gave (e.g. `gpt4o_cp`)."""
     value: float
     source: str
-    """Where the value comes from (file path relative to the layout root); kept in the provenance."""
+    """Where the value comes from (file path relative to the layout root); kept in the value's extras."""
+    rating_range: tuple[float, float] | None = None
+    """(lo, hi) when the values are ratings on a fixed scale (a judge's 0-4): agreement maps them to [0, 1]
+    by that range instead of min-max; None = a continuous metric."""
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,9 @@ same provenance differs.
 from __future__ import annotations
 
 import hashlib
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
-
-import numpy as np
-from PIL import Image
 
 from storage.errors import NotFound, StorageError
 from storage.provenance import provenance_key
@@ -25,6 +21,7 @@ from storage.repo.metrics import EXTERNAL_CODE_VERSION
 
 from ..errors import InputError
 from ..imaging import load_image, load_mask_file
+from ..segmentation.masks import mask_to_png
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
 
 EXTERNAL_SOURCE_PREFIX = "import:"
@@ -111,14 +108,8 @@ def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out
         if (mask.shape[1], mask.shape[0]) != size:
             summary.warnings.append(f"{entry.where}: mask {path.name} is {mask.shape[1]}x{mask.shape[0]} but its "
                                     f"image is {size[0]}x{size[1]}; the metrics resample it to the patch grid")
-        masks.append((role, position, _png(mask)))
+        masks.append((role, position, mask_to_png(mask)))
     return masks
-
-
-def _png(mask: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buf, format="PNG")
-    return buf.getvalue()
 
 
 def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]]) -> None:
@@ -173,8 +164,8 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     if not metrics:
         return
     known = _resolve(store, dataset, {m.key for m in metrics}, ids)
-    provs = {name: Provenance(model_id=EXTERNAL_SOURCE_PREFIX + name, code_version=EXTERNAL_CODE_VERSION)
-             for name in {m.metric for m in metrics}}
+    provs = {m.metric: Provenance(model_id=EXTERNAL_SOURCE_PREFIX + m.metric, code_version=EXTERNAL_CODE_VERSION,
+                                  params=_scale_params(m)) for m in metrics}
     keys = {name: provenance_key(p) for name, p in provs.items()}
     usable = []
     for m in metrics:
@@ -196,6 +187,13 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     if items:
         store.metrics.record_many(items)
         summary.added_metrics += len(items)
+
+
+def _scale_params(entry: MetricEntry) -> dict[str, Any]:
+    """Provenance params of an imported metric: its rating scale, when it has one (read by agreement)."""
+    if entry.rating_range is None:
+        return {"scale": "continuous"}
+    return {"scale": "rating", "range": [float(entry.rating_range[0]), float(entry.rating_range[1])]}
 
 
 def _problem(where: str, reason: str) -> Problem:

@@ -1,0 +1,395 @@
+"""Dataset-scale scoring: every sample of a dataset that lacks a value for the current provenance, batched,
+resumable, sharded over processes.
+
+    masc-ui batch --dataset NAME --metrics cp,pf,clip_i [--masks stored|text|none]
+    accelerate launch --num_processes 4 -m masc_ui.batch --dataset NAME --metrics all --db postgresql+psycopg://...
+
+What counts as done: a (sample, metric) whose stored values include one with the scorer's provenance key
+(model, revision, parameters, dtype; `storage.provenance_key`) computed with the sample's current masks
+(`store.metrics.scored_samples`). Values of a chunk are written in one transaction after it is scored, so an
+interrupted run (Ctrl-C, kill, power cut) loses at most the chunk in flight and a rerun scores only what is
+left: nothing stored is computed again.
+
+Masks (`masks`):
+- `stored`: the samples' current masks. A metric that needs a mask the sample lacks is not computed for that
+  sample (counted under "lacking inputs" in the summary, and scored by a later run once the mask exists).
+- `text`: stored masks where present; each missing one is made by text-prompted segmentation of the subject's
+  name (`masc_ui.segmentation.build_text_segmenter`). With `store_masks`, those masks are saved first as mask
+  versions (source `text`) and the values point at them; without, the values' provenance params get
+  `text_masks=<segmentation model>` so they never pass for values computed with stored masks.
+- `none`: no masks at all; only metrics that need none are computed.
+
+The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
+one (DreamBooth: "sks dog"), else by the subject's name.
+
+Failures: a sample whose images cannot be read, or whose scoring raises, gets a NULL value with reason
+`error: ...` (extras `{"error": <exception type>}`) for each metric, and the run goes on; such values count as
+done unless `retry_failed`.
+
+Sharding: process `i` of `n` takes the samples whose id % n == i (stable under resumption, whichever process
+starts first). Run under `accelerate launch`, each process uses its own device (`cuda:<local rank>`).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from PIL import Image
+
+from .errors import InputError, WorkbenchError
+from .imaging import load_image
+from .metrics.registry import get_scorer, get_spec, parse_metric_names, score_metrics
+from .metrics.sample import MetricValue, Sample
+from .models.registry import ModelRegistry
+from .settings import Settings
+
+MASK_MODES = ("stored", "text", "none")
+PROVENANCE_KEYS = ("model_id", "revision", "params", "code_version", "device", "dtype")
+ERROR_PREFIX = "error: "
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    dataset: str
+    """Dataset to score."""
+    metrics: tuple[str, ...]
+    """Metric names (see `masc_ui.metrics.registry.parse_metric_names`)."""
+    masks: str = "stored"
+    """`stored`, `text` or `none` (module docstring)."""
+    store_masks: bool = False
+    """With `masks="text"`: save the text-prompted masks as mask versions."""
+    batch_size: int = 16
+    """Samples scored (and written) together."""
+    limit: int | None = None
+    """Score at most this many samples in this run (then stop; a rerun continues)."""
+    retry_failed: bool = False
+    """Score again the samples whose stored value for this provenance is an `error: ...`."""
+    process_index: int = 0
+    num_processes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.masks not in MASK_MODES:
+            raise InputError(f"masks must be one of {', '.join(MASK_MODES)}, got {self.masks!r}")
+        if self.store_masks and self.masks != "text":
+            raise InputError("store_masks only applies to masks='text' (the masks made from the subject's name)")
+        if self.batch_size < 1:
+            raise InputError(f"batch size must be >= 1, got {self.batch_size}")
+        if self.limit is not None and self.limit < 0:
+            raise InputError(f"limit must be >= 0, got {self.limit}")
+        if not 0 <= self.process_index < self.num_processes:
+            raise InputError(f"process index {self.process_index} is not within 0..{self.num_processes - 1}")
+
+
+@dataclass
+class BatchSummary:
+    """What one process did."""
+
+    dataset: str
+    metrics: list[str]
+    process_index: int = 0
+    num_processes: int = 1
+    samples_in_dataset: int = 0
+    samples_in_shard: int = 0
+    already_done: dict[str, int] = field(default_factory=dict)
+    """metric -> samples of the shard that had a value before this run."""
+    scored_samples: int = 0
+    """Samples that went through the scorers in this run."""
+    values_written: int = 0
+    nan_values: Counter = field(default_factory=Counter)
+    """reason -> count of values stored as NULL (not computable) in this run."""
+    lacking_inputs: Counter = field(default_factory=Counter)
+    """"<metric>: <what is missing>" -> samples skipped for it (not stored; a later run can score them)."""
+    failures: list[tuple[int, str]] = field(default_factory=list)
+    """(sample id, reason) of samples whose scoring failed."""
+    masks_made: int = 0
+    """Text-prompted masks made (and stored, with `store_masks`)."""
+    stopped_early: bool = False
+    """True when `limit` ended the run before the shard was done."""
+    seconds: float = 0.0
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.scored_samples / self.seconds if self.seconds > 0 else 0.0
+
+    def lines(self) -> list[str]:
+        shard = f" (process {self.process_index + 1}/{self.num_processes})" if self.num_processes > 1 else ""
+        out = [f"dataset {self.dataset!r}{shard}: {self.samples_in_shard} of {self.samples_in_dataset} samples; "
+               f"metrics {', '.join(self.metrics)}",
+               "already scored before this run: " + ", ".join(f"{m} {n}" for m, n in self.already_done.items()),
+               f"scored now: {self.scored_samples} samples, {self.values_written} values written in "
+               f"{self.seconds:.1f} s ({self.samples_per_second:.2f} samples/s)"]
+        if self.masks_made:
+            out.append(f"text-prompted masks made: {self.masks_made}")
+        if self.nan_values:
+            out.append("not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common()))
+        if self.lacking_inputs:
+            out.append("not scored, inputs missing: " + "; ".join(f"{r} ({n})" for r, n in self.lacking_inputs.most_common()))
+        if self.failures:
+            out.append(f"failed: {len(self.failures)} sample(s) (stored with their reason; rerun with --retry-failed)")
+            out += [f"  sample #{sid}: {reason}" for sid, reason in self.failures[:20]]
+        if self.stopped_early:
+            out.append("stopped at --limit; run again to continue")
+        return out
+
+
+def storable_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """A scorer's provenance dict in the shape storage keeps: keys other than model_id, revision, params,
+    code_version, device, dtype (e.g. PickScore's `processor_id`) are folded into `params`, so they still
+    take part in the provenance key."""
+    params = dict(provenance.get("params") or {})
+    for key, value in provenance.items():
+        if key not in PROVENANCE_KEYS:
+            params.setdefault(key, value)
+    out = {k: provenance.get(k) for k in PROVENANCE_KEYS if k != "params"}
+    out["params"] = params
+    return out
+
+
+class _Images:
+    """Decoded images by SHA-256, least recently used dropped first (references recur across samples)."""
+
+    def __init__(self, store: Any, max_items: int = 256) -> None:
+        self._store = store
+        self._items: OrderedDict[str, Image.Image] = OrderedDict()
+        self._max = max_items
+
+    def get(self, sha: str, name: str) -> Image.Image:
+        if sha in self._items:
+            self._items.move_to_end(sha)
+            return self._items[sha]
+        img = load_image(self._store.images.read(sha), name=name)
+        self._items[sha] = img
+        if len(self._items) > self._max:
+            self._items.popitem(last=False)
+        return img
+
+
+@dataclass
+class _Plan:
+    """Per metric: provenance (storable), its key, and which shard samples still need it."""
+
+    provenance: dict[str, dict[str, Any]]
+    keys: dict[str, str]
+    todo: dict[str, set[int]]
+
+
+def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,
+              segmenter: Any = None, on_start: Callable[[int], None] | None = None,
+              progress: Callable[[int], None] | None = None) -> BatchSummary:
+    """Score `options.dataset` (this process's shard) and write the values through `store`.
+
+    `segmenter`: a `TextSegmenter` for `masks="text"` (None = built from the settings when needed).
+    `on_start(n)`: called once with the number of samples this run will score; `progress(k)` after each
+    chunk with the number of samples it held. Raises `InputError` for an unknown dataset or metric.
+    """
+    from storage.errors import NotFound
+    from storage.provenance import provenance_key
+
+    started = time.perf_counter()
+    names = parse_metric_names(list(options.metrics))
+    models = models if models is not None else ModelRegistry()
+    try:
+        samples = store.samples.list(options.dataset)
+    except NotFound:
+        known = ", ".join(d.name for d in store.samples.datasets()) or "none yet"
+        raise InputError(f"dataset {options.dataset!r} is not in the database; known datasets: {known} "
+                         "(import one with `masc-ui import`)") from None
+    summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
+                           samples_in_dataset=len(samples))
+    shard = [s for s in samples if s.id % options.num_processes == options.process_index]
+    summary.samples_in_shard = len(shard)
+    plan = _plan(store, settings, models, names, shard, options, provenance_key)
+    summary.already_done = {m: len(shard) - len(plan.todo[m]) for m in names}
+    todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
+    todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
+    if options.limit is not None and len(todo) > options.limit:
+        todo, summary.stopped_early = todo[: options.limit], True
+    if on_start is not None:
+        on_start(len(todo))
+    text_masks = None
+    if options.masks == "text" and todo:
+        if segmenter is None:
+            from .segmentation import build_text_segmenter
+
+            segmenter = build_text_segmenter(settings, models)
+        text_masks = _TextMasks(segmenter, settings)
+    images = _Images(store)
+    for start in range(0, len(todo), options.batch_size):
+        chunk = todo[start:start + options.batch_size]
+        _score_chunk(store, settings, models, text_masks, images, chunk, names, plan, options, summary)
+        if progress is not None:
+            progress(len(chunk))
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str], shard: list[Any],
+          options: BatchOptions, provenance_key: Callable[[Mapping[str, Any]], str]) -> _Plan:
+    provenance, keys, todo = {}, {}, {}
+    ids = [s.id for s in shard]
+    for name in names:
+        prov = storable_provenance(get_scorer(name, settings, models).provenance())
+        if options.masks == "text" and not options.store_masks and get_spec(name).needs_masks != "none":
+            prov["params"]["text_masks"] = _segmentation_id(settings, models)
+        provenance[name] = prov
+        keys[name] = provenance_key(prov)
+        done = store.metrics.scored_samples(name, keys[name], ids) if ids else set()
+        if options.retry_failed and done:
+            latest = store.metrics.latest_for(sorted(done), provenance_keys={name: keys[name]})
+            done -= {sid for sid, values in latest.items()
+                     if name in values and (values[name].reason or "").startswith(ERROR_PREFIX)}
+        todo[name] = set(ids) - done
+    return _Plan(provenance, keys, todo)
+
+
+def _segmentation_id(settings: Settings, models: ModelRegistry) -> str:
+    from .models.auto_profile import effective_model_ids
+
+    return effective_model_ids(settings, models).sam3
+
+
+def _subject_words(record: Any) -> str:
+    info = record.info or {}
+    words = info.get("prompt_subject")
+    return words if isinstance(words, str) and words.strip() else record.subject
+
+
+def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_masks: _TextMasks | None,
+                 images: _Images, chunk: list[Any], names: list[str], plan: _Plan, options: BatchOptions,
+                 summary: BatchSummary) -> None:
+    masks = store.masks.current_for([r.id for r in chunk]) if options.masks != "none" else {}
+    built: list[tuple[Any, Sample, dict[tuple[str, int], int]]] = []
+    items: list[Any] = []
+    for record in chunk:
+        wanted = [m for m in names if record.id in plan.todo[m]]
+        try:
+            sample, mask_ids = _build_sample(store, record, masks.get(record.id, {}), images, text_masks, options,
+                                             summary)
+        except (WorkbenchError, OSError, ValueError) as exc:
+            items += _failure(record, wanted, plan, exc, summary)
+            continue
+        built.append((record, sample, mask_ids))
+    if built:
+        try:
+            items += _score_built(settings, models, built, names, plan, summary)
+        except Exception:  # noqa: BLE001 - isolate the failing sample, keep the others
+            for one in built:
+                try:
+                    items += _score_built(settings, models, [one], names, plan, summary)
+                except Exception as exc:  # noqa: BLE001
+                    items += _failure(one[0], [m for m in names if one[0].id in plan.todo[m]], plan, exc, summary)
+    if items:
+        store.metrics.record_many(items)
+        summary.values_written += len(items)
+    summary.scored_samples += len(chunk)
+
+
+class _TextMasks:
+    """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
+
+    def __init__(self, segmenter: Any, settings: Settings) -> None:
+        self._segmenter = segmenter
+        self._settings = settings
+        self._items: dict[tuple[str, str], Any] = {}
+
+    def get(self, sha: str, image: Image.Image, words: str) -> Any:
+        """The segmenter's `TextSegmentation` of `words` in `image`."""
+        key = (sha, words)
+        if key not in self._items:
+            self._items[key] = self._segmenter.segment(image, words, self._settings.text_seg_threshold,
+                                                       self._settings.text_seg_min_fraction)
+        return self._items[key]
+
+
+def _build_sample(store: Any, record: Any, current: Mapping[tuple[str, int], Any], images: _Images,
+                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary
+                  ) -> tuple[Sample, dict[tuple[str, int], int]]:
+    """The scorer's `Sample` of a stored sample, and the id of the stored mask version used per image slot."""
+    from .segmentation.masks import mask_from_png, mask_to_png
+
+    words = _subject_words(record)
+    shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
+    pictures = {(role, pos): images.get(sha, f"sample #{record.id} {role} {pos}") for role, pos, sha in shas}
+    arrays: dict[tuple[str, int], Any] = {}
+    mask_ids: dict[tuple[str, int], int] = {}
+    for role, pos, sha in shas:
+        stored = current.get((role, pos))
+        if stored is not None:
+            arrays[role, pos] = mask_from_png(store.images.read(stored.sha256))
+            mask_ids[role, pos] = stored.id
+        elif text_masks is not None:
+            seg = text_masks.get(sha, pictures[role, pos], words)
+            arrays[role, pos] = seg.mask
+            summary.masks_made += 1
+            if options.store_masks:
+                params = {"text": words, "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
+                added = store.masks.add(record.id, role, pos, mask_to_png(seg.mask), source="text",
+                                        created_by="batch", params=params)
+                mask_ids[role, pos] = added.id
+    n_refs = len(record.references)
+    sample = Sample(refs=tuple(pictures["reference", i] for i in range(n_refs)), out=pictures["output", 0],
+                    prompt=record.prompt, subject=words,
+                    ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
+                    out_mask=arrays.get(("output", 0)))
+    return sample, mask_ids
+
+
+def _masks_used(metric: str, mask_ids: Mapping[tuple[str, int], int]) -> tuple[int, ...]:
+    """The stored mask versions a metric's value depends on (reference masks, output mask, as it needs)."""
+    needs = get_spec(metric).needs
+    return tuple(sorted(mid for (role, _), mid in mask_ids.items()
+                        if (role == "reference" and needs.ref_masks) or (role == "output" and needs.out_mask)))
+
+
+def _score_built(settings: Settings, models: ModelRegistry,
+                 built: list[tuple[Any, Sample, dict[tuple[str, int], int]]], names: list[str], plan: _Plan,
+                 summary: BatchSummary) -> list[Any]:
+    """Score the chunk's samples for every metric some of them still need; `MetricInput`s for the (sample,
+    metric) pairs that were to do and had their inputs (the others are counted as lacking inputs)."""
+    from storage.records import MetricInput
+
+    samples = [s for _, s, _ in built]
+    needed = [m for m in names if any(r.id in plan.todo[m] for r, _, _ in built)]
+    lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
+    scorable = [m for m in needed if not all(lacking[m].values())]
+    values: dict[str, list[MetricValue]] = (
+        score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {})
+    items = []
+    for m in needed:
+        for i, (record, _, mask_ids) in enumerate(built):
+            if record.id not in plan.todo[m]:
+                continue
+            if lacking[m][i]:
+                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}"] += 1
+                continue
+            v = values[m][i]
+            reason = (v.reason or "not computable") if v.is_nan else None
+            if reason is not None:
+                summary.nan_values[f"{m}: {reason}"] += 1
+            items.append(MetricInput(sample_id=record.id, metric=m, value=None if v.is_nan else v.value,
+                                     provenance=plan.provenance[m], reason=reason, extras=v.extras or None,
+                                     mask_version_ids=_masks_used(m, mask_ids)))
+    return items
+
+
+def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary) -> list[Any]:
+    from storage.records import MetricInput
+
+    reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
+    summary.failures.append((record.id, reason))
+    return [MetricInput(sample_id=record.id, metric=m, value=None, provenance=plan.provenance[m], reason=reason,
+                        extras={"error": type(exc).__name__}) for m in wanted]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`: the `masc-ui batch` command."""
+    from .cli import main as cli_main
+
+    return cli_main(["batch", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Agreement input from storage: each sample's latest metric values and current human ratings as an
+`masc_ui.analysis.AgreementData` (the analysis itself is storage-free).
+
+Metric scales: built-in metrics are continuous (min-max normalized for alpha); an imported metric whose
+provenance params say `scale="rating"` (a judge's 0-4, see `masc_ui.datasets.ingest`) is mapped by its
+declared `range`. Ratings are the raters' current `rated` scores (skipped/flagged count as not rated).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis import AgreementData, MetricScale, scale_for
+from ..errors import InputError
+
+
+def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData:
+    """Every sample of `dataset` (None = all datasets) with its metric values and ratings."""
+    from storage.errors import NotFound
+
+    try:
+        samples = store.samples.list(dataset)
+        ratings = store.ratings.current(dataset=dataset)
+    except NotFound:
+        known = ", ".join(d.name for d in store.samples.datasets()) or "none yet"
+        raise InputError(f"dataset {dataset!r} is not in the database; known datasets: {known}") from None
+    latest = store.metrics.latest_for([s.id for s in samples])
+    scales: dict[str, MetricScale] = {}
+    by_sample: dict[int, dict[str, dict[str, float | None]]] = {}
+    for r in ratings:
+        if r.status == "rated":
+            by_sample.setdefault(r.sample_id, {}).setdefault(r.criterion, {})[r.rater] = float(r.score)
+    records = []
+    for s in samples:
+        values = latest.get(s.id, {})
+        for name, v in values.items():
+            params = v.provenance.params or {}
+            if params.get("scale") == "rating" and name not in scales:
+                lo, hi = params.get("range") or (0.0, 4.0)
+                scales[name] = scale_for("rating", (float(lo), float(hi)))
+        label = f"{s.dataset}/{s.external_key}" if s.external_key else f"{s.dataset}/#{s.id}"
+        records.append({"sample_id": label, "method": s.method, "category": s.category,
+                        "metrics": {name: v.value for name, v in values.items()},
+                        "ratings": by_sample.get(s.id, {})})
+    return AgreementData.from_records(records, scales=scales)
