@@ -65,8 +65,10 @@ def insert_ignore(session: Session, model: type[t.Base], values: dict[str, Any])
     make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
     if make is None:
         raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
-    result = session.execute(make(model).values(**values).on_conflict_do_nothing())
-    return bool(result.rowcount)
+    stmt = make(model).values(**values).on_conflict_do_nothing()
+    if dialect == "postgresql":  # psycopg reports no rowcount here; RETURNING says whether a row went in
+        return session.execute(stmt.returning(sa.literal_column("1"))).first() is not None
+    return bool(session.execute(stmt).rowcount)
 
 
 def dataset_id(session: Session, name: str) -> int:

@@ -77,10 +77,10 @@ class MetricRepository:
                      .where(t.MetricValue.metric == metric, t.MetricValue.provenance_key == provenance_key))
             found: list[tuple[int, int]] = []
             if sample_ids is None:
-                found = [tuple(r) for r in s.execute(query)]  # type: ignore[misc]
+                found = [(r[0], r[1]) for r in s.execute(query)]
             else:
                 for part in chunks(list(sample_ids)):
-                    found += [tuple(r) for r in s.execute(query.where(t.MetricValue.sample_id.in_(part)))]  # type: ignore[misc]
+                    found += [(r[0], r[1]) for r in s.execute(query.where(t.MetricValue.sample_id.in_(part)))]
             masks = _masks_of(s, [vid for vid, _ in found])
             current = current_mask_ids(s, sorted({sid for _, sid in found}))
             return {sid for vid, sid in found if masks.get(vid, set()) <= current.get(sid, set())}
@@ -157,7 +157,7 @@ def _check_masks_belong(s: Session, rows: list[tuple[dict[str, Any], tuple[int, 
     for part in chunks(wanted):
         owner.update(s.execute(sa.select(t.MaskVersion.id, t.SampleImage.sample_id)
                                .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
-                               .where(t.MaskVersion.id.in_(part))).tuples().all())
+                               .where(t.MaskVersion.id.in_(part))).all())
     for values, masks in rows:
         for m in masks:
             if owner.get(m) != values["sample_id"]:
