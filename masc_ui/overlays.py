@@ -62,7 +62,7 @@ def with_legend(image: Image.Image, *, title: str, lo: float, hi: float) -> Imag
     draw = ImageDraw.Draw(canvas)
     font = _font(12)
     draw.text((6, h + 3), title, fill="black", font=font)
-    lo_txt, hi_txt = f"{lo:.2f}", f"{hi:.2f}"
+    lo_txt, hi_txt = f"{lo:.3g}", f"{hi:.3g}"
     x0 = 6 + int(draw.textlength(lo_txt, font=font)) + 6
     x1 = max(x0 + 20, w - 6 - int(draw.textlength(hi_txt, font=font)) - 6)
     bar = colormap(np.linspace(lo, hi, max(x1 - x0, 1))[None, :].repeat(12, 0), lo, hi)

@@ -93,7 +93,7 @@ class Workbench:
     """One per process: the settings in force, the shared model registry, and the caches they own."""
 
     def __init__(self, settings: Settings, *, profile: ResolvedProfile | None = None,
-                 models: ModelRegistry | None = None, repository: object | None = None) -> None:
+                 models: ModelRegistry | None = None, store: object | None = None) -> None:
         self.profile = profile or ResolvedProfile(settings.profile, settings.profile, None)
         self.settings = settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
         self.models = models or ModelRegistry()
@@ -101,8 +101,10 @@ class Workbench:
         self.dtype = str(pick_dtype(self.settings.dtype, self.device)).replace("torch.", "")
         self._scores: OrderedDict[str, ScoreReport] = OrderedDict()
         self._scores_lock = threading.Lock()
-        self._repository = repository
-        self._repo_lock = threading.Lock()
+        from .workbench_store import StoreUseCases
+
+        self.records = StoreUseCases(self.settings, store)
+        """Database use cases (save, rating tasks, browse, export), opened on first use."""
 
     @classmethod
     def open(cls, settings: Settings, *, offline: bool = False) -> "Workbench":
@@ -115,7 +117,7 @@ class Workbench:
     # --- status ------------------------------------------------------------------------------------------
 
     def status(self) -> Status:
-        loaded = tuple(_key_text(k) for k in self.models.loaded())
+        loaded = tuple(dict.fromkeys(_key_text(k) for k in self.models.loaded() if not _is_service_key(k)))
         return Status(self.profile, self.device, self.dtype, loaded)
 
     # --- samples -----------------------------------------------------------------------------------------
@@ -200,6 +202,17 @@ class Workbench:
             progress(0.1, "computing MaSC patch maps")
         return explain_sample(masc, sample)
 
+    def save_sample(self, sample: Sample, *, dataset: str, method: str | None = None,
+                    mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,
+                    user: str | None = None, progress: Progress | None = None):
+        """Score `sample` (cached when already scored) and store it with its masks and every value
+        (`workbench_store.Saved`). Saving the same thing twice adds nothing."""
+        report = self.score(sample, names, progress=progress)
+        if progress:
+            progress(0.9, "writing to the database")
+        return self.records.save(sample, report.values, dataset=dataset, method=method,
+                                 mask_sources=mask_sources or {}, user=user)
+
     # --- segmentation ------------------------------------------------------------------------------------
 
     def sam_predict(self, image: Image.Image, points: list[tuple[float, float, int]],
@@ -246,8 +259,16 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+_SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-explainer")
+"""Registry keys of the workbench's own wrappers (their models appear under their own keys)."""
+
+
+def _is_service_key(key: object) -> bool:
+    return isinstance(key, tuple) and bool(key) and key[0] in _SERVICE_KEYS
+
+
 def _key_text(key: object) -> str:
-    if isinstance(key, tuple):
-        parts = [str(p) for p in key if p is not None]
-        return Path(parts[1]).name if len(parts) > 1 and "/" in parts[1] and parts[0] else ":".join(parts[:2])
+    """`kind: checkpoint folder/id name` of a model registry key such as ("siglip", "/x/siglip2-naflex", "cpu")."""
+    if isinstance(key, tuple) and len(key) >= 2 and isinstance(key[1], str):
+        return f"{key[0]}: {Path(key[1]).name or key[1]}"
     return str(key)

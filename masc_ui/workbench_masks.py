@@ -16,6 +16,7 @@ from PIL import Image
 from .errors import InputError
 
 SOURCES = ("drawn", "sam", "text-prompted", "imported")
+"""Where a mask came from (storage calls text-prompted masks `text`)."""
 
 
 class Segmenter(Protocol):
