@@ -1,6 +1,7 @@
 """The provenance dict recorded with every metric value: which weights, which parameters, which code."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import torch
@@ -33,8 +34,8 @@ def checkpoint_revision(model_id: str, config: Any = None) -> str:
 
 def make_provenance(*, model_id: str | None, revision: str | None, params: dict[str, Any], device: str | None,
                     dtype: torch.dtype | str | None, **more: Any) -> dict[str, Any]:
-    """`{model_id, revision, params, device, dtype, code_version, ...more}`, JSON-able."""
+    """`{model_id, revision, params, device, dtype, code_version, ...more}`, JSON-able (tuples become lists)."""
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    return {"model_id": model_id, "revision": revision, "params": dict(params), "device": device, "dtype": dtype,
+    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps(params)), "device": device, "dtype": dtype,
             "code_version": code_version(), **more}
