@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import WorkbenchError
+from .errors import InputError, WorkbenchError
 from .settings import PROFILES, STRIPPERS, Settings
 
 
@@ -45,8 +45,321 @@ def _cmd_demo_weights(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- score ---------------------------------------------------------------------------------------------------
+
+def _add_score(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="MaSC CP and PF of one output against its reference(s)",
+                       description="Print MaSC Concept Preservation (CP) and Prompt Following (PF) of OUT against the "
+                                   "reference image(s), with the diagnostics (extras). Masks are image files "
+                                   "(foreground = white, or opaque where the file has transparency).")
+    p.add_argument("--ref", action="append", required=True, type=Path, metavar="IMAGE",
+                   help="reference image of the subject (repeatable: CP per reference and their mean)")
+    p.add_argument("--ref-mask", action="append", required=True, type=Path, metavar="MASK",
+                   help="mask of the subject in each --ref, same order (repeatable)")
+    p.add_argument("--out", required=True, type=Path, metavar="IMAGE", help="the generated output image")
+    p.add_argument("--out-mask", required=True, type=Path, metavar="MASK", help="mask of the subject in --out")
+    p.add_argument("--prompt", required=True, help="the prompt the output was generated from")
+    p.add_argument("--object", dest="object_name", metavar="NAME",
+                   help="the subject's name, stripped from the prompt for PF (default: keep the prompt)")
+    p.add_argument("--model", dest="siglip_model", metavar="ID|DIR", help="SigLIP2 checkpoint (default: the profile's)")
+    p.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
+    p.add_argument("--naflex-max-patches", type=int, help="NaFlex patch budget (default 1024)")
+    p.add_argument("--fg-threshold", type=float, help="mask threshold (default 0.5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (NaN as null)")
+    _add_common(p)
+    p.set_defaults(func=_cmd_score)
+
+
+def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    import json
+
+    from .imaging import load_image, load_mask_file
+    from .metrics.masc_cli import build_masc, result_record
+
+    settings = settings or settings_from_args(args)
+    if len(args.ref_mask) != len(args.ref):
+        raise InputError(f"{len(args.ref)} --ref image(s) but {len(args.ref_mask)} --ref-mask file(s): "
+                         "give one mask per reference, in the same order")
+    limit = settings.max_image_pixels
+    refs = tuple(load_image(r, name=f"--ref {r}", max_pixels=limit) for r in args.ref)
+    ref_masks = tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in args.ref_mask)
+    out = load_image(args.out, name=f"--out {args.out}", max_pixels=limit)
+    out_mask = load_mask_file(args.out_mask, name=f"--out-mask {args.out_mask}", max_pixels=limit)
+    if not args.prompt.strip():
+        raise InputError("--prompt is empty: give the prompt the output image was generated from")
+    from .metrics.sample import Sample
+
+    sample = Sample(refs=refs, out=out, prompt=args.prompt, subject=args.object_name, ref_masks=ref_masks,
+                    out_mask=out_mask)
+    result = build_masc(settings).score_many([sample])[0]
+    record = result_record(result)
+    if args.json:
+        print(json.dumps(record, indent=2, allow_nan=False))
+        return 0
+    for name in ("cp", "pf"):
+        value = record[name]
+        reason = record["extras"].get(f"{name}_reason")
+        print(f"{name.upper()}\t{'n/a (' + reason + ')' if value is None else f'{value:.6f}'}")
+    for key, value in record["extras"].items():
+        if key != "provenance":
+            print(f"{key}\t{value}")
+    for key, value in record["extras"]["provenance"].items():
+        print(f"provenance.{key}\t{value}")
+    return 0
+
+
+# --- segment -------------------------------------------------------------------------------------------------
+
+def _add_segment(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "segment", help="mask an image from clicks/a box (Segment Anything) or the subject's name (SAM 3)",
+        description="Write a mask PNG (255 = subject) for IMAGE. Coordinates are pixels of IMAGE, x to the right, "
+                    "y down. Exit status 3: a --text mask was written but is doubtful (nothing found, or too small).")
+    p.add_argument("image", type=Path, help="image file")
+    p.add_argument("--point", action="append", type=_point_arg, default=[], metavar="X,Y[,L]",
+                   help="click at pixel X,Y; L=1 subject (default), L=0 background (repeatable)")
+    p.add_argument("--box", type=_box_arg, metavar="X0,Y0,X1,Y1", help="box: left, top, right, bottom pixels")
+    p.add_argument("--text", metavar="NAME", help="segment every instance of NAME with SAM 3 (instead of clicks)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="MASK.png", help="mask file to write")
+    p.add_argument("--single-mask", action="store_true", help="SAM: one mask instead of the best of three")
+    p.add_argument("--threshold", type=float, help="SAM 3: minimum instance score (default text_seg_threshold)")
+    p.add_argument("--min-fraction", type=float, help="SAM 3: smaller masks are doubtful (default 0.05)")
+    p.add_argument("--fill-holes", action="store_true", help="fill holes enclosed by the mask")
+    p.add_argument("--min-speck", type=int, default=0, metavar="N", help="drop mask pieces under N pixels")
+    p.add_argument("--keep-largest", action="store_true", help="keep only the largest mask piece")
+    g = p.add_argument_group("segmentation models")
+    g.add_argument("--sam-variant", help="vit_b, vit_l, vit_h (vit_tiny: demo)")
+    g.add_argument("--sam-checkpoint", help="local SAM checkpoint file (default: official download)")
+    g.add_argument("--sam3-model", help="SAM 3 HF id or local folder (default facebook/sam3)")
+    g.add_argument("--cache-dir", type=Path, help="where downloaded SAM checkpoints are kept")
+    _add_common(p)
+    p.set_defaults(func=_cmd_segment)
+
+
+def _cmd_segment(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from .imaging import load_image
+    from .segmentation import build_sam_service, build_text_segmenter, clean_mask, mask_to_png
+
+    if settings is None:
+        extra = {"sam_variant": args.sam_variant, "sam_checkpoint": args.sam_checkpoint, "sam3_model": args.sam3_model,
+                 "cache_dir": args.cache_dir}
+        settings = settings_from_args(args).replace(**{k: v for k, v in extra.items() if v is not None})
+    if args.text is not None and (args.point or args.box):
+        raise InputError("give either --text, or --point/--box clicks, not both")
+    if args.text is None and not (args.point or args.box):
+        raise InputError("nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or --text NAME")
+    image = load_image(args.image, name=f"image {args.image}", max_pixels=settings.max_image_pixels)
+    doubtful = None
+    if args.text is not None:
+        result = build_text_segmenter(settings).segment(
+            image, args.text,
+            threshold=settings.text_seg_threshold if args.threshold is None else args.threshold,
+            min_fraction=settings.text_seg_min_fraction if args.min_fraction is None else args.min_fraction)
+        mask, doubtful = result.mask, result.reason
+        summary = f"SAM 3: {result.n_instances} instance(s) of {result.text!r}, scores " + (
+            ", ".join(f"{s:.3f}" for s in result.scores) or "none")
+    else:
+        pred = build_sam_service(settings).predict(image, points=args.point, box=args.box,
+                                                   multimask=not args.single_mask)
+        mask = pred.mask
+        summary = f"SAM: score {pred.score:.3f} (candidates {', '.join(f'{s:.3f}' for s in pred.scores)})"
+    if args.fill_holes or args.min_speck or args.keep_largest:
+        mask = clean_mask(mask, fill_holes=args.fill_holes, min_speck=args.min_speck, keep_largest=args.keep_largest)
+    try:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_bytes(mask_to_png(mask))
+    except OSError as exc:
+        raise InputError(f"cannot write the mask to {args.output}: {exc}") from None
+    print(f"{args.output}\t{image.width}x{image.height}\tcovers {mask.mean():.1%}\t{summary}")
+    if doubtful:
+        print(f"doubtful: {doubtful}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _numbers_arg(text: str, counts: tuple[int, ...], what: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in counts:
+        raise argparse.ArgumentTypeError(f"{what} must be {' or '.join(_FORMS[c] for c in counts)}, got {text!r}")
+    return values
+
+
+_FORMS = {2: "X,Y", 3: "X,Y,L", 4: "X0,Y0,X1,Y1"}
+
+
+def _point_arg(text: str) -> tuple:
+    values = _numbers_arg(text, (2, 3), "a point")
+    if len(values) == 3 and values[2] not in (0.0, 1.0):
+        raise argparse.ArgumentTypeError(f"a point's label must be 1 (subject) or 0 (background), got {text!r}")
+    return (values[0], values[1], int(values[2]) if len(values) == 3 else 1)
+
+
+def _box_arg(text: str) -> tuple:
+    return tuple(_numbers_arg(text, (4,), "a box"))
+
+
+# --- import / batch / agreement / export (datasets) ----------------------------------------------------------
+
+def _open_store(settings: Settings):
+    """The storage of `settings` (database URL or SQLite in the data dir); storage errors become WorkbenchError."""
+    from storage import StorageError, open_store
+
+    try:
+        return open_store(settings.database_url, settings.data_dir)
+    except StorageError as exc:
+        raise WorkbenchError(f"database: {exc}") from None
+
+
+def _add_import(sub: argparse._SubParsersAction) -> None:
+    from .datasets import list_importers
+
+    formats = "; ".join(f"{i.name}: {i.description}" for i in list_importers())
+    p = sub.add_parser("import", help="import a benchmark (manifest, DreamBench++, DreamBooth) into the database",
+                       description=f"Import PATH into dataset NAME. Importing twice adds nothing. Formats: {formats}.")
+    p.add_argument("path", type=Path, help="manifest file or benchmark folder")
+    p.add_argument("--dataset", required=True, help="dataset name in the database")
+    p.add_argument("--format", required=True, choices=[i.name for i in list_importers()], dest="fmt")
+    p.add_argument("--judge", help="dreambench: metric name prefix of the GPT judge ratings (default gpt4o -> "
+                                   "gpt4o_cp, gpt4o_pf)")
+    p.add_argument("--outputs", type=Path, help="dreambooth: generated images, <method>/<subject>/<prompt_idx>_<seed>.png")
+    p.add_argument("--unique-token", help="dreambooth: the token in the prompts (default sks)")
+    p.add_argument("--max-problems", type=int, default=50, help="skipped rows listed in the report (default 50)")
+    _add_common(p)
+    p.set_defaults(func=_cmd_import)
+
+
+def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from tqdm import tqdm
+
+    from .datasets import read_layout
+    from .datasets.ingest import ingest
+
+    settings = settings or settings_from_args(args)
+    parsed = read_layout(args.fmt, args.path, judge=args.judge, outputs=args.outputs, unique_token=args.unique_token)
+    with _open_store(settings) as store, tqdm(total=len(parsed.samples), unit="sample", desc="import",
+                                               disable=not parsed.samples) as bar:
+        summary = ingest(store, args.dataset, args.fmt, parsed, max_pixels=settings.max_image_pixels,
+                         progress=bar.update)
+    print("\n".join(summary.lines(max_problems=args.max_problems)))
+    return 0
+
+
+def _add_batch(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="score every sample of a dataset that lacks values (resumable, multi-process)",
+                       description="Score the samples of DATASET that have no value yet for the current provenance "
+                                   "(model, revision, parameters, dtype) and masks. Safe to interrupt and rerun. "
+                                   "Several processes/GPUs: accelerate launch -m masc_ui.batch ...")
+    p.add_argument("--dataset", required=True, help="dataset name in the database")
+    p.add_argument("--metrics", default="cp,pf", help="comma-separated metric names, or 'all' (default cp,pf)")
+    p.add_argument("--masks", choices=("stored", "text", "none"), default="stored",
+                   help="stored: the samples' current masks; text: missing ones made from the subject's name "
+                        "(SAM 3); none: no masks (only metrics that need none)")
+    p.add_argument("--store-masks", action="store_true", help="with --masks text: save the masks made")
+    p.add_argument("--batch-size", type=int, default=16, help="samples scored and written together (default 16)")
+    p.add_argument("--limit", type=int, help="score at most N samples in this run")
+    p.add_argument("--retry-failed", action="store_true", help="score again samples whose scoring failed before")
+    g = p.add_argument_group("metric parameters")
+    g.add_argument("--siglip-model", help="SigLIP2 checkpoint (HF id or folder)")
+    g.add_argument("--clip-model", help="CLIP checkpoint (HF id or folder)")
+    g.add_argument("--naflex-max-patches", type=int, help="MaSC NaFlex patch budget (default 1024)")
+    g.add_argument("--fg-threshold", type=float, help="MaSC mask threshold (default 0.5)")
+    g.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
+    _add_common(p)
+    p.set_defaults(func=_cmd_batch)
+
+
+def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from tqdm import tqdm
+
+    from .batch import BatchOptions, gather_summaries, process_context, run_batch
+
+    context = process_context(settings or settings_from_args(args))
+    options = BatchOptions(args.dataset, tuple(args.metrics.split(",")), masks=args.masks,
+                           store_masks=args.store_masks, batch_size=args.batch_size, limit=args.limit,
+                           retry_failed=args.retry_failed, process_index=context.index,
+                           num_processes=context.count)
+    label = "batch" if context.count == 1 else f"batch [process 1 of {context.count}]"
+    with _open_store(context.settings) as store, tqdm(unit="sample", desc=label, disable=not context.is_main,
+                                                       dynamic_ncols=True) as bar:
+        summary = run_batch(store, context.settings, options, on_start=lambda n: bar.reset(total=n),
+                            progress=bar.update)
+    summaries = gather_summaries(context, summary)
+    if context.is_main:
+        for one in summaries:
+            print("\n".join(one.lines()))
+    return 1 if any(one.failures for one in summaries) else 0
+
+
+def _add_agreement(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("agreement", help="agreement of each metric (and judge) with human ratings, with CIs",
+                       description="Krippendorff's alpha, Spearman, Kendall tau-b and Pearson of each metric against "
+                                   "the human ratings, and human vs human, with paired-bootstrap CIs (METRICS.md).")
+    p.add_argument("--dataset", help="only this dataset (default: all)")
+    p.add_argument("--criterion", choices=("cp", "pf"), default="cp", help="which human ratings (default cp)")
+    p.add_argument("--by", choices=("method", "category"), help="also one row per method or category")
+    p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (0 = no CIs; default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--human-level", choices=("interval", "ordinal", "nominal", "ratio"), default="interval",
+                   help="Krippendorff level of the human-vs-human alpha (default interval)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_common(p)
+    p.set_defaults(func=_cmd_agreement)
+
+
+def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from .analysis import agreement_table, format_table, to_json
+    from .datasets.agreement_source import load_agreement_data
+
+    settings = settings or settings_from_args(args)
+    with _open_store(settings) as store:
+        data = load_agreement_data(store, args.dataset)
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+    table = agreement_table(data, metrics, criterion=args.criterion, by=args.by, n_boot=args.n_boot, seed=args.seed,
+                            human_level=args.human_level)
+    print(to_json(table) if args.json else format_table(table))
+    return 0
+
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="one table: samples, latest metric values, every rater's ratings")
+    p.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
+    p.add_argument("--dataset", help="only this dataset (default: all)")
+    p.add_argument("--format", choices=("csv", "jsonl"), dest="fmt",
+                   help="default: from the file's suffix (.jsonl -> jsonl, else csv)")
+    _add_common(p)
+    p.set_defaults(func=_cmd_export)
+
+
+def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    settings = settings or settings_from_args(args)
+    fmt = args.fmt or ("jsonl" if str(args.output).endswith((".jsonl", ".ndjson")) else "csv")
+    target = sys.stdout if args.output == "-" else Path(args.output)
+    with _open_store(settings) as store:
+        if args.dataset is not None and args.dataset not in {d.name for d in store.samples.datasets()}:
+            raise InputError(f"dataset {args.dataset!r} is not in the database; known: "
+                             f"{', '.join(d.name for d in store.samples.datasets()) or 'none yet'}")
+        write = store.exports.write_jsonl if fmt == "jsonl" else store.exports.write_csv
+        try:
+            n = write(target, args.dataset)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc}") from None
+    if target is not sys.stdout:
+        print(f"{n} samples written to {args.output} ({fmt})")
+    return 0
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_demo_weights,
+    _add_score,
+    _add_segment,
+    _add_import,
+    _add_batch,
+    _add_agreement,
+    _add_export,
 ]
 
 
