@@ -164,8 +164,9 @@ def _as_record(raw: Any, index: int) -> AgreementRecord:
                          "method, category, metrics ({name: value}), ratings ({criterion: {rater: rating}})")
     if raw.get("sample_id") is None:
         raise InputError(f"agreement record #{index} has no sample_id")
-    metrics = raw.get("metrics") or {}
-    ratings = raw.get("ratings") or {}
+    # A DataFrame row holds NaN where a record had no metrics / ratings.
+    metrics = {} if _label(raw.get("metrics")) is None else raw["metrics"]
+    ratings = {} if _label(raw.get("ratings")) is None else raw["ratings"]
     if not isinstance(metrics, Mapping):
         raise InputError(f"agreement record #{index} ({raw['sample_id']!r}): metrics must be a dict name -> value")
     if not isinstance(ratings, Mapping) or not all(isinstance(v, Mapping) for v in ratings.values()):

@@ -37,7 +37,7 @@ def format_table(table: AgreementTable, digits: int = 3) -> str:
     ci = f"{table.level:.0%} paired-bootstrap CI over samples, {table.n_boot} resamples, seed {table.seed}" \
         if table.n_boot else "no confidence intervals (n_boot=0)"
     lines = [f"Agreement with human ratings of {table.criterion!r} ({ci}); metric alpha: interval, vs each rater, averaged",
-             "  ".join(h.ljust(w) for h, w in zip(head, widths)),
+             "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
     lines += ["" if line is None else "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
     return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""Paired bootstrap indices and percentile CIs."""
+import math
+
+import numpy as np
+import pytest
+
+from masc_ui.analysis.bootstrap import Estimate, bootstrap_indices, estimate, percentile_ci
+from masc_ui.errors import InputError
+
+
+def test_indices_are_seeded_and_shaped():
+    a = bootstrap_indices(30, 200, seed=4)
+    assert a.shape == (200, 30) and a.min() >= 0 and a.max() < 30
+    np.testing.assert_array_equal(a, bootstrap_indices(30, 200, seed=4))
+    assert not np.array_equal(a, bootstrap_indices(30, 200, seed=5))
+    assert bootstrap_indices(0, 5).shape == (5, 0)
+
+
+def test_percentile_ci_matches_numpy_and_ignores_undefined_replicates():
+    r = np.random.default_rng(0).normal(size=1000)
+    lo, hi = percentile_ci(r, 0.95)
+    assert (lo, hi) == pytest.approx(tuple(np.percentile(r, [2.5, 97.5])))
+    with_nan = np.concatenate([r, [np.nan] * 50])
+    assert percentile_ci(with_nan, 0.95) == pytest.approx((lo, hi))
+    assert percentile_ci(r, 0.5) == pytest.approx(tuple(np.percentile(r, [25, 75])))
+    assert all(math.isnan(v) for v in percentile_ci(np.array([np.nan, np.nan])))
+
+
+def test_ci_of_a_mean_covers_the_truth_about_as_often_as_it_says():
+    rng = np.random.default_rng(1)
+    idx = bootstrap_indices(40, 400, seed=2)
+    hits = 0
+    for _ in range(200):
+        x = rng.normal(loc=1.0, size=40)
+        lo, hi = percentile_ci(x[idx].mean(axis=1), 0.9)
+        hits += lo <= 1.0 <= hi
+    assert 0.8 <= hits / 200 <= 0.97
+
+
+def test_estimate_and_json():
+    e = estimate(0.5, np.array([0.4, 0.6, 0.5]), 0.95)
+    assert e.value == 0.5 and e.ci_low < e.ci_high
+    no_ci = estimate(0.5, None)
+    assert math.isnan(no_ci.ci_low)
+    assert Estimate(float("nan"), 1.0, 2.0).to_dict() == {"value": None, "ci_low": 1.0, "ci_high": 2.0}
+
+
+@pytest.mark.parametrize("n_boot", [-1, 2.5, "100"])
+def test_bad_n_boot(n_boot):
+    with pytest.raises(InputError, match="n_boot"):
+        bootstrap_indices(10, n_boot)
