@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..workbench import Workbench
-from . import score_tab, status
+from . import agreement_tab, browse_tab, mask_panel, rate_tab, score_tab, status
 
 
 def build_app(wb: Workbench) -> gr.Blocks:
@@ -15,8 +15,21 @@ def build_app(wb: Workbench) -> gr.Blocks:
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Score", id="score", elem_id="tab-score"):
                 score = score_tab.build(wb, status_line)
+            with gr.Tab("Rate", id="rate", elem_id="tab-rate") as rate:
+                open_task, task_outputs = rate_tab.build(wb)
+            with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
+                browse_ui = browse_tab.build(wb)
+            with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement"):
+                agreement_tab.build(wb)
+        rate.select(open_task, None, task_outputs, api_name="rate_open")
+        browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
+        refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
+                                                        score.out_image)
+        browse_ui.open.click(
+            browse_tab.open_handler(wb), [browse_ui.sample_id, score.masks.session],
+            [score.ref_image, score.extra_refs, score.out_image, score.prompt, score.subject, score.masks.session,
+             score.message, tabs], api_name="open_sample").then(score.masks.refresh, refresh_in, refresh_out)
         app.load(lambda: wb.status().line(), None, [status_line])
+        app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)
-    app.tabs = tabs  # type: ignore[attr-defined]
-    app.score_tab = score  # type: ignore[attr-defined]
     return app

@@ -87,7 +87,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         session.set_mask("out", ex.out_mask, "imported")
         return str(ex.ref), str(ex.out), ex.prompt, ex.subject, session, f"loaded example '{ex.title}' with its masks"
 
-    load.click(on_load, [examples, masks.session], [ref_image, out_image, prompt, subject, masks.session, message])\
+    load.click(on_load, [examples, masks.session], [ref_image, out_image, prompt, subject, masks.session, message],
+               api_name="load_example")\
         .then(lambda: None, None, [extra_refs]).then(masks.refresh, refresh_in, refresh_out)
 
     def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession):
@@ -109,7 +110,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo)
         return html, report, "scored " + ", ".join(r.display_name for r in report.rows), wb.status().line()
 
-    run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2)
+    run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2,
+              api_name="run")
     x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(rep, x100=on,
                                                                                   demo=wb.status().is_demo),
                 [report_state, x100], [scores])
@@ -124,7 +126,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         notes = "; ".join(ex.notes) if ex.notes else f"CP {ex.cp:.4f} · PF {ex.pf:.4f}"
         return ex.cp_ref[0], ex.out_best, ex.lines, ex.pf_attention, notes, wb.status().line()
 
-    explain.click(on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status], concurrency_limit=2)
+    explain.click(on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status], concurrency_limit=2,
+                  api_name="explain")
 
     @gpu
     def on_save(ref, extra, out, prompt_text, subject_text, session: MaskSession, names, dataset_name, method_name,
@@ -139,5 +142,6 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             return None, f"⚠ {exc}"
         return saved.sample_id, saved.message
 
-    save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2)
+    save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2,
+               api_name="save")
     return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message)

@@ -1,0 +1,105 @@
+"""Browse and export tab: stored samples with latest metric values and mean human ratings; open one in the
+Score tab; download the export."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from ..errors import WorkbenchError
+from ..workbench import Workbench
+from ..workbench_masks import MaskSession
+
+
+@dataclass
+class BrowseTab:
+    sample_id: gr.Number
+    open: gr.Button
+    refresh: gr.Button
+    message: gr.Markdown
+    on_refresh: object
+    """Handler filling the table from the filter inputs (`inputs` -> `outputs`)."""
+    inputs: list
+    outputs: list
+
+
+def build(wb: Workbench) -> BrowseTab:
+    with gr.Row():
+        dataset = gr.Dropdown([], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset")
+        method = gr.Dropdown([], value=None, label="Method", allow_custom_value=True, elem_id="browse-method")
+        subject = gr.Dropdown([], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject")
+        sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort")
+        descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc")
+    refresh = gr.Button("Refresh", elem_id="browse-refresh")
+    table = gr.Dataframe(interactive=False, wrap=True, elem_id="browse-table", max_height=480)
+    with gr.Row():
+        sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id")
+        open_btn = gr.Button("Open in the Score tab", elem_id="browse-open")
+    with gr.Row():
+        fmt = gr.Radio(["csv", "jsonl"], value="csv", label="Export format", elem_id="export-format")
+        export = gr.Button("Export", elem_id="export")
+        download = gr.File(label="Download", interactive=False, elem_id="export-file")
+    message = gr.Markdown(elem_id="browse-message")
+
+    def on_refresh(ds, me, su, sort_by, desc):
+        try:
+            choices = wb.records.filters()
+            headers, rows = wb.records.browse(dataset=ds or None, method=me or None, subject=su or None)
+        except WorkbenchError as exc:
+            return [gr.update()] * 5 + [f"⚠ {exc}"]
+        key = headers.index(sort_by) if sort_by in headers else 0
+        rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
+        return (gr.update(choices=[""] + choices["dataset"]), gr.update(choices=[""] + choices["method"]),
+                gr.update(choices=[""] + choices["subject"]), gr.update(choices=headers, value=sort_by),
+                gr.update(value={"headers": headers, "data": rows}), f"{len(rows)} sample(s)")
+
+    outs = [dataset, method, subject, sort, table, message]
+    ins = [dataset, method, subject, sort, descending]
+    refresh.click(on_refresh, ins, outs, api_name="browse")
+    for comp in (dataset, method, subject, sort, descending):
+        comp.input(on_refresh, ins, outs)
+
+    def on_select(evt: gr.SelectData):
+        row = evt.row_value or []
+        return row[0] if row else gr.update()
+
+    table.select(on_select, None, [sample_id])
+
+    def on_export(kind, ds):
+        try:
+            path = wb.records.export(kind, dataset=ds or None, folder=Path(tempfile.mkdtemp(prefix="masc-export-")))
+        except WorkbenchError as exc:
+            return None, f"⚠ {exc}"
+        return str(path), f"exported {path.name}"
+
+    export.click(on_export, [fmt, dataset], [download, message], api_name="export")
+    return BrowseTab(sample_id, open_btn, refresh, message, on_refresh, ins, outs)
+
+
+def open_handler(wb: Workbench):
+    """(sample id, session) -> the Score tab's reference, extra references, output, prompt, subject, session,
+    its message and the selected tab, for a stored sample with its current masks."""
+    def handler(sample_id, session: MaskSession):
+        if sample_id is None:
+            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update())
+        try:
+            s = wb.records.open_sample(int(sample_id))
+        except WorkbenchError as exc:
+            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update())
+        session.reset()
+        for i, m in enumerate(s.ref_masks):
+            if m is not None:
+                session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"))
+        if s.out_mask is not None:
+            session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"))
+        extra = []
+        if len(s.refs) > 1:
+            folder = Path(tempfile.mkdtemp(prefix="masc-open-"))
+            for i, img in enumerate(s.refs[1:], 2):
+                img.save(folder / f"reference-{i}.png")
+                extra.append(str(folder / f"reference-{i}.png"))
+        return (s.refs[0], extra or None, s.out, s.prompt, s.subject, session,
+                f"opened sample #{s.sample_id} with its current masks", gr.Tabs(selected="score"))
+    return handler

@@ -1,0 +1,90 @@
+"""Agreement tab data: the same table as `masc-ui agreement`, and per-sample points for the scatter plot."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class AgreementView:
+    """One analysis of the stored data."""
+
+    table: Any
+    """`masc_ui.analysis.AgreementTable`."""
+    text: str
+    """`format_table(table)`: exactly what `masc-ui agreement` prints."""
+    data: Any
+    """`masc_ui.analysis.AgreementData` it was computed on."""
+
+
+@dataclass(frozen=True)
+class ScatterSeries:
+    """Points of one metric vs the mean human rating, with a 95% CI of each mean (normal approximation,
+    mean +- 1.96 sd / sqrt(n); NaN half-width where only one rater rated)."""
+
+    metric: str
+    criterion: str
+    values: np.ndarray
+    """Raw metric values (N,)."""
+    human_mean: np.ndarray
+    """Mean rating 0..4 (N,)."""
+    half_width: np.ndarray
+    """CI half-width of each mean (N,)."""
+    sample_ids: tuple[str, ...]
+
+
+def agreement_view(store: Any, *, dataset: str | None, criterion: str, n_boot: int = 2000,
+                   seed: int = 0, by: str | None = None) -> AgreementView:
+    """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
+    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
+    from .analysis import agreement_table, format_table
+    from .datasets.agreement_source import load_agreement_data
+
+    data = load_agreement_data(store, dataset or None)
+    if not data.records:
+        raise InputError("there are no samples in the database yet: save or import samples, then rate them")
+    if criterion not in data.criteria:
+        raise InputError(f"no human ratings for {criterion!r} yet: rate samples in the Rate tab (or import ratings)")
+    table = agreement_table(data, None, criterion=criterion, by=by, n_boot=n_boot, seed=seed)
+    return AgreementView(table, format_table(table), data)
+
+
+def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
+    from .analysis import scatter_points
+
+    criterion = view.table.criterion
+    pts = scatter_points(view.data, metric, criterion)
+    records = {r.sample_id: r for r in view.data.records}
+    half = []
+    for sid in pts.sample_ids:
+        ratings = [v for v in records[sid].ratings.get(criterion, {}).values()
+                   if v is not None and not math.isnan(v)]
+        half.append(1.96 * float(np.std(ratings, ddof=1)) / math.sqrt(len(ratings)) if len(ratings) > 1 else math.nan)
+    return ScatterSeries(metric, criterion, np.asarray(pts.values, dtype=np.float64),
+                         np.asarray(pts.human_mean, dtype=np.float64), np.asarray(half, dtype=np.float64),
+                         tuple(pts.sample_ids))
+
+
+def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows) of the table for a grid: group, metric, n, then each statistic with its CI."""
+    headers = ["group", "metric", "n", "raters", "alpha", "alpha 95% CI", "spearman", "kendall", "pearson"]
+    rows = []
+    for r in view.table.rows:
+        rows.append([r.group, r.metric, r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
+                     _num(r.spearman.value), _num(r.kendall.value), _num(r.pearson.value)])
+    return headers, rows
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else round(float(x), 4)
+
+
+def _ci(e: Any) -> str:
+    if math.isnan(e.ci_low) or math.isnan(e.ci_high):
+        return "n/a"
+    return f"[{e.ci_low:.3f}, {e.ci_high:.3f}]"
