@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .errors import InvalidInput
 
@@ -198,8 +198,7 @@ class Task:
     """criterion -> this rater's current rating."""
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(NamedTuple):
     """Task progress of one rater over a scope (a dataset or everything).
 
     rated: samples this rater has finished (every criterion has a current rating, any status);
