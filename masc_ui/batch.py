@@ -39,6 +39,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from PIL import Image
 
+from storage.errors import NotFound, StorageError
+from storage.provenance import provenance_key
+from storage.records import MetricInput
+
 from .errors import InputError, WorkbenchError
 from .imaging import load_image
 from .metrics.registry import get_scorer, get_spec, parse_metric_names, score_metrics
@@ -101,7 +105,8 @@ class BatchSummary:
     nan_values: Counter = field(default_factory=Counter)
     """reason -> count of values stored as NULL (not computable) in this run."""
     lacking_inputs: Counter = field(default_factory=Counter)
-    """"<metric>: <what is missing>" -> samples skipped for it (not stored; a later run can score them)."""
+    """"<metric> needs <what is missing>" -> samples not scored for it (nothing stored; a later run scores
+    them once the inputs exist)."""
     failures: list[tuple[int, str]] = field(default_factory=list)
     """(sample id, reason) of samples whose scoring failed."""
     masks_made: int = 0
@@ -176,6 +181,41 @@ class _Plan:
     todo: dict[str, set[int]]
 
 
+@dataclass(frozen=True)
+class ProcessContext:
+    """Where this process stands among the processes `accelerate launch` started (1 of 1 otherwise)."""
+
+    index: int
+    count: int
+    settings: Settings
+    """The settings with this process's device when the user left it on `auto` (`cuda:<local rank>`)."""
+    state: Any = None
+
+    @property
+    def is_main(self) -> bool:
+        return self.index == 0
+
+
+def process_context(settings: Settings) -> ProcessContext:
+    """This process's shard position from Hugging Face Accelerate (`PartialState`); a plain process is 0 of 1."""
+    from accelerate import PartialState
+
+    state = PartialState(cpu=settings.device == "cpu")
+    if settings.device == "auto" and state.device.type != "cpu":
+        settings = settings.replace(device=str(state.device))
+    return ProcessContext(state.process_index, state.num_processes, settings, state)
+
+
+def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[BatchSummary]:
+    """Every process's summary on the main process (after all of them finished); [summary] when alone."""
+    if context.count == 1:
+        return [summary]
+    from accelerate.utils import gather_object
+
+    context.state.wait_for_everyone()
+    return list(gather_object([summary]))
+
+
 def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,
               segmenter: Any = None, on_start: Callable[[int], None] | None = None,
               progress: Callable[[int], None] | None = None) -> BatchSummary:
@@ -185,9 +225,6 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     `on_start(n)`: called once with the number of samples this run will score; `progress(k)` after each
     chunk with the number of samples it held. Raises `InputError` for an unknown dataset or metric.
     """
-    from storage.errors import NotFound
-    from storage.provenance import provenance_key
-
     started = time.perf_counter()
     names = parse_metric_names(list(options.metrics))
     models = models if models is not None else ModelRegistry()
@@ -201,8 +238,7 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
                            samples_in_dataset=len(samples))
     shard = [s for s in samples if s.id % options.num_processes == options.process_index]
     summary.samples_in_shard = len(shard)
-    plan = _plan(store, settings, models, names, shard, options, provenance_key)
-    summary.already_done = {m: len(shard) - len(plan.todo[m]) for m in names}
+    plan = _plan(store, settings, models, names, shard, options, summary)
     todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
     todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
     if options.limit is not None and len(todo) > options.limit:
@@ -227,9 +263,12 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
 
 def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str], shard: list[Any],
-          options: BatchOptions, provenance_key: Callable[[Mapping[str, Any]], str]) -> _Plan:
+          options: BatchOptions, summary: BatchSummary) -> _Plan:
+    """Per metric: the provenance, its key, and the shard's samples still to score. Samples that lack a mask
+    the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the summary."""
     provenance, keys, todo = {}, {}, {}
     ids = [s.id for s in shard]
+    current = store.masks.current_for(ids) if ids and options.masks == "stored" else {}
     for name in names:
         prov = storable_provenance(get_scorer(name, settings, models).provenance())
         if options.masks == "text" and not options.store_masks and get_spec(name).needs_masks != "none":
@@ -242,7 +281,26 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
             done -= {sid for sid, values in latest.items()
                      if name in values and (values[name].reason or "").startswith(ERROR_PREFIX)}
         todo[name] = set(ids) - done
+        summary.already_done[name] = len(ids) - len(todo[name])
+        if options.masks != "text":
+            for record in shard:
+                if record.id in todo[name]:
+                    missing = _missing_masks(name, record, current.get(record.id, {}))
+                    if missing:
+                        todo[name].discard(record.id)
+                        summary.lacking_inputs[f"{name} needs {', '.join(missing)}"] += 1
     return _Plan(provenance, keys, todo)
+
+
+def _missing_masks(metric: str, record: Any, current: Mapping[tuple[str, int], Any]) -> list[str]:
+    """The mask slots `metric` needs that `record` has no stored mask for (`ref_masks[i]`, `out_mask`)."""
+    needs = get_spec(metric).needs
+    missing = []
+    if needs.ref_masks:
+        missing += [f"ref_masks[{i}]" for i in range(len(record.references)) if ("reference", i) not in current]
+    if needs.out_mask and ("output", 0) not in current:
+        missing.append("out_mask")
+    return missing
 
 
 def _segmentation_id(settings: Settings, models: ModelRegistry) -> str:
@@ -268,7 +326,7 @@ def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_mas
         try:
             sample, mask_ids = _build_sample(store, record, masks.get(record.id, {}), images, text_masks, options,
                                              summary)
-        except (WorkbenchError, OSError, ValueError) as exc:
+        except (WorkbenchError, StorageError, OSError, ValueError) as exc:
             items += _failure(record, wanted, plan, exc, summary)
             continue
         built.append((record, sample, mask_ids))
@@ -349,8 +407,6 @@ def _score_built(settings: Settings, models: ModelRegistry,
                  summary: BatchSummary) -> list[Any]:
     """Score the chunk's samples for every metric some of them still need; `MetricInput`s for the (sample,
     metric) pairs that were to do and had their inputs (the others are counted as lacking inputs)."""
-    from storage.records import MetricInput
-
     samples = [s for _, s, _ in built]
     needed = [m for m in names if any(r.id in plan.todo[m] for r, _, _ in built)]
     lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
@@ -376,8 +432,6 @@ def _score_built(settings: Settings, models: ModelRegistry,
 
 
 def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary) -> list[Any]:
-    from storage.records import MetricInput
-
     reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
     summary.failures.append((record.id, reason))
     return [MetricInput(sample_id=record.id, metric=m, value=None, provenance=plan.provenance[m], reason=reason,

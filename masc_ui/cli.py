@@ -74,7 +74,7 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     import json
 
     from .imaging import load_image, load_mask_file
-    from .metrics.masc_cli import build_masc, result_record
+    from .metrics.masc_factory import build_masc, result_record
 
     settings = settings or settings_from_args(args)
     if len(args.ref_mask) != len(args.ref):
