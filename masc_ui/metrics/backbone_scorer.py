@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
-from ..models.auto_profile import effective_model_ids
+from ..models.auto_profile import effective_model_ids, ensure_demo_checkpoints
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
 from ..settings import Settings
@@ -24,6 +24,8 @@ class BackboneScorer(ABC):
     `_compute(samples, backbone) -> list[Computed]`."""
 
     PARAMS: dict[str, Any] = {}
+    MODEL_FIELDS: tuple[str, ...] = ()
+    """The `ModelIds` fields of its checkpoints (written on first use in the demo profile when missing)."""
 
     def __init__(self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None,
                  **params: Any) -> None:
@@ -39,6 +41,7 @@ class BackboneScorer(ABC):
 
     def backbone(self) -> Any:
         """The loaded backbone (loaded on first call, shared through `self.models`)."""
+        ensure_demo_checkpoints(self.settings, self.MODEL_FIELDS, self.models)
         return self._load_backbone(effective_model_ids(self.settings, self.models))
 
     def provenance(self) -> dict[str, Any]:

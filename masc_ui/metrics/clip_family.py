@@ -18,6 +18,8 @@ from .similarity import CLIPSCORE_WEIGHT, clipscore, cosines
 class ClipScorer(BackboneScorer):
     """Base of the scorers that read the `clip_model` backbone."""
 
+    MODEL_FIELDS = ("clip",)
+
     def _load_backbone(self, ids: ModelIds) -> ClipBackbone:
         return shared_clip_backbone(self.models, self.settings, ids.clip, ids.clip, what="CLIP backbone (clip_model)")
 

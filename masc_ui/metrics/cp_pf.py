@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from ..models.auto_profile import effective_model_ids
+from ..models.auto_profile import effective_model_ids, ensure_demo_checkpoints
 from ..models.loading import pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..settings import Settings
@@ -48,6 +48,7 @@ class MaSCScorer:
         from .masc import MaSC
 
         s = self.settings
+        ensure_demo_checkpoints(s, ("siglip",), self.models)
         model_id = effective_model_ids(s, self.models).siglip
         device = pick_device(s.device)
         dtype = pick_dtype(s.dtype, device)

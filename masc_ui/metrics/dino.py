@@ -107,6 +107,8 @@ def shared_dino_backbone(models: ModelRegistry, settings: Settings, model_id: st
 class DinoImageScorer(BackboneScorer):
     """DINO-I = mean over references r of cos(CLS(out), CLS(r))."""
 
+    MODEL_FIELDS = ("dino",)
+
     def _load_backbone(self, ids: ModelIds) -> DinoBackbone:
         return shared_dino_backbone(self.models, self.settings, ids.dino)
 

@@ -19,6 +19,8 @@ from .similarity import pickscore
 class PickScoreScorer(BackboneScorer):
     """PickScore of the full prompt and the output; `extras` holds the cosine and the scale."""
 
+    MODEL_FIELDS = ("pickscore", "pickscore_processor")
+
     def _load_backbone(self, ids: ModelIds) -> ClipBackbone:
         return shared_clip_backbone(self.models, self.settings, ids.pickscore, ids.pickscore_processor,
                                     what="PickScore model (pickscore_model)")

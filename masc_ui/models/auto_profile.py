@@ -2,14 +2,18 @@
 `demo`, with a reason a banner can show (DESIGN.md "Model profiles")."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import ModelUnavailableError
 from ..settings import Settings
 from .loading import is_local, load_pretrained
-from .profiles import ModelIds, model_ids
+from .profiles import DEMO_NAMES, ModelIds, model_ids
 from .registry import ModelRegistry
 
 CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 """The metric backbones whose configs `auto` tries to load; segmentation models are checked by their own loaders."""
+_SETTING = {"siglip": "siglip_model", "clip": "clip_model", "pickscore": "pickscore_model",
+            "pickscore_processor": "pickscore_processor", "dino": "dino_model"}
 
 
 def resolve_auto_profile(settings: Settings, models: ModelRegistry | None = None) -> tuple[str, str]:
@@ -29,6 +33,31 @@ def effective_model_ids(settings: Settings, models: ModelRegistry | None = None)
     """The checkpoints the settings' profile uses, with `auto` resolved (see `resolve_auto_profile`)."""
     profile, _ = resolve_auto_profile(settings, models)
     return model_ids(settings, profile)
+
+
+def ensure_demo_checkpoints(settings: Settings, fields: tuple[str, ...], models: ModelRegistry | None = None) -> None:
+    """When the profile in use is `demo` (chosen, or `auto` fallen back to it), write the tiny checkpoints of the
+    `ModelIds` fields `fields` (e.g. `("clip",)`) that are missing, unless a setting overrides that model."""
+    if resolve_auto_profile(settings, models)[0] != "demo":
+        return
+    from .demo import write_demo_weights
+
+    ids = model_ids(settings, "demo")
+    names = [DEMO_NAMES[f] for f in fields
+             if getattr(settings, _SETTING[f]) is None and not Path(getattr(ids, f)).exists()]
+    if not names:
+        return
+    names = list(dict.fromkeys(names))
+
+    def write() -> list[str]:
+        write_demo_weights(settings.resolved_demo_weights_dir, names)
+        return names
+
+    # Through the registry, so that concurrent first uses write each checkpoint once.
+    if models is None:
+        write()
+    else:
+        models.get(("demo-checkpoints", str(settings.resolved_demo_weights_dir), tuple(names)), write)
 
 
 def _probe(ids: ModelIds) -> tuple[str, str]:

@@ -30,3 +30,17 @@ def test_auto_is_paper_when_every_backbone_loads(demo_weights, tmp_path):
     assert effective_model_ids(settings, models).dino == str(demo_weights / "dino")
     assert [k[0] for k in models.loaded()] == ["auto-profile"]  # probed once, remembered by the registry
     assert set(CHECKED) == {"siglip", "clip", "pickscore", "pickscore_processor", "dino"}
+
+
+def test_demo_profile_writes_missing_checkpoints_on_first_use(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from masc_ui.metrics.registry import get_scorer
+    from masc_ui.metrics.sample import Sample
+
+    settings = Settings(profile="demo", data_dir=tmp_path, demo_weights_dir=tmp_path / "w", device="cpu")
+    img = Image.fromarray(np.zeros((32, 32, 3), np.uint8))
+    [value] = get_scorer("clip_t", settings).score([Sample(refs=(), out=img, prompt="a cat")])
+    assert not value.is_nan
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["clip"]
