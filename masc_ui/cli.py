@@ -54,11 +54,17 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
                                    "(foreground = white, or opaque where the file has transparency).")
     p.add_argument("--ref", action="append", required=True, type=Path, metavar="IMAGE",
                    help="reference image of the subject (repeatable: CP per reference and their mean)")
-    p.add_argument("--ref-mask", action="append", required=True, type=Path, metavar="MASK",
-                   help="mask of the subject in each --ref, same order (repeatable)")
+    p.add_argument("--ref-mask", action="append", type=Path, metavar="MASK",
+                   help="mask of the subject in each --ref, same order (repeatable; needed by cp)")
     p.add_argument("--out", required=True, type=Path, metavar="IMAGE", help="the generated output image")
-    p.add_argument("--out-mask", required=True, type=Path, metavar="MASK", help="mask of the subject in --out")
-    p.add_argument("--prompt", required=True, help="the prompt the output was generated from")
+    p.add_argument("--out-mask", type=Path, metavar="MASK", help="mask of the subject in --out (needed by pf, "
+                                                                    "clip_i_seg)")
+    p.add_argument("--prompt", help="the prompt the output was generated from (needed by pf, clip_t, clipscore, "
+                                    "pickscore)")
+    p.add_argument("--metrics", default="cp,pf", metavar="all|NAME,...",
+                   help="metrics to print: all, or a comma-separated list of names from `masc-ui metrics` "
+                        "(default cp,pf)")
+    p.add_argument("--clip-model", metavar="ID|DIR", help="CLIP checkpoint of the CLIP family (default: the profile's)")
     p.add_argument("--object", dest="object_name", metavar="NAME",
                    help="the subject's name, stripped from the prompt for PF (default: keep the prompt)")
     p.add_argument("--model", dest="siglip_model", metavar="ID|DIR", help="SigLIP2 checkpoint (default: the profile's)")
@@ -76,7 +82,15 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     from .imaging import load_image, load_mask_file
     from .metrics.masc_factory import build_masc, result_record
 
+    from .metrics.registry import parse_metric_names
+
     settings = settings or settings_from_args(args)
+    names = parse_metric_names(getattr(args, "metrics", None) or "cp,pf")
+    if names != ["cp", "pf"]:
+        return _score_metrics(args, settings, names)
+    for flag, value in (("--ref-mask", args.ref_mask), ("--out-mask", args.out_mask), ("--prompt", args.prompt)):
+        if not value:
+            raise InputError(f"{flag} is required for MaSC CP and PF; give it, or choose other --metrics")
     if len(args.ref_mask) != len(args.ref):
         raise InputError(f"{len(args.ref)} --ref image(s) but {len(args.ref_mask)} --ref-mask file(s): "
                          "give one mask per reference, in the same order")
@@ -105,6 +119,69 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
             print(f"{key}\t{value}")
     for key, value in record["extras"]["provenance"].items():
         print(f"provenance.{key}\t{value}")
+    return 0
+
+
+def _score_metrics(args: argparse.Namespace, settings: Settings, names: list[str]) -> int:
+    """`score --metrics ...` beyond plain CP/PF: every requested metric through the registry."""
+    import json
+    import math
+
+    from .imaging import load_image, load_mask_file
+    from .metrics.records import metric_record
+    from .metrics.registry import get_spec, score_metrics
+    from .metrics.sample import Sample
+
+    ref_masks = args.ref_mask or []
+    if ref_masks and len(ref_masks) != len(args.ref):
+        raise InputError(f"{len(args.ref)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
+                         "give one mask per reference, in the same order")
+    limit = settings.max_image_pixels
+    sample = Sample(
+        refs=tuple(load_image(r, name=f"--ref {r}", max_pixels=limit) for r in args.ref),
+        out=load_image(args.out, name=f"--out {args.out}", max_pixels=limit),
+        prompt=args.prompt, subject=args.object_name,
+        ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
+        out_mask=None if args.out_mask is None else load_mask_file(args.out_mask, name=f"--out-mask {args.out_mask}",
+                                                                    max_pixels=limit))
+    values = {name: vs[0] for name, vs in score_metrics([sample], names, settings).items()}
+    if args.json:
+        print(json.dumps({name: metric_record(v) for name, v in values.items()}, indent=2, allow_nan=False))
+        return 0
+    for name, v in values.items():
+        spec = get_spec(name)
+        shown = f"n/a ({v.reason})" if math.isnan(v.value) else f"{v.value:.6f}"
+        direction = "higher is better" if spec.higher_is_better else "lower is better"
+        print(f"{spec.display_name}\t{shown}\t[{spec.range[0]:g}, {spec.range[1]:g}]\t{direction}\t"
+              f"{v.provenance.get('model_id')}")
+    return 0
+
+
+# --- metrics -------------------------------------------------------------------------------------------------
+
+def _add_metrics(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("metrics", help="list every metric with its range, direction and convention")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=_cmd_metrics)
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from .metrics.registry import list_metrics
+
+    specs = list_metrics()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(s) for s in specs], indent=2))
+        return 0
+    for s in specs:
+        direction = "higher is better" if s.higher_is_better else "lower is better"
+        needs = [f"{s.needs_masks} mask" if s.needs_masks != "none" else "",
+                 "prompt" if s.needs_prompt else "", "reference" if s.needs_reference else ""]
+        print(f"{s.name}\t{s.display_name}\t[{s.range[0]:g}, {s.range[1]:g}]\t{direction}\t"
+              f"needs: {', '.join(n for n in needs if n) or 'output only'}")
+        print(f"\t{s.convention} ({s.paper})")
     return 0
 
 
@@ -355,6 +432,7 @@ def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> i
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_demo_weights,
     _add_score,
+    _add_metrics,
     _add_segment,
     _add_import,
     _add_batch,

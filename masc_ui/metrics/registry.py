@@ -25,7 +25,7 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     (MetricSpec(
         "cp", "MaSC CP", _COS, True,
         "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
-        "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
+        "SigLIP2 patch tokens; several references: mean of the per-reference CPs that are defined.",
         _MASC_PAPER, needs_masks="ref", needs_reference=True,
         backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold")),
      "masc_ui.metrics.cp_pf:MaSCScorer"),
@@ -33,7 +33,7 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "pf", "MaSC PF", _COS, True,
         "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
         "attention-pooling head and the pooled text of the subject-stripped prompt.",
-        _MASC_PAPER, needs_masks="out", needs_prompt=True,
+        _MASC_PAPER, needs_masks="out", needs_prompt=True, needs_reference=True,
         backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper")),
      "masc_ui.metrics.cp_pf:MaSCScorer"),
     (MetricSpec(
