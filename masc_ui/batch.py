@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from PIL import Image
 
-from storage.errors import NotFound, StorageError
+from storage.errors import StorageError
 from storage.provenance import provenance_key
 from storage.records import MetricInput
 
@@ -228,30 +228,29 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     started = time.perf_counter()
     names = parse_metric_names(list(options.metrics))
     models = models if models is not None else ModelRegistry()
-    try:
-        samples = store.samples.list(options.dataset)
-    except NotFound:
-        known = ", ".join(d.name for d in store.samples.datasets()) or "none yet"
-        raise InputError(f"dataset {options.dataset!r} is not in the database; known datasets: {known} "
-                         "(import one with `masc-ui import`)") from None
+    known = [d.name for d in store.samples.datasets()]
+    if options.dataset not in known:
+        raise InputError(f"dataset {options.dataset!r} is not in the database; known datasets: "
+                         f"{', '.join(known) or 'none yet'} (import one with `masc-ui import`)")
+    samples = store.samples.list(options.dataset)
     summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
                            samples_in_dataset=len(samples))
     shard = [s for s in samples if s.id % options.num_processes == options.process_index]
     summary.samples_in_shard = len(shard)
-    plan = _plan(store, settings, models, names, shard, options, summary)
+    text_masks = None
+    if options.masks == "text":
+        if segmenter is None:
+            from .segmentation import build_text_segmenter
+
+            segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
+        text_masks = _TextMasks(segmenter, settings)
+    plan = _plan(store, settings, models, names, shard, options, summary, text_masks)
     todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
     todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
     if options.limit is not None and len(todo) > options.limit:
         todo, summary.stopped_early = todo[: options.limit], True
     if on_start is not None:
         on_start(len(todo))
-    text_masks = None
-    if options.masks == "text" and todo:
-        if segmenter is None:
-            from .segmentation import build_text_segmenter
-
-            segmenter = build_text_segmenter(settings, models)
-        text_masks = _TextMasks(segmenter, settings)
     images = _Images(store)
     for start in range(0, len(todo), options.batch_size):
         chunk = todo[start:start + options.batch_size]
@@ -263,7 +262,7 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
 
 def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str], shard: list[Any],
-          options: BatchOptions, summary: BatchSummary) -> _Plan:
+          options: BatchOptions, summary: BatchSummary, text_masks: "_TextMasks | None") -> _Plan:
     """Per metric: the provenance, its key, and the shard's samples still to score. Samples that lack a mask
     the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the summary."""
     provenance, keys, todo = {}, {}, {}
@@ -271,8 +270,8 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
     current = store.masks.current_for(ids) if ids and options.masks == "stored" else {}
     for name in names:
         prov = storable_provenance(get_scorer(name, settings, models).provenance())
-        if options.masks == "text" and not options.store_masks and get_spec(name).needs_masks != "none":
-            prov["params"]["text_masks"] = _segmentation_id(settings, models)
+        if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
+            prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov
         keys[name] = provenance_key(prov)
         done = store.metrics.scored_samples(name, keys[name], ids) if ids else set()
@@ -301,12 +300,6 @@ def _missing_masks(metric: str, record: Any, current: Mapping[tuple[str, int], A
     if needs.out_mask and ("output", 0) not in current:
         missing.append("out_mask")
     return missing
-
-
-def _segmentation_id(settings: Settings, models: ModelRegistry) -> str:
-    from .models.auto_profile import effective_model_ids
-
-    return effective_model_ids(settings, models).sam3
 
 
 def _subject_words(record: Any) -> str:
@@ -353,6 +346,14 @@ class _TextMasks:
         self._settings = settings
         self._items: dict[tuple[str, str], Any] = {}
 
+    @property
+    def model_id(self) -> str:
+        return str(getattr(self._segmenter, "model_id", type(self._segmenter).__name__))
+
+    @property
+    def threshold(self) -> float:
+        return self._settings.text_seg_threshold
+
     def get(self, sha: str, image: Image.Image, words: str) -> Any:
         """The segmenter's `TextSegmentation` of `words` in `image`."""
         key = (sha, words)
@@ -383,7 +384,8 @@ def _build_sample(store: Any, record: Any, current: Mapping[tuple[str, int], Any
             arrays[role, pos] = seg.mask
             summary.masks_made += 1
             if options.store_masks:
-                params = {"text": words, "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
+                params = {"text": words, "model_id": text_masks.model_id, "threshold": text_masks.threshold,
+                          "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
                 added = store.masks.add(record.id, role, pos, mask_to_png(seg.mask), source="text",
                                         created_by="batch", params=params)
                 mask_ids[role, pos] = added.id

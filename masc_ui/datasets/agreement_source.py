@@ -15,14 +15,11 @@ from ..errors import InputError
 
 def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData:
     """Every sample of `dataset` (None = all datasets) with its metric values and ratings."""
-    from storage.errors import NotFound
-
-    try:
-        samples = store.samples.list(dataset)
-        ratings = store.ratings.current(dataset=dataset)
-    except NotFound:
-        known = ", ".join(d.name for d in store.samples.datasets()) or "none yet"
-        raise InputError(f"dataset {dataset!r} is not in the database; known datasets: {known}") from None
+    known = [d.name for d in store.samples.datasets()]
+    if dataset is not None and dataset not in known:
+        raise InputError(f"dataset {dataset!r} is not in the database; known datasets: {', '.join(known) or 'none yet'}")
+    samples = store.samples.list(dataset)
+    ratings = store.ratings.current(dataset=dataset)
     latest = store.metrics.latest_for([s.id for s in samples])
     scales: dict[str, MetricScale] = {}
     by_sample: dict[int, dict[str, dict[str, float | None]]] = {}
