@@ -1,15 +1,18 @@
 """Batch scoring on tiny demo checkpoints: what is stored, resumption, failures, mask modes, sharding."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-from batch_fixtures import import_manifest, write_manifest
 
-from masc_ui.batch import BatchOptions, run_batch, storable_provenance
-from masc_ui.errors import InputError
-from masc_ui.models.registry import ModelRegistry
-from storage import open_store
+sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
+from dataset_trees import import_manifest, write_manifest  # noqa: E402
+
+from masc_ui.batch import BatchOptions, run_batch, storable_provenance  # noqa: E402
+from masc_ui.errors import InputError  # noqa: E402
+from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from storage import open_store  # noqa: E402
 
 METRICS = ("cp", "pf", "clip_i")
 

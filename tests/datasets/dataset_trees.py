@@ -1,4 +1,4 @@
-"""Synthetic benchmark trees made of tiny images, for the importer tests."""
+"""Synthetic benchmark trees and manifests made of tiny images, for the importer and batch tests."""
 from __future__ import annotations
 
 import json
@@ -65,3 +65,30 @@ def write_dreambench(root: Path, *, images: bool = True, samples: bool = True, h
     return root
 
 
+def write_manifest(folder: Path, subjects: int = 2, outputs: int = 3, masks: bool = True,
+                   size: tuple[int, int] = (64, 48)) -> Path:
+    """`subjects` x `outputs` samples (one reference per subject), with masks when `masks`; returns the manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for s in range(subjects):
+        tiny_image(folder / f"ref{s}.png", seed=s, size=size)
+        tiny_mask(folder / f"ref{s}_mask.png", size=size)
+        for k in range(outputs):
+            tiny_image(folder / f"out{s}_{k}.png", seed=100 + s * outputs + k, size=size)
+            tiny_mask(folder / f"out{s}_{k}_mask.png", size=size)
+            row = {"ref": f"ref{s}.png", "out": f"out{s}_{k}.png", "prompt": f"a photo of a toy{s} on a table",
+                   "subject": f"toy{s}", "method": f"m{k % 2}", "key": f"toy{s}-{k}", "category": "object"}
+            if masks:
+                row.update(ref_mask=f"ref{s}_mask.png", out_mask=f"out{s}_{k}_mask.png")
+            rows.append(row)
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return manifest
+
+
+def import_manifest(store, dataset: str, manifest: Path) -> None:
+    from masc_ui.datasets import read_layout
+    from masc_ui.datasets.ingest import ingest
+
+    summary = ingest(store, dataset, "manifest", read_layout("manifest", manifest))
+    assert summary.problems == [], summary.problems
