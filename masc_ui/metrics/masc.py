@@ -275,11 +275,10 @@ class MaSC:
                 found[key] = hit
             else:
                 missing.append(key)
-        for start in range(0, len(missing), batch_size):
-            keys = missing[start:start + batch_size]
-            for key, enc in zip(keys, self.backbone.encode_images([images[k] for k in keys])):
-                found[key] = enc
-                self._encodings.put((key, self.model_id, self.naflex_max_patches), enc)
+        encodings = self.backbone.encode_images([images[k] for k in missing], batch_size)
+        for key, enc in zip(missing, encodings):
+            found[key] = enc
+            self._encodings.put((key, self.model_id, self.naflex_max_patches), enc)
         return found
 
     def _encode_texts(self, texts: list[str]) -> dict[str, torch.Tensor]:

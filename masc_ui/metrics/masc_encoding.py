@@ -93,35 +93,52 @@ class SiglipBackbone:
         return next(self.model.parameters()).dtype
 
     @torch.inference_mode()
-    def encode_images(self, images: Sequence[Image.Image]) -> list[ImageEncoding]:
-        """One vision forward over `images` (RGB PIL) as a padded batch; one encoding per image, same order.
+    def encode_images(self, images: Sequence[Image.Image], batch_size: int | None = None) -> list[ImageEncoding]:
+        """Encode `images` (RGB PIL) through the vision tower, `batch_size` at a time (None = all at once);
+        one encoding per image, in the order given.
 
-        NaFlex: each image is resized by the processor to at most `naflex_max_patches` patches keeping its
-        aspect ratio; the batch is padded to the longest image in it, padding hidden from attention through
-        `pixel_attention_mask` and dropped from the result.
+        NaFlex: the processor resizes each image to at most `naflex_max_patches` patches keeping its aspect
+        ratio; images are grouped by patch count (so batches carry little padding), each batch is padded to its
+        longest image, the padding hidden from attention by `pixel_attention_mask` and dropped from the result.
         """
         if not images:
             return []
-        if self.is_naflex:
-            inputs = self.processor.image_processor(images=list(images), max_num_patches=self.naflex_max_patches,
-                                                    return_tensors="pt")
-            valid = inputs["pixel_attention_mask"] > 0
-            length = int(valid.sum(1).max())
-            shapes = inputs["spatial_shapes"]
-            out = self.model.vision_model(
-                pixel_values=inputs["pixel_values"][:, :length].to(self.device, self.dtype),
-                pixel_attention_mask=inputs["pixel_attention_mask"][:, :length].to(self.device),
-                spatial_shapes=shapes.to(self.device),
-            ).last_hidden_state
-            grids = [(int(h), int(w)) for h, w in shapes.tolist()]
-            valid = valid[:, :length].to(out.device)
+        size = batch_size or len(images)
+        if not self.is_naflex:
             result = []
-            for i, grid in enumerate(grids):
-                patches = out[i][valid[i]]
-                if patches.shape[0] != grid[0] * grid[1]:
-                    raise RuntimeError(f"NaFlex image {i}: {patches.shape[0]} valid tokens for grid {grid}")
-                result.append(ImageEncoding(patches=patches, grid=grid))
+            for start in range(0, len(images), size):
+                result.extend(self._encode_fixed(images[start:start + size]))
             return result
+        inputs = self.processor.image_processor(images=list(images), max_num_patches=self.naflex_max_patches,
+                                                return_tensors="pt")
+        lengths = (inputs["pixel_attention_mask"] > 0).sum(1)
+        order = sorted(range(len(images)), key=lambda i: int(lengths[i]))
+        result: list[ImageEncoding | None] = [None] * len(images)
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            for i, enc in zip(chunk, self._encode_naflex({k: v[chunk] for k, v in inputs.items()})):
+                result[i] = enc
+        return result  # type: ignore[return-value]
+
+    def _encode_naflex(self, inputs: dict[str, torch.Tensor]) -> list[ImageEncoding]:
+        valid = inputs["pixel_attention_mask"] > 0
+        length = int(valid.sum(1).max())
+        shapes = inputs["spatial_shapes"]
+        out = self.model.vision_model(
+            pixel_values=inputs["pixel_values"][:, :length].to(self.device, self.dtype),
+            pixel_attention_mask=inputs["pixel_attention_mask"][:, :length].to(self.device),
+            spatial_shapes=shapes.to(self.device),
+        ).last_hidden_state
+        valid = valid[:, :length].to(out.device)
+        result = []
+        for i, (h, w) in enumerate(shapes.tolist()):
+            patches = out[i][valid[i]]
+            if patches.shape[0] != h * w:
+                raise RuntimeError(f"NaFlex image {i}: {patches.shape[0]} valid tokens for grid {(h, w)}")
+            result.append(ImageEncoding(patches=patches, grid=(int(h), int(w))))
+        return result
+
+    def _encode_fixed(self, images: Sequence[Image.Image]) -> list[ImageEncoding]:
         inputs = self.processor.image_processor(images=list(images), return_tensors="pt")
         out = self.model.vision_model(pixel_values=inputs["pixel_values"].to(self.device, self.dtype)).last_hidden_state
         n = self.fixed_grid[0] * self.fixed_grid[1]
