@@ -9,7 +9,9 @@ repeat) and return plain records, never ORM objects.
 """
 from __future__ import annotations
 
+import contextlib
 import random
+import threading
 import time
 from typing import Callable, TypeVar
 
@@ -46,12 +48,16 @@ class Transactions:
         self._read = sessionmaker(engine, expire_on_commit=False, autoflush=True)
         self._write = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}),
                                    expire_on_commit=False, autoflush=True)
+        # SQLite has one writer at a time anyway: queueing this process's writers on a lock avoids
+        # them polling SQLite's busy handler (which sleeps in coarse steps) against each other.
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
         self.retries = 0
         """How many transactions were re-run after a transient error (for tests and benchmarks)."""
 
     def write(self, fn: Callable[[Session], T]) -> T:
         """Run `fn` in a write transaction, commit, return its result."""
-        return self._run(self._write, fn)
+        with self._write_lock:
+            return self._run(self._write, fn)
 
     def read(self, fn: Callable[[Session], T]) -> T:
         """Run `fn` in a read-only snapshot (rolled back at the end)."""
