@@ -117,7 +117,9 @@ def check_inputs(metric: str, needs: Needs, samples: Sequence[Sample], missing: 
     return check
 
 
-def nan_value(metric: str, reason: str, provenance: dict[str, Any], extras: dict[str, Any] | None = None) -> MetricValue:
+def nan_value(metric: str, reason: str, provenance: dict[str, Any],
+              extras: dict[str, Any] | None = None) -> MetricValue:
+    """A NaN `MetricValue` with its reason."""
     return MetricValue(metric=metric, value=float("nan"), reason=reason, extras=extras or {}, provenance=provenance)
 
 

@@ -10,11 +10,12 @@ from ..models.loading import is_local
 from ..version import code_version
 
 
-def checkpoint_revision(model_id: str, config: Any = None) -> str:
+def checkpoint_revision(model_id: str, config: Any = None, *, cache_dir: str | None = None) -> str:
     """The commit of a Hub checkpoint, `local` for a folder, `unknown` when neither can be told.
 
     transformers 5 no longer keeps `config._commit_hash`; the commit is read from the Hugging Face cache
-    path of the checkpoint's `config.json` (`.../snapshots/<commit>/config.json`). No network access.
+    path of the checkpoint's `config.json` (`.../snapshots/<commit>/config.json`; `cache_dir` None = the default
+    Hugging Face cache). No network access.
     """
     legacy = getattr(config, "_commit_hash", None) if config is not None else None
     if legacy:
@@ -25,7 +26,7 @@ def checkpoint_revision(model_id: str, config: Any = None) -> str:
         from huggingface_hub import try_to_load_from_cache
         from transformers.utils.hub import extract_commit_hash
 
-        path = try_to_load_from_cache(model_id, "config.json")
+        path = try_to_load_from_cache(model_id, "config.json", cache_dir=cache_dir)
         commit = extract_commit_hash(path, None) if isinstance(path, str) else None
     except (ImportError, ValueError, OSError):
         commit = None
@@ -37,5 +38,5 @@ def make_provenance(*, model_id: str | None, revision: str | None, params: dict[
     """`{model_id, revision, params, device, dtype, code_version, ...more}`, JSON-able (tuples become lists)."""
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps(params)), "device": device, "dtype": dtype,
-            "code_version": code_version(), **more}
+    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps(params)), "device": device,
+            "dtype": dtype, "code_version": code_version(), **more}
