@@ -86,6 +86,75 @@ def krippendorff_alpha(reliability: np.ndarray, level: str = "interval") -> floa
         return float(krippendorff.alpha(reliability_data=values, level_of_measurement=level))
 
 
+MAX_VALUES = 64
+"""`krippendorff_alpha_resampled` handles data with at most this many distinct values (ratings); beyond it
+callers fall back to one package call per resample."""
+
+
+def krippendorff_alpha_resampled(reliability: np.ndarray, counts: np.ndarray, level: str = "interval") -> np.ndarray | None:
+    """Krippendorff's alpha of several raters on each bootstrap resample of the units, in one pass.
+
+    Args:
+        reliability: (raters, units) float, NaN = not rated.
+        counts: (B, units) how often each unit occurs in each resample.
+        level: `nominal`, `ordinal`, `interval` or `ratio`.
+    Returns:
+        (B,) alpha per resample, equal to `krippendorff_alpha(reliability[:, idx], level)` for the resample's
+        indices `idx` (NaN where that is undefined); None when the data have more than `MAX_VALUES` values.
+
+    The package's algorithm with the resample as unit weights: the coincidence matrix is linear in the
+    units, o_b = sum_u counts[b, u] * (n_u n_u^T - diag(n_u)) / (m_u - 1), with n_u the unit's value counts
+    and m_u its number of ratings; n_c = row sums of o_b; alpha = 1 - sum(o_b * d) / sum(e_b * d), with
+    e_b = (n n^T - diag(n)) / (sum(n) - 1) and d the level's squared distance (ordinal: from the n_c of b).
+    """
+    if level not in LEVELS:
+        raise InputError(f"alpha level of measurement must be one of {', '.join(LEVELS)}; got {level!r}")
+    data = np.asarray(reliability, dtype=np.float64)
+    weights = np.asarray(counts, dtype=np.float64)
+    if data.ndim != 2 or weights.ndim != 2 or weights.shape[1] != data.shape[1]:
+        raise InputError(f"reliability (raters, units) and counts (resamples, units) disagree: {data.shape}, {weights.shape}")
+    domain = np.unique(data[~np.isnan(data)])
+    if domain.size > MAX_VALUES:
+        return None
+    v = domain.size
+    if v < 2:
+        return np.full(weights.shape[0], np.nan)
+    unit_counts = (data.T[:, :, None] == domain[None, None, :]).sum(axis=1).astype(np.float64)  # (N, V)
+    m = unit_counts.sum(axis=1)
+    per_unit = (unit_counts[:, :, None] * unit_counts[:, None, :] - unit_counts[:, :, None] * np.eye(v)[None])
+    per_unit /= (np.maximum(m, 2) - 1)[:, None, None]
+    o = (weights @ per_unit.reshape(len(m), v * v)).reshape(-1, v, v)  # (B, V, V)
+    n_c = o.sum(axis=2)
+    n = n_c.sum(axis=1)
+    with np.errstate(all="ignore"):
+        e = (n_c[:, :, None] * n_c[:, None, :] - n_c[:, :, None] * np.eye(v)[None]) / (n - 1)[:, None, None]
+    d = _distances(domain, n_c, level)
+    with np.errstate(all="ignore"):
+        observed = (o * d).sum(axis=(1, 2))
+        expected = (e * d).sum(axis=(1, 2))
+        alpha = 1.0 - observed / expected
+    # One value only in the resample (package: "more than one value in the domain"), or no pairable unit.
+    one_value = (n_c > 0).sum(axis=1) < 2
+    return np.where(one_value | ~(expected > 0), np.nan, alpha)
+
+
+def _distances(domain: np.ndarray, n_c: np.ndarray, level: str) -> np.ndarray:
+    """Squared distances between domain values, (V, V) or per resample (B, V, V) for ordinal."""
+    a, b = domain[:, None], domain[None, :]
+    if level == "nominal":
+        return (a != b).astype(np.float64)
+    if level == "interval":
+        return (a - b) ** 2
+    if level == "ratio":
+        total = a + b
+        return np.divide(a - b, total, out=np.zeros((domain.size, domain.size)), where=total != 0) ** 2
+    idx = np.arange(domain.size)
+    lo, hi = np.minimum(idx[:, None], idx[None, :]), np.maximum(idx[:, None], idx[None, :])
+    cum = np.concatenate([np.zeros((n_c.shape[0], 1)), np.cumsum(n_c, axis=1)], axis=1)  # cum[:, i] = sum n_c[:i]
+    between = cum[:, hi + 1] - cum[:, lo]  # sum of n_g for g from lo to hi inclusive
+    return (between - (n_c[:, idx[:, None]] + n_c[:, idx[None, :]]) / 2.0) ** 2
+
+
 def metric_vs_raters_alpha(metric: np.ndarray, ratings: np.ndarray) -> np.ndarray:
     """Interval alpha of a metric against each human rater (group), averaged over raters.
 

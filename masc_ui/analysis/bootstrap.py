@@ -46,6 +46,13 @@ def bootstrap_indices(n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0
     return rng.integers(0, n, size=(n_boot, n)) if n > 0 else np.zeros((n_boot, 0), dtype=np.int64)
 
 
+def resample_counts(indices: np.ndarray, n: int) -> np.ndarray:
+    """How often each of the n units occurs in each resample: float64 (n_boot, n) from indices (n_boot, k)."""
+    b = indices.shape[0]
+    flat = (indices + np.arange(b)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
 def percentile_ci(replicates: np.ndarray, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
     """Percentile CI of bootstrap replicates (1-D; NaN replicates, where the statistic was undefined on a
     resample, are left out). (NaN, NaN) when no replicate is defined."""

@@ -15,6 +15,8 @@ from scipy.stats import kendalltau, rankdata
 # Kendall's pairwise signs are (..., N (N - 1) / 2): O(N^2) per slice, faster than a loop over scipy's
 # O(N log N) routine up to about this many units; beyond it each slice goes through scipy.
 PAIRWISE_KENDALL_MAX_N = 128
+# Resampled Kendall by per-level cumulative weights is used when y (or x) has at most this many values.
+MAX_LEVELS = 64
 # The signs are built in chunks of slices so memory stays near this many floats.
 CHUNK_ELEMENTS = 8_000_000
 
@@ -87,6 +89,65 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             out[s:s + step] = np.where(den > 0, num / den, np.nan)
     return np.clip(out, -1.0, 1.0).reshape(lead)
+
+
+def kendall_tau_b_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """Kendall tau-b on bootstrap resamples given as counts, in O(B N K) for K distinct values of y (or x).
+
+    Args:
+        x, y: (N,) the observed units (NaN = missing, dropped).
+        counts: (B, N) how often each unit occurs in each resample (`np.bincount` of the resample indices).
+    Returns:
+        (B,) tau-b of each resample, equal to `kendall_tau_b(x[idx], y[idx])`; or None when both x and y have
+        more than `MAX_LEVELS` distinct values (call `kendall_tau_b` on the gathered resamples instead).
+
+    Copies of one unit tie in both x and y, so a resample is the units weighted by their counts:
+    sum over ordered pairs of sgn(dx) sgn(dy) = sum_i w_i sum_j w_j sgn(x_i - x_j) sgn(y_i - y_j), computed
+    along x's sort order from per-level cumulative weights; untied pairs in x = W^2 - sum over x-tie groups
+    of (group weight)^2, and likewise in y.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    valid = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[valid], y[valid]
+    w = np.asarray(counts, dtype=np.float64)[:, valid]
+    y_values, y_levels = np.unique(y, return_inverse=True)
+    if y_values.size > MAX_LEVELS:
+        x_values = np.unique(x)
+        if x_values.size > MAX_LEVELS:
+            return None
+        x, y = y, x
+        y_values, y_levels = np.unique(y, return_inverse=True)
+    n, k = x.size, y_values.size
+    if n < 2:
+        return np.full(w.shape[0], np.nan)
+    order = np.argsort(x, kind="stable")
+    xs, levels, ws = x[order], y_levels[order], w[:, order]
+    new_group = np.concatenate([[True], xs[1:] != xs[:-1]])
+    group = np.cumsum(new_group) - 1
+    starts = np.flatnonzero(new_group)
+    ends = np.concatenate([starts[1:], [n]]) - 1
+    first, last = starts[group], ends[group]  # per unit: its x-tie group's first and last sorted position
+    sign_by_level = np.sign(np.arange(k)[:, None] - np.arange(k)[None, :])[levels]  # (N, K): sgn(l_i - k)
+    onehot = np.eye(k)[levels]  # (N, K)
+    out = np.empty(w.shape[0])
+    step = max(1, CHUNK_ELEMENTS // (n * k))
+    for s in range(0, w.shape[0], step):
+        wc = ws[s:s + step]
+        cum = np.cumsum(wc[:, :, None] * onehot[None], axis=1)  # (b, N, K) weight per level up to position
+        zero = np.zeros((wc.shape[0], 1, k))
+        cum0 = np.concatenate([zero, cum], axis=1)  # cum0[:, p] = weight of positions < p
+        below = cum0[:, first]  # units with smaller x, per level
+        above = cum0[:, -1:] - cum0[:, last + 1]  # units with larger x, per level
+        num = (wc * ((below - above) * sign_by_level[None]).sum(axis=-1)).sum(axis=-1)
+        total = wc.sum(axis=-1)
+        cw = np.concatenate([zero[..., 0], np.cumsum(wc, axis=1)], axis=1)
+        group_w = cw[:, ends + 1] - cw[:, starts]
+        untied_x = total ** 2 - (group_w ** 2).sum(axis=-1)
+        untied_y = total ** 2 - (cum[:, -1] ** 2).sum(axis=-1)
+        with np.errstate(all="ignore"):
+            out[s:s + step] = np.where((untied_x > 0) & (untied_y > 0), num / np.sqrt(untied_x * untied_y), np.nan)
+    return np.clip(out, -1.0, 1.0)
 
 
 CORRELATIONS = {"spearman": spearman, "kendall": kendall_tau_b, "pearson": pearson}

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .alpha import LEVELS, krippendorff_alpha, metric_vs_raters_alpha
-from .bootstrap import DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_indices, check_bootstrap_args, estimate
-from .correlation import CORRELATIONS
+from .alpha import LEVELS, krippendorff_alpha, krippendorff_alpha_resampled, metric_vs_raters_alpha
+from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_indices, check_bootstrap_args, estimate,
+                        resample_counts)
+from .correlation import CORRELATIONS, PAIRWISE_KENDALL_MAX_N, kendall_tau_b, kendall_tau_b_resampled
 from .data import POOLED, AgreementData, AgreementRecord, check_grouping
 from .normalization import MetricScale, normalize_metric, normalize_ratings
 
@@ -189,22 +190,41 @@ def _metric_row(data: AgreementData, records: list[AgreementRecord], metric: str
                         **{s: estimate(observed[s][0], None if reps is None else reps[s], level) for s in STATISTICS})
 
 
-def _metric_stats(values: np.ndarray, ratings: np.ndarray, scale: MetricScale) -> dict[str, np.ndarray]:
+def _metric_stats(values: np.ndarray, ratings: np.ndarray, scale: MetricScale,
+                  kendall: bool = True) -> dict[str, np.ndarray]:
     """Statistics per resample. values: (B, N) raw metric; ratings: (R, B, N) normalized, NaN = not rated."""
     normalized = normalize_metric(values, scale, axis=-1)
     stats = {"alpha": metric_vs_raters_alpha(normalized, ratings)}
+    human_mean = _human_mean(ratings)
+    for name, fn in CORRELATIONS.items():
+        if kendall or name != "kendall":
+            stats[name] = fn(values, human_mean)
+    return stats
+
+
+def _human_mean(ratings: np.ndarray) -> np.ndarray:
+    """Mean over raters (axis 0) of normalized ratings, NaN where nobody rated."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        human_mean = np.nanmean(ratings, axis=0)
-    for name, fn in CORRELATIONS.items():
-        stats[name] = fn(values, human_mean)
-    return stats
+        return np.nanmean(ratings, axis=0)
+
+
+def _chunks(idx: np.ndarray) -> list[np.ndarray]:
+    return np.array_split(idx, max(1, -(-len(idx) // BOOT_CHUNK)))
+
+
+def _resampled_kendall(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of (x[i], y[i]) for each resample i (rows of idx); x, y: (N,)."""
+    fast = kendall_tau_b_resampled(x, y, resample_counts(idx, x.size)) if x.size > PAIRWISE_KENDALL_MAX_N else None
+    return fast if fast is not None else np.concatenate([kendall_tau_b(x[i], y[i]) for i in _chunks(idx)])
 
 
 def _replicates(values: np.ndarray, ratings: np.ndarray, scale: MetricScale, idx: np.ndarray) -> dict[str, np.ndarray]:
     """Each statistic on each resample: dict name -> (n_boot,)."""
-    parts = [_metric_stats(values[i], ratings[:, i], scale) for i in np.array_split(idx, max(1, -(-len(idx) // BOOT_CHUNK)))]
-    return {s: np.concatenate([p[s] for p in parts]) for s in STATISTICS}
+    parts = [_metric_stats(values[i], ratings[:, i], scale, kendall=False) for i in _chunks(idx)]
+    reps = {s: np.concatenate([p[s] for p in parts]) for s in STATISTICS if s != "kendall"}
+    reps["kendall"] = _resampled_kendall(values, _human_mean(ratings), idx)
+    return reps
 
 
 def _human_row(data: AgreementData, records: list[AgreementRecord], criterion: str, group: str, n_boot: int,
@@ -218,25 +238,29 @@ def _human_row(data: AgreementData, records: list[AgreementRecord], criterion: s
     reps = None
     if n_boot and n >= 2 and ratings.shape[0] >= 2:
         idx = bootstrap_indices(n, n_boot, seed)
-        reps = {"alpha": np.array([krippendorff_alpha(ratings[:, i], human_level) for i in idx])}
-        parts = [_pairwise_correlations(ratings[:, i]) for i in np.array_split(idx, max(1, -(-len(idx) // BOOT_CHUNK)))]
-        reps.update({k: np.concatenate([p[k] for p in parts]) for k in CORRELATIONS})
+        alphas = krippendorff_alpha_resampled(ratings, resample_counts(idx, n), human_level)
+        if alphas is None:  # many distinct rating values: one package call per resample
+            alphas = np.array([krippendorff_alpha(ratings[:, i], human_level) for i in idx])
+        parts = [_pairwise_correlations(ratings[:, i], kendall=False) for i in _chunks(idx)]
+        reps = {"alpha": alphas, **{k: np.concatenate([p[k] for p in parts]) for k in ("spearman", "pearson")}}
+        reps["kendall"] = _mean_over_pairs([_resampled_kendall(ratings[a], ratings[b], idx)
+                                            for a, b in itertools.combinations(range(ratings.shape[0]), 2)])
     return AgreementRow(HUMANS, group, n, ratings.shape[0],
                         **{s: estimate(observed[s], None if reps is None else reps[s], level) for s in STATISTICS})
 
 
-def _pairwise_correlations(ratings: np.ndarray) -> dict[str, np.ndarray]:
+def _pairwise_correlations(ratings: np.ndarray, kendall: bool = True) -> dict[str, np.ndarray]:
     """Each correlation averaged over rater pairs, each pair on the units both rated.
 
     ratings: (R, B, N) normalized, NaN = not rated. Returns name -> (B,); NaN where no pair is defined."""
     pairs = list(itertools.combinations(range(ratings.shape[0]), 2))
-    out = {}
-    for name, fn in CORRELATIONS.items():
-        if not pairs:
-            out[name] = np.full(ratings.shape[1], np.nan)
-            continue
-        per_pair = np.stack([fn(ratings[a], ratings[b]) for a, b in pairs])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            out[name] = np.nanmean(per_pair, axis=0)
-    return out
+    return {name: _mean_over_pairs([fn(ratings[a], ratings[b]) for a, b in pairs], ratings.shape[1])
+            for name, fn in CORRELATIONS.items() if kendall or name != "kendall"}
+
+
+def _mean_over_pairs(per_pair: list[np.ndarray], b: int = 0) -> np.ndarray:
+    if not per_pair:
+        return np.full(b, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(np.stack(per_pair), axis=0)

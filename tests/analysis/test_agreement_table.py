@@ -261,3 +261,35 @@ def test_scatter_points():
     assert len(emu.sample_ids) == 20 and set(emu.methods) == {"emu2"}
     with pytest.raises(InputError, match="no values"):
         scatter_points(data, "dino_i")
+
+
+def test_fast_resampled_paths_equal_a_hand_written_bootstrap():
+    # n > PAIRWISE_KENDALL_MAX_N: Kendall from resample counts; ratings with few values: alpha from counts.
+    data = dreambench_like(n=150, seed=4)
+    n_boot, seed = 30, 2
+    table = agreement_table(data, ["cp"], "cp", n_boot=n_boot, seed=seed, human_level="ordinal")
+    values, ratings = arrays(data, "cp")
+    idx = bootstrap_indices(150, n_boot, seed)
+    metric_kendall = [stats.kendalltau(values[i], ratings[:, i].mean(axis=0)).statistic for i in idx]
+    human_kendall = [stats.kendalltau(ratings[0, i], ratings[1, i]).statistic for i in idx]
+    human_alpha = [krippendorff.alpha(ratings[:, i], level_of_measurement="ordinal") for i in idx]
+    for got, reps in ((table.row("cp").kendall, metric_kendall), (table.row(HUMANS).kendall, human_kendall),
+                      (table.row(HUMANS).alpha, human_alpha)):
+        assert (got.ci_low, got.ci_high) == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])), abs=1e-12)
+
+
+def test_many_distinct_rating_values_fall_back_to_the_package_per_resample():
+    rng = np.random.default_rng(5)
+    records = [{"sample_id": f"s{i}", "metrics": {"m": float(q)},
+                "ratings": {"cp": {"a": float(q * 100), "b": float(np.clip(q * 100 + rng.normal(scale=10), 0, 100))}}}
+               for i, q in enumerate(rng.random(140))]  # > PAIRWISE_KENDALL_MAX_N, and Kendall has no levels
+    data = AgreementData.from_records(records, rating_range=(0, 100))
+    table = agreement_table(data, ["m"], "cp", n_boot=20, seed=3)
+    _, ratings = arrays(data, "m")
+    idx = bootstrap_indices(140, 20, 3)
+    reps = [krippendorff.alpha(ratings[:, i] / 100, level_of_measurement="interval") for i in idx]
+    human = table.row(HUMANS).alpha
+    assert (human.ci_low, human.ci_high) == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])), abs=1e-9)
+    kendalls = [stats.kendalltau(ratings[0, i], ratings[1, i]).statistic for i in idx]
+    got = table.row(HUMANS).kendall
+    assert (got.ci_low, got.ci_high) == pytest.approx(tuple(np.percentile(kendalls, [2.5, 97.5])), abs=1e-12)

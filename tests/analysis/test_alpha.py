@@ -112,3 +112,35 @@ def test_metric_vs_raters_is_the_mean_of_per_rater_alphas():
     ratings[1] = np.nan
     assert float(metric_vs_raters_alpha(metric, ratings)) == pytest.approx(package(metric, ratings[0]), abs=1e-12)
     assert np.isnan(metric_vs_raters_alpha(metric, np.zeros((0, 30))))
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_resampled_alpha_equals_the_package_on_each_resample(level):
+    from masc_ui.analysis.alpha import krippendorff_alpha_resampled
+    from masc_ui.analysis.bootstrap import bootstrap_indices, resample_counts
+
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 5, (3, 30)).astype(float) / 4
+    data[0, :4] = np.nan
+    data[2, 2:8] = np.nan
+    data[1, 3] = np.nan  # unit 3 has one rating only: not pairable
+    idx = bootstrap_indices(30, 40, seed=1)
+    got = krippendorff_alpha_resampled(data, resample_counts(idx, 30), level)
+    expected = [krippendorff.alpha(reliability_data=data[:, i], level_of_measurement=level) for i in idx]
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_resampled_alpha_undefined_resamples_and_fallback():
+    from masc_ui.analysis import alpha
+    from masc_ui.analysis.bootstrap import resample_counts
+
+    data = np.array([[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]])
+    idx = np.array([[1, 2, 2], [0, 1, 2]])  # the first resample holds one value only
+    got = alpha.krippendorff_alpha_resampled(data, resample_counts(idx, 3), "interval")
+    assert np.isnan(got[0]) and got[1] == pytest.approx(1.0)
+    continuous = np.random.default_rng(0).random((2, alpha.MAX_VALUES))
+    assert alpha.krippendorff_alpha_resampled(continuous, np.ones((2, alpha.MAX_VALUES)), "interval") is None
+    with pytest.raises(InputError, match="disagree"):
+        alpha.krippendorff_alpha_resampled(data, np.ones((2, 4)))
+    with pytest.raises(InputError, match="level"):
+        alpha.krippendorff_alpha_resampled(data, np.ones((2, 3)), "cardinal")

@@ -49,3 +49,10 @@ def test_estimate_and_json():
 def test_bad_n_boot(n_boot):
     with pytest.raises(InputError, match="n_boot"):
         bootstrap_indices(10, n_boot)
+
+
+def test_resample_counts():
+    from masc_ui.analysis.bootstrap import resample_counts
+
+    idx = np.array([[0, 0, 2], [1, 2, 2]])
+    np.testing.assert_array_equal(resample_counts(idx, 4), [[2, 0, 1, 0], [0, 1, 2, 0]])

@@ -72,3 +72,32 @@ def test_perfect_monotone_relation():
     assert spearman(x, x ** 3) == pytest.approx(1.0)
     assert kendall_tau_b(x, -x) == pytest.approx(-1.0)
     assert pearson(x, 2 * x + 1) == pytest.approx(1.0)
+
+
+def counts_of(idx, n):
+    return np.stack([np.bincount(i, minlength=n) for i in idx]).astype(float)
+
+
+@pytest.mark.parametrize("n", [4, 30, 200])
+def test_resampled_kendall_equals_kendall_on_the_gathered_resamples(n):
+    rng = np.random.default_rng(n)
+    x, y = tied_data(rng, n)
+    x[: n // 3] = x[0]  # a large tie group in x
+    x[1], y[2] = np.nan, np.nan
+    idx = rng.integers(0, n, (40, n))
+    expected = kendall_tau_b(x[idx], y[idx])
+    np.testing.assert_allclose(correlation.kendall_tau_b_resampled(x, y, counts_of(idx, n)), expected, atol=1e-12)
+    # Symmetric: with the continuous variable second, the levels are taken from the first.
+    np.testing.assert_allclose(correlation.kendall_tau_b_resampled(y, x, counts_of(idx, n)), expected, atol=1e-12)
+
+
+def test_resampled_kendall_declines_two_continuous_variables(monkeypatch):
+    rng = np.random.default_rng(0)
+    x, y = rng.random(100), rng.random(100)
+    counts = counts_of(rng.integers(0, 100, (5, 100)), 100)
+    assert correlation.kendall_tau_b_resampled(x, y, counts) is None
+    monkeypatch.setattr(correlation, "CHUNK_ELEMENTS", 1)
+    y = np.round(y * 4)
+    idx = rng.integers(0, 100, (5, 100))
+    np.testing.assert_allclose(correlation.kendall_tau_b_resampled(x, y, counts_of(idx, 100)),
+                               kendall_tau_b(x[idx], y[idx]), atol=1e-12)
