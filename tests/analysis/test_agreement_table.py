@@ -284,9 +284,9 @@ def test_many_distinct_rating_values_fall_back_to_the_package_per_resample():
                 "ratings": {"cp": {"a": float(q * 100), "b": float(np.clip(q * 100 + rng.normal(scale=10), 0, 100))}}}
                for i, q in enumerate(rng.random(140))]  # > PAIRWISE_KENDALL_MAX_N, and Kendall has no levels
     data = AgreementData.from_records(records, rating_range=(0, 100))
-    table = agreement_table(data, ["m"], "cp", n_boot=20, seed=3)
+    table = agreement_table(data, ["m"], "cp", n_boot=8, seed=3)
     _, ratings = arrays(data, "m")
-    idx = bootstrap_indices(140, 20, 3)
+    idx = bootstrap_indices(140, 8, 3)
     reps = [krippendorff.alpha(ratings[:, i] / 100, level_of_measurement="interval") for i in idx]
     human = table.row(HUMANS).alpha
     assert (human.ci_low, human.ci_high) == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])), abs=1e-9)
