@@ -38,21 +38,18 @@ def settings_from(args: argparse.Namespace, environ: dict[str, str] | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    from masc_ui.ui import build_app
-    from masc_ui.ui.launch import launch_kwargs
+    from masc_ui.ui.launch import serve
     from masc_ui.workbench import Workbench
 
     try:
         settings = settings_from(parse_args(argv))
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
         wb = Workbench.open(settings, offline=offline)
-        app = build_app(wb)
-        kwargs = launch_kwargs(wb.settings)
+        print(wb.status().line(), flush=True)
+        serve(wb, block=True)
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(wb.status().line(), flush=True)
-    app.launch(**kwargs)
     return 0
 
 

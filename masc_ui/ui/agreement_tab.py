@@ -35,7 +35,7 @@ def build(wb: Workbench) -> None:
             fig = agreement_figure(view, series, demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {exc}"
-        return (gr.update(value={"headers": headers, "data": rows}), view.text, fig,
+        return ({"headers": headers, "data": rows}, view.text, fig,
                 gr.update(choices=view.data.metric_names, value=chosen), "")
 
     run.click(on_run, [dataset, criterion, metric, n_boot], [table, text, plot, metric, message],

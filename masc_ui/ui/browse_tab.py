@@ -53,7 +53,7 @@ def build(wb: Workbench) -> BrowseTab:
         rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
         return (gr.update(choices=[""] + choices["dataset"]), gr.update(choices=[""] + choices["method"]),
                 gr.update(choices=[""] + choices["subject"]), gr.update(choices=headers, value=sort_by),
-                gr.update(value={"headers": headers, "data": rows}), f"{len(rows)} sample(s)")
+                {"headers": headers, "data": rows}, f"{len(rows)} sample(s)")
 
     outs = [dataset, method, subject, sort, table, message]
     ins = [dataset, method, subject, sort, descending]

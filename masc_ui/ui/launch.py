@@ -79,3 +79,22 @@ def launch_kwargs(settings: Settings) -> dict[str, Any]:
         kwargs["auth"] = lambda username, password: check_login(users, username, password)
         kwargs["auth_message"] = "MaSC Workbench: log in with your rater account."
     return kwargs
+
+
+def serve(wb, *, block: bool = True) -> str:
+    """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings)`; returns the local URL.
+    `block=False` returns once the server is up (tests, benchmarks); close with `gradio.close_all()`."""
+    from .blocks import build_app
+
+    app = build_app(wb)
+    _, url, _ = app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings))
+    return url
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (for tests and benchmarks)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])

@@ -1,0 +1,34 @@
+"""The launched app for handler tests: demo profile, temporary database, free port, two rater logins."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+USERS = {"alice": "pw-alice", "bob": "pw-bob"}
+
+
+@pytest.fixture(scope="module")
+def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
+    import gradio as gr
+
+    from masc_ui.settings import Settings
+    from masc_ui.ui.launch import free_port, serve
+    from masc_ui.workbench import Workbench
+
+    data = tmp_path_factory.mktemp("app-data")
+    settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
+                        data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
+    wb = Workbench.open(settings, offline=True)
+    url = serve(wb, block=False)
+    yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data)
+    gr.close_all()
+    wb.records.close()
+
+
+@pytest.fixture()
+def client(served):
+    from gradio_client import Client
+
+    return Client(served.url, auth=("alice", USERS["alice"]), verbose=False)

@@ -1,0 +1,205 @@
+"""The app's handlers through gradio_client against the launched app (demo profile, temporary DB)."""
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from gradio_client import Client, handle_file
+
+from masc_ui.workbench_examples import EXAMPLES_DIR
+
+from .conftest import USERS
+
+ALL_METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i"]
+
+
+def _values(table_html: str) -> dict[str, str]:
+    """metric -> shown value text of the score table."""
+    rows = re.findall(r'<tr data-metric="([a-z_]+)".*?<td[^>]*data-value="[^"]*">([^<]*)</td>', table_html)
+    return dict(rows)
+
+
+def _run(client: Client, ref: str, out: str, prompt: str, subject: str, names=ALL_METRICS, x100=False):
+    return client.predict(handle_file(ref), None, handle_file(out), prompt, subject, names, x100, api_name="/run")
+
+
+def test_login_is_required(served):
+    with pytest.raises(Exception):
+        Client(served.url, verbose=False)
+    with pytest.raises(Exception):
+        Client(served.url, auth=("alice", "wrong"), verbose=False)
+
+
+def test_demo_banner_and_status_line(client):
+    html = str(client.config)
+    assert "demo weights: numbers are not meaningful" in html
+    assert "--profile paper" in html
+    status = client.predict(api_name="/lambda_2")
+    assert "profile: demo" in status and "device: cpu" in status and "dtype: float32" in status
+
+
+def test_example_pair_scores_every_metric_side_by_side(client):
+    ref, out, prompt, subject, msg = client.predict("cat-on-grass", api_name="/load_example")
+    assert subject == "cat" and "with its masks" in msg
+    table, message, status = _run(client, ref, out, prompt, subject)
+    values = _values(table)
+    assert list(values) == ALL_METRICS
+    for name, text in values.items():
+        assert re.fullmatch(r"-?\d+\.\d{4}", text), (name, text)
+    assert "higher is better" in table and "[-1, 1]" in table and "[0, 2.5]" in table
+    assert 'title="Mean over reference-mask patches' in table  # the convention as a tooltip
+    assert "demo weights: numbers are not meaningful" in table
+    assert "models loaded:" in status and "siglip" in status
+    x100_table = _run(client, ref, out, prompt, subject, names=["cp"], x100=True)[0]
+    assert float(_values(x100_table)["cp"]) == pytest.approx(float(values["cp"]) * 100, abs=0.06)
+
+
+def test_missing_masks_and_prompt_show_na_with_reason(served):
+    fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)  # new session: no masks
+    ex = EXAMPLES_DIR / "coffee-on-bricks"
+    table = _run(fresh, str(ex / "ref.jpg"), str(ex / "out.jpg"), "", "coffee cup")[0]
+    values = _values(table)
+    assert values["cp"].startswith("n/a (") and "mask" in values["cp"]
+    assert values["pf"].startswith("n/a (")
+    assert values["clip_t"].startswith("n/a (") and "prompt" in values["clip_t"]
+    assert re.fullmatch(r"-?\d+\.\d{4}", values["clip_i"])
+
+
+def test_bad_uploads_get_a_clear_message(client, tmp_path: Path):
+    ex = EXAMPLES_DIR / "cat-on-grass"
+    text = tmp_path / "notes.png"
+    text.write_text("this is not an image")
+    table, message, _ = _run(client, str(text), str(ex / "out.jpg"), "a cat", "cat", names=["clip_i"])
+    assert table == "" and "reference image 1" in message and "not an image" in message
+    truncated = tmp_path / "cut.jpg"
+    truncated.write_bytes((ex / "out.jpg").read_bytes()[:2000])
+    message = _run(client, str(ex / "ref.jpg"), str(truncated), "a cat", "cat", names=["clip_i"])[1]
+    assert "output image" in message and ("truncated" in message or "damaged" in message)
+
+
+def test_explain_draws_four_maps(client):
+    ref, out, prompt, subject, _ = client.predict("cat-on-grass", api_name="/load_example")
+    cp_map, best_map, lines, pf_map, notes, _ = client.predict(
+        handle_file(ref), None, handle_file(out), prompt, subject, api_name="/explain")
+    from PIL import Image
+
+    for path in (cp_map, best_map, lines, pf_map):
+        assert path and Path(path).is_file()
+    w, h = Image.open(ref).size
+    assert Image.open(cp_map).size[0] == w and Image.open(cp_map).size[1] > h  # legend strip below
+    assert notes.startswith("CP ")
+
+
+def test_save_twice_does_not_duplicate(client, served):
+    ref, out, prompt, subject, _ = client.predict("coffee-on-bricks", api_name="/load_example")
+    inputs = (handle_file(ref), None, handle_file(out), prompt, subject, ["cp", "clip_i"], "handlers", "m1")
+    first = client.predict(*inputs, api_name="/save")
+    second = client.predict(*inputs, api_name="/save")
+    assert "saved as sample #" in first and "2 new mask(s), 2 new metric value(s)" in first
+    assert "nothing changed" in second
+    store = served.wb.records.store
+    samples = store.samples.list("handlers")
+    assert len(samples) == 1
+    values = store.metrics.history(samples[0].id)
+    assert sorted(v.metric for v in values) == ["clip_i", "cp"]
+    assert all(v.provenance.code_version and v.provenance.model_id for v in values)
+    assert len(store.masks.current(samples[0].id)) == 2
+
+
+def _seed_samples(served, n: int = 3) -> list[int]:
+    wb = served.wb
+    ids = []
+    for name in ("cat-on-grass", "coffee-on-bricks"):
+        ex = EXAMPLES_DIR / name
+        for i in range(n):
+            s = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i} of {name}", name.split("-")[0])
+            ids.append(wb.save_sample(s, dataset="rating", method=f"m{i}", names=["clip_i", "dino_i"]).sample_id)
+    return ids
+
+
+def test_rating_flow_commits_and_can_go_back(served):
+    _seed_samples(served)
+    c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
+    who, prompt, refs, out, cp, pf, progress, msg = c.predict(api_name="/rate_open")
+    assert "alice" in who and "Prompt" in prompt and refs and out
+    assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
+    assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
+    seen = []
+    for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
+        before = served.wb.records.store.ratings.current(rater="alice")
+        who, prompt, refs, out, cp, pf, progress, msg = c.predict(cp_score, pf_score, api_name="/rate_submit")
+        after = served.wb.records.store.ratings.current(rater="alice")
+        assert len(after) == len(before) + 2, msg  # committed before the next task is shown
+        seen.append(int(re.search(r"saved sample #(\d+)", msg).group(1)))
+    assert "rated 3 /" in progress
+    back = c.predict(api_name="/rate_back")
+    assert f"#{seen[-1]}" in back[-1] and str(back[4]) == "0" and str(back[5]) == "0"
+    c.predict(2, 3, api_name="/rate_submit")
+    current = {(r.sample_id, r.criterion): r for r in served.wb.records.store.ratings.current(rater="alice")}
+    assert current[(seen[-1], "cp")].score == 2 and current[(seen[-1], "pf")].score == 3
+    assert current[(seen[0], "cp")].score == 3 and current[(seen[1], "pf")].score == 4
+    assert current[(seen[-1], "cp")].revision == 2
+
+
+def test_submit_without_scores_is_refused_and_keeps_the_task(served):
+    _seed_samples(served, n=1)
+    c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    first = c.predict(api_name="/rate_open")
+    result = c.predict(None, 2, api_name="/rate_submit")
+    assert "not saved" in result[-1] and "concept preservation" in result[-1]
+    assert result[1] == {"__type__": "update"}  # prompt and images left as they are on screen
+    assert c.predict(api_name="/rate_open")[1] == first[1]  # and nothing was stored: same task
+    skipped = c.predict(None, None, api_name="/rate_skip")
+    assert "skipped" in skipped[-1]
+
+
+def test_browse_filter_open_and_export(client, served):
+    _seed_samples(served, n=1)
+    *_, table, msg = client.predict("rating", "", "", "id", False, api_name="/browse")
+    headers, rows = table["headers"], table["data"]
+    assert {"clip_i", "dino_i", "human CP (mean)", "human PF (mean)"} <= set(headers)
+    assert rows and all(r[headers.index("dataset")] == "rating" for r in rows)
+    *_, only_m0, _ = client.predict("rating", "m0", "", "clip_i", True, api_name="/browse")
+    assert {r[headers.index("method")] for r in only_m0["data"]} == {"m0"}
+    sid = rows[0][0]
+    ref, extra, out, prompt, subject, message = client.predict(sid, api_name="/open_sample")
+    assert f"opened sample #{sid}" in message and Path(ref).is_file() and prompt == rows[0][headers.index("prompt")]
+    path, note = client.predict("csv", "rating", api_name="/export")
+    with open(path, newline="") as fh:
+        exported = list(csv.DictReader(fh))
+    assert len(exported) == len(rows) and "exported" in note
+    jsonl, _ = client.predict("jsonl", "rating", api_name="/export")
+    assert Path(jsonl).read_text().count("\n") == len(rows)
+
+
+def test_agreement_tab_matches_cli_table(served):
+    ids = _seed_samples(served, n=3)
+    store = served.wb.records.store
+    for rater in ("carol", "dave"):
+        store.ratings.ensure_rater(rater)
+        for k, sid in enumerate(ids):
+            store.ratings.rate_sample(rater, sid, {"cp": (k + (rater == "dave")) % 5, "pf": k % 5})
+    c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
+    table, text, plot, metric, message = c.predict("rating", "cp", None, 200, api_name="/agreement")
+    assert message == ""
+    assert {row[1] for row in table["data"]} >= {"clip_i", "dino_i", "humans"}
+    from masc_ui.analysis import agreement_table, format_table
+    from masc_ui.datasets.agreement_source import load_agreement_data
+
+    expected = format_table(agreement_table(load_agreement_data(store, "rating"), None, criterion="cp", n_boot=200))
+    assert text == expected
+    assert plot is not None
+
+
+def test_data_dir_and_database_are_not_served(served):
+    with httpx.Client(base_url=served.url) as http:
+        assert http.post("/login", data={"username": "alice", "password": USERS["alice"]}).status_code in (200, 302, 303)
+        db = next(served.data_dir.glob("*.sqlite3"))
+        for target in (db, Path(__file__), served.settings.resolved_demo_weights_dir / "clip" / "config.json"):
+            r = http.get(f"/gradio_api/file={target}")
+            assert r.status_code in (403, 404), (target, r.status_code)
+        asset = EXAMPLES_DIR / "cat-on-grass" / "ref.jpg"
+        assert http.get(f"/gradio_api/file={asset}").status_code == 200
