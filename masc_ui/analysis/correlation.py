@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 from scipy.stats import kendalltau, rankdata
 
+from ..errors import InputError
+
 # Kendall's pairwise signs are (..., N (N - 1) / 2): O(N^2) per slice, faster than a loop over scipy's
 # O(N log N) routine up to about this many units; beyond it each slice goes through scipy.
 PAIRWISE_KENDALL_MAX_N = 128
@@ -25,7 +27,7 @@ def _complete(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.shape != y.shape:
-        raise ValueError(f"correlation needs x and y of the same shape; got {x.shape} and {y.shape}")
+        raise InputError(f"correlation needs x and y of the same shape; got {x.shape} and {y.shape}")
     valid = ~(np.isnan(x) | np.isnan(y))
     return np.where(valid, x, np.nan), np.where(valid, y, np.nan), valid
 

@@ -101,3 +101,10 @@ def test_resampled_kendall_declines_two_continuous_variables(monkeypatch):
     idx = rng.integers(0, 100, (5, 100))
     np.testing.assert_allclose(correlation.kendall_tau_b_resampled(x, y, counts_of(idx, 100)),
                                kendall_tau_b(x[idx], y[idx]), atol=1e-12)
+
+
+def test_shape_mismatch_is_an_input_error():
+    from masc_ui.errors import InputError
+
+    with pytest.raises(InputError, match="same shape"):
+        spearman(np.zeros(3), np.zeros(4))
