@@ -12,7 +12,7 @@ from ..models.profiles import ModelIds
 from .backbone_scorer import BackboneScorer, Computed
 from .clip_backbone import ClipBackbone, shared_clip_backbone
 from .sample import Sample
-from .similarity import CLIPSCORE_WEIGHT, clipscore, cosines
+from .similarity import CLIPSCORE_WEIGHT, clipscore, reference_cosines
 
 
 class ClipScorer(BackboneScorer):
@@ -28,14 +28,9 @@ class ClipImageScorer(ClipScorer):
     """CLIP-I = mean over references r of cos(image_emb(out), image_emb(r)); `extras["per_ref"]` lists them."""
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        outs = backbone.image_embeddings([s.out for s in samples])
-        refs = backbone.image_embeddings([r for s in samples for r in s.refs])
-        results, start = [], 0
-        for sample, out in zip(samples, outs):
-            per_ref = cosines(out, refs[start:start + len(sample.refs)])
-            start += len(sample.refs)
-            results.append((float(np.mean(per_ref)), None, {"per_ref": [float(c) for c in per_ref]}))
-        return results
+        pairs = [(s.out, s.refs) for s in samples]
+        return [(mean, None, {"per_ref": per_ref})
+                for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)]
 
 
 def text_image_cosines(samples: list[Sample], backbone: ClipBackbone) -> np.ndarray:

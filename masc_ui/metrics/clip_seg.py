@@ -16,6 +16,7 @@ NaN with a reason when the output mask (or, with `segment_reference`, a referenc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,11 +24,12 @@ from PIL import Image, ImageColor
 
 from ..errors import InputError
 from ..imaging import as_mask_array
-from .clip_backbone import ClipBackbone
 from .backbone_scorer import Computed
+from .base import Needs
+from .clip_backbone import ClipBackbone
 from .clip_family import ClipScorer
 from .sample import Sample
-from .similarity import cosines
+from .similarity import reference_cosines
 
 DEFAULT_FILL = (255, 255, 255)
 DEFAULT_MARGIN = 0.05
@@ -108,42 +110,38 @@ class ClipSegScorer(ClipScorer):
         return params
 
     @property
-    def needs(self):
+    def needs(self) -> Needs:
         needs = self.spec.needs
-        if self.params["segment_reference"]:
-            return type(needs)(out_mask=True, ref_masks=True, prompt=needs.prompt, reference=True)
-        return needs
+        return replace(needs, ref_masks=True) if self.params["segment_reference"] else needs
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        fill, margin = self.params["fill"], self.params["margin"]
-        prepared: list[tuple[Image.Image, list[Image.Image], dict[str, Any]] | Computed] = []
+        results: list[Computed | None] = []
+        jobs: list[tuple[int, Image.Image, list[Image.Image], dict[str, Any]]] = []
         for sample in samples:
-            out = segment_subject(sample.out, sample.out_mask, fill=fill, margin=margin, name="out_mask")
-            if out is None:
-                prepared.append((math.nan, "the output mask is empty (no pixel >= 0.5)", {}))
-                continue
-            extras: dict[str, Any] = {"out_box": list(out[1])}
-            refs = list(sample.refs)
-            if self.params["segment_reference"]:
-                segmented = [segment_subject(r, sample.ref_mask(i), fill=fill, margin=margin, name=f"ref_masks[{i}]")
-                             for i, r in enumerate(refs)]
-                empty = [i for i, s in enumerate(segmented) if s is None]
-                if empty:
-                    prepared.append((math.nan, f"reference mask(s) {empty} empty (no pixel >= 0.5)", extras))
-                    continue
-                refs = [s[0] for s in segmented]
-                extras["ref_boxes"] = [list(s[1]) for s in segmented]
-            prepared.append((out[0], refs, extras))
-        todo = [p for p in prepared if isinstance(p[0], Image.Image)]
-        outs = backbone.image_embeddings([p[0] for p in todo])
-        refs = backbone.image_embeddings([r for p in todo for r in p[1]])
-        results: list[Computed] = []
-        k = start = 0
-        for p in prepared:
-            if not isinstance(p[0], Image.Image):
-                results.append(p)  # type: ignore[arg-type]
-                continue
-            per_ref = cosines(outs[k], refs[start:start + len(p[1])])
-            k, start = k + 1, start + len(p[1])
-            results.append((float(np.mean(per_ref)), None, {**p[2], "per_ref": [float(c) for c in per_ref]}))
-        return results
+            prepared = self._segment(sample)
+            if isinstance(prepared[0], Image.Image):
+                jobs.append((len(results), *prepared))  # type: ignore[arg-type]
+                results.append(None)
+            else:
+                results.append(prepared)  # type: ignore[arg-type]
+        pairs = [(out, refs) for _, out, refs, _ in jobs]
+        for (i, _, _, extras), (mean, per_ref) in zip(jobs, reference_cosines(backbone.image_embeddings, pairs)):
+            results[i] = (mean, None, {**extras, "per_ref": per_ref})
+        return results  # type: ignore[return-value]
+
+    def _segment(self, sample: Sample) -> tuple[Image.Image, list[Image.Image], dict[str, Any]] | Computed:
+        """(segmented output, references (segmented or not), extras), or the NaN result of an empty mask."""
+        fill, margin = self.params["fill"], self.params["margin"]
+        out = segment_subject(sample.out, sample.out_mask, fill=fill, margin=margin, name="out_mask")
+        if out is None:
+            return math.nan, "the output mask is empty (no pixel >= 0.5)", {}
+        extras: dict[str, Any] = {"out_box": list(out[1])}
+        if not self.params["segment_reference"]:
+            return out[0], list(sample.refs), extras
+        segmented = [segment_subject(r, sample.ref_mask(i), fill=fill, margin=margin, name=f"ref_masks[{i}]")
+                     for i, r in enumerate(sample.refs)]
+        empty = [i for i, seg in enumerate(segmented) if seg is None]
+        if empty:
+            return math.nan, f"reference mask(s) {empty} empty (no pixel >= 0.5)", extras
+        extras["ref_boxes"] = [list(seg[1]) for seg in segmented]  # type: ignore[index]
+        return out[0], [seg[0] for seg in segmented], extras  # type: ignore[index]

@@ -27,7 +27,7 @@ from .clip_backbone import BATCH_SIZE, CACHE_SIZE
 from .embedding_cache import EmbeddingCache
 from .provenance import checkpoint_revision
 from .sample import Sample
-from .similarity import cosines
+from .similarity import reference_cosines
 
 RESIZE = 256
 CROP = 224
@@ -85,12 +85,15 @@ class DinoBackbone:
 
 
 def load_dino_backbone(model_id: str, settings: Settings) -> DinoBackbone:
-    from transformers import AutoImageProcessor, AutoModel
+    from transformers import AutoConfig, AutoImageProcessor, AutoModel
 
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
+    config = load_pretrained(AutoConfig, model_id, what="DINO backbone config (dino_model)")
+    # A ViT's pooling layer is not used (DINO-I reads the CLS token) and DINO checkpoints do not ship one.
+    extra = {"add_pooling_layer": False} if config.model_type == "vit" else {}
     model = load_pretrained(AutoModel, model_id, what="DINO backbone (dino_model)", dtype=dtype,
-                            add_pooling_layer=False).to(device).eval()
+                            **extra).to(device).eval()
     processor = load_pretrained(AutoImageProcessor, model_id, what="DINO image processor (dino_model)")
     mean = tuple(float(v) for v in processor.image_mean)
     std = tuple(float(v) for v in processor.image_std)
@@ -113,14 +116,9 @@ class DinoImageScorer(BackboneScorer):
         return shared_dino_backbone(self.models, self.settings, ids.dino)
 
     def _compute(self, samples: list[Sample], backbone: DinoBackbone) -> list[Computed]:
-        outs = backbone.image_embeddings([s.out for s in samples])
-        refs = backbone.image_embeddings([r for s in samples for r in s.refs])
-        results, start = [], 0
-        for sample, out in zip(samples, outs):
-            per_ref = cosines(out, refs[start:start + len(sample.refs)])
-            start += len(sample.refs)
-            results.append((float(np.mean(per_ref)), None, {"per_ref": [float(c) for c in per_ref]}))
-        return results
+        pairs = [(s.out, s.refs) for s in samples]
+        return [(mean, None, {"per_ref": per_ref})
+                for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)]
 
     def _extra_provenance(self, info: DinoInfo) -> dict[str, Any]:
         return {"preprocess": f"resize {RESIZE} bicubic, centre crop {CROP}, mean {list(info.mean)}, "

@@ -159,3 +159,17 @@ def test_parse_fill():
     assert parse_fill("white") == (255, 255, 255)
     assert parse_fill("#102030") == (16, 32, 48)
     assert parse_fill([1, 2, 3]) == (1, 2, 3)
+
+
+def test_batch_with_empty_masks_keeps_order(demo_settings):
+    ref = Image.fromarray(_noise(10))
+    a = Sample(refs=(ref,), out=Image.fromarray(_noise(11)), out_mask=_rect_mask(5, 5, 40, 40))
+    empty = Sample(refs=(ref,), out=Image.fromarray(_noise(12)), out_mask=np.zeros((H, W)))
+    b = Sample(refs=(ref, Image.fromarray(_noise(13))), out=Image.fromarray(_noise(14)),
+               out_mask=_rect_mask(50, 20, 90, 70))
+    scorer = get_scorer("clip_i_seg", demo_settings)
+    batch = scorer.score([a, empty, b])
+    assert batch[0].value == pytest.approx(scorer.score([a])[0].value, abs=1e-6)
+    assert batch[1].is_nan and batch[1].reason
+    assert batch[2].value == pytest.approx(scorer.score([b])[0].value, abs=1e-6)
+    assert len(batch[2].extras["per_ref"]) == 2
