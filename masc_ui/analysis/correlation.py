@@ -105,8 +105,8 @@ def kendall_tau_b_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) ->
 
     Copies of one unit tie in both x and y, so a resample is the units weighted by their counts:
     sum over ordered pairs of sgn(dx) sgn(dy) = sum_i w_i sum_j w_j sgn(x_i - x_j) sgn(y_i - y_j), computed
-    along x's sort order from per-level cumulative weights; untied pairs in x = W^2 - sum over x-tie groups
-    of (group weight)^2, and likewise in y.
+    level by level of y along x's sort order from cumulative weights of the lower and higher levels;
+    untied pairs in x = W^2 - sum over x-tie groups of (group weight)^2, and likewise in y.
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -128,25 +128,30 @@ def kendall_tau_b_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) ->
     new_group = np.concatenate([[True], xs[1:] != xs[:-1]])
     group = np.cumsum(new_group) - 1
     starts = np.flatnonzero(new_group)
-    ends = np.concatenate([starts[1:], [n]]) - 1
-    first, last = starts[group], ends[group]  # per unit: its x-tie group's first and last sorted position
-    sign_by_level = np.sign(np.arange(k)[:, None] - np.arange(k)[None, :])[levels]  # (N, K): sgn(l_i - k)
-    onehot = np.eye(k)[levels]  # (N, K)
+    ends = np.concatenate([starts[1:], [n]])  # one past each x-tie group's last sorted position
+    first, last = starts[group], ends[group]
     out = np.empty(w.shape[0])
-    step = max(1, CHUNK_ELEMENTS // (n * k))
+    step = max(1, CHUNK_ELEMENTS // n)
     for s in range(0, w.shape[0], step):
         wc = ws[s:s + step]
-        cum = np.cumsum(wc[:, :, None] * onehot[None], axis=1)  # (b, N, K) weight per level up to position
-        zero = np.zeros((wc.shape[0], 1, k))
-        cum0 = np.concatenate([zero, cum], axis=1)  # cum0[:, p] = weight of positions < p
-        below = cum0[:, first]  # units with smaller x, per level
-        above = cum0[:, -1:] - cum0[:, last + 1]  # units with larger x, per level
-        num = (wc * ((below - above) * sign_by_level[None]).sum(axis=-1)).sum(axis=-1)
-        total = wc.sum(axis=-1)
-        cw = np.concatenate([zero[..., 0], np.cumsum(wc, axis=1)], axis=1)
-        group_w = cw[:, ends + 1] - cw[:, starts]
-        untied_x = total ** 2 - (group_w ** 2).sum(axis=-1)
-        untied_y = total ** 2 - (cum[:, -1] ** 2).sum(axis=-1)
+        b = wc.shape[0]
+        num = np.zeros(b)
+        level_totals = np.empty((b, k))
+        for level in range(k):
+            at = levels == level
+            # Weight at sorted positions < p of units with a lower / higher y level: cum[:, p].
+            lower = np.concatenate([np.zeros((b, 1)), np.cumsum(wc * (levels < level), axis=1)], axis=1)
+            higher = np.concatenate([np.zeros((b, 1)), np.cumsum(wc * (levels > level), axis=1)], axis=1)
+            f, e = first[at], last[at]
+            # sum_j w_j sgn(x_i - x_j) sgn(y_i - y_j) for each unit i at this level
+            concordant = lower[:, f] - higher[:, f] + (higher[:, -1:] - higher[:, e]) - (lower[:, -1:] - lower[:, e])
+            num += (wc[:, at] * concordant).sum(axis=1)
+            level_totals[:, level] = wc[:, at].sum(axis=1)
+        total = wc.sum(axis=1)
+        cw = np.concatenate([np.zeros((b, 1)), np.cumsum(wc, axis=1)], axis=1)
+        group_w = cw[:, ends] - cw[:, starts]
+        untied_x = total ** 2 - (group_w ** 2).sum(axis=1)
+        untied_y = total ** 2 - (level_totals ** 2).sum(axis=1)
         with np.errstate(all="ignore"):
             out[s:s + step] = np.where((untied_x > 0) & (untied_y > 0), num / np.sqrt(untied_x * untied_y), np.nan)
     return np.clip(out, -1.0, 1.0)
