@@ -106,6 +106,8 @@ def check_inputs(metric: str, needs: Needs, samples: Sequence[Sample], missing: 
     for i, sample in enumerate(samples):
         if not isinstance(sample, Sample):
             raise InputError(f"{metric}: sample {i} is a {type(sample).__name__}, expected masc_ui.metrics.Sample")
+        if sample.prompt is not None and not isinstance(sample.prompt, str):
+            raise InputError(f"{metric}: sample {i}'s prompt must be a string, got {type(sample.prompt).__name__}")
         lacking = needs.missing(sample)
         if not lacking:
             check.ok.append(i)

@@ -48,7 +48,10 @@ class ClipTextScorer(ClipScorer):
 
 
 class ClipScoreScorer(ClipScorer):
-    """CLIPScore (Hessel et al. 2021) = 2.5 * max(cos, 0) with CLIP-T's cosine; `extras["cos"]` keeps it."""
+    """CLIPScore (Hessel et al. 2021) = 2.5 * max(cos, 0) with CLIP-T's cosine; `extras["cos"]` keeps it.
+
+    The text is the prompt itself, as for CLIP-T (METRICS.md: same embeddings); Hessel et al.'s "A photo depicts"
+    caption prefix is not added."""
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
         return [(clipscore(c), None, {"cos": float(c), "weight": CLIPSCORE_WEIGHT})

@@ -141,3 +141,8 @@ def test_bad_missing_policy_and_params(demo_settings):
 
 def test_empty_batch(demo_settings):
     assert get_scorer("clip_i", demo_settings).score([]) == []
+
+
+def test_non_string_prompt_is_refused(demo_settings):
+    with pytest.raises(InputError, match="prompt must be a string"):
+        get_scorer("clip_t", demo_settings).score([Sample(refs=(), out=_image(12), prompt=42)])
