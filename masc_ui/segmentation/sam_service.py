@@ -82,13 +82,15 @@ class SamService:
         cache_dir: download folder for official checkpoints (default `~/.cache/masc-ui/checkpoints`).
         cache_size: how many image embeddings to keep (least recently used ones are dropped first).
         models: registry that owns the loaded model (shared with other services); None = this service owns it.
+        model: an already built SAM of `variant` to use instead of loading `checkpoint` (e.g. random weights
+            in a benchmark); it is moved to `device`.
 
     The model is loaded on first use (`model`, `embed`, `predict`), not at construction.
     """
 
     def __init__(self, variant: str, checkpoint: str | Path | None = None, device: str | None = "auto",
                  cache_dir: str | Path | None = None, cache_size: int = 8, *, models: ModelRegistry | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, model: Sam | None = None) -> None:
         self.variant = variant
         self.architecture = sam_architecture(variant)
         self.checkpoint = None if checkpoint is None else Path(checkpoint).expanduser()
@@ -100,12 +102,16 @@ class SamService:
         self._models = models if models is not None else ModelRegistry()
         self._progress = progress
         self._transform = ResizeLongestSide(self.architecture.image_size)
+        self._given = model
 
     # --- model ------------------------------------------------------------------------------------------------
 
     @property
     def model(self) -> Sam:
         """The loaded SAM (eval mode, on `device`); loads it the first time (downloading if needed)."""
+        if self._given is not None:
+            key = ("sam", self.variant, f"given model {id(self._given):x}", self.device)
+            return self._models.get(key, lambda: self._given.eval().to(self.device))
         key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device)
         return self._models.get(key, self._load)
 
@@ -116,7 +122,8 @@ class SamService:
     @property
     def provenance(self) -> dict[str, Any]:
         """What produced the masks, for stored mask records."""
-        source = str(self.checkpoint) if self.checkpoint else f"official {self.variant} checkpoint"
+        source = ("caller-built model" if self._given is not None else str(self.checkpoint) if self.checkpoint
+                  else f"official {self.variant} checkpoint")
         return {"model": "segment-anything", "variant": self.variant, "checkpoint": source,
                 "device": self.device, "dtype": "float32"}
 
