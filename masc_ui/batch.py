@@ -2,7 +2,10 @@
 resumable, sharded over processes.
 
     masc-ui batch --dataset NAME --metrics cp,pf,clip_i [--masks stored|text|none]
-    accelerate launch --num_processes 4 -m masc_ui.batch --dataset NAME --metrics all --db postgresql+psycopg://...
+    accelerate launch --multi_gpu --num_processes 4 -m masc_ui.batch --dataset NAME --metrics all --db postgresql+psycopg://...
+
+(`--multi_gpu` is Accelerate's torchrun launcher; with `--device cpu` the processes run on CPU with gloo.
+Accelerate's own `--cpu` flag starts several processes only through MPI (`mpirun`); without it, one.)
 
 What counts as done: a (sample, metric) whose stored values include one with the scorer's provenance key
 (model, revision, parameters, dtype; `storage.provenance_key`) computed with the sample's current masks
