@@ -27,7 +27,7 @@ from ..errors import InputError
 from .alpha import LEVELS, krippendorff_alpha, krippendorff_alpha_resampled, metric_vs_raters_alpha
 from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_indices, check_bootstrap_args, estimate,
                         resample_counts)
-from .correlation import CORRELATIONS, PAIRWISE_KENDALL_MAX_N, kendall_tau_b, kendall_tau_b_resampled
+from .correlation import CORRELATIONS, kendall_tau_b, kendall_tau_b_resampled
 from .data import POOLED, AgreementData, AgreementRecord, check_grouping
 from .normalization import MetricScale, normalize_metric, normalize_ratings
 
@@ -215,7 +215,7 @@ def _chunks(idx: np.ndarray) -> list[np.ndarray]:
 
 def _resampled_kendall(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Kendall tau-b of (x[i], y[i]) for each resample i (rows of idx); x, y: (N,)."""
-    fast = kendall_tau_b_resampled(x, y, resample_counts(idx, x.size)) if x.size > PAIRWISE_KENDALL_MAX_N else None
+    fast = kendall_tau_b_resampled(x, y, resample_counts(idx, x.size))
     return fast if fast is not None else np.concatenate([kendall_tau_b(x[i], y[i]) for i in _chunks(idx)])
 
 

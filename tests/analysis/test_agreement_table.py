@@ -132,12 +132,15 @@ def test_bootstrap_ci_equals_a_hand_written_paired_bootstrap():
     n_boot, seed = 60, 11
     table = agreement_table(data, ["cp"], "cp", n_boot=n_boot, seed=seed)
     values, ratings = arrays(data, "cp")
-    alphas, spearmans = [], []
+    alphas, spearmans, kendalls = [], [], []
     for idx in bootstrap_indices(24, n_boot, seed):
         v, h = values[idx], ratings[:, idx]
         alphas.append(reference_alpha(minmax(v), h / 4))  # min-max redone on each resample
         spearmans.append(stats.spearmanr(v, h.mean(axis=0)).statistic)
+        kendalls.append(stats.kendalltau(v, h.mean(axis=0)).statistic)
     row = table.row("cp")
+    assert (row.kendall.ci_low, row.kendall.ci_high) == pytest.approx(
+        tuple(np.percentile(kendalls, [2.5, 97.5])), abs=1e-12)
     assert (row.alpha.ci_low, row.alpha.ci_high) == pytest.approx(tuple(np.percentile(alphas, [2.5, 97.5])), abs=1e-12)
     assert (row.spearman.ci_low, row.spearman.ci_high) == pytest.approx(
         tuple(np.percentile(spearmans, [2.5, 97.5])), abs=1e-12)
@@ -264,7 +267,7 @@ def test_scatter_points():
 
 
 def test_fast_resampled_paths_equal_a_hand_written_bootstrap():
-    # n > PAIRWISE_KENDALL_MAX_N: Kendall from resample counts; ratings with few values: alpha from counts.
+    # Ratings with few values: Kendall and the human alpha from resample counts.
     data = dreambench_like(n=150, seed=4)
     n_boot, seed = 30, 2
     table = agreement_table(data, ["cp"], "cp", n_boot=n_boot, seed=seed, human_level="ordinal")
@@ -282,7 +285,7 @@ def test_many_distinct_rating_values_fall_back_to_the_package_per_resample():
     rng = np.random.default_rng(5)
     records = [{"sample_id": f"s{i}", "metrics": {"m": float(q)},
                 "ratings": {"cp": {"a": float(q * 100), "b": float(np.clip(q * 100 + rng.normal(scale=10), 0, 100))}}}
-               for i, q in enumerate(rng.random(140))]  # > PAIRWISE_KENDALL_MAX_N, and Kendall has no levels
+               for i, q in enumerate(rng.random(140))]  # continuous ratings: no levels for Kendall, > 64 values
     data = AgreementData.from_records(records, rating_range=(0, 100))
     table = agreement_table(data, ["m"], "cp", n_boot=8, seed=3)
     _, ratings = arrays(data, "m")
