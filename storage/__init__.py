@@ -21,10 +21,10 @@ from .records import (DatasetRecord, ExternalRating, MaskRecord, MetricInput, Me
                       Provenance, RaterRecord, RatingRecord, RatingRevision, SampleRecord, SampleRow,
                       SubjectRecord, Task)
 from .schema import CRITERIA, IMAGE_ROLES, MASK_SOURCES, SCORE_MAX, SCORE_MIN, STATUSES
-from .store import Store, open_store
+from .store import Store, open_store, upgrade_database
 
 __all__ = [
-    "open_store", "Store", "provenance_key",
+    "open_store", "upgrade_database", "Store", "provenance_key",
     "CRITERIA", "STATUSES", "MASK_SOURCES", "IMAGE_ROLES", "SCORE_MIN", "SCORE_MAX", "RECOMMENDED_SQLITE",
     "DatasetRecord", "SubjectRecord", "SampleRecord", "MaskRecord", "Provenance", "MetricInput",
     "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",

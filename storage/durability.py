@@ -2,8 +2,8 @@
 
 Each cycle forks a child process that opens the database, creates its rater, then writes ratings in a
 loop and, after each commit returns, reports the rating on a pipe. The parent SIGKILLs the child at a
-random moment (0..`max_delay_s` after it is ready), so kills land in the middle of transactions,
-commits and fsyncs. Afterwards every acknowledged rating (id, revision, score) must be in the
+random moment (0..`max_delay_s` after its first rating is acknowledged), so kills land in the middle of
+transactions, commits and fsyncs. Afterwards every acknowledged rating (id, revision, score) must be in the
 database — as the current rating or in its history — and SQLite's `PRAGMA integrity_check` must say
 `ok`. POSIX only (fork, SIGKILL).
 """
@@ -99,7 +99,7 @@ def _one_cycle(url: str, data_dir: Path, sample_ids: list[int], rater: str, rng:
     buffer = b""
     try:
         deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
-        while b"ready\n" not in buffer:
+        while buffer.count(b"\n") < 2:  # "ready" and the first acknowledged rating
             ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
             chunk = os.read(read_fd, 65536) if ready else b""
             if not chunk:

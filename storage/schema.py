@@ -1,4 +1,4 @@
-"""Database tables (SQLAlchemy 2.x declarative models). Only `storage.repo_*` modules query them.
+"""Database tables (SQLAlchemy 2.x declarative models). Only the `storage.repo` modules query them.
 
 Every timestamp is a timezone-aware UTC `datetime`. Nothing is ever deleted or overwritten by the
 repositories: masks get new versions, metric values are appended, rating edits keep their history.

@@ -119,6 +119,15 @@ def open_store(database_url: str | None, data_dir: Path, *, max_wait_s: float = 
     return store
 
 
+def upgrade_database(database_url: str | None, data_dir: Path) -> str:
+    """Create or upgrade the database to the newest schema (what `open_store` does anyway) and return
+    its revision; for a `masc-ui db upgrade` command run before rolling out a new version to a team."""
+    with open_store(database_url, data_dir) as store:
+        revision = migrate.current_revision(store.engine)
+    assert revision is not None
+    return revision
+
+
 def _ensure_schema_retrying(engine: sa.Engine, max_wait_s: float) -> None:
     deadline = time.monotonic() + max_wait_s
     while True:

@@ -15,7 +15,8 @@ from ..errors import InvalidInput
 from ..provenance import as_provenance, json_safe, provenance_key
 from ..records import MetricInput, MetricValueRecord, Provenance
 from ..transactions import Transactions
-from ._common import check_int, check_optional_text, check_text, check_timestamp, chunks, dataset_id, require_sample, utcnow
+from ._common import (check_int, check_optional_text, check_text, check_timestamp, chunks, dataset_id,
+                      require_sample, utcnow)
 from .masks import current_mask_ids
 
 EXTERNAL_CODE_VERSION = "external"
@@ -64,14 +65,21 @@ class MetricRepository:
         prov = Provenance(model_id=source, code_version=EXTERNAL_CODE_VERSION, params=dict(params or {}))
         return self.record(sample_id, metric, value, provenance=prov, reason=reason, extras=extras)
 
-    def has_value(self, sample_id: int, metric: str, provenance_key: str) -> bool:
+    def has_value(self, sample_id: int, metric: str, provenance_key: str, *,
+                  mask_version_ids: Sequence[int] | None = None) -> bool:
         """True if `metric` was recorded for the sample with this provenance key and with the sample's
-        current masks (so a batch run can skip it)."""
-        return sample_id in self.scored_samples(metric, provenance_key, [sample_id])
+        current masks (so a batch run can skip it). With `mask_version_ids`, only a value computed with
+        exactly those masks counts (use it for metrics whose masks are optional)."""
+        exact = None if mask_version_ids is None else {sample_id: mask_version_ids}
+        return sample_id in self.scored_samples(metric, provenance_key, [sample_id], mask_version_ids=exact)
 
-    def scored_samples(self, metric: str, provenance_key: str,
-                       sample_ids: Sequence[int] | None = None) -> set[int]:
-        """Ids (among `sample_ids`, or all) that have `metric` with this key and their current masks."""
+    def scored_samples(self, metric: str, provenance_key: str, sample_ids: Sequence[int] | None = None, *,
+                       mask_version_ids: Mapping[int, Sequence[int]] | None = None) -> set[int]:
+        """Ids (among `sample_ids`, or all) that have `metric` with this key, computed with masks that are
+        all still current. For samples in `mask_version_ids` (sample id -> mask ids), only values
+        computed with exactly those masks count."""
+        exact = {sid: set(ids) for sid, ids in (mask_version_ids or {}).items()}
+
         def work(s: Session) -> set[int]:
             query = (sa.select(t.MetricValue.id, t.MetricValue.sample_id)
                      .where(t.MetricValue.metric == metric, t.MetricValue.provenance_key == provenance_key))
@@ -80,10 +88,14 @@ class MetricRepository:
                 found = [(r[0], r[1]) for r in s.execute(query)]
             else:
                 for part in chunks(list(sample_ids)):
-                    found += [(r[0], r[1]) for r in s.execute(query.where(t.MetricValue.sample_id.in_(part)))]
+                    part_query = query.where(t.MetricValue.sample_id.in_(part))
+                    found += [(r[0], r[1]) for r in s.execute(part_query)]
             masks = _masks_of(s, [vid for vid, _ in found])
             current = current_mask_ids(s, sorted({sid for _, sid in found}))
-            return {sid for vid, sid in found if masks.get(vid, set()) <= current.get(sid, set())}
+            def counts(vid: int, sid: int) -> bool:
+                used = masks.get(vid, set())
+                return used == exact[sid] if sid in exact else used <= current.get(sid, set())
+            return {sid for vid, sid in found if counts(vid, sid)}
         return self._tx.read(work)
 
     def latest(self, sample_id: int, *, provenance_keys: Mapping[str, str] | None = None

@@ -14,11 +14,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs fork() an
 def test_sigkilled_writers_lose_nothing_sqlite(tmp_path):
     report = run_kill_cycles(None, tmp_path / "data", cycles=100, seed=2024)
     assert report.cycles == 100 and report.integrity == "ok" and report.missing == 0
-    assert report.acknowledged >= 50  # the children really wrote between kills
+    assert report.acknowledged >= 30  # the children really wrote between kills
     assert report.integrity_checks == 4
 
 
 @pytest.mark.postgres
 def test_sigkilled_writers_lose_nothing_postgres(tmp_path, pg_schemas):
-    report = run_kill_cycles(pg_schemas.new_url(), tmp_path / "data", cycles=30, seed=7)
+    report = run_kill_cycles(pg_schemas.new_url(), tmp_path / "data", cycles=30, seed=7, max_delay_s=0.25)
     assert report.missing == 0 and report.acknowledged >= 15

@@ -105,6 +105,19 @@ def test_latest_and_has_value_follow_current_masks(png, store, add_sample):
     assert store.metrics.names() == ["clip_t", "masc_cp"]
 
 
+def test_has_value_with_exact_masks(png, store, add_sample):
+    """A value computed without masks does not count for a run that would now use a new mask."""
+    sample = add_sample()
+    key = provenance_key(PROV)
+    store.metrics.record(sample.id, "masc_cp", 0.4, provenance=PROV)  # whole images, no mask yet
+    mask = store.masks.add(sample.id, "output", 0, png(73), source="drawn")
+    assert store.metrics.has_value(sample.id, "masc_cp", key)  # default rule: used masks all current
+    assert not store.metrics.has_value(sample.id, "masc_cp", key, mask_version_ids=[mask.id])
+    assert store.metrics.has_value(sample.id, "masc_cp", key, mask_version_ids=[])
+    store.metrics.record(sample.id, "masc_cp", 0.6, provenance=PROV, mask_version_ids=[mask.id])
+    assert store.metrics.scored_samples("masc_cp", key, mask_version_ids={sample.id: [mask.id]}) == {sample.id}
+
+
 def test_record_many_is_all_or_nothing(store, add_sample):
     a, b = add_sample(), add_sample()
     items = [MetricInput(a.id, "clip_i", 0.1, PROV), MetricInput(b.id, "clip_i", 0.2, PROV)]

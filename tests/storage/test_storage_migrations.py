@@ -2,6 +2,7 @@
 databases, the SQLite settings, and the old-SQLite warning."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -48,6 +49,9 @@ def test_upgrade_downgrade_round_trip(engine):
 
 
 def test_open_store_upgrades_and_is_idempotent(database_url, tmp_path):
+    from storage import upgrade_database
+
+    assert upgrade_database(database_url, tmp_path / "d") == migrate.head_revision()
     for _ in range(2):
         with open_store(database_url, tmp_path / "d") as store:
             assert migrate.current_revision(store.engine) == migrate.head_revision()
@@ -116,3 +120,23 @@ def test_in_memory_and_malformed_urls_are_refused(tmp_path):
         open_store("sqlite://", tmp_path)
     with pytest.raises(InvalidInput, match="not usable"):
         open_store("not a url", tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs fork()")
+def test_processes_opening_a_fresh_database_at_once_migrate_it_once(database_url, tmp_path):
+    pids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                with open_store(database_url, tmp_path / "d") as store:
+                    store.ratings.ensure_rater("same")
+            except BaseException:  # noqa: BLE001 - the exit code says it failed
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    assert [os.waitpid(pid, 0)[1] for pid in pids] == [0, 0, 0, 0]
+    with open_store(database_url, tmp_path / "d") as store:
+        assert [r.username for r in store.ratings.raters()] == ["same"]
+        assert migrate.current_revision(store.engine) == migrate.head_revision()
