@@ -359,10 +359,18 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
                            retry_failed=args.retry_failed, process_index=context.index,
                            num_processes=context.count)
     label = "batch" if context.count == 1 else f"batch [process 1 of {context.count}]"
-    with _open_store(context.settings) as store, tqdm(unit="sample", desc=label, disable=not context.is_main,
-                                                       dynamic_ncols=True) as bar:
-        summary = run_batch(store, context.settings, options, on_start=lambda n: bar.reset(total=n),
-                            progress=bar.update)
+    bars: list[tqdm] = []
+
+    def start(total: int) -> None:
+        bars.append(tqdm(total=total, unit="sample", desc=label, disable=not context.is_main, dynamic_ncols=True))
+
+    try:
+        with _open_store(context.settings) as store:
+            summary = run_batch(store, context.settings, options, on_start=start,
+                                progress=lambda n: bars[0].update(n))
+    finally:
+        for bar in bars:
+            bar.close()
     summaries = gather_summaries(context, summary)
     if context.is_main:
         for one in summaries:
