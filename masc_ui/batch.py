@@ -8,8 +8,9 @@ resumable, sharded over processes.
 Accelerate's own `--cpu` flag starts several processes only through MPI (`mpirun`); without it, one.)
 
 What counts as done: a (sample, metric) whose stored values include one with the scorer's provenance key
-(model, revision, parameters, dtype; `storage.provenance_key`) computed with the sample's current masks
-(`store.metrics.scored_samples`). Values of a chunk are written in one transaction after it is scored, so an
+(model, revision, parameters, dtype; `storage.provenance_key`) computed with exactly the current masks the
+metric uses (CP: the reference masks, PF: the output mask; `store.metrics.scored_samples`). A new mask
+version makes only the metrics that use it stale. Values of a chunk are written in one transaction after it is scored, so an
 interrupted run (Ctrl-C, kill, power cut) loses at most the chunk in flight and a rerun scores only what is
 left: nothing stored is computed again.
 
@@ -270,14 +271,19 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
     the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the summary."""
     provenance, keys, todo = {}, {}, {}
     ids = [s.id for s in shard]
-    current = store.masks.current_for(ids) if ids and options.masks == "stored" else {}
+    current = store.masks.current_for(ids) if ids and options.masks != "none" else {}
+    slots = {sid: {slot: m.id for slot, m in masks.items()} for sid, masks in current.items()}
     for name in names:
         prov = storable_provenance(get_scorer(name, settings, models).provenance())
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov
         keys[name] = provenance_key(prov)
-        done = store.metrics.scored_samples(name, keys[name], ids) if ids else set()
+        missing = {r.id: _missing_masks(name, r, current.get(r.id, {})) for r in shard}
+        # A value counts as done only if computed with exactly the masks the metric would use now.
+        exact = ({sid: _masks_used(name, slots.get(sid, {})) for sid in ids if not missing[sid]}
+                 if get_spec(name).needs_masks != "none" else None)
+        done = store.metrics.scored_samples(name, keys[name], ids, mask_version_ids=exact) if ids else set()
         if options.retry_failed and done:
             latest = store.metrics.latest_for(sorted(done), provenance_keys={name: keys[name]})
             done -= {sid for sid, values in latest.items()
@@ -285,12 +291,10 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
         todo[name] = set(ids) - done
         summary.already_done[name] = len(ids) - len(todo[name])
         if options.masks != "text":
-            for record in shard:
-                if record.id in todo[name]:
-                    missing = _missing_masks(name, record, current.get(record.id, {}))
-                    if missing:
-                        todo[name].discard(record.id)
-                        summary.lacking_inputs[f"{name} needs {', '.join(missing)}"] += 1
+            for sid in ids:
+                if sid in todo[name] and missing[sid]:
+                    todo[name].discard(sid)
+                    summary.lacking_inputs[f"{name} needs {', '.join(missing[sid])}"] += 1
     return _Plan(provenance, keys, todo)
 
 
@@ -323,7 +327,8 @@ def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_mas
             sample, mask_ids = _build_sample(store, record, masks.get(record.id, {}), images, text_masks, options,
                                              summary)
         except (WorkbenchError, StorageError, OSError, ValueError) as exc:
-            items += _failure(record, wanted, plan, exc, summary)
+            stored = {slot: m.id for slot, m in masks.get(record.id, {}).items()}
+            items += _failure(record, wanted, plan, exc, summary, stored)
             continue
         built.append((record, sample, mask_ids))
     if built:
@@ -334,7 +339,8 @@ def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_mas
                 try:
                     items += _score_built(settings, models, [one], names, plan, summary)
                 except Exception as exc:  # noqa: BLE001
-                    items += _failure(one[0], [m for m in names if one[0].id in plan.todo[m]], plan, exc, summary)
+                    items += _failure(one[0], [m for m in names if one[0].id in plan.todo[m]], plan, exc, summary,
+                                      one[2])
     if items:
         store.metrics.record_many(items)
         summary.values_written += len(items)
@@ -436,11 +442,15 @@ def _score_built(settings: Settings, models: ModelRegistry,
     return items
 
 
-def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary) -> list[Any]:
+def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary,
+             mask_ids: Mapping[tuple[str, int], int]) -> list[Any]:
+    """NULL values with the error as reason, for each metric the sample still needed (with the masks it
+    would have used, so that the failure counts as done until `retry_failed` or the masks change)."""
     reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
     summary.failures.append((record.id, reason))
     return [MetricInput(sample_id=record.id, metric=m, value=None, provenance=plan.provenance[m], reason=reason,
-                        extras={"error": type(exc).__name__}) for m in wanted]
+                        extras={"error": type(exc).__name__}, mask_version_ids=_masks_used(m, mask_ids))
+            for m in wanted]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
