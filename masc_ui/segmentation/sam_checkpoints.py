@@ -79,7 +79,8 @@ def download_checkpoint(source: CheckpointSource, cache_dir: str | Path, *, prog
 
     The bytes are streamed into a temporary file next to the target (with a tqdm progress bar when
     `progress`), their size and SHA-256 compared with `source`, and the file renamed into place only when
-    both match. `opener(url)` returns a readable binary stream (default `urllib.request.urlopen`).
+    both match; a file already in place with the expected size is trusted (it was checked when it was
+    downloaded; `sha256_file` re-checks one by hand). `opener(url)` returns a readable binary stream (default `urllib.request.urlopen`).
     Raises `ModelUnavailableError` when the download fails or the file does not match.
     """
     cache_dir = Path(cache_dir).expanduser()

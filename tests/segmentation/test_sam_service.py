@@ -185,3 +185,31 @@ def test_model_is_not_loaded_until_used(tiny_sam_checkpoint):
     SamService("vit_tiny", tiny_sam_checkpoint, "cpu", models=models)
     assert models.loaded() == []
     assert isinstance(SamService("vit_tiny", tiny_sam_checkpoint, "cpu", models=models).model, torch.nn.Module)
+
+
+def test_caller_key_replaces_hashing(service, make_image, monkeypatch):
+    import masc_ui.segmentation.sam_service as module
+
+    runs = _count_encoder_runs(service)
+    hashed = []
+    real = module.image_sha256
+    monkeypatch.setattr(module, "image_sha256", lambda img: hashed.append(1) or real(img))
+    image = make_image(80, 60, seed=8)
+    keyed = [service.predict(image, points=[(5, 5, 1)], image_key="blob-123") for _ in range(3)]
+    assert len(runs) == 1 and hashed == []
+    plain = service.predict(image, points=[(5, 5, 1)])
+    assert hashed == [1] and len(runs) == 2  # pixel-hash keys and caller keys are separate entries
+    np.testing.assert_array_equal(plain.mask, keyed[0].mask)
+    with pytest.raises(InputError, match="was first used for a 80x60 image"):
+        service.predict(make_image(60, 80), points=[(5, 5, 1)], image_key="blob-123")
+    with pytest.raises(InputError, match="outside the 80x60 image"):
+        service.predict(image, points=[(85, 5, 1)], image_key="blob-123")
+    with pytest.raises(InputError, match="image_key must be"):
+        service.predict(image, points=[(5, 5, 1)], image_key="")
+
+
+def test_bad_prompts_do_not_run_the_encoder(service, make_image):
+    runs = _count_encoder_runs(service)
+    with pytest.raises(InputError):
+        service.predict(make_image(50, 50, seed=9), points=[(60, 5, 1)])
+    assert runs == []
