@@ -45,7 +45,11 @@ class Transactions:
     def __init__(self, engine: sa.Engine, *, max_wait_s: float = 120.0) -> None:
         self.engine = engine
         self.max_wait_s = max_wait_s
-        self._read = sessionmaker(engine, expire_on_commit=False, autoflush=True)
+        # Reads see one snapshot (several queries, e.g. an export or a dump, agree with each other):
+        # SQLite's read transactions already do; PostgreSQL needs REPEATABLE READ for it.
+        read_engine = (engine.execution_options(isolation_level="REPEATABLE READ")
+                       if engine.dialect.name == "postgresql" else engine)
+        self._read = sessionmaker(read_engine, expire_on_commit=False, autoflush=True)
         self._write = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}),
                                    expire_on_commit=False, autoflush=True)
         # SQLite has one writer at a time anyway: queueing this process's writers on a lock avoids
