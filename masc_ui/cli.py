@@ -437,6 +437,50 @@ def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> i
     return 0
 
 
+# --- db: migrations, full dump and restore ---------------------------------------------------------------------
+
+def _add_db(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore")
+    p.add_argument("action", choices=("upgrade", "check", "dump", "restore"))
+    p.add_argument("file", nargs="?", type=Path, help="dump: file to write; restore: file to read")
+    p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
+    _add_common(p)
+    p.set_defaults(func=_cmd_db)
+
+
+def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    settings = settings or settings_from_args(args)
+    if args.action in ("dump", "restore") and args.file is None:
+        raise InputError(f"masc-ui db {args.action} needs a FILE argument")
+    if args.action == "upgrade":
+        from storage import StorageError, upgrade_database
+
+        try:
+            print(f"schema at revision {upgrade_database(settings.database_url, settings.data_dir)}")
+        except StorageError as exc:
+            raise WorkbenchError(f"database: {exc}") from None
+        return 0
+    with _open_store(settings) as store:
+        if args.action == "check":
+            result = store.integrity_check()
+            print(result)
+            return 0 if result == "ok" else 1
+        if args.action == "dump":
+            store.dumps.dump(args.file, include_blobs=args.with_blobs)
+            print(f"dump written to {args.file}")
+            return 0
+        if not args.file.is_file():
+            raise InputError(f"restore: {args.file} does not exist or is not a file")
+        from storage import StorageError
+
+        try:
+            store.dumps.restore(args.file)
+        except StorageError as exc:
+            raise WorkbenchError(f"restore of {args.file}: {exc}") from None
+        print(f"restored {args.file}")
+    return 0
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_demo_weights,
     _add_score,
@@ -446,6 +490,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_batch,
     _add_agreement,
     _add_export,
+    _add_db,
 ]
 
 
