@@ -35,12 +35,12 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         load = gr.Button("Load example", elem_id="example-load", scale=1)
     with gr.Row():
         with gr.Column():
-            ref_image = ImageUpload(label="Reference image (drag and drop, paste or click)", elem_id="ref-image",
+            ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Reference image (drag and drop, paste or click)", elem_id="ref-image",
                                     height=300)
             extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
                                  file_types=["image"], elem_id="extra-refs", height=80)
         with gr.Column():
-            out_image = ImageUpload(label="Output image (drag and drop, paste or click)", elem_id="out-image",
+            out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Output image (drag and drop, paste or click)", elem_id="out-image",
                                     height=300)
     with gr.Row():
         prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",

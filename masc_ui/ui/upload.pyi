@@ -14,12 +14,10 @@ from gradio import processing_utils
 from gradio.events import Dependency
 
 class ImageUpload(gr.Image):
-    is_template = True
+    """Construct with `type="filepath"` (the only type it returns). No `__init__` of its own: Gradio builds the
+    frontend config from the signature of `gr.Image.__init__`."""
 
-    def __init__(self, **kwargs) -> None:
-        kwargs.setdefault("type", "filepath")
-        kwargs.setdefault("sources", ["upload", "clipboard"])
-        super().__init__(**kwargs)
+    is_template = True
 
     def preprocess(self, payload: ImageData | None) -> str | None:
         """The uploaded file's path (data: URLs are written to the cache first), not opened."""

@@ -1,0 +1,138 @@
+"""End to end in Debian's Chromium: score an example pair with a brush stroke and a SAM click, then rate with
+the keyboard alone. Screenshots of each step go to test-artifacts/e2e/."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from masc_ui.workbench_examples import EXAMPLES_DIR
+
+from .conftest import login
+
+pytestmark = pytest.mark.e2e
+STEP_MS = 90_000
+
+
+def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
+    page.wait_for_function("([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
+                           arg=[selector, text], timeout=timeout)
+    return page.locator(selector).inner_text()
+
+
+def pick_radio(page, box: str, label: str) -> None:
+    page.locator(box).get_by_text(label, exact=True).click()
+
+
+def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
+    page = login(browser, app_server.url, "alice")
+    assert "demo weights: numbers are not meaningful" in page.locator("#demo-banner").inner_text()
+    assert "profile: demo" in page.locator("#status-line").inner_text()
+    shots(page, "opened")
+
+    page.locator("#example-pick input").click()
+    page.get_by_role("option", name="Cat on the grass").click()
+    page.locator("#example-load").click()
+    wait_text(page, "#mask-message", "mask source: imported")
+    shots(page, "example-loaded")
+
+    # Brush: replace the output's mask by one stroke painted in the ImageEditor.
+    pick_radio(page, "#mask-target", "output")
+    wait_text(page, "#mask-message", "mask source: imported")
+    page.locator("#mask-clear").click()
+    wait_text(page, "#mask-message", "mask cleared")
+    page.wait_for_function("document.querySelectorAll('#mask-editor canvas').length > 0")
+    page.locator("#mask-editor").get_by_role("button", name="Brush", exact=True).click()
+    canvas = page.locator("#mask-editor canvas").first.bounding_box()
+    cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
+    page.mouse.move(cx - 60, cy)
+    page.mouse.down()
+    for step in range(1, 13):
+        page.mouse.move(cx - 60 + step * 10, cy + (step % 3) * 4)
+    page.mouse.up()
+    page.wait_for_timeout(500)
+    page.locator("#mask-use-brush").click()
+    brush_msg = wait_text(page, "#mask-message", "brush mask:")
+    assert int(re.search(r"brush mask: (\d+) px", brush_msg).group(1)) > 100
+    shots(page, "brush-stroke")
+
+    # Segment Anything: one positive click on reference 1.
+    pick_radio(page, "#mask-target", "reference 1")
+    pick_radio(page, "#mask-mode", "SAM clicks")
+    sam = page.locator("#sam-image img")
+    sam.wait_for(timeout=STEP_MS)
+    box = sam.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.45, box["y"] + box["height"] * 0.5)
+    sam_msg = wait_text(page, "#mask-message", "candidate")
+    assert re.search(r"candidate \d of 3", sam_msg)
+    page.locator("#sam-candidate").get_by_role("radio").first.wait_for(timeout=STEP_MS)
+    shots(page, "sam-click")
+
+    # Run every metric (all are selected by default): numbers side by side.
+    page.locator("#run").click()
+    page.wait_for_function("document.querySelectorAll('#score-table tr[data-metric]').length === 8", timeout=STEP_MS)
+    cells = page.locator("#score-table tr[data-metric] td:nth-child(2)").all_inner_texts()
+    assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells), cells
+    assert "siglip: siglip2-naflex" in page.locator("#status-line").inner_text()
+    shots(page, "scores")
+
+    # Explain: four overlays with legends.
+    page.locator("#explain").click()
+    for sel in ("#cp-map img", "#best-map img", "#corr-lines img", "#pf-map img"):
+        page.locator(sel).wait_for(timeout=STEP_MS)
+    wait_text(page, "#explain-notes", "CP ")
+    page.locator("#pf-map").scroll_into_view_if_needed()
+    shots(page, "overlays")
+    assert not page.errors, page.errors
+    page.close()
+
+
+def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, shots):
+    wb = app_server.wb
+    for name in ("cat-on-grass", "coffee-on-bricks"):
+        ex = EXAMPLES_DIR / name
+        for i in range(2):
+            sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i}: {name}", name.split("-")[0])
+            wb.records.save(sample, {}, dataset="e2e", method=f"method-{i}", mask_sources={}, user=None)
+    page = login(browser, app_server.url, "bob")
+    page.get_by_role("tab", name="Rate").click()
+    wait_text(page, "#rate-prompt", "Prompt")
+    assert "method-" not in page.locator("#rate-panel").inner_text()  # blind
+    shots(page, "first-task")
+
+    page.locator("body").focus()
+    answers = [(3, 2), (4, 1), (0, 3)]
+    rated = []
+    for n, (cp, pf) in enumerate(answers, 1):
+        prompt = page.locator("#rate-prompt").inner_text()
+        page.keyboard.press(str(cp))
+        page.keyboard.press(str(pf))
+        page.wait_for_function(
+            "([a, b]) => document.querySelector(`#rate-cp input[value='${a}']`)?.checked && "
+            "document.querySelector(`#rate-pf input[value='${b}']`)?.checked", arg=[cp, pf], timeout=STEP_MS)
+        page.keyboard.press("Enter")
+        msg = wait_text(page, "#rate-progress", f"rated {n} /")
+        rated.append(int(re.search(r"saved sample #(\d+)", page.locator("#rate-message").inner_text()).group(1)))
+        assert page.locator("#rate-prompt").inner_text() != prompt, msg
+        shots(page, f"rated-{n}")
+
+    page.keyboard.press("b")
+    wait_text(page, "#rate-message", f"back to sample #{rated[-1]}")
+    page.wait_for_function("document.querySelector(\"#rate-cp input[value='0']\")?.checked")
+    shots(page, "went-back")
+    page.keyboard.press("2")
+    page.keyboard.press("2")
+    page.wait_for_function("document.querySelector(\"#rate-cp input[value='2']\")?.checked")
+    page.keyboard.press("Enter")
+    wait_text(page, "#rate-message", f"saved sample #{rated[-1]}")
+    shots(page, "changed")
+
+    current = {(r.sample_id, r.criterion): r for r in wb.records.ratings_of("bob")}
+    assert len(current) == 6
+    assert (current[(rated[0], "cp")].score, current[(rated[0], "pf")].score) == (3, 2)
+    assert (current[(rated[1], "cp")].score, current[(rated[1], "pf")].score) == (4, 1)
+    changed_cp, changed_pf = current[(rated[2], "cp")], current[(rated[2], "pf")]
+    assert (changed_cp.score, changed_pf.score) == (2, 2) and changed_cp.revision == 2
+    assert all(r.seconds_spent is not None and r.status == "rated" for r in current.values())
+    assert not page.errors, page.errors
+    page.close()
