@@ -38,7 +38,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Reference image (drag and drop, paste or click)", elem_id="ref-image",
                                     height=300)
             extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
-                                 file_types=["image"], elem_id="extra-refs", height=80)
+                                 file_types=["image"], elem_id="extra-refs", height=140)
         with gr.Column():
             out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Output image (drag and drop, paste or click)", elem_id="out-image",
                                     height=300)

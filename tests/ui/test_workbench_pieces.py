@@ -1,0 +1,159 @@
+"""Workbench pieces without a server: logins, examples, profile resolution, score rows, launch safety settings."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from masc_ui.errors import InputError
+from masc_ui.metrics.sample import MetricValue
+from masc_ui.settings import Settings
+from masc_ui.workbench import ScoreReport, ScoreRow, Workbench, sample_fingerprint
+from masc_ui.workbench_examples import EXAMPLES_DIR, list_examples, load_example
+from masc_ui.workbench_profile import resolve_profile
+from masc_ui.workbench_users import check_login, load_users
+
+
+def test_users_from_file_and_inline(tmp_path: Path):
+    f = tmp_path / "users.txt"
+    f.write_text("# raters\nalice:secret:with:colons\n\nbob:pw\n")
+    users = load_users(Settings(users_file=f, users="bob:other, carol:pw3"))
+    assert users == {"alice": "secret:with:colons", "bob": "other", "carol": "pw3"}
+    assert check_login(users, "alice", "secret:with:colons")
+    assert not check_login(users, "alice", "secret") and not check_login(users, "mallory", "")
+    assert load_users(Settings()) == {}
+
+
+def test_bad_user_entries_name_where(tmp_path: Path):
+    f = tmp_path / "users.txt"
+    f.write_text("alice:pw\nbob\n")
+    with pytest.raises(InputError, match=r"users.txt, line 2: expected `username:password`"):
+        load_users(Settings(users_file=f))
+    with pytest.raises(InputError, match="does not exist"):
+        load_users(Settings(users_file=tmp_path / "missing.txt"))
+    with pytest.raises(InputError, match="MASC_USERS, entry 1"):
+        load_users(Settings(users=":pw"))
+
+
+def test_examples_are_listed_and_load_with_masks_of_their_image_size():
+    names = [n for _, n in list_examples()]
+    assert names == ["cat-on-grass", "coffee-on-bricks"]
+    from PIL import Image
+
+    for name in names:
+        ex = load_example(name)
+        assert ex.prompt and ex.subject and ex.ref_mask.dtype == bool
+        assert ex.ref_mask.shape == Image.open(ex.ref).size[::-1]
+        assert ex.out_mask.shape == Image.open(ex.out).size[::-1]
+        assert 0.05 < ex.out_mask.mean() < 0.9 and max(Image.open(ex.ref).size) <= 512
+    with pytest.raises(InputError, match="does not exist"):
+        load_example("../secrets")
+
+
+def test_make_assets_is_deterministic(tmp_path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_assets", EXAMPLES_DIR.parents[1] / "scripts" / "make_assets.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["make_assets"] = mod  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop("make_assets", None)
+    folder = mod.build(mod.PAIRS[0], tmp_path)
+    committed = EXAMPLES_DIR / mod.PAIRS[0].name
+    for f in ("ref_mask.png", "out_mask.png", "meta.json"):
+        assert (folder / f).read_bytes() == (committed / f).read_bytes(), f
+
+
+def test_auto_profile_falls_back_to_demo_offline_with_a_reason(tmp_path: Path):
+    p = resolve_profile(Settings(profile="auto", data_dir=tmp_path), offline=True)
+    assert p.name == "demo" and p.requested == "auto" and "not in the local cache" in p.reason
+    local = tmp_path / "siglip"
+    local.mkdir()
+    assert resolve_profile(Settings(profile="auto", siglip_model=str(local)), offline=True).name == "paper"
+    assert resolve_profile(Settings(profile="fast"), offline=True).name == "fast"
+
+
+def test_score_rows_show_na_with_reason_and_x100():
+    row = ScoreRow("cp", "MaSC CP", None, "cp needs a reference mask", -1.0, 1.0, True, "conv")
+    assert row.text() == "n/a (cp needs a reference mask)" and row.range_text == "[-1, 1]"
+    ok = ScoreRow("pickscore", "PickScore", 21.5, None, -100.0, 100.0, True, "conv")
+    assert ok.text() == "21.5000" and ok.text(x100=True) == "2150.0" and ok.direction == "higher is better"
+    from masc_ui.ui.score_table import score_table_html
+
+    html = score_table_html(ScoreReport([row, ok]), demo=True)
+    assert 'title="conv"' in html and "n/a (cp needs a reference mask)" in html and "demo weights" in html
+
+
+def test_make_sample_validates_inputs(demo_settings):
+    wb = Workbench(demo_settings)
+    ex = load_example("cat-on-grass")
+    with pytest.raises(InputError, match="reference image is missing"):
+        wb.make_sample([], ex.out, "p", "cat")
+    with pytest.raises(InputError, match="output image is missing"):
+        wb.make_sample([ex.ref], None, "p", "cat")
+    with pytest.raises(InputError, match="mask of the output must be 2-D"):
+        wb.make_sample([ex.ref], ex.out, "p", "cat", [ex.ref_mask], np.zeros((2, 2, 2)))
+    s = wb.make_sample([ex.ref], ex.out, "  p ", " ", [ex.ref_mask], ex.out_mask)
+    assert s.prompt == "p" and s.subject is None and s.ref_masks[0].dtype == np.float32
+    other = wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], None)
+    assert sample_fingerprint(s) != sample_fingerprint(other)
+    assert sample_fingerprint(s) == sample_fingerprint(wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask],
+                                                                      ex.out_mask))
+
+
+def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
+    wb = Workbench(demo_settings)
+    ex = load_example("cat-on-grass")
+    sid = wb.records.save(wb.make_sample([ex.ref], ex.out, "p", "cat"), {"cp": MetricValue("cp", math.nan, "no mask")},
+                          dataset="d", method=None, mask_sources={}, user=None).sample_id
+    wb.records.store.ratings.ensure_rater("zoe")
+    with pytest.raises(InputError, match="prompt following"):
+        wb.records.submit("zoe", sid, {"cp": 2, "pf": None})
+    assert wb.records.ratings_of("zoe") == []
+    wb.records.submit("zoe", sid, {}, status="flagged")
+    assert {r.status for r in wb.records.ratings_of("zoe")} == {"flagged"}
+    stored = wb.records.store.metrics.history(sid)
+    assert stored[0].value is None and stored[0].reason == "no mask"
+    wb.records.close()
+
+
+def test_failed_rating_writes_are_retried_then_reported(demo_settings):
+    from masc_ui.workbench_store import StoreError, StoreUseCases
+
+    class FlakyRatings:
+        def __init__(self, failures):
+            self.failures, self.calls = failures, 0
+
+        def rate_sample(self, *args, **kwargs):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise OSError("disk I/O error")
+
+    class FakeStore:
+        def __init__(self, failures):
+            self.ratings = FlakyRatings(failures)
+
+    flaky = FakeStore(2)
+    StoreUseCases(demo_settings, flaky).submit("a", 1, {"cp": 1, "pf": 2}, wait_s=0.0)
+    assert flaky.ratings.calls == 3
+    broken = FakeStore(99)
+    with pytest.raises(StoreError, match="could not be written after 3 attempts.*still on screen"):
+        StoreUseCases(demo_settings, broken).submit("a", 1, {"cp": 1, "pf": 2}, wait_s=0.0)
+
+
+def test_launch_settings_are_locked_down(tmp_path: Path):
+    from masc_ui.ui.launch import ASSETS_DIR, launch_kwargs
+
+    s = Settings(data_dir=tmp_path / "data", max_upload_mb=7, users="a:b")
+    kw = launch_kwargs(s)
+    assert kw["share"] is False and kw["enable_monitoring"] is False and kw["ssr_mode"] is False
+    assert kw["max_file_size"] == "7mb" and kw["allowed_paths"] == [str(ASSETS_DIR)]
+    assert str(tmp_path / "data") in kw["blocked_paths"]
+    assert str(s.resolved_demo_weights_dir) in kw["blocked_paths"]
+    assert kw["auth"]("a", "b") and not kw["auth"]("a", "x")
+    assert "auth" not in launch_kwargs(Settings(data_dir=tmp_path))
