@@ -30,7 +30,8 @@ EXTERNAL_SOURCE_PREFIX = "import:"
 
 @dataclass
 class _Images:
-    """Bytes, checked image size and label of each file; a per-import cache so shared references are read once."""
+    """SHA-256 and (width, height) of each image file stored during one import, so that a reference shared
+    by many samples is read, checked and stored once."""
 
     max_pixels: int
     cache: dict[Path, tuple[str, tuple[int, int]]]
@@ -74,7 +75,7 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
 
 def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
     if entry.out is None:
-        summary.problems.append(_problem(entry.where, "no output image: a sample needs its generated image"))
+        summary.problems.append(Problem(entry.where, "no output image: a sample needs its generated image"))
         return None
     try:
         refs = [images.add(store, p) for p in entry.refs]
@@ -88,10 +89,10 @@ def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images
     except InputError as exc:
         text = str(exc)
         reason = text if text.startswith("missing file") else f"unreadable image or mask: {text}"
-        summary.problems.append(_problem(entry.where, reason))
+        summary.problems.append(Problem(entry.where, reason))
         return None
     except StorageError as exc:
-        summary.problems.append(_problem(entry.where, f"refused by the database: {exc}"))
+        summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
         return None
     return record.id
 
@@ -139,7 +140,7 @@ def _ingest_ratings(store: Any, dataset: str, ratings: list[RatingEntry], ids: d
     by_rater: dict[str, list[RatingEntry]] = {}
     for r in ratings:
         if r.key not in known:
-            summary.problems.append(_problem(r.where, f"unknown key: no sample {r.key!r} in dataset {dataset!r} "
+            summary.problems.append(Problem(r.where, f"unknown key: no sample {r.key!r} in dataset {dataset!r} "
                                                       "(import its images first)"))
             continue
         by_rater.setdefault(r.rater, []).append(r)
@@ -170,7 +171,7 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     usable = []
     for m in metrics:
         if m.key not in known:
-            summary.problems.append(_problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} "
+            summary.problems.append(Problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} "
                                                       "(import its images first)"))
         else:
             usable.append(m)
@@ -194,7 +195,3 @@ def _scale_params(entry: MetricEntry) -> dict[str, Any]:
     if entry.rating_range is None:
         return {"scale": "continuous"}
     return {"scale": "rating", "range": [float(entry.rating_range[0]), float(entry.rating_range[1])]}
-
-
-def _problem(where: str, reason: str) -> Problem:
-    return Problem(where, reason)
