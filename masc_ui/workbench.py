@@ -6,9 +6,11 @@ one ModelRegistry shared by every browser session. Nothing here imports gradio.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +89,10 @@ class ScoreReport:
 
     rows: list[ScoreRow]
     values: dict[str, MetricValue] = field(default_factory=dict)
+    seconds: float = 0.0
+    """Wall time of the computation that produced the values."""
+    cached: bool = False
+    """True when the values came from the workbench's result cache (same images, masks, prompt, metrics)."""
 
 
 class Workbench:
@@ -162,9 +168,10 @@ class Workbench:
         with self._scores_lock:
             if key in self._scores:
                 self._scores.move_to_end(key)
-                return self._scores[key]
+                return dataclasses.replace(self._scores[key], cached=True)
         if progress:
             progress(0.05, f"scoring {len(wanted)} metric(s) on {self.device}")
+        started = time.perf_counter()
         results = score_metrics([sample], wanted, self.settings, self.models, missing="nan")
         rows, values = [], {}
         for name in wanted:
@@ -178,7 +185,7 @@ class Workbench:
                                  None if finite else (mv.reason or "not computable"),
                                  float(spec.range[0]), float(spec.range[1]), bool(spec.higher_is_better),
                                  spec.convention))
-        report = ScoreReport(rows, values)
+        report = ScoreReport(rows, values, seconds=time.perf_counter() - started)
         with self._scores_lock:
             self._scores[key] = report
             while len(self._scores) > 64:

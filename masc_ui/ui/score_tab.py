@@ -108,7 +108,9 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         except WorkbenchError as exc:
             return "", None, f"⚠ {exc}", wb.status().line()
         html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo)
-        return html, report, "scored " + ", ".join(r.display_name for r in report.rows), wb.status().line()
+        how = "reused cached scores" if report.cached else f"computed in {report.seconds:.2f} s"
+        note = f"scored {len(report.rows)} metric(s) ({how}): " + ", ".join(r.display_name for r in report.rows)
+        return html, report, note, wb.status().line()
 
     run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2,
               api_name="run")
