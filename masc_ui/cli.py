@@ -481,6 +481,31 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     return 0
 
 
+# --- serve (web app) -------------------------------------------------------------------------------------------
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="start the web app (same as `python app.py`)")
+    p.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 7860)")
+    p.add_argument("--users-file", type=Path, help="rater logins, one user:password per line")
+    _add_common(p)
+    p.set_defaults(func=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    import os
+
+    from .ui.launch import serve
+    from .workbench import Workbench
+
+    settings = settings or settings_from_args(args).replace(
+        **{k: v for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file)) if v is not None})
+    wb = Workbench.open(settings, offline=os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"))
+    print(wb.status().line(), flush=True)
+    serve(wb, block=True)
+    return 0
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_demo_weights,
     _add_score,
@@ -491,6 +516,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_agreement,
     _add_export,
     _add_db,
+    _add_serve,
 ]
 
 
