@@ -125,6 +125,11 @@ class TextSegmenter:
         min_fraction = _check_unit("min_fraction", min_fraction)
         rgb = load_image(image, name="image")
         model, processor = self._loaded()
+        n_tokens = len(processor.tokenizer(phrase)["input_ids"])
+        limit = model.config.text_config.max_position_embeddings
+        if n_tokens > limit:
+            raise InputError(f"text to segment {phrase!r} is {n_tokens} tokens long, SAM 3 reads at most {limit}; "
+                             "give a short noun phrase such as the subject's name")
         inputs = processor(images=rgb, text=phrase, return_tensors="pt")
         target = [(rgb.height, rgb.width)]
         with torch.inference_mode():

@@ -111,6 +111,8 @@ def test_text_is_normalised_and_validated(segmenter, make_image):
     for bad in ("", "   ", None, 3):
         with pytest.raises(InputError, match="noun phrase"):
             segmenter.segment(image, bad)
+    with pytest.raises(InputError, match="tokens long, SAM 3 reads at most 32"):
+        segmenter.segment(image, "a very long subject name that goes on and on")  # one token per byte here
     with pytest.raises(InputError, match="threshold"):
         segmenter.segment(image, "hat", threshold=1.5)
     with pytest.raises(InputError, match="min_fraction"):
