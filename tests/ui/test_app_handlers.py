@@ -203,3 +203,49 @@ def test_data_dir_and_database_are_not_served(served):
             assert r.status_code in (403, 404), (target, r.status_code)
         asset = EXAMPLES_DIR / "cat-on-grass" / "ref.jpg"
         assert http.get(f"/gradio_api/file={asset}").status_code == 200
+
+
+def test_odd_modes_work_and_decompression_bombs_are_refused(client, tmp_path: Path):
+    import numpy as np
+    from PIL import Image
+
+    ex = EXAMPLES_DIR / "cat-on-grass"
+    grey16 = tmp_path / "ref16.png"
+    Image.fromarray((np.asarray(Image.open(ex / "ref.jpg").convert("L"), dtype=np.uint16) * 257)).save(grey16)
+    cmyk = tmp_path / "out-cmyk.jpg"
+    Image.open(ex / "out.jpg").convert("CMYK").save(cmyk)
+    table, message, _ = _run(client, str(grey16), str(cmyk), "a cat", "cat", names=["clip_i", "dino_i"])
+    assert all(re.fullmatch(r"-?\d+\.\d{4}", v) for v in _values(table).values()), message
+    bomb = tmp_path / "bomb.png"
+    Image.new("1", (10_000, 10_000)).save(bomb, optimize=True)
+    assert bomb.stat().st_size < 200_000
+    table, message, _ = _run(client, str(ex / "ref.jpg"), str(bomb), "a cat", "cat", names=["clip_i"])
+    assert table == "" and "output image (bomb.png)" in message and "too large to open safely" in message
+
+
+def test_several_references_are_scored_against_each(served):
+    c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    cat, coffee = EXAMPLES_DIR / "cat-on-grass", EXAMPLES_DIR / "coffee-on-bricks"
+    one = _values(_run(c, str(cat / "ref.jpg"), str(cat / "out.jpg"), "a cat", "cat", names=["clip_i"])[0])
+    table = c.predict(handle_file(str(cat / "ref.jpg")), [handle_file(str(coffee / "ref.jpg"))],
+                      handle_file(str(cat / "out.jpg")), "a cat", "cat", ["clip_i"], False, api_name="/run")[0]
+    two = _values(table)
+    assert two["clip_i"] != one["clip_i"]  # mean over both references
+    targets = c.predict("ref0", 0.5, handle_file(str(cat / "ref.jpg")), [handle_file(str(coffee / "ref.jpg"))],
+                        handle_file(str(cat / "out.jpg")), api_name="/on_images")[0]
+    assert targets["choices"] == [["reference 1", "ref0"], ["reference 2", "ref1"], ["output", "out"]]
+
+
+def test_mask_handlers_by_name_and_clear(client):
+    ref, out, prompt, subject, _ = client.predict("cat-on-grass", api_name="/load_example")
+    images = (handle_file(ref), None, handle_file(out))
+    view, sam_view, candidates, msg = client.predict("out", 0.5, *images, api_name="/render")
+    assert "mask source: imported" in msg and Path(view).is_file()
+    view, _, _, msg = client.predict("out", "cat", 0.5, *images, api_name="/on_by_name")
+    assert "'cat'" in msg or "doubtful" in msg  # tiny random SAM 3: usually nothing found -> flagged as doubtful
+    _, _, _, msg = client.predict("out", 0.5, *images, api_name="/on_clear_mask")
+    assert msg == "mask cleared"
+    table = _run(client, ref, out, prompt, subject, names=["pf", "clip_i_seg"])[0]
+    assert all(v.startswith("n/a (") for v in _values(table).values())
+    _, _, _, msg = client.predict("ref0", 0.5, *images, api_name="/on_undo")
+    assert msg == "nothing to undo"
