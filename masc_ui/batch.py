@@ -176,6 +176,31 @@ class _Images:
         return img
 
 
+class _TextMasks:
+    """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
+
+    def __init__(self, segmenter: Any, settings: Settings) -> None:
+        self._segmenter = segmenter
+        self._settings = settings
+        self._items: dict[tuple[str, str], Any] = {}
+
+    @property
+    def model_id(self) -> str:
+        return str(getattr(self._segmenter, "model_id", type(self._segmenter).__name__))
+
+    @property
+    def threshold(self) -> float:
+        return self._settings.text_seg_threshold
+
+    def get(self, sha: str, image: Image.Image, words: str) -> Any:
+        """The segmenter's `TextSegmentation` of `words` in `image`."""
+        key = (sha, words)
+        if key not in self._items:
+            self._items[key] = self._segmenter.segment(image, words, self._settings.text_seg_threshold,
+                                                       self._settings.text_seg_min_fraction)
+        return self._items[key]
+
+
 @dataclass
 class _Plan:
     """Per metric: provenance (storable), its key, and which shard samples still need it."""
@@ -266,7 +291,7 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
 
 def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str], shard: list[Any],
-          options: BatchOptions, summary: BatchSummary, text_masks: "_TextMasks | None") -> _Plan:
+          options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None) -> _Plan:
     """Per metric: the provenance, its key, and the shard's samples still to score. Samples that lack a mask
     the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the summary."""
     provenance, keys, todo = {}, {}, {}
@@ -345,31 +370,6 @@ def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_mas
         store.metrics.record_many(items)
         summary.values_written += len(items)
     summary.scored_samples += len(chunk)
-
-
-class _TextMasks:
-    """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
-
-    def __init__(self, segmenter: Any, settings: Settings) -> None:
-        self._segmenter = segmenter
-        self._settings = settings
-        self._items: dict[tuple[str, str], Any] = {}
-
-    @property
-    def model_id(self) -> str:
-        return str(getattr(self._segmenter, "model_id", type(self._segmenter).__name__))
-
-    @property
-    def threshold(self) -> float:
-        return self._settings.text_seg_threshold
-
-    def get(self, sha: str, image: Image.Image, words: str) -> Any:
-        """The segmenter's `TextSegmentation` of `words` in `image`."""
-        key = (sha, words)
-        if key not in self._items:
-            self._items[key] = self._segmenter.segment(image, words, self._settings.text_seg_threshold,
-                                                       self._settings.text_seg_min_fraction)
-        return self._items[key]
 
 
 def _build_sample(store: Any, record: Any, current: Mapping[tuple[str, int], Any], images: _Images,
