@@ -38,14 +38,16 @@ class ScatterSeries:
     sample_ids: tuple[str, ...]
 
 
-def agreement_view(store: Any, *, dataset: str | None, criterion: str, n_boot: int = 2000,
+def agreement_view(records: Any, *, dataset: str | None, criterion: str, n_boot: int = 2000,
                    seed: int = 0, by: str | None = None) -> AgreementView:
     """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
-    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
+    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`).
+    `records` is the workbench's `StoreUseCases`."""
     from .analysis import agreement_table, format_table
     from .datasets.agreement_source import load_agreement_data
+    from .workbench_store import guarded
 
-    data = load_agreement_data(store, dataset or None)
+    data = guarded(lambda: load_agreement_data(records.store, dataset or None))
     if not data.records:
         raise InputError("there are no samples in the database yet: save or import samples, then rate them")
     if criterion not in data.criteria:

@@ -311,6 +311,11 @@ class StoreUseCases:
         return _guard(lambda: self.store.ratings.current(rater=rater))
 
 
+def guarded(fn: Callable[[], Any]) -> Any:
+    """`fn()`, with storage errors turned into `StoreError` (a WorkbenchError the UI shows)."""
+    return _guard(fn)
+
+
 def _guard(fn: Callable[[], Any]) -> Any:
     from storage import StorageError
 

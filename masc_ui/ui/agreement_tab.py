@@ -26,7 +26,7 @@ def build(wb: Workbench) -> None:
     def on_run(ds, crit, chosen, boots, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = agreement_view(wb.records.store, dataset=(ds or "").strip() or None, criterion=crit,
+            view = agreement_view(wb.records, dataset=(ds or "").strip() or None, criterion=crit,
                                   n_boot=int(boots or 0))
             names = view.data.metric_names
             chosen = chosen if chosen in names else (names[0] if names else None)

@@ -16,7 +16,7 @@ CSS = """
 .status-line {font-size:0.85em;color:#555}
 .score-table td, .score-table th {padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}
 .score-table .na {color:#a33}
-.rate-active {outline:3px solid #4a7dff;border-radius:8px}
+.rate-active {box-shadow:inset 0 0 0 3px #4a7dff !important;border-radius:8px}
 .kbd {font-family:monospace;border:1px solid #aaa;border-radius:3px;padding:0 4px;background:#f6f6f6}
 """
 
