@@ -55,7 +55,6 @@ from .models.registry import ModelRegistry
 from .settings import Settings
 
 MASK_MODES = ("stored", "text", "none")
-PROVENANCE_KEYS = ("model_id", "revision", "params", "code_version", "device", "dtype")
 ERROR_PREFIX = "error: "
 
 
@@ -142,19 +141,6 @@ class BatchSummary:
         if self.stopped_early:
             out.append("stopped at --limit; run again to continue")
         return out
-
-
-def storable_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
-    """A scorer's provenance dict in the shape storage keeps: keys other than model_id, revision, params,
-    code_version, device, dtype (e.g. PickScore's `processor_id`) are folded into `params`, so they still
-    take part in the provenance key."""
-    params = dict(provenance.get("params") or {})
-    for key, value in provenance.items():
-        if key not in PROVENANCE_KEYS:
-            params.setdefault(key, value)
-    out = {k: provenance.get(k) for k in PROVENANCE_KEYS if k != "params"}
-    out["params"] = params
-    return out
 
 
 class _Images:
@@ -299,7 +285,7 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
     current = store.masks.current_for(ids) if ids and options.masks != "none" else {}
     slots = {sid: {slot: m.id for slot, m in masks.items()} for sid, masks in current.items()}
     for name in names:
-        prov = storable_provenance(get_scorer(name, settings, models).provenance())
+        prov = get_scorer(name, settings, models).provenance()
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov

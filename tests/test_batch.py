@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 from dataset_trees import import_manifest, write_manifest  # noqa: E402
 
-from masc_ui.batch import BatchOptions, run_batch, storable_provenance  # noqa: E402
+from masc_ui.batch import BatchOptions, run_batch  # noqa: E402
 from masc_ui.errors import InputError  # noqa: E402
 from masc_ui.models.registry import ModelRegistry  # noqa: E402
 from storage import open_store  # noqa: E402
@@ -170,10 +170,3 @@ def test_bad_options_and_unknown_dataset(store, demo_settings, models):
     store.samples.ensure_dataset("empty")
     with pytest.raises(InputError, match="unknown metric"):
         run_batch(store, demo_settings, BatchOptions("empty", ("cpp",)), models=models)
-
-
-def test_storable_provenance_folds_extra_keys_into_params():
-    got = storable_provenance({"model_id": "m", "revision": "r", "params": {"a": 1}, "code_version": "c",
-                               "device": "cpu", "dtype": "float32", "processor_id": "p"})
-    assert got == {"model_id": "m", "revision": "r", "code_version": "c", "device": "cpu", "dtype": "float32",
-                   "params": {"a": 1, "processor_id": "p"}}

@@ -35,8 +35,12 @@ def checkpoint_revision(model_id: str, config: Any = None, *, cache_dir: str | N
 
 def make_provenance(*, model_id: str | None, revision: str | None, params: dict[str, Any], device: str | None,
                     dtype: torch.dtype | str | None, **more: Any) -> dict[str, Any]:
-    """`{model_id, revision, params, device, dtype, code_version, ...more}`, JSON-able (tuples become lists)."""
+    """`{model_id, revision, params, device, dtype, code_version}`, JSON-able (tuples become lists).
+
+    Anything else that identifies the computation (`more`, e.g. PickScore's `processor_id`, DINO's `preprocess`)
+    goes into `params`, so storage keeps exactly these six keys and every such detail is part of the provenance key.
+    """
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps(params)), "device": device,
-            "dtype": dtype, "code_version": code_version(), **more}
+    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps({**params, **more})),
+            "device": device, "dtype": dtype, "code_version": code_version()}

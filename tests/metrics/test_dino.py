@@ -46,7 +46,7 @@ def test_dino_i_matches_independent_cls_cosines(demo_settings, demo_weights):
     per_ref = cls[1:] @ cls[0]
     assert value.extras["per_ref"] == pytest.approx(per_ref, abs=1e-5)
     assert value.value == pytest.approx(per_ref.mean(), abs=1e-5)
-    assert "resize 256 bicubic, centre crop 224" in value.provenance["preprocess"]
+    assert "resize 256 bicubic, centre crop 224" in value.provenance["params"]["preprocess"]
     assert value.provenance["model_id"] == str(demo_weights / "dino")
 
 

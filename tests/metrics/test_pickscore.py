@@ -39,13 +39,13 @@ def test_pickscore_is_scaled_cosine(demo_settings, demo_weights):
     assert (cos < 0).any(), "raw scale: negative cosines stay negative (no clamping)"
     assert all(v.extras["logit_scale"] == pytest.approx(scale) for v in values)
     prov = values[0].provenance
-    assert prov["model_id"] == str(path) and prov["processor_id"] == str(path)
+    assert prov["model_id"] == str(path) and prov["params"]["processor_id"] == str(path)
 
 
 def test_pickscore_processor_is_its_own_setting(demo_settings, demo_weights, tmp_path):
     settings = demo_settings.replace(pickscore_processor=str(demo_weights / "clip"))
     [value] = get_scorer("pickscore", settings).score([Sample((), _image(1), prompt="a cat")])
-    assert value.provenance["processor_id"] == str(demo_weights / "clip")
+    assert value.provenance["params"]["processor_id"] == str(demo_weights / "clip")
     assert value.provenance["model_id"] == str(demo_weights / "clip-h")
 
 

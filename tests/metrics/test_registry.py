@@ -211,3 +211,14 @@ def test_score_metrics_params_and_order(demo_settings):
     with pytest.raises(InputError, match="chunk_size"):
         score_metrics(samples, "clip_t", demo_settings, chunk_size=0)
     assert score_metrics([], "all", demo_settings) == {name: [] for name in NAMES}
+
+
+def test_every_scorers_provenance_is_storable_as_is(demo_settings):
+    """Storage keeps exactly six provenance keys and refuses others; scorer-specific details live in params."""
+    from storage.records import Provenance
+
+    models = ModelRegistry()
+    for spec in list_metrics():
+        prov = get_scorer(spec.name, demo_settings, models).provenance()
+        assert set(prov) == {"model_id", "revision", "params", "code_version", "device", "dtype"}, spec.name
+        Provenance.from_mapping(prov)
