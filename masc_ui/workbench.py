@@ -194,6 +194,22 @@ class Workbench:
             progress(1.0, "done")
         return report
 
+    def stored_report(self, sample_id: int) -> ScoreReport:
+        """The latest stored value of every registered metric of a stored sample (computed with its current
+        masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
+        from .metrics.registry import list_metrics
+
+        latest = self.records.latest_values(sample_id)
+        rows, values = [], {}
+        for spec in list_metrics():
+            rec = latest.get(spec.name)
+            value = None if rec is None else rec.value
+            reason = "not computed yet: press Run" if rec is None else (rec.reason or "not computable")
+            rows.append(ScoreRow(spec.name, spec.display_name, value, None if value is not None else reason,
+                                 float(spec.range[0]), float(spec.range[1]), bool(spec.higher_is_better),
+                                 spec.convention))
+        return ScoreReport(rows, values, cached=True)
+
     def explain(self, sample: Sample, progress: Progress | None = None):
         """MaSC patch maps of `sample` drawn as heat maps and correspondence lines (`workbench_explain.Explanation`)."""
         from .metrics.masc import MaSC

@@ -295,6 +295,10 @@ class StoreUseCases:
             sources["out"] = back.get(rec.source, "imported")
         return StoredSample(sample.id, refs, out, sample.prompt, sample.subject, ref_masks, out_mask, sources)
 
+    def latest_values(self, sample_id: int) -> dict[str, Any]:
+        """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
+        return _guard(lambda: self.store.metrics.latest(int(sample_id)))
+
     def _mask(self, sha: str) -> np.ndarray:
         return load_mask_file(_guard(lambda: self.store.images.read(sha)), name=f"stored mask {sha[:12]}")
 

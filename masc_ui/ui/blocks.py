@@ -28,7 +28,8 @@ def build_app(wb: Workbench) -> gr.Blocks:
         browse_ui.open.click(
             browse_tab.open_handler(wb), [browse_ui.sample_id, score.masks.session],
             [score.ref_image, score.extra_refs, score.out_image, score.prompt, score.subject, score.masks.session,
-             score.message, tabs], api_name="open_sample").then(score.masks.refresh, refresh_in, refresh_out)
+             score.message, score.scores, tabs], api_name="open_sample"
+        ).then(score.masks.refresh, refresh_in, refresh_out).then(*score.explain)
         app.load(lambda: wb.status().line(), None, [status_line])
         app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)

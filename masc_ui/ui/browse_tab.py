@@ -11,6 +11,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench_masks import MaskSession
+from .score_table import score_table_html
 
 
 @dataclass
@@ -80,14 +81,16 @@ def build(wb: Workbench) -> BrowseTab:
 
 def open_handler(wb: Workbench):
     """(sample id, session) -> the Score tab's reference, extra references, output, prompt, subject, session,
-    its message and the selected tab, for a stored sample with its current masks."""
+    its message, its score table (the stored values) and the selected tab, for a stored sample with its
+    current masks."""
     def handler(sample_id, session: MaskSession):
         if sample_id is None:
-            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update())
+            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update(), gr.update())
         try:
             s = wb.records.open_sample(int(sample_id))
+            table = score_table_html(wb.stored_report(s.sample_id), demo=wb.status().is_demo)
         except WorkbenchError as exc:
-            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update())
+            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update())
         session.reset()
         for i, m in enumerate(s.ref_masks):
             if m is not None:
@@ -101,5 +104,6 @@ def open_handler(wb: Workbench):
                 img.save(folder / f"reference-{i}.png")
                 extra.append(str(folder / f"reference-{i}.png"))
         return (s.refs[0], extra or None, s.out, s.prompt, s.subject, session,
-                f"opened sample #{s.sample_id} with its current masks", gr.Tabs(selected="score"))
+                f"opened sample #{s.sample_id} with its current masks and stored scores", table,
+                gr.Tabs(selected="score"))
     return handler

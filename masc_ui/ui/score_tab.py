@@ -24,6 +24,9 @@ class ScoreTab:
     masks: mask_panel.MaskPanel
     sample_id: gr.State
     message: gr.Markdown
+    scores: gr.HTML
+    explain: tuple
+    """(handler, inputs, outputs) of the Explain button, for flows that open a sample."""
 
 
 def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
@@ -146,4 +149,5 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
 
     save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2,
                api_name="save")
-    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message)
+    explain_io = (on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status])
+    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message, scores, explain_io)

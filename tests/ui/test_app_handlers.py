@@ -107,6 +107,12 @@ def test_save_twice_does_not_duplicate(client, served):
     assert sorted(v.metric for v in values) == ["clip_i", "cp"]
     assert all(v.provenance.code_version and v.provenance.model_id for v in values)
     assert len(store.masks.current(samples[0].id)) == 2
+    fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    ref2, _, out2, prompt2, subject2, msg, stored = fresh.predict(samples[0].id, api_name="/open_sample")
+    assert prompt2 == prompt and subject2 == subject and "stored scores" in msg
+    assert set(_values(stored)) == set(ALL_METRICS) and re.fullmatch(r"-?\d+\.\d{4}", _values(stored)["cp"])
+    note = fresh.predict("out", 0.5, handle_file(ref2), None, handle_file(out2), api_name="/render")[-1]
+    assert note.startswith("mask source: imported")
 
 
 def _seed_samples(served, n: int = 3) -> list[int]:
@@ -165,8 +171,11 @@ def test_browse_filter_open_and_export(client, served):
     *_, only_m0, _ = client.predict("rating", "m0", "", "clip_i", True, api_name="/browse")
     assert {r[headers.index("method")] for r in only_m0["data"]} == {"m0"}
     sid = rows[0][0]
-    ref, extra, out, prompt, subject, message = client.predict(sid, api_name="/open_sample")
+    ref, extra, out, prompt, subject, message, stored = client.predict(sid, api_name="/open_sample")
     assert f"opened sample #{sid}" in message and Path(ref).is_file() and prompt == rows[0][headers.index("prompt")]
+    shown = _values(stored)
+    assert shown["clip_i"] == f"{rows[0][headers.index('clip_i')]:.4f}"
+    assert shown["cp"] == "n/a (not computed yet: press Run)"
     path, note = client.predict("csv", "rating", api_name="/export")
     with open(path, newline="") as fh:
         exported = list(csv.DictReader(fh))
