@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
           f"samples; our batch size {args.batch_size}\n")
     theirs = masc.MaSC(str(ckpt), device=args.device, naflex_max_patches=args.budgets[0])
     models = ModelRegistry()  # our engines for the different budgets share one loaded backbone
-    header = f"{'budget':>6}  {'engine':<22}{'images/s':>10}{'seconds':>10}{'peak MiB':>10}"
+    header = f"{'budget':>6}  {'engine':<22}{'images/s':>10}{'seconds':>10}{'peak +MiB':>10}"
     print(header)
     print("-" * len(header))
     ratios = []

@@ -190,6 +190,8 @@ class MaSC:
             raise InputError(f"prompt must be a string, got {type(prompt).__name__}")
         if not prompt.strip():
             raise InputError("prompt is empty: pass the prompt the output image was generated from")
+        if object_name is not None and not isinstance(object_name, str):
+            raise InputError(f"object_name must be a string or None, got {type(object_name).__name__}")
         if ref_mask is None:
             raise InputError("ref_mask is missing: pass a 2-D mask (H, W) of the subject in ref_image")
         if out_mask is None:

@@ -48,7 +48,7 @@ def parts():
     ("prompt", "   ", "prompt is empty"),
     ("prompt", None, "prompt must be a string"),
     ("prompt", ["a", "b"], "prompt must be a string"),
-    ("object_name", 3, "object_name"),
+    ("object_name", 3, "object_name must be a string or None"),
 ])
 def test_bad_input_names_the_argument(scorer: MaSC, parts: dict, arg: str, value, message: str) -> None:
     parts[arg] = value
