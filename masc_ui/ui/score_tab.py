@@ -61,7 +61,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     report_state = gr.State(None)
     explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain")
     with gr.Row():
-        cp_map = gr.Image(label="CP over the reference", interactive=False, elem_id="cp-map", buttons=["download"])
+        cp_map = gr.Gallery(label="CP over each reference", columns=2, object_fit="contain", interactive=False,
+                            elem_id="cp-map", buttons=["download"])
         best_map = gr.Image(label="Best match over the output", interactive=False, elem_id="best-map",
                             buttons=["download"])
     with gr.Row():
@@ -129,7 +130,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         except WorkbenchError as exc:
             return None, None, None, None, f"⚠ {exc}", wb.status().line()
         notes = "; ".join(ex.notes) if ex.notes else f"CP {ex.cp:.4f} · PF {ex.pf:.4f}"
-        return ex.cp_ref[0], ex.out_best, ex.lines, ex.pf_attention, notes, wb.status().line()
+        cp_maps = [(img, f"reference {i + 1}") for i, img in enumerate(ex.cp_ref) if img is not None]
+        return cp_maps, ex.out_best, ex.lines, ex.pf_attention, notes, wb.status().line()
 
     explain.click(on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status], concurrency_limit=2,
                   api_name="explain")

@@ -86,6 +86,8 @@ def test_explain_draws_four_maps(client):
         handle_file(ref), None, handle_file(out), prompt, subject, api_name="/explain")
     from PIL import Image
 
+    assert [item["caption"] for item in cp_map] == ["reference 1"]
+    cp_map = cp_map[0]["image"]
     for path in (cp_map, best_map, lines, pf_map):
         assert path and Path(path).is_file()
     w, h = Image.open(ref).size
@@ -258,3 +260,31 @@ def test_mask_handlers_by_name_and_clear(client):
     assert all(v.startswith("n/a (") for v in _values(table).values())
     _, _, _, msg = client.predict("ref0", 0.5, *images, api_name="/on_undo")
     assert msg == "nothing to undo"
+
+
+def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+    real_score = served.wb.score
+
+    def slow_score(*args, **kwargs):
+        entered.set()
+        assert release.wait(120), "the test never released the scoring call"
+        return real_score(*args, **kwargs)
+
+    monkeypatch.setattr(served.wb, "score", slow_score)
+    scorer = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
+    rater = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    ex = EXAMPLES_DIR / "cat-on-grass"
+    job = scorer.submit(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")), "a cat", "cat",
+                        ["clip_i"], False, api_name="/run")
+    try:
+        assert entered.wait(120)
+        who = rater.predict(api_name="/rate_open")[0]  # answered while the Run is still inside the model call
+        browse_note = rater.predict("", "", "", "id", False, api_name="/browse")[-1]
+        assert "bob" in who and "sample(s)" in browse_note
+        assert not job.done()
+    finally:
+        release.set()
+    assert re.fullmatch(r"-?\d+\.\d{4}", _values(job.result()[0])["clip_i"])
