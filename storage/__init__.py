@@ -20,12 +20,13 @@ from .provenance import provenance_key
 from .records import (DatasetRecord, ExternalRating, MaskRecord, MetricInput, MetricValueRecord, Progress,
                       Provenance, RaterRecord, RatingRecord, RatingRevision, SampleRecord, SampleRow,
                       SubjectRecord, Task)
-from .schema import CRITERIA, IMAGE_ROLES, MASK_SOURCES, SCORE_MAX, SCORE_MIN, STATUSES
+from .schema import (CRITERIA, IMAGE_ROLES, IMPORTED_CRITERIA, MASK_SOURCES, RATING_CRITERIA, SCORE_MAX, SCORE_MIN,
+                     STATUSES)
 from .store import Store, open_store, upgrade_database
 
 __all__ = [
     "open_store", "upgrade_database", "Store", "provenance_key",
-    "CRITERIA", "STATUSES", "MASK_SOURCES", "IMAGE_ROLES", "SCORE_MIN", "SCORE_MAX", "RECOMMENDED_SQLITE",
+    "CRITERIA", "IMPORTED_CRITERIA", "RATING_CRITERIA", "STATUSES", "MASK_SOURCES", "IMAGE_ROLES", "SCORE_MIN", "SCORE_MAX", "RECOMMENDED_SQLITE",
     "DatasetRecord", "SubjectRecord", "SampleRecord", "MaskRecord", "Provenance", "MetricInput",
     "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",
     "Progress", "SampleRow",

@@ -3,10 +3,17 @@
 Alembic's migration scripts live in `storage/migrations/versions`. `ensure_schema()` runs inside one
 write transaction (`BEGIN IMMEDIATE` on SQLite, an advisory lock on PostgreSQL), so several processes
 opening the same fresh database at once migrate it exactly once.
+
+On SQLite, migrations that alter a table recreate it (copy, drop, rename), which foreign keys would
+refuse while other tables point at it; `migration_connection()` turns foreign-key enforcement off for the
+migration (SQLite's documented procedure), checks every foreign key with `PRAGMA foreign_key_check`
+before committing, and turns enforcement back on.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import sqlalchemy as sa
 from alembic import command
@@ -32,6 +39,30 @@ def alembic_config(connection: sa.Connection | None = None) -> Config:
     return config
 
 
+@contextmanager
+def migration_connection(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection inside one write transaction for running migrations (committed when the block ends).
+
+    SQLite: foreign keys are off during the transaction and checked in full before the commit (a violation
+    raises `sa.exc.IntegrityError` and rolls everything back); they are on again afterwards."""
+    with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:  # on the driver connection: the pragma only takes effect outside a transaction
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                yield conn
+                if sqlite:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+                    if broken:
+                        raise sa.exc.IntegrityError(
+                            "PRAGMA foreign_key_check", None,
+                            Exception(f"migration left {len(broken)} broken foreign key(s), e.g. {broken[0]}"))
+        finally:
+            if sqlite:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
+
+
 def head_revision() -> str:
     """The newest revision this program knows."""
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
@@ -51,7 +82,7 @@ def ensure_schema(engine: sa.Engine) -> str:
     Raises SchemaTooNew if the database carries a revision this program does not know (written by a
     newer version), NotAMascDatabase if it has tables but no revision.
     """
-    with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
+    with migration_connection(engine) as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
         _check_known(conn, engine)
@@ -61,14 +92,14 @@ def ensure_schema(engine: sa.Engine) -> str:
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     """Upgrade to `revision` (default head) in one transaction."""
-    with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
+    with migration_connection(engine) as conn:
         _check_known(conn, engine)
         command.upgrade(alembic_config(conn), revision)
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
     """Downgrade to `revision` (`base` removes every table) in one transaction. Destroys data."""
-    with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
+    with migration_connection(engine) as conn:
         _check_known(conn, engine)
         command.downgrade(alembic_config(conn), revision)
 

@@ -35,19 +35,26 @@ class SampleRecord:
     subject: str
     category: str | None
     """The subject's category."""
-    prompt: str
+    prompt: str | None
+    """Generation prompt; None only for a ratings-only sample whose prompt is unknown."""
     method: str | None
     """Generation method (model) name, e.g. `dreambooth`."""
     seed: int | None
     external_key: str | None
     """Key in the source benchmark, unique within the dataset (e.g. DreamBench++ `"<collection>-<idx>"`)."""
     references: tuple[str, ...]
-    """SHA-256 of each reference image, in order (reference position 0, 1, ...)."""
-    output: str
-    """SHA-256 of the generated output image."""
+    """SHA-256 of each reference image, in order (reference position 0, 1, ...); () for a ratings-only sample."""
+    output: str | None
+    """SHA-256 of the generated output image; None for a ratings-only sample."""
     info: Mapping[str, Any] | None
     """Free-form JSON metadata from the importer (e.g. source file paths)."""
     created_at: dt.datetime
+
+    @property
+    def ratings_only(self) -> bool:
+        """True for a sample without images (imported ratings / judge values only): nothing to show a
+        rater, nothing to score; `store.samples.add` with its key and images completes it."""
+        return self.output is None
 
 
 @dataclass(frozen=True)
@@ -148,7 +155,8 @@ class RatingRecord:
     rater: str
     sample_id: int
     criterion: str
-    """`cp` (concept preservation) or `pf` (prompt following)."""
+    """`cp` (concept preservation), `pf` (prompt following), or an imported benchmark's `sc` / `pq`
+    (ImagenHub's semantic consistency / perceptual quality, stored as cell value x 4)."""
     score: int | None
     """0..4 when status is `rated`, else None."""
     status: str

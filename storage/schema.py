@@ -20,7 +20,14 @@ NAMING_CONVENTION = {
 }
 
 CRITERIA = ("cp", "pf")
-"""Rating criteria: concept preservation and prompt following."""
+"""Criteria a rater scores in a task (the workbench's rating form): concept preservation and prompt
+following. A sample counts as rated by a rater once every one of these has a rating."""
+IMPORTED_CRITERIA = ("sc", "pq")
+"""Criteria of imported benchmarks: ImagenHub's semantic consistency and perceptual quality. Stored on the
+same integer 0-4 scale: ImagenHub's cell value x 4 (0 -> 0, 0.5 -> 2, 1 -> 4), which is lossless and leaves
+ordinal/interval Krippendorff alpha unchanged; a mean divided by 4 is ImagenHub's mean."""
+RATING_CRITERIA = CRITERIA + IMPORTED_CRITERIA
+"""Every criterion a rating may have (schema revision 0002 and later)."""
 STATUSES = ("rated", "skipped", "flagged")
 """Rating statuses; only `rated` carries a score."""
 MASK_SOURCES = ("drawn", "sam", "imported", "text")
@@ -95,7 +102,12 @@ class Blob(Base):
 
 
 class Sample(Base):
-    """One generated output judged against one or more reference images of its subject."""
+    """One generated output judged against one or more reference images of its subject.
+
+    A *ratings-only* sample (schema revision 0002) has no images at all and may have no prompt: it holds
+    published ratings / judge values of an output whose image was not imported (yet). It always has an
+    external key, so that importing its images later completes this same row.
+    """
 
     __tablename__ = "samples"
     __table_args__ = (
@@ -108,7 +120,7 @@ class Sample(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
     subject_id: Mapped[int] = mapped_column(sa.ForeignKey("subjects.id"))
-    prompt: Mapped[str] = mapped_column(sa.Text)
+    prompt: Mapped[str | None] = mapped_column(sa.Text)
     method: Mapped[str | None] = mapped_column(sa.String(200))
     seed: Mapped[int | None] = mapped_column(sa.BigInteger)
     external_key: Mapped[str | None] = mapped_column(sa.String(500))
@@ -206,7 +218,7 @@ class Rating(Base):
     __table_args__ = (
         sa.UniqueConstraint("rater_id", "sample_id", "criterion"),
         sa.Index(None, "sample_id"),
-        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(_in("criterion", RATING_CRITERIA), name="criterion"),
         sa.CheckConstraint(_in("status", STATUSES), name="status"),
         sa.CheckConstraint(f"score IS NULL OR (score >= {SCORE_MIN} AND score <= {SCORE_MAX})", name="score"),
         sa.CheckConstraint("(status = 'rated') = (score IS NOT NULL)", name="score_iff_rated"),

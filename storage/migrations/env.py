@@ -6,7 +6,8 @@ import os
 
 from alembic import context
 
-from storage.engine import WRITE_OPTION, create_engine
+from storage.engine import create_engine
+from storage.migrate import migration_connection
 from storage.schema import Base
 
 config = context.config
@@ -36,7 +37,7 @@ elif (connection := config.attributes.get("connection")) is not None:
 else:
     engine = create_engine(_url())
     try:
-        with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
+        with migration_connection(engine) as conn:
             _run(conn)
     finally:
         engine.dispose()

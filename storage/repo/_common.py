@@ -145,7 +145,7 @@ def load_samples(session: Session, where: Sequence[sa.ColumnElement[bool]] = (),
     for sample, dataset_name, subject_name, category in rows:
         slots = images.get(sample.id, {})
         refs = tuple(sha for _, sha in sorted(slots.get("reference", [])))
-        output = slots["output"][0][1]
+        output = slots["output"][0][1] if "output" in slots else None  # None: a ratings-only sample
         out.append(SampleRecord(
             id=sample.id, dataset=dataset_name, subject=subject_name, category=category, prompt=sample.prompt,
             method=sample.method, seed=sample.seed, external_key=sample.external_key, references=refs,

@@ -4,8 +4,10 @@ as CSV or JSON Lines.
 Columns: `sample_id, dataset, external_key, subject, category, method, seed, prompt, output_sha256,
 reference_sha256s, created_at`, then `metric:<name>` for every metric, `rating:<rater>:<criterion>`
 for every rater and criterion (empty when not rated or skipped/flagged), `mean:<criterion>` and
-`n:<criterion>`. In CSV, reference hashes are joined with `;` and missing values are empty; in JSONL
-they are a list and missing values are null.
+`n:<criterion>`. Criteria: `cp` and `pf` always, then `sc` / `pq` only when some exported sample has
+such a rating (imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and
+missing values are empty; in JSONL they are a list and missing values are null. A ratings-only sample
+(no images) has an empty `output_sha256` and no reference hashes.
 """
 from __future__ import annotations
 
@@ -56,9 +58,11 @@ class ExportRepository:
 def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]]:
     metrics = sorted({m for r in rows for m in r.metrics})
     raters = sorted({u for r in rows for u in r.ratings})
+    present = {c for r in rows for by in r.ratings.values() for c in by}
+    criteria = [c for c in t.RATING_CRITERIA if c in t.CRITERIA or c in present]
     columns = list(SAMPLE_COLUMNS) + [f"metric:{m}" for m in metrics]
-    columns += [f"rating:{u}:{c}" for u in raters for c in t.CRITERIA]
-    columns += [f"mean:{c}" for c in t.CRITERIA] + [f"n:{c}" for c in t.CRITERIA]
+    columns += [f"rating:{u}:{c}" for u in raters for c in criteria]
+    columns += [f"mean:{c}" for c in criteria] + [f"n:{c}" for c in criteria]
     out = []
     for r in rows:
         x = r.sample
@@ -68,9 +72,9 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
             "output_sha256": x.output, "reference_sha256s": list(x.references),
             "created_at": x.created_at.isoformat()}
         row.update({f"metric:{m}": r.metrics.get(m) for m in metrics})
-        row.update({f"rating:{u}:{c}": r.ratings.get(u, {}).get(c) for u in raters for c in t.CRITERIA})
-        row.update({f"mean:{c}": r.means.get(c) for c in t.CRITERIA})
-        row.update({f"n:{c}": r.counts.get(c, 0) for c in t.CRITERIA})
+        row.update({f"rating:{u}:{c}": r.ratings.get(u, {}).get(c) for u in raters for c in criteria})
+        row.update({f"mean:{c}": r.means.get(c) for c in criteria})
+        row.update({f"n:{c}": r.counts.get(c, 0) for c in criteria})
         out.append(row)
     return columns, out
 

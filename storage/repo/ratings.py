@@ -46,7 +46,8 @@ class RatingRepository:
              note: str | None = None) -> RatingRecord:
         """Set `rater`'s current rating of one criterion of a sample; returns it once committed.
 
-        `criterion`: `cp` or `pf`; `score`: int 0..4 when `status` is `rated`, None when `skipped` or
+        `criterion`: `cp` or `pf` (or an imported benchmark's `sc` / `pq`, see `storage.RATING_CRITERIA`);
+        `score`: int 0..4 when `status` is `rated`, None when `skipped` or
         `flagged`; `seconds_spent`: time on the task; `presentation_order`: 1-based position of the
         sample in the rater's task sequence. Saving the same score/status/note again changes nothing;
         a different one becomes a new revision and the old one goes to the history.
@@ -145,9 +146,10 @@ class RatingRepository:
 
 
 def _check_rating(criterion: object, score: object, status: object, *, where: str = "rating") -> None:
-    if criterion not in t.CRITERIA:
-        raise InvalidRating(f"{where}: criterion {criterion!r} is unknown; use 'cp' (concept preservation) "
-                            f"or 'pf' (prompt following)")
+    if criterion not in t.RATING_CRITERIA:
+        raise InvalidRating(f"{where}: criterion {criterion!r} is unknown; use 'cp' (concept preservation), "
+                            f"'pf' (prompt following), or for imported ImagenHub ratings 'sc' (semantic "
+                            f"consistency) / 'pq' (perceptual quality)")
     if status not in t.STATUSES:
         raise InvalidRating(f"{where}: status {status!r} is unknown; use one of {', '.join(t.STATUSES)}")
     if status == "rated":

@@ -1,5 +1,6 @@
 """Datasets, subjects and samples. Adding a sample is idempotent: by external key within its dataset,
-or (without a key) by content."""
+or (without a key) by content. A ratings-only sample (no images; see `SampleRepository.add`) is completed
+in place when its images are added under the same key."""
 from __future__ import annotations
 
 import hashlib
@@ -70,23 +71,46 @@ class SampleRepository:
 
     # --- samples -----------------------------------------------------------------------------------------
 
-    def add(self, dataset: str, *, references: Sequence[str], output: str, prompt: str, subject: str,
-            category: str | None = None, method: str | None = None, seed: int | None = None,
-            external_key: str | None = None, info: Mapping[str, Any] | None = None) -> SampleRecord:
+    def add(self, dataset: str, *, references: Sequence[str] = (), output: str | None = None,
+            prompt: str | None = None, subject: str, category: str | None = None, method: str | None = None,
+            seed: int | None = None, external_key: str | None = None,
+            info: Mapping[str, Any] | None = None) -> SampleRecord:
         """Add a sample, or return the identical one already stored.
 
-        `references` and `output` are SHA-256s returned by `store.images.add`. With `external_key`, a
-        sample with that key in `dataset` is returned if its content (images, prompt, subject, method,
-        seed) is the same, and DuplicateKey is raised if it differs. Without a key, a sample with the
-        same content is returned. `info` (free JSON) is stored with a new sample and never compared.
-        The dataset and subject are created if absent (see `ensure_subject` for `category`).
+        A *complete* sample has `output` and one or more `references` (SHA-256s returned by
+        `store.images.add`) and a `prompt`. With `external_key`, a sample with that key in `dataset` is
+        returned if its content (images, prompt, subject, method, seed) is the same, and DuplicateKey is
+        raised if it differs. Without a key, a sample with the same content is returned. `info` (free JSON)
+        is stored with a new sample and never compared. The dataset and subject are created if absent (see
+        `ensure_subject` for `category`).
+
+        A *ratings-only* sample (`output=None`, no `references`, `prompt` optional) holds imported ratings
+        or judge values of an output whose image is not (yet) here; it needs `external_key`. Adding it when
+        the key is already stored returns the stored sample (complete or not) if the method is the same.
+        Adding a complete sample under the key of a stored ratings-only sample *completes that sample*: its
+        images are attached and its prompt, subject, category, seed and info become the complete sample's
+        (info merged), keeping its id, ratings and metric values. Adding the same again changes nothing.
         """
         check_text(dataset, "dataset", max_len=200)
-        if isinstance(references, str) or not isinstance(references, Sequence) or not references:
-            raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add)")
+        if isinstance(references, str) or not isinstance(references, Sequence):
+            raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add), "
+                               "or empty for a ratings-only sample")
         refs = [check_sha256(r, name=f"references[{i}]") for i, r in enumerate(references)]
-        check_sha256(output, name="output")
-        check_text(prompt, "prompt", max_len=10_000)
+        ratings_only = output is None
+        if ratings_only:
+            if refs:
+                raise InvalidInput("a sample with references needs its output image too; pass output=<SHA-256>, "
+                                   "or no references for a ratings-only sample")
+            if external_key is None:
+                raise InvalidInput("a ratings-only sample (output=None) needs an external_key, so that its images "
+                                   "can be attached later")
+            check_optional_text(prompt, "prompt", max_len=10_000)
+        else:
+            if not refs:
+                raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add); "
+                                   "only a ratings-only sample (output=None) has none")
+            check_sha256(output, name="output")
+            check_text(prompt, "prompt", max_len=10_000)
         check_text(subject, "subject", max_len=300)
         check_optional_text(category, "category", max_len=100)
         check_optional_text(method, "method", max_len=200)
@@ -99,17 +123,17 @@ class SampleRepository:
             raise InvalidInput(f"info must be a dict or None, got {type(info).__name__}")
         info_json = None if info is None else json_safe(dict(info), name="info")
         content = _content_key(refs, output, prompt, subject, method, seed, external_key)
+        blobs = refs + ([] if output is None else [output])
 
         def work(s: Session) -> SampleRecord:
-            missing = sorted(set(refs + [output]) - set(s.scalars(
-                sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(refs + [output])))))
+            missing = sorted(set(blobs) - set(s.scalars(sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(blobs)))))
             if missing:
                 raise NotFound(f"image {missing[0]} is not in the blob store ({len(missing)} missing); add "
                                f"the bytes with store.images.add(data) first and pass the returned SHA-256")
             ds = _ensure_dataset(s, dataset)
-            subj = _ensure_subject(s, ds, subject, category)
             existing = _find_existing(s, ds, external_key, content)
             if existing is None:
+                subj = _ensure_subject(s, ds, subject, category)
                 inserted = insert_ignore(s, t.Sample, {
                     "dataset_id": ds, "subject_id": subj.id, "prompt": prompt, "method": method, "seed": seed,
                     "external_key": external_key, "content_key": content, "info": info_json,
@@ -117,15 +141,23 @@ class SampleRepository:
                 existing = _find_existing(s, ds, external_key, content)
                 assert existing is not None
                 if inserted:
-                    s.add_all([t.SampleImage(sample_id=existing.id, role="reference", position=i, blob_sha256=r)
-                               for i, r in enumerate(refs)])
-                    s.add(t.SampleImage(sample_id=existing.id, role="output", position=0, blob_sha256=output))
-                    s.flush()
+                    _add_images(s, existing.id, refs, output)
             if existing.content_key != content:
-                raise DuplicateKey(
-                    f"dataset {dataset!r} already has a sample with external key {external_key!r} "
-                    f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
-                    f"this sample another key, or leave the stored one as it is")
+                existing = s.scalars(sa.select(t.Sample).where(t.Sample.id == existing.id).with_for_update()).one()
+                if existing.method != method:
+                    raise DuplicateKey(
+                        f"dataset {dataset!r} already has a sample with external key {external_key!r} "
+                        f"(sample #{existing.id}) of method {existing.method!r}, not {method!r}; give this "
+                        f"sample another key, or leave the stored one as it is")
+                stored_complete = _has_output(s, existing.id)
+                if not ratings_only and not stored_complete:
+                    _complete(s, existing, _ensure_subject(s, ds, subject, category), refs, output, prompt, seed,
+                              content, info_json)
+                elif not ratings_only:
+                    raise DuplicateKey(
+                        f"dataset {dataset!r} already has a sample with external key {external_key!r} "
+                        f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
+                        f"this sample another key, or leave the stored one as it is")
             return load_samples(s, [t.Sample.id == existing.id])[0]
         return self._tx.write(work)
 
@@ -183,6 +215,30 @@ def _ensure_subject(s: Session, ds: int, name: str, category: str | None) -> t.S
     return row
 
 
+def _has_output(s: Session, sample_id: int) -> bool:
+    return s.scalar(sa.select(t.SampleImage.id).where(t.SampleImage.sample_id == sample_id,
+                                                      t.SampleImage.role == "output")) is not None
+
+
+def _add_images(s: Session, sample_id: int, refs: list[str], output: str | None) -> None:
+    if output is None:
+        return
+    s.add_all([t.SampleImage(sample_id=sample_id, role="reference", position=i, blob_sha256=r)
+               for i, r in enumerate(refs)])
+    s.add(t.SampleImage(sample_id=sample_id, role="output", position=0, blob_sha256=output))
+    s.flush()
+
+
+def _complete(s: Session, row: t.Sample, subject: t.Subject, refs: list[str], output: str, prompt: str | None,
+              seed: int | None, content: str, info: dict[str, Any] | None) -> None:
+    """Attach images to the ratings-only sample `row` (locked) and take the complete sample's fields."""
+    row.subject_id, row.prompt, row.seed, row.content_key = subject.id, prompt, seed, content
+    if info is not None:
+        row.info = {**(row.info or {}), **info}
+    s.flush()
+    _add_images(s, row.id, refs, output)
+
+
 def _find_existing(s: Session, ds: int, external_key: str | None, content: str) -> t.Sample | None:
     if external_key is not None:
         where = t.Sample.external_key == external_key
@@ -191,7 +247,7 @@ def _find_existing(s: Session, ds: int, external_key: str | None, content: str) 
     return s.scalar(sa.select(t.Sample).where(t.Sample.dataset_id == ds, where))
 
 
-def _content_key(refs: list[str], output: str, prompt: str, subject: str, method: str | None,
+def _content_key(refs: list[str], output: str | None, prompt: str | None, subject: str, method: str | None,
                  seed: int | None, external_key: str | None) -> str:
     body = {"references": refs, "output": output, "prompt": prompt, "subject": subject, "method": method,
             "seed": seed, "external_key": external_key}

@@ -6,6 +6,9 @@ For a rater, the samples in scope (one dataset, or all) are put in a random orde
 2. the first sample in that order the rater has not seen and that has fewer than K complete ratings
    (a complete rating = one non-external rater with status `rated` on every criterion).
 Several raters working at once each walk their own order, so they rarely collide; K bounds overlap.
+Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
+nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
+(`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
 """
 from __future__ import annotations
 
@@ -86,11 +89,12 @@ class _State:
     @classmethod
     def load(cls, s: Session, username: str, dataset: str | None) -> "_State":
         who = rater_row(s, username)
-        scope_query = sa.select(t.Sample.id)
+        with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
+        scope_query = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output))
         if dataset is not None:
             scope_query = scope_query.where(t.Sample.dataset_id == dataset_id(s, dataset))
         scope = set(s.scalars(scope_query))
-        in_scope = t.Rating.sample_id.in_(scope_query)
+        in_scope = sa.and_(t.Rating.sample_id.in_(scope_query), t.Rating.criterion.in_(t.CRITERIA))
         mine: dict[int, dict[str, RatingRecord]] = defaultdict(dict)
         first_seen: dict[int, object] = {}
         for row in s.scalars(sa.select(t.Rating).where(t.Rating.rater_id == who.id, in_scope)):

@@ -1,4 +1,6 @@
-"""Read models joining samples with their latest metric values and their ratings (browse, exports)."""
+"""Read models joining samples with their latest metric values and their ratings (browse, exports).
+
+Ratings-only samples are included (their `sample.output` is None and `references` empty)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -44,7 +46,7 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
         by_rater = {u: dict(c) for u, c in ratings.get(sample.id, {}).items()}
         means: dict[str, float | None] = {}
         counts: dict[str, int] = {}
-        for criterion in t.CRITERIA:
+        for criterion in t.RATING_CRITERIA:
             scores = [c[criterion] for c in by_rater.values() if c.get(criterion) is not None]
             counts[criterion] = len(scores)
             means[criterion] = sum(scores) / len(scores) if scores else None  # type: ignore[arg-type]
