@@ -68,11 +68,11 @@ class ClipBackbone:
     def image_embeddings(self, images: Sequence[Image.Image]) -> np.ndarray:
         """(N, D) float32 unit vectors of `images` (RGB PIL); each distinct image is encoded once per backbone."""
         keys = [image_sha256(img) for img in images]
-        return self.image_cache.get_or_compute(keys, list(images), self._encode_images)
+        return self.image_cache.get_or_compute_many(keys, list(images), self._encode_images)
 
     def text_embeddings(self, texts: Sequence[str]) -> np.ndarray:
         """(N, D) float32 unit vectors of `texts`, truncated to `text_length` tokens."""
-        return self.text_cache.get_or_compute(list(texts), list(texts), self._encode_texts)
+        return self.text_cache.get_or_compute_many(list(texts), list(texts), self._encode_texts)
 
     @torch.inference_mode()
     def _encode_images(self, images: list[Image.Image]) -> np.ndarray:

@@ -68,7 +68,7 @@ class DinoBackbone:
 
     def image_embeddings(self, images: Sequence[Image.Image]) -> np.ndarray:
         keys = [image_sha256(img) for img in images]
-        return self.image_cache.get_or_compute(keys, list(images), self._encode)
+        return self.image_cache.get_or_compute_many(keys, list(images), self._encode)
 
     @torch.inference_mode()
     def _encode(self, images: list[Image.Image]) -> np.ndarray:

@@ -1,52 +1,28 @@
-"""A bounded, thread-safe cache of embeddings keyed by content hash, owned by one backbone.
+"""Batched lookups in a bounded embedding cache keyed by content hash, owned by one backbone.
 
 A backbone (CLIP, PickScore, DINO) owns one `EmbeddingCache` for images and one for texts, so every metric
 reading that backbone (CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore) shares one forward per distinct image.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
+from ..caching import LruCache
 from ..errors import InputError
 
 
-class EmbeddingCache:
-    """Least-recently-used map key -> float32 vector (D,), at most `max_items` entries."""
+class EmbeddingCache(LruCache[np.ndarray]):
+    """An `LruCache` of float32 vectors (D,) with a batched lookup (at least one entry is kept)."""
 
     def __init__(self, max_items: int = 4096) -> None:
         if max_items < 1:
             raise InputError(f"embedding cache size must be >= 1, got {max_items}")
-        self.max_items = max_items
-        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        super().__init__(max_items)
 
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: Hashable) -> np.ndarray | None:
-        with self._lock:
-            vec = self._items.get(key)
-            if vec is not None:
-                self._items.move_to_end(key)
-            return vec
-
-    def put(self, key: Hashable, vec: np.ndarray) -> None:
-        with self._lock:
-            self._items[key] = vec
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_items:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-    def get_or_compute(self, keys: Sequence[Hashable], items: Sequence[object],
-                       compute: Callable[[list[object]], np.ndarray]) -> np.ndarray:
+    def get_or_compute_many(self, keys: Sequence[Hashable], items: Sequence[object],
+                            compute: Callable[[list[object]], np.ndarray]) -> np.ndarray:
         """Vectors (N, D) for `items` (keyed by `keys`): cached ones as they are, the distinct missing ones in
         one `compute(missing_items) -> (M, D)` call, in first-seen order."""
         found: dict[Hashable, np.ndarray] = {}

@@ -31,7 +31,8 @@ from ..imaging import as_mask_array, image_sha256, load_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..version import code_version
-from .masc_encoding import ImageEncoding, LruCache, SiglipBackbone
+from ..caching import LruCache
+from .masc_encoding import ImageEncoding, SiglipBackbone
 from .masc_scores import ConceptMatch, concept_preservation, cosine, patch_weights, pool_visible
 from .patch_maps import PatchMaps
 from .sample import Sample

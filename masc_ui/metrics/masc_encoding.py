@@ -1,14 +1,12 @@
-"""The SigLIP2 side of MaSC: batched image/text encoding and the bounded encoding caches.
+"""The SigLIP2 side of MaSC: batched image/text encoding (the caches are `masc_ui.caching.LruCache`s owned by `MaSC`).
 
 `SiglipBackbone` wraps one loaded checkpoint (model + processor). NaFlex is detected from the image
 processor (it returns `spatial_shapes`), never from the checkpoint's name.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence
+from typing import Any, Sequence
 
 import torch
 from PIL import Image
@@ -25,40 +23,6 @@ class ImageEncoding:
     model's device (SigLIP has no CLS token)."""
     grid: tuple[int, int]
     """Patch grid (Hp, Wp)."""
-
-
-class LruCache:
-    """A bounded, thread-safe least-recently-used map. Owned by the object that creates it."""
-
-    def __init__(self, max_items: int) -> None:
-        if max_items < 0:
-            raise InputError(f"cache size must be >= 0, got {max_items}")
-        self.max_items = max_items
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: Hashable, value: Any) -> None:
-        if self.max_items == 0:
-            return
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_items:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class SiglipBackbone:

@@ -8,7 +8,7 @@
     seg = TextSegmenter("facebook/sam3").segment(image, "hat")   # seg.mask, seg.doubtful, seg.reason
 """
 from .builders import build_sam_service, build_text_segmenter
-from .embedding_cache import CacheInfo, EmbeddingCache
+from ..caching import CacheInfo
 from .masks import (as_bool_mask, clean_mask, mask_fraction, mask_from_editor, mask_from_file, mask_from_png,
                     mask_to_png, overlay_mask, resize_mask)
 from .sam_checkpoints import OFFICIAL_CHECKPOINTS, CheckpointSource, download_checkpoint, resolve_checkpoint
@@ -17,7 +17,7 @@ from .sam_variants import SAM_ARCHITECTURES, SAM_BUILDERS, SamArchitecture, buil
 from .text_segmenter import DEFAULT_SAM3, TextSegmentation, TextSegmenter, combine_instances, segment_by_text
 
 __all__ = [
-    "build_sam_service", "build_text_segmenter", "CacheInfo", "EmbeddingCache", "as_bool_mask", "clean_mask",
+    "build_sam_service", "build_text_segmenter", "CacheInfo", "as_bool_mask", "clean_mask",
     "mask_fraction", "mask_from_editor", "mask_from_file", "mask_from_png", "mask_to_png", "overlay_mask",
     "resize_mask", "OFFICIAL_CHECKPOINTS", "CheckpointSource", "download_checkpoint", "resolve_checkpoint",
     "ImageEmbedding", "SamPrediction", "SamService", "SAM_ARCHITECTURES", "SAM_BUILDERS", "SamArchitecture",

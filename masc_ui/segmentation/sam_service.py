@@ -24,7 +24,7 @@ from ..imaging import image_sha256, load_image
 from ..models.loading import pick_device
 from ..models.registry import ModelRegistry
 from ..settings import Settings
-from .embedding_cache import CacheInfo, EmbeddingCache
+from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_checkpoints import resolve_checkpoint
 from .sam_variants import build_sam, sam_architecture
@@ -98,7 +98,7 @@ class SamService:
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else Settings().resolved_cache_dir
         if cache_size < 1:
             raise InputError(f"cache_size must be >= 1, got {cache_size}")
-        self._cache: EmbeddingCache[ImageEmbedding] = EmbeddingCache(cache_size)
+        self._cache: LruCache[ImageEmbedding] = LruCache(cache_size)
         self._models = models if models is not None else ModelRegistry()
         self._progress = progress
         self._transform = ResizeLongestSide(self.architecture.image_size)

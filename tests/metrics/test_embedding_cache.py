@@ -16,13 +16,13 @@ def test_computes_distinct_missing_items_once_in_order():
         calls.append(list(items))
         return np.array([[float(i), 1.0] for i in items])
 
-    got = cache.get_or_compute(["a", "b", "a", "c"], [1, 2, 1, 3], compute)
+    got = cache.get_or_compute_many(["a", "b", "a", "c"], [1, 2, 1, 3], compute)
     assert calls == [[1, 2, 3]]
     np.testing.assert_array_equal(got[:, 0], [1, 2, 1, 3])
     assert got.dtype == np.float32
-    got = cache.get_or_compute(["c", "d"], [3, 4], compute)
+    got = cache.get_or_compute_many(["c", "d"], [3, 4], compute)
     assert calls[-1] == [4] and got[:, 0].tolist() == [3, 4]
-    cache.get_or_compute(["a", "b"], [1, 2], compute)
+    cache.get_or_compute_many(["a", "b"], [1, 2], compute)
     assert len(calls) == 2
 
 

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from masc_ui.segmentation.embedding_cache import EmbeddingCache
+from masc_ui.caching import LruCache
 
 
 def test_lru_evicts_the_least_recently_used():
-    cache: EmbeddingCache[str] = EmbeddingCache(2)
+    cache: LruCache[str] = LruCache(2)
     cache.get_or_compute("a", lambda: "A")
     cache.get_or_compute("b", lambda: "B")
     assert cache.get_or_compute("a", lambda: "never") == "A"  # a is now the most recent
@@ -22,7 +22,7 @@ def test_lru_evicts_the_least_recently_used():
 
 
 def test_failed_compute_is_not_cached():
-    cache: EmbeddingCache[int] = EmbeddingCache(1)
+    cache: LruCache[int] = LruCache(1)
 
     def boom() -> int:
         raise RuntimeError("encoder crashed")
@@ -33,7 +33,7 @@ def test_failed_compute_is_not_cached():
 
 
 def test_concurrent_requests_compute_each_key_once():
-    cache: EmbeddingCache[int] = EmbeddingCache(4)
+    cache: LruCache[int] = LruCache(4)
     calls = []
     gate = threading.Event()
 
@@ -54,6 +54,23 @@ def test_concurrent_requests_compute_each_key_once():
     assert results == [42] * 6 and len(calls) == 1
 
 
-def test_size_must_be_positive():
-    with pytest.raises(ValueError):
-        EmbeddingCache(0)
+def test_size_zero_keeps_nothing_and_negative_is_refused():
+    cache: LruCache[int] = LruCache(0)
+    calls = []
+    assert cache.get_or_compute("k", lambda: calls.append(1) or 7) == 7
+    assert cache.get_or_compute("k", lambda: calls.append(1) or 7) == 7
+    cache.put("k", 7)
+    assert len(calls) == 2 and len(cache) == 0 and cache.get("k") is None
+    with pytest.raises(ValueError, match=">= 0"):
+        LruCache(-1)
+
+
+def test_get_and_put_count_hits_and_evict():
+    cache: LruCache[str] = LruCache(1)
+    assert cache.get("a") is None
+    cache.put("a", "A")
+    assert cache.get("a") == "A"
+    cache.put("b", "B")
+    assert cache.get("a") is None and cache.get("b") == "B"
+    info = cache.info()
+    assert (info.hits, info.misses, info.evictions, info.size) == (2, 2, 1, 1)

@@ -1,4 +1,9 @@
-"""A bounded, thread-safe LRU cache that computes each missing entry once, even under concurrent requests."""
+"""The one bounded, thread-safe LRU cache of the package; each instance has an explicit owner.
+
+Used for image embeddings by the MaSC engine (SigLIP2 encodings and texts), the CLIP/DINO backbones
+(`masc_ui.metrics.embedding_cache`) and Segment Anything (`SamService`). Each missing entry is computed
+once, even under concurrent requests.
+"""
 from __future__ import annotations
 
 import threading
@@ -6,12 +11,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Generic, Hashable, TypeVar
 
+from .errors import InputError
+
 V = TypeVar("V")
 
 
 @dataclass(frozen=True)
 class CacheInfo:
-    """Counters of an `EmbeddingCache` (like `functools.lru_cache`'s `cache_info()`)."""
+    """Counters of an `LruCache` (like `functools.lru_cache`'s `cache_info()`)."""
 
     hits: int
     misses: int
@@ -20,8 +27,8 @@ class CacheInfo:
     maxsize: int
 
 
-class EmbeddingCache(Generic[V]):
-    """Keeps the `maxsize` most recently used values.
+class LruCache(Generic[V]):
+    """Keeps the `maxsize` most recently used values (`maxsize=0`: keeps nothing, every lookup computes).
 
     `get_or_compute(key, compute)` returns the cached value, or runs `compute()` once for that key: threads
     asking for the same missing key wait for the first one's result instead of computing it again, while
@@ -30,13 +37,36 @@ class EmbeddingCache(Generic[V]):
     """
 
     def __init__(self, maxsize: int) -> None:
-        if maxsize < 1:
-            raise ValueError(f"cache size must be >= 1, got {maxsize}")
+        if maxsize < 0:
+            raise InputError(f"cache size must be >= 0, got {maxsize}")
         self.maxsize = maxsize
         self._items: OrderedDict[Hashable, V] = OrderedDict()
         self._pending: dict[Hashable, threading.Lock] = {}
         self._guard = threading.Lock()
         self._hits = self._misses = self._evictions = 0
+
+    def get(self, key: Hashable) -> V | None:
+        """The cached value (now the most recently used), or None."""
+        with self._guard:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self._hits += 1
+                return self._items[key]
+            self._misses += 1
+            return None
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._guard:
+            self._store(key, value)
+
+    def _store(self, key: Hashable, value: V) -> None:
+        if self.maxsize == 0:
+            return
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
+            self._evictions += 1
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
         while True:
@@ -56,11 +86,7 @@ class EmbeddingCache(Generic[V]):
         try:
             value = compute()
             with self._guard:
-                self._items[key] = value
-                self._items.move_to_end(key)
-                while len(self._items) > self.maxsize:
-                    self._items.popitem(last=False)
-                    self._evictions += 1
+                self._store(key, value)
             return value
         finally:
             with self._guard:
