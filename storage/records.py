@@ -229,6 +229,7 @@ class SampleRow:
     ratings: Mapping[str, Mapping[str, int | None]]
     """rater -> criterion -> score (None when skipped/flagged)."""
     means: Mapping[str, float | None]
-    """criterion -> mean score over all raters who rated it (None if nobody did)."""
+    """criterion -> mean score over all raters who rated it (None if nobody did); `cp` and `pf` always,
+    `sc` / `pq` only when the sample has such ratings."""
     counts: Mapping[str, int]
     """criterion -> number of scores in the mean."""

@@ -18,7 +18,13 @@ the lowest seed gets that key (the one the published ratings refer to) and the o
 `<method>/<collection>-<prompt_idx>@<seed>`. Human groups become the external raters `dreambench:group1`
 and `dreambench:group2` (one rater per group and criterion file). Judge ratings become the external
 metrics `<judge>_cp` and `<judge>_pf` (values 0..4 as published; `<judge>` is the name the user gives).
-A rating whose sample is neither in this tree nor already stored is skipped as an unknown key.
+A rating or judge value whose output image is not in this tree makes a *ratings-only* sample (no images)
+with the key `<method>/<collection>-<prompt_idx>`, method, subject and category from captions/ when it has
+the collection (else from the collection id: subject lower-cased with spaces), and the prompt from
+captions/ when present, so that published ratings alone can be imported and judge-vs-human agreement
+measured. When the key is already stored, the ratings go to that sample; importing the images later
+(samples/ with the same key) attaches them to the same sample. A key whose collection id cannot be read
+(not `<category>_<idx>_<subject>`) is skipped as an unknown key.
 """
 from __future__ import annotations
 
@@ -87,6 +93,7 @@ def parse_dreambench(root: Path, judge: str = "gpt4o") -> Parsed:
     _samples(root, collections, parsed)
     _human_ratings(root, parsed)
     _judge_ratings(root, judge, parsed)
+    _ratings_only_samples(collections, parsed)
     for part in ("samples", "data_human_rating", "data_gpt_rating"):
         if part not in known:
             parsed.notes.append(f"no {part}/ in {root}: nothing of that part imported")
@@ -177,6 +184,33 @@ def _sample(root: Path, method: str, collection: str, prompt_idx: int, seed: int
     return SampleEntry(
         where=relative(img, root), key=key, subject=subject, prompt=prompt, out=img, refs=(ref,), method=method,
         seed=seed, category=category, info={"collection": collection, "prompt_idx": prompt_idx})
+
+
+def _ratings_only_samples(collections: dict[str, _Collection], parsed: Parsed) -> None:
+    """A ratings-only `SampleEntry` for every rated key that has no output image in this tree."""
+    have = {e.key for e in parsed.samples}
+    firsts: dict[str, str] = {}
+    for item in [*parsed.ratings, *parsed.metrics]:
+        if item.key not in have:
+            firsts.setdefault(item.key, item.where)
+    for key, where in firsts.items():
+        method, rest = key.split("/", 1)
+        m = _RATING_KEY.match(rest)
+        assert m is not None  # keys were checked when read
+        collection, prompt_idx = m["collection"], int(m["prompt_idx"])
+        coll = collections.get(collection)
+        if coll is not None:
+            subject, category = coll.subject, coll.category
+            prompt = coll.prompts[prompt_idx] if prompt_idx < len(coll.prompts) else None
+        else:
+            split = split_collection(collection)
+            if split is None:
+                continue  # its ratings are reported as unknown keys
+            category, _, subject = split
+            prompt = None
+        parsed.samples.append(SampleEntry(
+            where=where, key=key, subject=subject, prompt=prompt, out=None, method=method, category=category,
+            info={"collection": collection, "prompt_idx": prompt_idx}))
 
 
 def _rating_files(folder: Path, suffix: str) -> list[tuple[str, Path]]:

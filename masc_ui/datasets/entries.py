@@ -22,10 +22,11 @@ class SampleEntry:
     None = identified by content only."""
     subject: str
     """Subject name (the concept)."""
-    prompt: str
-    """Full generation prompt."""
+    prompt: str | None
+    """Full generation prompt (None only for a ratings-only sample whose prompt is unknown)."""
     out: Path | None
-    """Generated image; None for a rating-only record that must match a sample already stored."""
+    """Generated image; None for a *ratings-only* sample (published ratings / judge values whose image is
+    not here): stored without images (needs `key`; `refs` empty), completed when its images are imported."""
     refs: tuple[Path, ...] = ()
     """Reference image(s) of the subject."""
     ref_masks: tuple[Path | None, ...] = ()
@@ -52,9 +53,9 @@ class RatingEntry:
     rater: str
     """Rater name as stored (e.g. `dreambench:group1`)."""
     criterion: str
-    """`cp` or `pf`."""
+    """`cp` or `pf`; `sc` or `pq` for ImagenHub (see `storage.RATING_CRITERIA`)."""
     score: int
-    """Integer 0..4."""
+    """Integer 0..4 (ImagenHub's {0, 0.5, 1} x 4)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,9 @@ class Parsed:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things the user should know that skipped nothing (e.g. "no ratings found in this tree")."""
+    parts: dict[str, "Parsed"] = field(default_factory=dict)
+    """For layouts that hold several datasets (ImagenHub: one per task): dataset-name suffix -> its records,
+    stored in dataset `<dataset>-<suffix>` by `ingest_all`; the top-level lists then hold only problems/notes."""
 
     def skip(self, where: str, reason: str) -> None:
         self.problems.append(Problem(where, reason))
@@ -107,6 +111,10 @@ class ImportSummary:
     importer: str
     added_samples: int = 0
     existing_samples: int = 0
+    ratings_only_samples: int = 0
+    """Of the added samples, those stored without images (ratings-only)."""
+    completed_samples: int = 0
+    """Ratings-only samples stored before whose images this import attached."""
     added_ratings: int = 0
     existing_ratings: int = 0
     added_metrics: int = 0
@@ -132,6 +140,11 @@ class ImportSummary:
             f"{self.existing_ratings} already present; metric values {self.added_metrics} imported, "
             f"{self.existing_metrics} already present; {self.skipped} skipped",
         ]
+        if self.ratings_only_samples:
+            out.append(f"{self.ratings_only_samples} of the imported samples are ratings-only (no images; import "
+                       f"their images later to complete them)")
+        if self.completed_samples:
+            out.append(f"images attached to {self.completed_samples} ratings-only sample(s) stored before")
         out += [f"note: {n}" for n in self.notes]
         out += [f"warning: {w}" for w in self.warnings]
         if self.problems:

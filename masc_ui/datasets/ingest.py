@@ -6,6 +6,11 @@ back). Masks are read with `load_mask_file` and stored as PNG (`source="imported
 already one of the image's versions. Ratings go in as external raters; a rating already stored with the same
 score counts as present. External metric values (judges) are appended only when the latest value with the
 same provenance differs.
+
+A `SampleEntry` without an output image becomes a *ratings-only* sample (no images; see
+`storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
+complete entry whose key names a stored ratings-only sample completes that sample (same id, its ratings
+and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`).
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ from ..imaging import load_image, load_mask_file
 from ..segmentation.masks import mask_to_png
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
 
+RATINGS_ONLY_CHUNK = 500
+"""Ratings-only samples stored per transaction."""
 EXTERNAL_SOURCE_PREFIX = "import:"
 """Prefix of the provenance `model_id` of imported metric values: `import:<metric>`."""
 
@@ -56,27 +63,63 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     store.samples.ensure_dataset(dataset)
     images = _Images(max_pixels, {})
     before = store.samples.count(dataset)
+    stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
+    waiting = {k for k, s in stored_keys.items() if s.ratings_only}
+    ratings_only_before = set(waiting)
     ids: dict[str, int] = {}
     stored = 0
-    for entry in parsed.samples:
+    complete = [e for e in parsed.samples if e.out is not None]
+    fresh = [e for e in parsed.samples if e.out is None and e.key not in stored_keys]
+    for entry in complete:
         sample_id = _ingest_sample(store, dataset, entry, images, summary)
         if sample_id is not None:
             stored += 1
             if entry.key is not None:
                 ids[entry.key] = sample_id
+            if entry.key in waiting:
+                waiting.discard(entry.key)
+                summary.completed_samples += 1
         if progress is not None:
             progress(1)
+    for entry in parsed.samples:  # ratings-only entries whose key is stored: nothing to write
+        if entry.out is None and entry.key in stored_keys:
+            ids.setdefault(entry.key, stored_keys[entry.key].id)
+            stored += 1
+    for start in range(0, len(fresh), RATINGS_ONLY_CHUNK):
+        chunk = [e for e in fresh[start:start + RATINGS_ONLY_CHUNK] if e.key not in ids]
+        for entry, sample_id in zip(chunk, _ingest_ratings_only(store, dataset, chunk, summary)):
+            if sample_id is not None:
+                stored += 1
+                ids[entry.key] = sample_id  # type: ignore[index]
+        if progress is not None:
+            progress(len(fresh[start:start + RATINGS_ONLY_CHUNK]))
     summary.added_samples = store.samples.count(dataset) - before
+    summary.ratings_only_samples = len(_ratings_only_keys(store, dataset) - ratings_only_before)
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
     return summary
 
 
+def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
+               progress: Callable[[int], None] | None = None) -> list[ImportSummary]:
+    """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
+    are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
+    summaries = []
+    if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
+        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress))
+    else:
+        parent = ImportSummary(dataset=f"{dataset}-*", importer=importer, problems=list(parsed.problems),
+                               notes=list(parsed.notes))
+        if parent.problems or parent.notes:
+            summaries.append(parent)
+    for suffix, part in parsed.parts.items():
+        summaries.append(ingest(store, f"{dataset}-{suffix}", importer, part, max_pixels=max_pixels,
+                                progress=progress))
+    return summaries
+
+
 def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
-    if entry.out is None:
-        summary.problems.append(Problem(entry.where, "no output image: a sample needs its generated image"))
-        return None
     try:
         refs = [images.add(store, p) for p in entry.refs]
         out = images.add(store, entry.out)
@@ -95,6 +138,34 @@ def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images
         summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
         return None
     return record.id
+
+
+def _ratings_only_keys(store: Any, dataset: str) -> set[str]:
+    return {s.external_key for s in store.samples.list(dataset) if s.ratings_only}
+
+
+def _ingest_ratings_only(store: Any, dataset: str, entries: list[SampleEntry],
+                         summary: ImportSummary) -> list[int | None]:
+    """Store ratings-only samples (no images) in one transaction; when the database refuses the batch, one
+    by one, so that only the bad entries are skipped (with the reason). Returns each entry's id or None."""
+    fields = [dict(prompt=e.prompt, subject=e.subject, category=e.category, method=e.method, seed=e.seed,
+                   external_key=e.key, info=e.info or None) for e in entries]
+    for entry in entries:
+        if entry.key is None:
+            summary.problems.append(Problem(entry.where, "no output image and no key: a ratings-only sample needs "
+                                                         "a key"))
+    usable = [(e, f) for e, f in zip(entries, fields) if e.key is not None]
+    ids: dict[int, int | None] = {}
+    try:
+        records = store.samples.add_many(dataset, [f for _, f in usable]) if usable else []
+        ids = {id(e): r.id for (e, _), r in zip(usable, records)}
+    except StorageError:
+        for entry, item in usable:
+            try:
+                ids[id(entry)] = store.samples.add(dataset, **item).id
+            except StorageError as exc:
+                summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
+    return [ids.get(id(e)) for e in entries]
 
 
 def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out: tuple[str, tuple[int, int]],

@@ -9,6 +9,7 @@ from ..errors import InputError
 from .dreambench import parse_dreambench
 from .dreambooth import DEFAULT_TOKEN, parse_dreambooth
 from .entries import Parsed
+from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
 
 
@@ -21,6 +22,9 @@ class ImporterSpec:
     """`read(path, **options) -> Parsed`."""
     options: dict[str, Any]
     """Option name -> default (what the CLI offers as `--<name>`)."""
+    default_dataset: str | None = None
+    """Dataset name used when none is given (None = the user must name one). For a layout with several
+    datasets (`Parsed.parts`) the name is the prefix: `<name>-<part>`."""
 
 
 IMPORTERS: dict[str, ImporterSpec] = {
@@ -34,6 +38,10 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "dreambooth", "the google/dreambooth repository (or its dataset/ folder) plus --outputs "
                       "<method>/<subject>/<prompt_idx>_<seed>.png", parse_dreambooth,
         {"outputs": None, "unique_token": DEFAULT_TOKEN}),
+    "imagenhub": ImporterSpec(
+        "imagenhub", "ImagenHub human ratings: <task>/<task>_rater<N>.tsv (or the folder holding human_ratings/); "
+                     "one dataset <dataset>-<task> per task, ratings-only samples <model>/<uid>, criteria sc, pq",
+        parse_imagenhub, {}, default_dataset="imagenhub"),
 }
 
 

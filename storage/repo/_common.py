@@ -71,6 +71,17 @@ def insert_ignore(session: Session, model: type[t.Base], values: dict[str, Any])
     return bool(session.execute(stmt).rowcount)
 
 
+def insert_ignore_many(session: Session, model: type[t.Base], rows: list[dict[str, Any]]) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING of many rows in one statement (rows that clash are left out)."""
+    if not rows:
+        return
+    dialect = session.get_bind().dialect.name
+    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if make is None:
+        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+    session.execute(make(model).values(rows).on_conflict_do_nothing())
+
+
 def dataset_id(session: Session, name: str) -> int:
     found = session.scalar(sa.select(t.Dataset.id).where(t.Dataset.name == name))
     if found is None:

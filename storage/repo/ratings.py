@@ -11,8 +11,8 @@ from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
 from ..records import ExternalRating, RaterRecord, RatingRecord, RatingRevision
 from ..transactions import Transactions
-from ._common import (check_int, check_optional_text, check_seconds, check_text, dataset_id, insert_ignore,
-                      rater_record, rater_row, rating_record, require_sample, utcnow)
+from ._common import (check_int, check_optional_text, check_seconds, check_text, chunks, dataset_id, insert_ignore,
+                      insert_ignore_many, rater_record, rater_row, rating_record, require_sample, utcnow)
 
 
 class RatingRepository:
@@ -135,14 +135,45 @@ class RatingRepository:
         def work(s: Session) -> int:
             insert_ignore(s, t.Rater, {"username": rater, "is_external": True, "created_at": utcnow()})
             who = rater_row(s, rater)
-            known = set()
+            sample_ids = sorted({item.sample_id for item in items})
+            present: set[int] = set()
+            current: dict[tuple[int, str], t.Rating] = {}
+            for part in chunks(sample_ids):
+                present.update(s.scalars(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part)))))
+                current.update(((r.sample_id, r.criterion), r) for r in s.scalars(
+                    sa.select(t.Rating).where(t.Rating.rater_id == who.id, t.Rating.sample_id.in_(list(part)))))
             for item in items:
-                if item.sample_id not in known:
-                    require_sample(s, item.sample_id)
-                    known.add(item.sample_id)
-                _upsert(s, who, item.sample_id, item.criterion, item.score, item.status, None, None, item.note)
+                if item.sample_id not in present:
+                    require_sample(s, item.sample_id)  # raises NotFound naming it
+            fresh = [item for item in items if (item.sample_id, item.criterion) not in current]
+            _insert_new(s, who, fresh)
+            for item in items:
+                if (item.sample_id, item.criterion) in current:
+                    _upsert(s, who, item.sample_id, item.criterion, item.score, item.status, None, None, item.note)
             return len(items)
         return self._tx.write(work)
+
+
+def _insert_new(s: Session, who: t.Rater, items: list[ExternalRating]) -> None:
+    """Insert ratings this rater does not have yet, many rows per statement. A row another writer inserted
+    meanwhile is left alone by the insert, then updated (with history) like any edit."""
+    if not items:
+        return
+    now = utcnow()
+    rows = [{"rater_id": who.id, "sample_id": i.sample_id, "criterion": i.criterion, "score": i.score,
+             "status": i.status, "seconds_spent": None, "presentation_order": None, "note": i.note, "revision": 1,
+             "created_at": now, "updated_at": now} for i in items]
+    for part in chunks(rows, 500):
+        insert_ignore_many(s, t.Rating, list(part))
+    stored: dict[tuple[int, str], tuple[int | None, str, str | None]] = {}
+    for part in chunks(sorted({i.sample_id for i in items})):
+        stored.update(((r.sample_id, r.criterion), (r.score, r.status, r.note)) for r in s.execute(
+            sa.select(t.Rating.sample_id, t.Rating.criterion, t.Rating.score, t.Rating.status, t.Rating.note)
+            .where(t.Rating.rater_id == who.id, t.Rating.sample_id.in_(list(part)))))
+    for i in items:  # in order, like one upsert after the other
+        if stored.get((i.sample_id, i.criterion)) != (i.score, i.status, i.note):
+            _upsert(s, who, i.sample_id, i.criterion, i.score, i.status, None, None, i.note)
+            stored[(i.sample_id, i.criterion)] = (i.score, i.status, i.note)
 
 
 def _check_rating(criterion: object, score: object, status: object, *, where: str = "rating") -> None:

@@ -4,6 +4,7 @@ in place when its images are added under the same key."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import sqlalchemy as sa
@@ -15,8 +16,8 @@ from ..errors import Conflict, DuplicateKey, InvalidInput, NotFound
 from ..provenance import canonical_json, json_safe
 from ..records import DatasetRecord, SampleRecord, SubjectRecord
 from ..transactions import Transactions
-from ._common import (check_int, check_optional_text, check_text, dataset_id, insert_ignore, load_samples,
-                      sample_filters, utcnow)
+from ._common import (check_int, check_optional_text, check_text, chunks, dataset_id, insert_ignore,
+                      load_samples, sample_filters, utcnow)
 
 
 class SampleRepository:
@@ -91,74 +92,34 @@ class SampleRepository:
         images are attached and its prompt, subject, category, seed and info become the complete sample's
         (info merged), keeping its id, ratings and metric values. Adding the same again changes nothing.
         """
-        check_text(dataset, "dataset", max_len=200)
-        if isinstance(references, str) or not isinstance(references, Sequence):
-            raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add), "
-                               "or empty for a ratings-only sample")
-        refs = [check_sha256(r, name=f"references[{i}]") for i, r in enumerate(references)]
-        ratings_only = output is None
-        if ratings_only:
-            if refs:
-                raise InvalidInput("a sample with references needs its output image too; pass output=<SHA-256>, "
-                                   "or no references for a ratings-only sample")
-            if external_key is None:
-                raise InvalidInput("a ratings-only sample (output=None) needs an external_key, so that its images "
-                                   "can be attached later")
-            check_optional_text(prompt, "prompt", max_len=10_000)
-        else:
-            if not refs:
-                raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add); "
-                                   "only a ratings-only sample (output=None) has none")
-            check_sha256(output, name="output")
-            check_text(prompt, "prompt", max_len=10_000)
-        check_text(subject, "subject", max_len=300)
-        check_optional_text(category, "category", max_len=100)
-        check_optional_text(method, "method", max_len=200)
-        check_optional_text(external_key, "external_key", max_len=500)
-        if seed is not None:
-            check_int(seed, "seed")
-            if not -(2 ** 63) <= seed < 2 ** 63:
-                raise InvalidInput(f"seed {seed} does not fit in 64 bits")
-        if info is not None and not isinstance(info, Mapping):
-            raise InvalidInput(f"info must be a dict or None, got {type(info).__name__}")
-        info_json = None if info is None else json_safe(dict(info), name="info")
-        content = _content_key(refs, output, prompt, subject, method, seed, external_key)
-        blobs = refs + ([] if output is None else [output])
+        item = _prepare(dataset, references=references, output=output, prompt=prompt, subject=subject,
+                        category=category, method=method, seed=seed, external_key=external_key, info=info)
+        return self._tx.write(lambda s: load_samples(s, [t.Sample.id == _store(s, item)])[0])
 
-        def work(s: Session) -> SampleRecord:
-            missing = sorted(set(blobs) - set(s.scalars(sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(blobs)))))
-            if missing:
-                raise NotFound(f"image {missing[0]} is not in the blob store ({len(missing)} missing); add "
-                               f"the bytes with store.images.add(data) first and pass the returned SHA-256")
-            ds = _ensure_dataset(s, dataset)
-            existing = _find_existing(s, ds, external_key, content)
-            if existing is None:
-                subj = _ensure_subject(s, ds, subject, category)
-                inserted = insert_ignore(s, t.Sample, {
-                    "dataset_id": ds, "subject_id": subj.id, "prompt": prompt, "method": method, "seed": seed,
-                    "external_key": external_key, "content_key": content, "info": info_json,
-                    "created_at": utcnow()})
-                existing = _find_existing(s, ds, external_key, content)
-                assert existing is not None
-                if inserted:
-                    _add_images(s, existing.id, refs, output)
-            if existing.content_key != content:
-                existing = s.scalars(sa.select(t.Sample).where(t.Sample.id == existing.id).with_for_update()).one()
-                if existing.method != method:
-                    raise DuplicateKey(
-                        f"dataset {dataset!r} already has a sample with external key {external_key!r} "
-                        f"(sample #{existing.id}) of method {existing.method!r}, not {method!r}; give this "
-                        f"sample another key, or leave the stored one as it is")
-                stored_complete = _has_output(s, existing.id)
-                if not ratings_only and not stored_complete:
-                    _complete(s, existing, _ensure_subject(s, ds, subject, category), refs, output, prompt, seed,
-                              content, info_json)
-                elif not ratings_only:
-                    raise DuplicateKey(
-                        f"dataset {dataset!r} already has a sample with external key {external_key!r} "
-                        f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
-                        f"this sample another key, or leave the stored one as it is")
-            return load_samples(s, [t.Sample.id == existing.id])[0]
+    def add_many(self, dataset: str, samples: Sequence[Mapping[str, Any]]) -> list[SampleRecord]:
+        """`add` for many samples of `dataset` in one transaction (all or nothing): each item holds the
+        keyword arguments of `add` (references, output, prompt, subject, category, method, seed,
+        external_key, info). Returns the records in the same order. For imports of thousands of samples."""
+        if isinstance(samples, (str, Mapping)) or not isinstance(samples, Sequence):
+            raise InvalidInput("samples must be a list of dicts with the keyword arguments of samples.add")
+        items = []
+        for i, fields in enumerate(samples):
+            if not isinstance(fields, Mapping):
+                raise InvalidInput(f"samples[{i}] must be a dict of samples.add keyword arguments, "
+                                   f"got {type(fields).__name__}")
+            try:
+                items.append(_prepare(dataset, **fields))
+            except TypeError as exc:
+                raise InvalidInput(f"samples[{i}]: {exc}") from None
+            except InvalidInput as exc:
+                raise InvalidInput(f"samples[{i}]: {exc}") from None
+
+        def work(s: Session) -> list[SampleRecord]:
+            ids = [_store(s, item) for item in items]
+            by_id: dict[int, SampleRecord] = {}
+            for part in chunks(sorted(set(ids))):
+                by_id.update((r.id, r) for r in load_samples(s, [t.Sample.id.in_(list(part))]))
+            return [by_id[i] for i in ids]
         return self._tx.write(work)
 
     def get(self, sample_id: int) -> SampleRecord:
@@ -189,6 +150,99 @@ class SampleRepository:
         query = (sa.select(sa.func.count(t.Sample.id)).join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
                  .join(t.Subject, t.Subject.id == t.Sample.subject_id).where(*where))
         return self._tx.read(lambda s: int(s.scalar(query) or 0))
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A checked `add` request."""
+
+    dataset: str
+    refs: list[str]
+    output: str | None
+    prompt: str | None
+    subject: str
+    category: str | None
+    method: str | None
+    seed: int | None
+    external_key: str | None
+    info: dict[str, Any] | None
+    content: str
+
+
+def _prepare(dataset: str, *, references: Sequence[str] = (), output: str | None = None, prompt: str | None = None,
+             subject: str, category: str | None = None, method: str | None = None, seed: int | None = None,
+             external_key: str | None = None, info: Mapping[str, Any] | None = None) -> _Prepared:
+    """Check the arguments of `SampleRepository.add` (InvalidInput naming the bad one)."""
+    check_text(dataset, "dataset", max_len=200)
+    if isinstance(references, str) or not isinstance(references, Sequence):
+        raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add), "
+                           "or empty for a ratings-only sample")
+    refs = [check_sha256(r, name=f"references[{i}]") for i, r in enumerate(references)]
+    ratings_only = output is None
+    if ratings_only:
+        if refs:
+            raise InvalidInput("a sample with references needs its output image too; pass output=<SHA-256>, "
+                               "or no references for a ratings-only sample")
+        if external_key is None:
+            raise InvalidInput("a ratings-only sample (output=None) needs an external_key, so that its images "
+                               "can be attached later")
+        check_optional_text(prompt, "prompt", max_len=10_000)
+    else:
+        if not refs:
+            raise InvalidInput("references must be a non-empty list of image SHA-256s (from store.images.add); "
+                               "only a ratings-only sample (output=None) has none")
+        check_sha256(output, name="output")
+        check_text(prompt, "prompt", max_len=10_000)
+    check_text(subject, "subject", max_len=300)
+    check_optional_text(category, "category", max_len=100)
+    check_optional_text(method, "method", max_len=200)
+    check_optional_text(external_key, "external_key", max_len=500)
+    if seed is not None:
+        check_int(seed, "seed")
+        if not -(2 ** 63) <= seed < 2 ** 63:
+            raise InvalidInput(f"seed {seed} does not fit in 64 bits")
+    if info is not None and not isinstance(info, Mapping):
+        raise InvalidInput(f"info must be a dict or None, got {type(info).__name__}")
+    info_json = None if info is None else json_safe(dict(info), name="info")
+    content = _content_key(refs, output, prompt, subject, method, seed, external_key)
+    return _Prepared(dataset, refs, output, prompt, subject, category, method, seed, external_key, info_json, content)
+
+
+def _store(s: Session, p: _Prepared) -> int:
+    """Insert, complete or find the sample `p` (see `SampleRepository.add`); its id."""
+    blobs = p.refs + ([] if p.output is None else [p.output])
+    missing = sorted(set(blobs) - set(s.scalars(sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(blobs)))))
+    if missing:
+        raise NotFound(f"image {missing[0]} is not in the blob store ({len(missing)} missing); add "
+                       f"the bytes with store.images.add(data) first and pass the returned SHA-256")
+    ds = _ensure_dataset(s, p.dataset)
+    existing = _find_existing(s, ds, p.external_key, p.content)
+    if existing is None:
+        subj = _ensure_subject(s, ds, p.subject, p.category)
+        inserted = insert_ignore(s, t.Sample, {
+            "dataset_id": ds, "subject_id": subj.id, "prompt": p.prompt, "method": p.method, "seed": p.seed,
+            "external_key": p.external_key, "content_key": p.content, "info": p.info,
+            "created_at": utcnow()})
+        existing = _find_existing(s, ds, p.external_key, p.content)
+        assert existing is not None
+        if inserted:
+            _add_images(s, existing.id, p.refs, p.output)
+    if existing.content_key != p.content:
+        existing = s.scalars(sa.select(t.Sample).where(t.Sample.id == existing.id).with_for_update()).one()
+        if existing.method != p.method:
+            raise DuplicateKey(
+                f"dataset {p.dataset!r} already has a sample with external key {p.external_key!r} "
+                f"(sample #{existing.id}) of method {existing.method!r}, not {p.method!r}; give this "
+                f"sample another key, or leave the stored one as it is")
+        if p.output is not None and not _has_output(s, existing.id):
+            _complete(s, existing, _ensure_subject(s, ds, p.subject, p.category), p.refs, p.output, p.prompt, p.seed,
+                      p.content, p.info)
+        elif p.output is not None:
+            raise DuplicateKey(
+                f"dataset {p.dataset!r} already has a sample with external key {p.external_key!r} "
+                f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
+                f"this sample another key, or leave the stored one as it is")
+    return existing.id
 
 
 def _dataset_record(s: Session, ds_id: int) -> DatasetRecord:

@@ -46,7 +46,8 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
         by_rater = {u: dict(c) for u, c in ratings.get(sample.id, {}).items()}
         means: dict[str, float | None] = {}
         counts: dict[str, int] = {}
-        for criterion in t.RATING_CRITERIA:
+        rated = {c for by in by_rater.values() for c in by}
+        for criterion in [c for c in t.RATING_CRITERIA if c in t.CRITERIA or c in rated]:
             scores = [c[criterion] for c in by_rater.values() if c.get(criterion) is not None]
             counts[criterion] = len(scores)
             means[criterion] = sum(scores) / len(scores) if scores else None  # type: ignore[arg-type]

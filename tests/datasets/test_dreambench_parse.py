@@ -62,8 +62,21 @@ def test_ratings_only_and_no_captions(tmp_path: Path):
     import shutil
     shutil.rmtree(root / "captions")
     parsed = parse_dreambench(root, judge="judge-x")
-    assert parsed.samples == [] and parsed.problems == []
+    assert parsed.problems == []
     assert len(parsed.ratings) == 48 and {m.metric for m in parsed.metrics} == {"judge-x_cp", "judge-x_pf"}
+    # every rated key becomes a ratings-only sample: subject and category from the collection id, no prompt
+    assert len(parsed.samples) == 12 and all(s.out is None and s.refs == () for s in parsed.samples)
+    s = {x.key: x for x in parsed.samples}["blip_diffusion/object_03_red_backpack-2"]
+    assert (s.subject, s.category, s.method, s.prompt) == ("red backpack", "object", "blip_diffusion", None)
+    assert s.info == {"collection": "object_03_red_backpack", "prompt_idx": 2}
+    assert s.where == "data_human_rating/merged_data/group1/blip_diffusion-cp.json: key 'object_03_red_backpack-2'"
+
+
+def test_ratings_only_with_captions_take_subject_and_prompt_from_them(tmp_path: Path):
+    root = write_dreambench(tmp_path / "db", images=False, samples=False)
+    parsed = parse_dreambench(root)
+    s = {x.key: x for x in parsed.samples}["dreambooth_sd/object_03_red_backpack-1"]
+    assert (s.subject, s.prompt, s.out) == ("Red Backpack", "a red backpack in scene 1", None)
 
 
 def test_outputs_without_captions_use_the_collection_id(tmp_path: Path):

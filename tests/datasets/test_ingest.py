@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -57,14 +58,16 @@ def test_dreambench_ratings_only_after_images(store, tmp_path: Path):
     assert (summary.added_samples, summary.added_ratings, summary.added_metrics) == (0, 48, 24)
 
 
-def test_ratings_for_unknown_samples_are_skipped_with_reason(store, tmp_path: Path):
+def test_ratings_of_an_unreadable_collection_are_skipped_with_reason(store, tmp_path: Path):
     root = write_dreambench(tmp_path / "r", images=False, samples=False, gpt=False)
+    shutil.rmtree(root / "captions")
+    (root / "data_human_rating/merged_data/group1/m-cp.json").write_text(json.dumps({"Weird-0": 1, "Weird-1": 2}))
     summary = _import(store, "d", "dreambench", root)
-    assert summary.added_ratings == 0 and summary.skipped == 48
-    assert summary.reasons() == [("unknown key", 48)]
+    assert summary.added_ratings == 48 and summary.skipped == 2 and summary.ratings_only_samples == 12
+    assert summary.reasons() == [("unknown key", 2)]
     assert str(summary.problems[0]).startswith(
-        "data_human_rating/merged_data/group1/blip_diffusion-cp.json: key 'live_subject_animal_00_kitten-0': "
-        "unknown key: no sample 'blip_diffusion/live_subject_animal_00_kitten-0' in dataset 'd'")
+        "data_human_rating/merged_data/group1/m-cp.json: key 'Weird-0': unknown key: no sample 'm/Weird-0' in "
+        "dataset 'd'")
 
 
 def test_changed_rating_becomes_a_new_revision(store, tmp_path: Path):
