@@ -47,7 +47,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    import gradio as gr
     from masc_ui.metrics.registry import list_metrics
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
@@ -59,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(profile=args.profile, device=args.device, data_dir=tmp / "data",
                         demo_weights_dir=tmp / "demo-weights", port=free_port())
     wb = Workbench.open(settings, offline=args.profile == "demo")
-    url = serve(wb, block=False)
+    app = serve(wb, block=False)
+    url = app.local_url
     n_metrics = len(list_metrics())
     results = []
     try:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append((name, first, second, "cached" in msg2))
             browser.close()
     finally:
-        gr.close_all()
+        app.close()
         wb.records.close()
 
     status = wb.status()

@@ -81,14 +81,15 @@ def launch_kwargs(settings: Settings) -> dict[str, Any]:
     return kwargs
 
 
-def serve(wb, *, block: bool = True) -> str:
-    """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings)`; returns the local URL.
-    `block=False` returns once the server is up (tests, benchmarks); close with `gradio.close_all()`."""
+def serve(wb, *, block: bool = True) -> gr.Blocks:
+    """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings)`; returns the launched
+    Blocks (its URL is `.local_url`). `block=False` returns once the server is up (tests, benchmarks); stop it
+    with `.close()`."""
     from .blocks import build_app
 
     app = build_app(wb)
-    _, url, _ = app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings))
-    return url
+    app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings))
+    return app
 
 
 def free_port(host: str = "127.0.0.1") -> int:

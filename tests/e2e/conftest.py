@@ -29,8 +29,6 @@ def browser():
 
 @pytest.fixture(scope="module")
 def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
-    import gradio as gr
-
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
     from masc_ui.workbench import Workbench
@@ -39,9 +37,10 @@ def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
                         data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
     wb = Workbench.open(settings, offline=True)
-    url = serve(wb, block=False)
+    app = serve(wb, block=False)
+    url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb)
-    gr.close_all()
+    app.close()
     wb.records.close()
 
 

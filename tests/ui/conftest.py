@@ -11,8 +11,6 @@ USERS = {"alice": "pw-alice", "bob": "pw-bob"}
 
 @pytest.fixture(scope="module")
 def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
-    import gradio as gr
-
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
     from masc_ui.workbench import Workbench
@@ -21,9 +19,10 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
                         data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
     wb = Workbench.open(settings, offline=True)
-    url = serve(wb, block=False)
+    app = serve(wb, block=False)
+    url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data)
-    gr.close_all()
+    app.close()
     wb.records.close()
 
 

@@ -288,3 +288,22 @@ def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
     finally:
         release.set()
     assert re.fullmatch(r"-?\d+\.\d{4}", _values(job.result()[0])["clip_i"])
+
+
+def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
+    from masc_ui.ui.launch import free_port, serve
+    from masc_ui.workbench import Workbench
+
+    settings = served.settings.replace(users=None, port=free_port(), data_dir=tmp_path / "open-data")
+    wb = Workbench(settings, models=served.wb.models)
+    app = serve(wb, block=False)
+    try:
+        c = Client(app.local_url, verbose=False)
+        opened = c.predict(api_name="/rate_open")
+        assert opened[0].startswith("**Log in to rate.**") and "MASC_USERS" in opened[0]
+        submitted = c.predict(3, 3, api_name="/rate_submit")
+        assert submitted[-1] == "⚠ log in to rate"
+        assert wb.records.store.ratings.raters() == []
+    finally:
+        app.close()
+        wb.records.close()
