@@ -30,6 +30,9 @@ Failures: a sample whose images cannot be read, or whose scoring raises, gets a 
 `error: ...` (extras `{"error": <exception type>}`) for each metric, and the run goes on; such values count as
 done unless `retry_failed`.
 
+Ratings-only samples (imported ratings or judge values without images) are left out before sharding and
+counted in the summary ("N ratings-only samples have no images to score"); they are not failures.
+
 Sharding: process `i` of `n` takes the samples whose id % n == i (stable under resumption, whichever process
 starts first). Run under `accelerate launch`, each process uses its own device (`cuda:<local rank>`).
 """
@@ -99,6 +102,9 @@ class BatchSummary:
     process_index: int = 0
     num_processes: int = 1
     samples_in_dataset: int = 0
+    """Samples with images (the ones there is something to score)."""
+    ratings_only: int = 0
+    """Ratings-only samples of the dataset (imported ratings, no images): skipped, not failures."""
     samples_in_shard: int = 0
     already_done: dict[str, int] = field(default_factory=dict)
     """metric -> samples of the shard that had a value before this run."""
@@ -129,6 +135,9 @@ class BatchSummary:
                "already scored before this run: " + ", ".join(f"{m} {n}" for m, n in self.already_done.items()),
                f"scored now: {self.scored_samples} samples, {self.values_written} values written in "
                f"{self.seconds:.1f} s ({self.samples_per_second:.2f} samples/s)"]
+        if self.ratings_only and self.process_index == 0:
+            out.append(f"{self.ratings_only} ratings-only samples have no images to score (skipped; import their "
+                       f"images to score them)")
         if self.masks_made:
             out.append(f"text-prompted masks made: {self.masks_made}")
         if self.nan_values:
@@ -247,9 +256,10 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     if options.dataset not in known:
         raise InputError(f"dataset {options.dataset!r} is not in the database; known datasets: "
                          f"{', '.join(known) or 'none yet'} (import one with `masc-ui import`)")
-    samples = store.samples.list(options.dataset)
+    listed = store.samples.list(options.dataset)
+    samples = [s for s in listed if not s.ratings_only]
     summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
-                           samples_in_dataset=len(samples))
+                           samples_in_dataset=len(samples), ratings_only=len(listed) - len(samples))
     shard = [s for s in samples if s.id % options.num_processes == options.process_index]
     summary.samples_in_shard = len(shard)
     text_masks = None

@@ -294,11 +294,16 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     from .datasets import list_importers
 
     formats = "; ".join(f"{i.name}: {i.description}" for i in list_importers())
-    p = sub.add_parser("import", help="import a benchmark (manifest, DreamBench++, DreamBooth) into the database",
+    p = sub.add_parser("import", help="import a benchmark (manifest, DreamBench++, DreamBooth, ImagenHub ratings) "
+                                      "into the database",
                        description=f"Import PATH into dataset NAME. Importing twice adds nothing. Formats: {formats}.")
+    p.add_argument("format_name", nargs="?", metavar="FORMAT", choices=[i.name for i in list_importers()],
+                   help="import format (or --format)")
     p.add_argument("path", type=Path, help="manifest file or benchmark folder")
-    p.add_argument("--dataset", required=True, help="dataset name in the database")
-    p.add_argument("--format", required=True, choices=[i.name for i in list_importers()], dest="fmt")
+    p.add_argument("--dataset", help="dataset name in the database (imagenhub: the prefix of <dataset>-<task>, "
+                                     "default imagenhub)")
+    p.add_argument("--format", choices=[i.name for i in list_importers()], dest="fmt",
+                   help="import format (or give it before PATH: masc-ui import imagenhub PATH)")
     p.add_argument("--judge", help="dreambench: metric name prefix of the GPT judge ratings (default gpt4o -> "
                                    "gpt4o_cp, gpt4o_pf)")
     p.add_argument("--outputs", type=Path, help="dreambooth: generated images, <method>/<subject>/<prompt_idx>_<seed>.png")
@@ -311,17 +316,33 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
 def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from tqdm import tqdm
 
-    from .datasets import read_layout
-    from .datasets.ingest import ingest
+    from .datasets import get_importer, read_layout
+    from .datasets.ingest import ingest_all
 
     settings = settings or settings_from_args(args)
-    parsed = read_layout(args.fmt, args.path, judge=args.judge, outputs=args.outputs, unique_token=args.unique_token)
-    with _open_store(settings) as store, tqdm(total=len(parsed.samples), unit="sample", desc="import",
-                                               disable=not parsed.samples) as bar:
-        summary = ingest(store, args.dataset, args.fmt, parsed, max_pixels=settings.max_image_pixels,
-                         progress=bar.update)
-    print("\n".join(summary.lines(max_problems=args.max_problems)))
+    fmt = _import_format(args)
+    dataset = args.dataset or get_importer(fmt).default_dataset
+    if dataset is None:
+        raise InputError(f"import format {fmt!r} needs --dataset NAME (the dataset name in the database)")
+    parsed = read_layout(fmt, args.path, judge=args.judge, outputs=args.outputs, unique_token=args.unique_token)
+    total = len(parsed.samples) + sum(len(p.samples) for p in parsed.parts.values())
+    with _open_store(settings) as store, tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
+        summaries = ingest_all(store, dataset, fmt, parsed, max_pixels=settings.max_image_pixels,
+                               progress=bar.update)
+    for summary in summaries:
+        print("\n".join(summary.lines(max_problems=args.max_problems)))
     return 0
+
+
+def _import_format(args: argparse.Namespace) -> str:
+    """The format given before PATH or as --format (one of them, the same if both)."""
+    given = [f for f in (args.format_name, args.fmt) if f is not None]
+    if not given:
+        raise InputError("import: name the format, e.g. `masc-ui import imagenhub PATH` or `--format dreambench`")
+    if len(set(given)) > 1:
+        raise InputError(f"import: format given twice and differently ({given[0]!r} and --format {given[1]!r}); "
+                         "give it once")
+    return given[0]
 
 
 def _add_batch(sub: argparse._SubParsersAction) -> None:
@@ -383,7 +404,9 @@ def _add_agreement(sub: argparse._SubParsersAction) -> None:
                        description="Krippendorff's alpha, Spearman, Kendall tau-b and Pearson of each metric against "
                                    "the human ratings, and human vs human, with paired-bootstrap CIs (METRICS.md).")
     p.add_argument("--dataset", help="only this dataset (default: all)")
-    p.add_argument("--criterion", choices=("cp", "pf"), default="cp", help="which human ratings (default cp)")
+    p.add_argument("--criterion", choices=("cp", "pf", "sc", "pq"), default="cp",
+                   help="which human ratings (default cp); sc / pq: imported ImagenHub ratings (with --human-level "
+                        "ordinal for ImagenHub's alphas)")
     p.add_argument("--by", choices=("method", "category"), help="also one row per method or category")
     p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (0 = no CIs; default 2000)")

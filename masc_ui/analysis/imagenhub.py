@@ -9,6 +9,11 @@ Criteria: `sc` (semantic consistency), `pq` (perceptual quality), `o` = sqrt(SC 
 The notebook's numbers, per model: `SC_avg` etc. = mean over raters of each rater's mean over samples;
 Krippendorff alpha (`ordinal`) on the (raters, samples) table of one model; Fleiss' kappa on the
 transposed (samples, raters) table, each distinct value a category.
+
+From the database (`masc-ui import imagenhub`, ratings stored x 4 on the 0-4 scale): `with_overall` adds
+`o` = sqrt(sc * pq) per rater and sample to the `AgreementData` that `masc_ui.datasets.agreement_source`
+builds (on the stored scale: sqrt(4 SC * 4 PQ) = 4 O), and `summarize_data` gives the same summaries per
+method, dividing means by the data's rating range. O is never stored: it is derived here.
 """
 from __future__ import annotations
 
@@ -58,15 +63,53 @@ def rating_tables(task: Any, model: str) -> dict[str, np.ndarray]:
 
 def summarize_model(task: Any, model: str) -> dict[str, CriterionSummary]:
     """criterion (`sc`, `pq`, `o`) -> the notebook's summary of one model in one task."""
-    out = {}
-    for criterion, table in rating_tables(task, model).items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean = float(np.nanmean(np.nanmean(table, axis=1)))
-        complete = table[:, ~np.isnan(table).any(axis=0)]
-        kappa = fleiss_kappa(complete.T) if complete.shape[1] and complete.shape[0] >= 2 else math.nan
-        out[criterion] = CriterionSummary(mean, krippendorff_alpha(table, "ordinal"), kappa,
-                                          int((~np.isnan(table)).any(axis=0).sum()), table.shape[0])
+    return {criterion: summarize_table(table) for criterion, table in rating_tables(task, model).items()}
+
+
+def summarize_table(table: np.ndarray) -> CriterionSummary:
+    """The notebook's summary of one (raters, samples) float table on the [0, 1] scale (NaN = not rated)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = float(np.nanmean(np.nanmean(table, axis=1)))
+    complete = table[:, ~np.isnan(table).any(axis=0)]
+    kappa = fleiss_kappa(complete.T) if complete.shape[1] and complete.shape[0] >= 2 else math.nan
+    return CriterionSummary(mean, krippendorff_alpha(table, "ordinal"), kappa,
+                            int((~np.isnan(table)).any(axis=0).sum()), table.shape[0])
+
+
+def with_overall(data: AgreementData) -> AgreementData:
+    """`data` plus criterion `o` = sqrt(sc * pq) for each rater and sample with both (same scale as sc, pq).
+
+    Raises InputError when `data` has no `sc` or no `pq` ratings (not ImagenHub ratings)."""
+    missing = [c for c in ("sc", "pq") if c not in data.criteria]
+    if missing:
+        raise InputError(f"the agreement data has no {' or '.join(missing)} ratings (criteria: {data.criteria}); "
+                         "import ImagenHub ratings with `masc-ui import imagenhub PATH`")
+    records = []
+    for rec in data.records:
+        sc, pq = rec.ratings.get("sc", {}), rec.ratings.get("pq", {})
+        overall = {r: math.sqrt(sc[r] * pq[r]) for r in sc
+                   if r in pq and not (math.isnan(sc[r]) or math.isnan(pq[r]))}
+        ratings = dict(rec.ratings)
+        if overall:
+            ratings["o"] = overall
+        records.append(AgreementRecord(rec.sample_id, rec.method, rec.category, rec.metrics, ratings))
+    return AgreementData(tuple(records), data.scales, data.rating_range)
+
+
+def summarize_data(data: AgreementData, criteria: tuple[str, ...] = CRITERIA) -> dict[str, dict[str, CriterionSummary]]:
+    """method -> criterion -> the notebook's summary, from agreement data (e.g. built from the database).
+
+    Ratings are mapped to [0, 1] by the data's rating range (stored 0-4 -> /4), so the means are
+    ImagenHub's; `o` needs `with_overall` first. Raters: every rater with a rating of the criterion."""
+    lo, hi = data.rating_range
+    out: dict[str, dict[str, CriterionSummary]] = {}
+    for method in data.groups("method"):
+        records = data.select("method", method)
+        out[method] = {}
+        for criterion in criteria:
+            _, table = data.rating_matrix(records, criterion, data.raters(criterion))
+            out[method][criterion] = summarize_table((table - lo) / (hi - lo))
     return out
 
 
