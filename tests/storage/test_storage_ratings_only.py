@@ -130,6 +130,9 @@ def _seed_revision_0001(engine: sa.Engine) -> None:
                           "created_at, updated_at) VALUES (1, 1, 1, 'cp', 3, 'rated', 2, :t, :t)"), {"t": now})
         c.execute(sa.text("INSERT INTO rating_history (id, rating_id, revision, score, status, rated_at, "
                           "replaced_at) VALUES (1, 1, 1, 2, 'rated', :t, :t)"), {"t": now})
+        if c.dialect.name == "postgresql":  # rows with explicit ids: move the id sequences past them
+            for table in ("datasets", "subjects", "samples", "sample_images", "raters", "ratings", "rating_history"):
+                c.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 1)"))
 
 
 def test_upgrade_from_0001_keeps_data_and_downgrade_refuses_new_kinds(database_url, tmp_path):
