@@ -3,7 +3,12 @@
 
 Metric scales: built-in metrics are continuous (min-max normalized for alpha); an imported metric whose
 provenance params say `scale="rating"` (a judge's 0-4, see `masc_ui.datasets.ingest`) is mapped by its
-declared `range`. Ratings are the raters' current `rated` scores (skipped/flagged count as not rated).
+declared `range`. Ratings are the raters' current `rated` scores (skipped/flagged count as not rated), of
+every criterion stored: `cp`, `pf`, and the imported ImagenHub `sc`, `pq` (all on the stored 0-4 scale, the
+data's rating range; ImagenHub's {0, 0.5, 1} cells were stored x 4, so /4 gives them back, and ordinal or
+interval alpha are the same on either scale). Ratings-only samples (no images) are included: their ratings
+and judge values count like any other sample's. ImagenHub's O = sqrt(SC * PQ) is not stored; derive it with
+`masc_ui.analysis.imagenhub.with_overall`.
 """
 from __future__ import annotations
 
