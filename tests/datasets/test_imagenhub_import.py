@@ -144,3 +144,18 @@ def test_bad_cells_are_reported_by_file_and_line_and_skipped(tmp_path):
     rec = {r.sample_id: r for r in data.records}["ih-Toy_IG/A/s0"]
     assert rec.ratings["o"]["imagenhub:rater1"] == pytest.approx(math.sqrt(4 * 2))
     assert summarize_data(data)["A"]["sc"].mean == pytest.approx(((1 + 1) / 2 + (1 + 0 + 0) / 3) / 2)
+
+
+def test_cli_import_format_and_dataset_are_checked(tmp_path, capsys):
+    _tsv(tmp_path / "human_ratings/Toy_IG/Toy_IG_rater1.tsv", ["s0\t[1, 0.5]\t[0, 1]"])
+    args = ["--data-dir", str(tmp_path / "data")]
+    assert main(["import", "imagenhub", str(tmp_path), "--format", "dreambench", *args]) == 2
+    assert "format given twice and differently ('imagenhub' and --format 'dreambench')" in capsys.readouterr().err
+    assert main(["import", str(tmp_path), *args]) == 2
+    assert "name the format" in capsys.readouterr().err
+    assert main(["import", str(tmp_path), "--format", "dreambench", *args]) == 2
+    assert "import format 'dreambench' needs --dataset NAME" in capsys.readouterr().err
+    assert main(["import", str(tmp_path), "--format", "imagenhub", "--dataset", "ih", *args]) == 0
+    assert "dataset 'ih-Toy_IG' (imagenhub): samples 2 imported" in capsys.readouterr().out
+    assert main(["agreement", "--dataset", "ih-Toy_IG", "--criterion", "pq", "--n-boot", "0", *args]) == 0
+    assert "humans" in capsys.readouterr().out
