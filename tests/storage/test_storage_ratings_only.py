@@ -179,3 +179,19 @@ def test_sqlite_foreign_keys_are_on_again_after_migrating(tmp_path):
             assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_add_many_in_one_transaction(store, png):
+    img = store.images.add(png(1))
+    items = [dict(subject="s", method="m", external_key=f"m/{i}") for i in range(3)]
+    items.append(dict(references=[img], output=img, prompt="p", subject="s", method="m", external_key="m/0"))
+    records = store.samples.add_many("ds", items)
+    assert [r.external_key for r in records] == ["m/0", "m/1", "m/2", "m/0"]
+    assert records[0].id == records[3].id and not records[3].ratings_only and records[1].ratings_only
+    assert store.samples.count("ds") == 3
+    with pytest.raises(InvalidInput, match=r"samples\[1\]: a ratings-only sample \(output=None\) needs an external_key"):
+        store.samples.add_many("ds", [dict(subject="s", external_key="m/9"), dict(subject="s")])
+    with pytest.raises(DuplicateKey):  # all or nothing: m/9 is not stored either
+        store.samples.add_many("ds", [dict(subject="s", method="m", external_key="m/9"),
+                                      dict(subject="s", method="other", external_key="m/1")])
+    assert store.samples.get_by_key("ds", "m/9") is None and store.samples.count("ds") == 3
