@@ -60,12 +60,13 @@ def shots(request: pytest.FixtureRequest):
 def login(browser, url: str, user: str):
     """A new page logged in as `user`, with the app loaded."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(180_000)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
     page.get_by_label("username").fill(user)
     page.get_by_label("password").fill(USERS[user])
     page.get_by_role("button", name="Login").click()
-    page.locator("#status-line").wait_for(timeout=60_000)
+    page.locator("#status-line").wait_for(timeout=180_000)
     page.errors = errors  # type: ignore[attr-defined]
     return page

@@ -11,7 +11,8 @@ from masc_ui.workbench_examples import EXAMPLES_DIR
 from .conftest import login
 
 pytestmark = pytest.mark.e2e
-STEP_MS = 90_000
+STEP_MS = 180_000
+"""Failure timeout of one step (the 2-core CI box may be busy); not a speed target (see bench/ui_latency.py)."""
 
 
 def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
@@ -41,7 +42,7 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     wait_text(page, "#mask-message", "mask source: imported")
     page.locator("#mask-clear").click()
     wait_text(page, "#mask-message", "mask cleared")
-    page.wait_for_function("document.querySelectorAll('#mask-editor canvas').length > 0")
+    page.wait_for_function("document.querySelectorAll('#mask-editor canvas').length > 0", timeout=STEP_MS)
     page.locator("#mask-editor").get_by_role("button", name="Brush", exact=True).click()
     canvas = page.locator("#mask-editor canvas").first.bounding_box()
     cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
@@ -118,11 +119,11 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
 
     page.keyboard.press("b")
     wait_text(page, "#rate-message", f"back to sample #{rated[-1]}")
-    page.wait_for_function("document.querySelector(\"#rate-cp input[value='0']\")?.checked")
+    page.wait_for_function("document.querySelector(\"#rate-cp input[value='0']\")?.checked", timeout=STEP_MS)
     shots(page, "went-back")
     page.keyboard.press("2")
     page.keyboard.press("2")
-    page.wait_for_function("document.querySelector(\"#rate-cp input[value='2']\")?.checked")
+    page.wait_for_function("document.querySelector(\"#rate-cp input[value='2']\")?.checked", timeout=STEP_MS)
     page.keyboard.press("Enter")
     wait_text(page, "#rate-message", f"saved sample #{rated[-1]}")
     shots(page, "changed")
