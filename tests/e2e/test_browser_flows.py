@@ -21,6 +21,17 @@ def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
     return page.locator(selector).inner_text()
 
 
+def wait_new_text(page, selector: str, before: str, text: str, timeout: int = STEP_MS) -> str:
+    """Wait until the Markdown `selector` is not pending and its text differs from `before` and contains `text`
+    (the handler has answered). Reads the Markdown body, not the progress overlay."""
+    body = f"{selector} [data-testid=markdown]"
+    page.wait_for_function(
+        "([s, b, t, p]) => { const e = document.querySelector(s);"
+        " return e && !document.querySelector(p) && e.innerText !== b && e.innerText.includes(t); }",
+        arg=[body, before, text, f"{selector} .pending"], timeout=timeout)
+    return page.locator(body).inner_text()
+
+
 def pick_radio(page, box: str, label: str) -> None:
     page.locator(box).get_by_text(label, exact=True).click()
 
@@ -38,8 +49,9 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     shots(page, "example-loaded")
 
     # Brush: replace the output's mask by one stroke painted in the ImageEditor.
+    ref_note = page.locator("#mask-message [data-testid=markdown]").inner_text()
     pick_radio(page, "#mask-target", "output")
-    wait_text(page, "#mask-message", "mask source: imported")
+    wait_new_text(page, "#mask-message", ref_note, "mask source: imported")  # output's mask has another size
     page.locator("#mask-clear").click()
     wait_text(page, "#mask-message", "mask cleared")
     page.wait_for_function("document.querySelectorAll('#mask-editor canvas').length > 0", timeout=STEP_MS)
@@ -59,9 +71,10 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
 
     # Segment Anything: one positive click on reference 1.
     pick_radio(page, "#mask-target", "reference 1")
+    wait_new_text(page, "#mask-message", brush_msg, "mask source: imported")  # reference 1 is rendered
     pick_radio(page, "#mask-mode", "SAM clicks")
     sam = page.locator("#sam-image img")
-    sam.wait_for(timeout=STEP_MS)
+    sam.wait_for(state="visible", timeout=STEP_MS)
     box = sam.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.45, box["y"] + box["height"] * 0.5)
     sam_msg = wait_text(page, "#mask-message", "candidate")
