@@ -75,9 +75,16 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     pick_radio(page, "#mask-mode", "SAM clicks")
     sam = page.locator("#sam-image img")
     sam.wait_for(state="visible", timeout=STEP_MS)
+    page.wait_for_function("() => { const i = document.querySelector('#sam-image img');"
+                           " return i && i.complete && i.naturalWidth > 0; }", timeout=STEP_MS)
     box = sam.bounding_box()
-    page.mouse.click(box["x"] + box["width"] * 0.45, box["y"] + box["height"] * 0.5)
-    sam_msg = wait_text(page, "#mask-message", "candidate")
+    # A locator click waits until the image stops moving (the panel has just become visible), then clicks.
+    sam.click(position={"x": box["width"] * 0.45, "y": box["height"] * 0.5})
+    try:
+        sam_msg = wait_text(page, "#mask-message", "candidate")
+    except Exception:
+        shots(page, "sam-click-FAILED")
+        raise
     assert re.search(r"candidate \d of 3", sam_msg)
     page.locator("#sam-candidate").get_by_role("radio").first.wait_for(timeout=STEP_MS)
     shots(page, "sam-click")
