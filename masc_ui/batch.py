@@ -237,7 +237,12 @@ def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[Bat
     from accelerate.utils import gather_object
 
     context.state.wait_for_everyone()
-    return list(gather_object([summary]))
+    summaries = list(gather_object([summary]))
+    # Leave the process group together: a process that exits while its peer is still inside a gloo
+    # collective makes that peer abort (SIGABRT), which failed the rerun of an already finished dataset.
+    context.state.wait_for_everyone()
+    context.state.destroy_process_group()
+    return summaries
 
 
 def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,

@@ -123,4 +123,4 @@ def test_two_accelerate_processes_share_postgres(postgres_url: str, demo_weights
         counts = _value_counts(store)
     assert len(counts) == 12 * 3 and set(counts.values()) == {1}
     again = subprocess.run(launch, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and again.stdout.count("scored now: 0 samples") == 2
+    assert again.returncode == 0 and again.stdout.count("scored now: 0 samples") == 2, again.stdout[-3000:] + again.stderr[-6000:]
