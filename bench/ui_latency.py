@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="masc-ui-latency-"))
     settings = Settings(profile=args.profile, device=args.device, data_dir=tmp / "data",
                         demo_weights_dir=tmp / "demo-weights", port=free_port())
-    wb = Workbench.open(settings, offline=args.profile == "demo")
+    wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url
     n_metrics = len(list_metrics())

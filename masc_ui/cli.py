@@ -516,14 +516,12 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    import os
-
     from .ui.launch import serve
     from .workbench import Workbench
 
     settings = settings or settings_from_args(args).replace(
         **{k: v for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file)) if v is not None})
-    wb = Workbench.open(settings, offline=os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"))
+    wb = Workbench.open(settings)
     print(wb.status().line(), flush=True)
     serve(wb, block=True)
     return 0

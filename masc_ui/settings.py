@@ -76,7 +76,7 @@ class Settings:
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
     host: str = "127.0.0.1"
-    """Address the web app binds to (`0.0.0.0` on Spaces)."""
+    """Address the web app binds to (default `0.0.0.0` when `SPACE_ID` is set, i.e. on Hugging Face Spaces)."""
     port: int = 7860
     """Port of the web app."""
 
@@ -117,6 +117,8 @@ class Settings:
                 raw = env.get("DATABASE_URL")
             if raw is not None and raw != "":
                 values[f.name] = _parse(f.name, raw, f.type)
+        if env.get("SPACE_ID") and "host" not in values:
+            values["host"] = "0.0.0.0"  # Hugging Face Spaces routes to the container's public interface
         values.update({k: v for k, v in overrides.items() if v is not None})
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:

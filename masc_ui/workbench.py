@@ -25,7 +25,7 @@ from .metrics.sample import MetricValue, Sample
 from .models.loading import pick_device, pick_dtype
 from .models.registry import ModelRegistry
 from .settings import Settings
-from .workbench_profile import ResolvedProfile, ensure_demo_weights, resolve_profile
+from .workbench_profile import ResolvedProfile, resolve_profile
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
@@ -113,12 +113,15 @@ class Workbench:
         """Database use cases (save, rating tasks, browse, export), opened on first use."""
 
     @classmethod
-    def open(cls, settings: Settings, *, offline: bool = False) -> "Workbench":
+    def open(cls, settings: Settings) -> "Workbench":
         """Resolve `auto`, write the demo weights when the demo profile needs them, return the workbench."""
-        profile = resolve_profile(settings, offline=offline)
+        from .models.demo import write_demo_weights
+
+        models = ModelRegistry()
+        profile = resolve_profile(settings, models)
         if profile.name == "demo":
-            ensure_demo_weights(settings)
-        return cls(settings, profile=profile)
+            write_demo_weights(settings.resolved_demo_weights_dir)
+        return cls(settings, profile=profile, models=models)
 
     # --- status ------------------------------------------------------------------------------------------
 
@@ -282,7 +285,8 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-_SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-explainer")
+_SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-explainer", "masc-engine", "auto-profile",
+                 "demo-checkpoints")
 """Registry keys of the workbench's own wrappers (their models appear under their own keys)."""
 
 

@@ -57,3 +57,10 @@ def test_profiles_and_overrides(tmp_path):
     assert demo.sam_checkpoint.startswith(str(tmp_path))
     custom = model_ids(Settings(profile="paper", siglip_model="/models/mine"))
     assert custom.siglip == "/models/mine" and custom.clip == PAPER.clip
+
+
+def test_spaces_listen_publicly_unless_told_otherwise():
+    assert Settings.from_env({"SPACE_ID": "me/masc"}).host == "0.0.0.0"
+    assert Settings.from_env({"SPACE_ID": "me/masc", "MASC_HOST": "127.0.0.1"}).host == "127.0.0.1"
+    assert Settings.from_env({"SPACE_ID": "me/masc"}, host="10.0.0.1").host == "10.0.0.1"
+    assert Settings.from_env({}).host == "127.0.0.1"

@@ -18,7 +18,7 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     data = tmp_path_factory.mktemp("app-data")
     settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
                         data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
-    wb = Workbench.open(settings, offline=True)
+    wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data)

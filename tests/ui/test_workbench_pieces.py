@@ -13,7 +13,7 @@ from masc_ui.metrics.sample import MetricValue
 from masc_ui.settings import Settings
 from masc_ui.workbench import ScoreReport, ScoreRow, Workbench, sample_fingerprint
 from masc_ui.workbench_examples import EXAMPLES_DIR, list_examples, load_example
-from masc_ui.workbench_profile import resolve_profile
+from masc_ui.workbench_profile import ResolvedProfile, resolve_profile
 from masc_ui.workbench_users import check_login, load_users
 
 
@@ -69,13 +69,11 @@ def test_make_assets_is_deterministic(tmp_path: Path):
         assert (folder / f).read_bytes() == (committed / f).read_bytes(), f
 
 
-def test_auto_profile_falls_back_to_demo_offline_with_a_reason(tmp_path: Path):
-    p = resolve_profile(Settings(profile="auto", data_dir=tmp_path), offline=True)
-    assert p.name == "demo" and p.requested == "auto" and "not in the local cache" in p.reason
-    local = tmp_path / "siglip"
-    local.mkdir()
-    assert resolve_profile(Settings(profile="auto", siglip_model=str(local)), offline=True).name == "paper"
-    assert resolve_profile(Settings(profile="fast"), offline=True).name == "fast"
+def test_auto_profile_falls_back_to_demo_offline_with_a_reason(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    p = resolve_profile(Settings(profile="auto", data_dir=tmp_path))
+    assert p.name == "demo" and p.requested == "auto" and "could not be loaded" in p.reason
+    assert resolve_profile(Settings(profile="fast")) == ResolvedProfile("fast", "fast", None)
 
 
 def test_score_rows_show_na_with_reason_and_x100():
