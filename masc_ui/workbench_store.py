@@ -269,7 +269,7 @@ class StoreUseCases:
         table = []
         for r in rows:
             s = r.sample
-            table.append([s.id, s.dataset, s.subject, s.method or "", s.prompt,
+            table.append([s.id, s.dataset, s.subject, s.method or "", s.prompt or "(ratings only: no images)",
                           *[_round(r.metrics.get(m)) for m in metric_names],
                           _round(r.means.get("cp")), _round(r.means.get("pf")),
                           max(r.counts.values()) if r.counts else 0])
@@ -278,6 +278,10 @@ class StoreUseCases:
     def open_sample(self, sample_id: int) -> StoredSample:
         st = self.store
         sample = _guard(lambda: st.samples.get(int(sample_id)))
+        if sample.output is None:
+            raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
+                             "without images, so there is nothing to show or score. Import its images (the same "
+                             "benchmark folder with samples/) to attach them.")
         refs = [self._image(sha, f"reference {i + 1} of sample #{sample.id}") for i, sha in enumerate(sample.references)]
         out = self._image(sample.output, f"output of sample #{sample.id}")
         current = _guard(lambda: st.masks.current(sample.id))

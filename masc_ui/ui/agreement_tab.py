@@ -12,7 +12,9 @@ from .agreement_plot import agreement_figure
 def build(wb: Workbench) -> None:
     with gr.Row():
         dataset = gr.Textbox(label="Dataset (empty = all)", elem_id="agree-dataset")
-        criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf")], value="cp",
+        criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf"),
+                              ("ImagenHub semantic consistency", "sc"), ("ImagenHub perceptual quality", "pq")],
+                             value="cp",
                              label="Human ratings of", elem_id="agree-criterion")
         metric = gr.Dropdown([], value=None, label="Metric for the scatter plot", allow_custom_value=True,
                              elem_id="agree-metric")

@@ -155,3 +155,18 @@ def test_launch_settings_are_locked_down(tmp_path: Path):
     assert str(s.resolved_demo_weights_dir) in kw["blocked_paths"]
     assert kw["auth"]("a", "b") and not kw["auth"]("a", "x")
     assert "auth" not in launch_kwargs(Settings(data_dir=tmp_path))
+
+
+def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path):
+    """A sample imported without images (published ratings only) shows in Browse and refuses to open clearly."""
+    from storage import open_store
+
+    from masc_ui.workbench_store import StoreUseCases
+
+    with open_store(None, tmp_path / "db") as store:
+        sample = store.samples.add("dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3")
+        uc = StoreUseCases(demo_settings, store)
+        headers, rows = uc.browse()
+        assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
+        with pytest.raises(InputError, match="ratings-only sample.*Import its images"):
+            uc.open_sample(sample.id)
