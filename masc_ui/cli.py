@@ -48,7 +48,7 @@ def _cmd_demo_weights(args: argparse.Namespace) -> int:
 # --- score ---------------------------------------------------------------------------------------------------
 
 def _add_score(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("score", help="MaSC CP and PF of one output against its reference(s)",
+    p = sub.add_parser("score", help="score one output against its reference(s): MaSC CP and PF, or any metric with --metrics",
                        description="Print MaSC Concept Preservation (CP) and Prompt Following (PF) of OUT against the "
                                    "reference image(s), with the diagnostics (extras). Masks are image files "
                                    "(foreground = white, or opaque where the file has transparency).")
