@@ -40,17 +40,11 @@ from masc_ui.datasets import read_layout  # noqa: E402
 from masc_ui.datasets.ingest import ingest  # noqa: E402
 from masc_ui.imaging import load_image, load_mask_file  # noqa: E402
 from masc_ui.metrics.registry import get_scorer  # noqa: E402
-from masc_ui.models.demo.siglip import build_naflex  # noqa: E402
 from masc_ui.models.registry import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
 from storage import open_store  # noqa: E402
+from workloads import OUT_SIZE, REF_SIZES, SIGLIP_SIZES, naflex_checkpoint, random_ellipse, random_image  # noqa: E402
 
-SIZES = {
-    "tiny": dict(hidden=32, layers=2, heads=2, intermediate=64, num_patches=256),
-    "base": dict(hidden=768, layers=12, heads=12, intermediate=3072, num_patches=256),
-}
-REF_SIZES = [(640, 480), (480, 640), (512, 512), (800, 533), (533, 800)]
-OUT_SIZE = (512, 512)
 SUBJECTS = ["kitten", "backpack", "teapot", "robot toy", "sneaker", "vase", "clock"]
 PROMPTS = [
     "a photo of a {} on a sandy beach at sunset", "a {} in a snowy forest", "a {} on a wooden table in a kitchen",
@@ -62,7 +56,7 @@ METRICS = ("cp", "pf")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=["tiny", "base"], help="backbone sizes")
+    parser.add_argument("--sizes", nargs="+", choices=list(SIGLIP_SIZES), default=["tiny", "base"], help="backbone sizes")
     parser.add_argument("--subjects", type=int, default=3, help="references (each with --outputs outputs)")
     parser.add_argument("--outputs", type=int, default=9, help="outputs per reference (DreamBench++: 9 prompts)")
     parser.add_argument("--budget", type=int, default=256, help="NaFlex patch budget")
@@ -83,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     header = f"{'size':<6}{'engine':<34}{'samples/s':>10}{'seconds':>10}"
     results = []
     for size in args.sizes:
-        ckpt = _checkpoint(args.workdir, size)
+        ckpt = naflex_checkpoint(args.workdir, size)
         run_dir = Path(tempfile.mkdtemp(prefix=f"batch-{size}-", dir=args.workdir))
         try:
             results.append(_bench_size(size, ckpt, run_dir, args, masc))
@@ -168,41 +162,12 @@ def _differences(store, rows: list[dict], reference: list) -> tuple[float, float
 def _warm_up(theirs, store, settings: Settings, models: ModelRegistry) -> None:
     """One small untimed call of each engine (allocator, kernels), outside the timed datasets."""
     rng = np.random.default_rng(1)
-    img = _image(rng, (64, 64))
-    mask = _ellipse((64, 64), rng)
+    img = random_image(rng, (64, 64))
+    mask = random_ellipse((64, 64), rng)
     theirs.score(img, mask, img, mask, "a warm-up prompt", None)
     engine = get_scorer("cp", settings, models).engine()
     engine.score(img, mask, img, mask, "a warm-up prompt", None)
     engine.clear_caches()
-
-
-def _checkpoint(workdir: Path, size: str) -> Path:
-    """A random SigLIP2 NaFlex checkpoint; its folder name says `naflex` because masc-metric detects NaFlex by
-    name (the base one is the same folder bench/masc_throughput.py builds, so either script reuses it)."""
-    name = "siglip2-base-patch16-naflex-random" if size == "base" else "siglip2-tiny-patch16-naflex-random"
-    path = workdir / name
-    if not (path / "model.safetensors").exists():
-        print(f"building the {size} random checkpoint in {path} (once) ...", flush=True)
-        tmp = workdir / f".building-{size}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        build_naflex(tmp, seed=0, **SIZES[size])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.rename(path)
-    return path
-
-
-def _image(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:
-    w, h = size
-    coarse = rng.integers(0, 256, (h // 16, w // 16, 3), dtype=np.uint8)
-    return Image.fromarray(coarse).resize((w, h), Image.BILINEAR)
-
-
-def _ellipse(size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    w, h = size
-    yy, xx = np.mgrid[0:h, 0:w]
-    cy, cx = h * rng.uniform(0.4, 0.6), w * rng.uniform(0.4, 0.6)
-    ry, rx = h * rng.uniform(0.2, 0.35), w * rng.uniform(0.2, 0.35)
-    return ((((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2) <= 1).astype(np.uint8) * 255
 
 
 def _write_dataset(folder: Path, n_subjects: int, n_outputs: int, seed: int) -> Path:
@@ -213,11 +178,11 @@ def _write_dataset(folder: Path, n_subjects: int, n_outputs: int, seed: int) -> 
     for s in range(n_subjects):
         size = REF_SIZES[s % len(REF_SIZES)]
         subject = SUBJECTS[s % len(SUBJECTS)]
-        _image(rng, size).save(folder / f"ref{s}.png")
-        Image.fromarray(_ellipse(size, rng)).save(folder / f"ref{s}_mask.png")
+        random_image(rng, size).save(folder / f"ref{s}.png")
+        Image.fromarray(random_ellipse(size, rng)).save(folder / f"ref{s}_mask.png")
         for k in range(n_outputs):
-            _image(rng, OUT_SIZE).save(folder / f"out{s}_{k}.png")
-            Image.fromarray(_ellipse(OUT_SIZE, rng)).save(folder / f"out{s}_{k}_mask.png")
+            random_image(rng, OUT_SIZE).save(folder / f"out{s}_{k}.png")
+            Image.fromarray(random_ellipse(OUT_SIZE, rng)).save(folder / f"out{s}_{k}_mask.png")
             rows.append({"ref": f"ref{s}.png", "ref_mask": f"ref{s}_mask.png", "out": f"out{s}_{k}.png",
                          "out_mask": f"out{s}_{k}_mask.png", "prompt": PROMPTS[k % len(PROMPTS)].format(subject),
                          "subject": subject, "key": f"{s}-{k}", "method": "random"})

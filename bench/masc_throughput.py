@@ -28,18 +28,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from masc_ui.metrics import MaSC  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
-from masc_ui.models.demo.siglip import build_naflex  # noqa: E402
 from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from workloads import OUT_SIZE, REF_SIZES, naflex_checkpoint, random_ellipse, random_image  # noqa: E402
 
-BASE = dict(hidden=768, layers=12, heads=12, intermediate=3072, num_patches=256)
-REF_SIZES = [(640, 480), (480, 640), (512, 512), (800, 533), (533, 800)]
-OUT_SIZE = (512, 512)
 PROMPTS = [
     "a photo of a {} on a sandy beach at sunset", "a {} in a snowy forest", "a {} on a wooden table in a kitchen",
     "a {} floating in outer space with stars", "a watercolor painting of a {}", "a {} in the style of pixel art",
@@ -64,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     import masc
 
-    ckpt = _checkpoint(args.workdir)
+    ckpt = naflex_checkpoint(args.workdir, "base")
     print(f"MaSC throughput: random SigLIP2 NaFlex base (hidden 768, 12 layers) at {ckpt}")
     print(f"device {args.device}, float32, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"masc-metric {masc.__version__}")
@@ -101,49 +97,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _checkpoint(workdir: Path) -> Path:
-    """The base-size checkpoint; its folder name says `naflex` because masc-metric detects NaFlex by name."""
-    path = workdir / "siglip2-base-patch16-naflex-random"
-    if not (path / "model.safetensors").exists():
-        print(f"building the base-size random checkpoint in {path} (once) ...", flush=True)
-        tmp = workdir / ".building"
-        build_naflex(tmp, seed=0, **BASE)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.rename(path)
-    return path
-
-
-def _image(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:
-    w, h = size
-    coarse = rng.integers(0, 256, (h // 16, w // 16, 3), dtype=np.uint8)
-    return Image.fromarray(coarse).resize((w, h), Image.BILINEAR)
-
-
-def _ellipse(size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    w, h = size
-    yy, xx = np.mgrid[0:h, 0:w]
-    cy, cx = h * rng.uniform(0.4, 0.6), w * rng.uniform(0.4, 0.6)
-    ry, rx = h * rng.uniform(0.2, 0.35), w * rng.uniform(0.2, 0.35)
-    return ((((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2) <= 1).astype(np.uint8) * 255
-
-
 def _workload(n_refs: int, n_outputs: int, seed: int) -> list[Sample]:
     rng = np.random.default_rng(seed)
     samples = []
     for r in range(n_refs):
         size = REF_SIZES[r % len(REF_SIZES)]
-        ref, ref_mask = _image(rng, size), _ellipse(size, rng)
+        ref, ref_mask = random_image(rng, size), random_ellipse(size, rng)
         subject = SUBJECTS[r % len(SUBJECTS)]
         for k in range(n_outputs):
-            samples.append(Sample(refs=(ref,), out=_image(rng, OUT_SIZE), prompt=PROMPTS[k % len(PROMPTS)].format(subject),
-                                  subject=subject, ref_masks=(ref_mask,), out_mask=_ellipse(OUT_SIZE, rng)))
+            samples.append(Sample(refs=(ref,), out=random_image(rng, OUT_SIZE), prompt=PROMPTS[k % len(PROMPTS)].format(subject),
+                                  subject=subject, ref_masks=(ref_mask,), out_mask=random_ellipse(OUT_SIZE, rng)))
     return samples
 
 
 def _warm_up(theirs, ours: MaSC, sample: Sample) -> None:
     """One small untimed call each, so first-call costs (allocator, kernels) are not timed."""
     rng = np.random.default_rng(1)
-    img, mask = _image(rng, (64, 64)), _ellipse((64, 64), rng)
+    img, mask = random_image(rng, (64, 64)), random_ellipse((64, 64), rng)
     theirs.score(img, mask, img, mask, "a warm-up prompt", None)
     ours.score(img, mask, img, mask, "a warm-up prompt", None)
     ours.clear_caches()
