@@ -38,11 +38,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+_REQUIRED = {
+    # marker: (env var that makes it required, text of the skip that means "the service is missing")
+    "postgres": ("MASC_REQUIRE_POSTGRES", "MASC_TEST_POSTGRES_URL is not set"),
+    "e2e": ("MASC_REQUIRE_E2E", "Chromium not found"),
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In CI (.ci/run sets MASC_REQUIRE_POSTGRES / MASC_REQUIRE_E2E) the server and browser tests must run:
-    a missing server or browser is a failure there, not a silent skip."""
-    required = {m for m, env in (("postgres", "MASC_REQUIRE_POSTGRES"), ("e2e", "MASC_REQUIRE_E2E"))
-                if os.environ.get(env)}
+    a missing server or browser is a failure there, not a silent skip. Other skips (e.g. no shared data) stay skips."""
+    required = {m for m, (env, _) in _REQUIRED.items() if os.environ.get(env)}
     for item in items:
         for marker in required & {m.name for m in item.iter_markers()}:
             item.user_properties.append(("required", marker))
@@ -52,8 +58,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    required = [v for k, v in item.user_properties if k == "required"]
-    if required and report.skipped:
-        report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid}: skipped, but {required[0]} tests are required here "
-                           f"(MASC_REQUIRE_{required[0].upper()} is set): {report.longrepr}")
+    if not report.skipped:
+        return
+    for marker in (v for k, v in item.user_properties if k == "required"):
+        if _REQUIRED[marker][1] in str(report.longrepr):
+            report.outcome = "failed"
+            report.longrepr = (f"{item.nodeid}: {marker} tests are required here (MASC_REQUIRE_{marker.upper()} is "
+                               f"set) but were skipped: {report.longrepr}")
+            return
