@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+import sqlalchemy as sa
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -29,6 +32,69 @@ def demo_settings(demo_weights: Path, tmp_path: Path):
 
     return Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
                     data_dir=tmp_path / "data")
+
+
+POSTGRES_ENV = "MASC_TEST_POSTGRES_URL"
+
+
+class PostgresSchemas:
+    """Creates a throw-away schema per test on the server named by MASC_TEST_POSTGRES_URL."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
+        self.created: list[str] = []
+
+    def new_url(self) -> str:
+        name = f"test_{uuid.uuid4().hex[:16]}"
+        with self.admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE SCHEMA {name}")
+        self.created.append(name)
+        url = sa.engine.make_url(self.base_url).update_query_dict({"options": f"-csearch_path={name}"})
+        return url.render_as_string(hide_password=False)
+
+    def drop_all(self) -> None:
+        with self.admin.connect() as conn:
+            for name in self.created:
+                conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        self.admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_base_url() -> str:
+    """The PostgreSQL server of the tests (MASC_TEST_POSTGRES_URL), or skip with how to start one."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"{POSTGRES_ENV} is not set; run `export {POSTGRES_ENV}=$(bash .ci/postgres.sh | tail -1)` "
+                    f"to run the PostgreSQL tests")
+    return url
+
+
+@pytest.fixture()
+def pg_schemas(postgres_base_url: str) -> Iterator[PostgresSchemas]:
+    schemas = PostgresSchemas(postgres_base_url)
+    yield schemas
+    schemas.drop_all()
+
+
+@pytest.fixture(params=[pytest.param("sqlite", id="sqlite"),
+                        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture()
+def database_url(backend: str, request: pytest.FixtureRequest) -> str | None:
+    """None (SQLite in the test's data dir) or the URL of a fresh PostgreSQL schema (dropped afterwards)."""
+    if backend == "sqlite":
+        return None
+    return request.getfixturevalue("pg_schemas").new_url()
+
+
+@pytest.fixture()
+def postgres_url(pg_schemas: "PostgresSchemas") -> str:
+    """The URL of a fresh PostgreSQL schema (dropped afterwards); skips when no server is configured."""
+    return pg_schemas.new_url()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -82,25 +81,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture()
-def postgres_url() -> str:
-    import sqlalchemy as sa
-
-    base = os.environ.get("MASC_TEST_POSTGRES_URL")
-    if not base:
-        pytest.skip("MASC_TEST_POSTGRES_URL is not set; run `export MASC_TEST_POSTGRES_URL=$(bash .ci/postgres.sh "
-                    "| tail -1)` to run the PostgreSQL tests")
-    schema = f"test_batch_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    yield sa.engine.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-        hide_password=False)
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    admin.dispose()
 
 
 @pytest.mark.postgres

@@ -2,19 +2,13 @@
 PostgreSQL (each test in its own schema, dropped afterwards)."""
 from __future__ import annotations
 
-import os
-import uuid
 import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-import sqlalchemy as sa
 
 from storage import Store, open_store
-
-POSTGRES_ENV = "MASC_TEST_POSTGRES_URL"
-
 
 def png_bytes(seed: int, size: int = 4) -> bytes:
     """A small, valid grayscale PNG whose pixels depend on `seed` (distinct seeds -> distinct bytes)."""
@@ -26,61 +20,6 @@ def png_bytes(seed: int, size: int = 4) -> bytes:
     seed_chunk = chunk(b"tEXt", b"seed\x00" + str(seed).encode())
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + seed_chunk + chunk(b"IDAT", zlib.compress(rows)) \
         + chunk(b"IEND", b"")
-
-
-class PostgresSchemas:
-    """Creates a throw-away schema per test on the server named by MASC_TEST_POSTGRES_URL."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
-        self.created: list[str] = []
-
-    def new_url(self) -> str:
-        name = f"test_{uuid.uuid4().hex[:16]}"
-        with self.admin.connect() as conn:
-            conn.exec_driver_sql(f"CREATE SCHEMA {name}")
-        self.created.append(name)
-        url = sa.engine.make_url(self.base_url).update_query_dict({"options": f"-csearch_path={name}"})
-        return url.render_as_string(hide_password=False)
-
-    def drop_all(self) -> None:
-        with self.admin.connect() as conn:
-            for name in self.created:
-                conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-        self.admin.dispose()
-
-
-@pytest.fixture(scope="session")
-def postgres_base_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set; run `export {POSTGRES_ENV}=$(bash .ci/postgres.sh | tail -1)` "
-                    f"to run the PostgreSQL tests")
-    return url
-
-
-@pytest.fixture()
-def pg_schemas(postgres_base_url: str) -> Iterator[PostgresSchemas]:
-    schemas = PostgresSchemas(postgres_base_url)
-    yield schemas
-    schemas.drop_all()
-
-
-BACKENDS = [pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture()
-def database_url(backend: str, request: pytest.FixtureRequest) -> str | None:
-    """None (SQLite in the test's data dir) or a fresh PostgreSQL schema URL."""
-    if backend == "sqlite":
-        return None
-    return request.getfixturevalue("pg_schemas").new_url()
 
 
 @pytest.fixture()
