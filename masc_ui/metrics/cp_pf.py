@@ -15,7 +15,6 @@ from ..models.loading import pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .base import MetricSpec, Needs, check_inputs, check_params, nan_value
-from .provenance import checkpoint_revision
 from .sample import MetricValue, Sample
 
 PAIR = ("cp", "pf")
@@ -60,10 +59,7 @@ class MaSCScorer:
 
     def provenance(self) -> dict[str, Any]:
         engine = self.engine()
-        provenance = json.loads(json.dumps(engine.provenance, default=str))
-        if not provenance.get("revision"):
-            provenance["revision"] = checkpoint_revision(engine.model_id)
-        return provenance
+        return json.loads(json.dumps(engine.provenance, default=str))
 
     def score(self, samples: Sequence[Sample], *, missing: str = "raise") -> list[MetricValue]:
         return self.score_pair(samples, [self.spec.name], missing=missing)[self.spec.name]

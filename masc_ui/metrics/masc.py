@@ -33,6 +33,7 @@ from ..models.registry import ModelRegistry
 from ..version import code_version
 from ..caching import LruCache
 from .masc_encoding import ImageEncoding, SiglipBackbone
+from .provenance import checkpoint_revision
 from .masc_scores import ConceptMatch, concept_preservation, cosine, patch_weights, pool_visible
 from .patch_maps import PatchMaps
 from .sample import Sample
@@ -123,7 +124,6 @@ class MaSC:
         self.model_id = model_id
         self.stripper = stripper
         self.fg_threshold = float(fg_threshold)
-        self.naflex_max_patches = int(naflex_max_patches)
         # Loading spaCy first fails before the (larger) backbone is loaded, not mid-evaluation.
         self._spacy = SpacyStripper.load(spacy_model) if stripper == "spacy" else None
         self.stripper_model = self._spacy.model_name if self._spacy else None
@@ -135,15 +135,32 @@ class MaSC:
 
         key = ("siglip", model_id, self.device, str(torch_dtype) if torch_dtype else "native")
         model, processor = models.get(key, load) if models is not None else load()
-        self.backbone = SiglipBackbone(model, processor, naflex_max_patches=self.naflex_max_patches)
+        self.backbone = SiglipBackbone(model, processor, naflex_max_patches=int(naflex_max_patches))
         self._encodings = LruCache(cache_size)
         self._texts = LruCache(text_cache_size)
-        self.provenance = {
-            "model_id": model_id,
-            "revision": getattr(model.config, "_commit_hash", None),
+        self._revision = checkpoint_revision(model_id, model.config)
+
+    @property
+    def naflex_max_patches(self) -> int:
+        """The NaFlex patch budget the backbone encodes with (settable, as in masc-metric; it is part of every
+        encoding's cache key and of the provenance, so changing it never returns encodings of the old budget)."""
+        return self.backbone.naflex_max_patches
+
+    @naflex_max_patches.setter
+    def naflex_max_patches(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"naflex_max_patches must be a positive integer, got {value!r}")
+        self.backbone.naflex_max_patches = int(value)
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """What produced the scores: checkpoint, revision, parameters in force now, code version, device, dtype."""
+        return {
+            "model_id": self.model_id,
+            "revision": self._revision,
             "params": {"naflex": self.is_naflex,
                        "naflex_max_patches": self.naflex_max_patches if self.is_naflex else None,
-                       "fg_threshold": self.fg_threshold, "stripper": stripper},
+                       "fg_threshold": self.fg_threshold, "stripper": self.stripper},
             "code_version": code_version(),
             "device": str(self.device),
             "dtype": str(self.backbone.dtype).replace("torch.", ""),

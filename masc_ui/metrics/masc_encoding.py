@@ -108,7 +108,7 @@ class SiglipBackbone:
         n = self.fixed_grid[0] * self.fixed_grid[1]
         if out.shape[1] != n:
             raise RuntimeError(f"fixed-size checkpoint returned {out.shape[1]} tokens for grid {self.fixed_grid}")
-        return [ImageEncoding(patches=out[i], grid=self.fixed_grid) for i in range(out.shape[0])]
+        return [ImageEncoding(patches=out[i].clone(), grid=self.fixed_grid) for i in range(out.shape[0])]
 
     @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:

@@ -9,6 +9,7 @@ import pytest
 import torch
 from PIL import Image
 
+from masc_ui.errors import InputError
 from masc_ui.metrics import MaSC
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.registry import ModelRegistry
@@ -177,3 +178,18 @@ def test_models_registry_shares_one_backbone(naflex_dir: str) -> None:
     a = MaSC(naflex_dir, device="cpu", models=registry)
     b = MaSC(naflex_dir, device="cpu", naflex_max_patches=64, stripper="none", models=registry)
     assert a.model is b.model and len(registry.loaded()) == 1
+
+
+def test_changing_the_patch_budget_after_construction_re_encodes(demo_weights):
+    """masc-metric lets users set `naflex_max_patches` on the instance; the cache and provenance follow it."""
+    masc = MaSC(model_id=str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)
+    img = Image.fromarray(np.random.default_rng(0).integers(0, 255, (96, 160, 3), dtype=np.uint8))
+    mask = np.zeros((96, 160), np.uint8)
+    mask[20:70, 40:120] = 255
+    first = masc.score(img, mask, img, mask, "a photo")
+    masc.naflex_max_patches = 16
+    second = masc.score(img, mask, img, mask, "a photo")
+    assert second.extras["cp_n_ref_total"] < first.extras["cp_n_ref_total"] <= 64
+    assert masc.provenance["params"]["naflex_max_patches"] == 16
+    with pytest.raises(InputError, match="naflex_max_patches"):
+        masc.naflex_max_patches = 0
