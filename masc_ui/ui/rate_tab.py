@@ -49,7 +49,12 @@ def build(wb: Workbench) -> tuple:
         progress = gr.Markdown(elem_id="rate-progress")
         message = gr.Markdown(elem_id="rate-message")
     state = gr.State(TaskState())
-    shown = [state, who, prompt, refs, out, cp, pf, progress, message]
+    # The id of the task the browser shows, sent back with every answer: an answer given to a task that is no
+    # longer the session's current one (a second key pressed before the first answer came back, a response
+    # lost on the way) is refused instead of being stored under the wrong sample.
+    on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
+    shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, message]
+    keep = [gr.update()] * (len(shown) - 2)
 
     def user_of(request: gr.Request | None) -> str | None:
         return getattr(request, "username", None) if request is not None else None
@@ -58,17 +63,18 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return TaskState(), note, "", [], None, None, None, "", msg
+            return TaskState(), "", note, "", [], None, None, None, "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = wb.records.progress(user).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return TaskState(), who_md, "**No task left for you.** Thank you!", [], None, None, None, prog, msg
+            return TaskState(), "", who_md, "**No task left for you.** Thank you!", [], None, None, None, prog, msg
         prompt_md = f"### Prompt\n> {html.escape(task.prompt)}"
         status_note = f" (your earlier answer: {task.status})" if task.status else ""
-        return (TaskState(task.sample_id, task.presentation_order, time.time()), who_md + status_note, prompt_md,
+        return (TaskState(task.sample_id, task.presentation_order, time.time()), str(task.sample_id),
+                who_md + status_note, prompt_md,
                 task.refs, task.out, task.scores.get("cp"), task.scores.get("pf"), prog, msg)
 
     def on_open(request: gr.Request):
@@ -81,19 +87,22 @@ def build(wb: Workbench) -> tuple:
             return render(user, None, f"⚠ {exc}")
 
     def answer(status: str):
-        def handler(st: TaskState, cp_score, pf_score, request: gr.Request):
+        def handler(st: TaskState, screen: str, cp_score, pf_score, request: gr.Request):
             user = user_of(request)
             if user is None:
                 return render(None, None, "⚠ log in to rate")
             if st.sample_id is None:
-                return (st, *[gr.update()] * 7, "⚠ there is no task on screen")
+                return (st, *keep, "⚠ there is no task on screen")
+            if (screen or "") != str(st.sample_id):
+                return (st, *keep, "⚠ nothing saved: the task changed while you answered; "
+                                   "check the task shown now and answer it")
             seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
             try:
                 wb.records.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
                                   seconds_spent=seconds, presentation_order=st.order)
             except WorkbenchError as exc:
                 # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
-                return (st, *[gr.update()] * 7, f"⚠ not saved: {exc}")
+                return (st, *keep, f"⚠ not saved: {exc}")
             done = f"saved sample #{st.sample_id} ({status})"
             try:
                 return render(user, wb.records.next_task(user), done)
@@ -108,13 +117,16 @@ def build(wb: Workbench) -> tuple:
         try:
             task = wb.records.previous_task(user, st.sample_id)
         except WorkbenchError as exc:
-            return (st, *[gr.update()] * 7, f"⚠ {exc}")
+            return (st, *keep, f"⚠ {exc}")
         if task is None:
-            return (st, *[gr.update()] * 7, "this is your first task: there is nothing before it")
+            return (st, *keep, "this is your first task: there is nothing before it")
         return render(user, task, f"back to sample #{task.sample_id}: change the scores and submit")
 
-    submit.click(answer("rated"), [state, cp, pf], shown, concurrency_limit=None, api_name="rate_submit")
-    skip.click(answer("skipped"), [state, cp, pf], shown, concurrency_limit=None, api_name="rate_skip")
-    flag.click(answer("flagged"), [state, cp, pf], shown, concurrency_limit=None, api_name="rate_flag")
-    back.click(on_back, [state], shown, concurrency_limit=None, api_name="rate_back")
+    # One rating event at a time (a write and a query, milliseconds): a Skip pressed right after Submit then
+    # sees the task Submit moved on to, and the on-screen check above refuses it.
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=1)
+    submit.click(answer("rated"), [state, on_screen, cp, pf], shown, api_name="rate_submit", **one_at_a_time)
+    skip.click(answer("skipped"), [state, on_screen, cp, pf], shown, api_name="rate_skip", **one_at_a_time)
+    flag.click(answer("flagged"), [state, on_screen, cp, pf], shown, api_name="rate_flag", **one_at_a_time)
+    back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time)
     return on_open, shown

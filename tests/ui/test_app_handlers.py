@@ -131,21 +131,22 @@ def _seed_samples(served, n: int = 3) -> list[int]:
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    who, prompt, refs, out, cp, pf, progress, msg = c.predict(api_name="/rate_open")
+    screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(api_name="/rate_open")
     assert "alice" in who and "Prompt" in prompt and refs and out
     assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
         before = served.wb.records.store.ratings.current(rater="alice")
-        who, prompt, refs, out, cp, pf, progress, msg = c.predict(cp_score, pf_score, api_name="/rate_submit")
+        screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(screen, cp_score, pf_score,
+                                                                          api_name="/rate_submit")
         after = served.wb.records.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
         seen.append(int(re.search(r"saved sample #(\d+)", msg).group(1)))
     assert "rated 3 /" in progress
     back = c.predict(api_name="/rate_back")
-    assert f"#{seen[-1]}" in back[-1] and str(back[4]) == "0" and str(back[5]) == "0"
-    c.predict(2, 3, api_name="/rate_submit")
+    assert f"#{seen[-1]}" in back[-1] and str(back[5]) == "0" and str(back[6]) == "0"
+    c.predict(back[0], 2, 3, api_name="/rate_submit")
     current = {(r.sample_id, r.criterion): r for r in served.wb.records.store.ratings.current(rater="alice")}
     assert current[(seen[-1], "cp")].score == 2 and current[(seen[-1], "pf")].score == 3
     assert current[(seen[0], "cp")].score == 3 and current[(seen[1], "pf")].score == 4
@@ -156,12 +157,24 @@ def test_submit_without_scores_is_refused_and_keeps_the_task(served):
     _seed_samples(served, n=1)
     c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
     first = c.predict(api_name="/rate_open")
-    result = c.predict(None, 2, api_name="/rate_submit")
+    result = c.predict(first[0], None, 2, api_name="/rate_submit")
     assert "not saved" in result[-1] and "concept preservation" in result[-1]
-    assert result[1] == {"__type__": "update"}  # prompt and images left as they are on screen
-    assert c.predict(api_name="/rate_open")[1] == first[1]  # and nothing was stored: same task
-    skipped = c.predict(None, None, api_name="/rate_skip")
+    assert result[2] == {"__type__": "update"}  # prompt and images left as they are on screen
+    assert c.predict(api_name="/rate_open")[2] == first[2]  # and nothing was stored: same task
+    skipped = c.predict(first[0], None, None, api_name="/rate_skip")
     assert "skipped" in skipped[-1]
+
+
+def test_an_answer_to_a_task_no_longer_on_screen_is_refused(served):
+    """Enter then S pressed quickly: the skip arrives for the task Submit already moved past; nothing is stored."""
+    _seed_samples(served, n=2)
+    c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    first = c.predict(api_name="/rate_open")
+    c.predict(first[0], 3, 3, api_name="/rate_submit")
+    before = served.wb.records.store.ratings.current(rater="bob")
+    late = c.predict(first[0], None, None, api_name="/rate_skip")
+    assert "nothing saved: the task changed" in late[-1]
+    assert served.wb.records.store.ratings.current(rater="bob") == before
 
 
 def test_browse_filter_open_and_export(client, served):
@@ -281,7 +294,7 @@ def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
                         ["clip_i"], False, api_name="/run")
     try:
         assert entered.wait(120)
-        who = rater.predict(api_name="/rate_open")[0]  # answered while the Run is still inside the model call
+        who = rater.predict(api_name="/rate_open")[1]  # answered while the Run is still inside the model call
         browse_note = rater.predict("", "", "", "id", False, api_name="/browse")[-1]
         assert "bob" in who and "sample(s)" in browse_note
         assert not job.done()
@@ -300,8 +313,8 @@ def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
     try:
         c = Client(app.local_url, verbose=False)
         opened = c.predict(api_name="/rate_open")
-        assert opened[0].startswith("**Log in to rate.**") and "MASC_USERS" in opened[0]
-        submitted = c.predict(3, 3, api_name="/rate_submit")
+        assert opened[1].startswith("**Log in to rate.**") and "MASC_USERS" in opened[1]
+        submitted = c.predict("", 3, 3, api_name="/rate_submit")
         assert submitted[-1] == "⚠ log in to rate"
         assert wb.records.store.ratings.raters() == []
     finally:
