@@ -150,7 +150,10 @@ class StoreUseCases:
                 source = MASK_SOURCE_TO_STORE.get(mask_sources.get(key, "drawn"), "drawn")
                 st.masks.add(rec.id, role, pos, png, source=source, created_by=user)
                 new_masks += 1
-            mask_ids = tuple(m.id for m in st.masks.current(rec.id).values())
+            # The mask versions these values were computed with: only those the session had (a stored mask
+            # the session lacks, e.g. one cleared before Run, played no part in them).
+            now = st.masks.current(rec.id)
+            mask_ids = tuple(now[place].id for place, mask, _ in wanted if mask is not None and place in now)
             new_values = self._record_values(rec.id, values, mask_ids)
             return Saved(rec.id, f"saved as sample #{rec.id} in '{rec.dataset}': {new_masks} new mask(s), "
                                  f"{new_values} new metric value(s)"

@@ -170,3 +170,30 @@ def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path)
         assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
         with pytest.raises(InputError, match="ratings-only sample.*Import its images"):
             uc.open_sample(sample.id)
+
+
+def test_saved_values_record_only_the_masks_they_were_computed_with(demo_settings, tmp_path):
+    """Saving again after clearing the output mask: the new values do not claim the stored output mask."""
+    from PIL import Image
+    from storage import open_store
+
+    from masc_ui.metrics.sample import Sample
+    from masc_ui.workbench_store import StoreUseCases
+
+    ref = Image.new("RGB", (32, 32), (200, 30, 30))
+    out = Image.new("RGB", (32, 32), (30, 200, 30))
+    mask = np.zeros((32, 32), bool)
+    mask[8:24, 8:24] = True
+    prov = {"model_id": "m", "revision": "local", "params": {}, "code_version": "t", "device": "cpu",
+            "dtype": "float32"}
+    with open_store(None, tmp_path / "db") as store:
+        uc = StoreUseCases(demo_settings, store)
+        with_mask = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=mask)
+        first = uc.save(with_mask, {"pf": MetricValue("pf", 0.5, provenance=prov)}, dataset="d", method=None,
+                        mask_sources={}, user="alice")
+        cleared = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=None)
+        uc.save(cleared, {"pf": MetricValue("pf", 0.25, provenance=prov)}, dataset="d", method=None,
+                mask_sources={}, user="alice")
+        old, new = store.metrics.history(first.sample_id, "pf")
+        assert len(old.mask_version_ids) == 2 and len(new.mask_version_ids) == 1
+        assert set(new.mask_version_ids) < set(old.mask_version_ids)
