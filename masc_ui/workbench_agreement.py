@@ -38,6 +38,11 @@ class ScatterSeries:
     sample_ids: tuple[str, ...]
 
 
+MAX_BOOTSTRAP = 20_000
+"""Upper bound on resamples asked for in the app: each costs an (n_samples,) index row, and one request must not
+exhaust the memory of a process that serves every user."""
+
+
 def agreement_view(records: Any, *, dataset: str | None, criterion: str, n_boot: int = 2000,
                    seed: int = 0, by: str | None = None) -> AgreementView:
     """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
@@ -47,6 +52,9 @@ def agreement_view(records: Any, *, dataset: str | None, criterion: str, n_boot:
     from .datasets.agreement_source import load_agreement_data
     from .workbench_store import guarded
 
+    if not 0 <= n_boot <= MAX_BOOTSTRAP:
+        raise InputError(f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), "
+                         f"got {n_boot:,}")
     data = guarded(lambda: load_agreement_data(records.store, dataset or None))
     if not data.records:
         raise InputError("there are no samples in the database yet: save or import samples, then rate them")

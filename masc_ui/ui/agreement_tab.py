@@ -5,7 +5,7 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench_agreement import agreement_view, scatter_series, table_rows
+from ..workbench_agreement import MAX_BOOTSTRAP, agreement_view, scatter_series, table_rows
 from .agreement_plot import agreement_figure
 
 
@@ -18,7 +18,8 @@ def build(wb: Workbench) -> None:
                              label="Human ratings of", elem_id="agree-criterion")
         metric = gr.Dropdown([], value=None, label="Metric for the scatter plot", allow_custom_value=True,
                              elem_id="agree-metric")
-        n_boot = gr.Number(2000, precision=0, label="Bootstrap resamples", elem_id="agree-nboot")
+        n_boot = gr.Number(2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples",
+                           elem_id="agree-nboot")
     run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run")
     table = gr.Dataframe(interactive=False, elem_id="agree-table")
     text = gr.Code(label="As printed by `masc-ui agreement`", language=None, elem_id="agree-text")

@@ -207,6 +207,11 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         comp.upload(_clear_for(comp is out_image), [p.session, ref_image, extra_refs], [p.session])\
             .then(on_images, [p.session, *common], [p.target, p.editor, *shown])
         comp.clear(on_images, [p.session, *common], [p.target, p.editor, *shown])
+    # A user's new or removed extra references invalidate every extra reference's mask and clicks (their order
+    # and images changed); programmatic changes (opening a stored sample) bring their own masks and only re-render.
+    for event in (extra_refs.upload, extra_refs.clear):
+        event(_clear_extra_refs, [p.session], [p.session])\
+            .then(on_images, [p.session, *common], [p.target, p.editor, *shown])
     extra_refs.change(on_images, [p.session, *common], [p.target, p.editor, *shown])
     p.target.input(on_target, [p.session, *common], [p.editor, *shown])
     p.opacity.release(render, [p.session, *common], shown)
@@ -228,6 +233,12 @@ def _clear_for(is_output: bool):
         session.clear("out" if is_output else "ref0")
         return session
     return clear
+
+
+def _clear_extra_refs(session: MaskSession) -> MaskSession:
+    for key in [k for k in {*session.masks, *session.prompts} if k.startswith("ref") and k != "ref0"]:
+        session.clear(key)
+    return session
 
 
 def refresh_io(p: MaskPanel, ref_image, extra_refs, out_image) -> tuple[list[Any], list[Any]]:

@@ -197,3 +197,16 @@ def test_saved_values_record_only_the_masks_they_were_computed_with(demo_setting
         old, new = store.metrics.history(first.sample_id, "pf")
         assert len(old.mask_version_ids) == 2 and len(new.mask_version_ids) == 1
         assert set(new.mask_version_ids) < set(old.mask_version_ids)
+
+
+def test_agreement_refuses_an_unbounded_bootstrap(demo_settings, tmp_path):
+    from storage import open_store
+
+    from masc_ui.workbench_agreement import MAX_BOOTSTRAP, agreement_view
+    from masc_ui.workbench_store import StoreUseCases
+
+    with open_store(None, tmp_path / "db") as store:
+        uc = StoreUseCases(demo_settings, store)
+        for bad in (-1, MAX_BOOTSTRAP + 1):
+            with pytest.raises(InputError, match="bootstrap resamples must be within"):
+                agreement_view(uc, dataset=None, criterion="cp", n_boot=bad)
