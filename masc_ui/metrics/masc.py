@@ -387,8 +387,9 @@ class MaSC:
             n_fg += int(match.fg.sum())
             weight_sum += float(weights.sum())
         per_ref = [m.cp if m is not None else math.nan for m in matches]
-        valid = [v for v in per_ref if not math.isnan(v)]
-        cp = float(np.mean(valid)) if len(valid) > 1 else (valid[0] if valid else math.nan)
+        # METRICS.md: "CP per reference and their mean" -- a reference without a CP makes the mean undefined
+        # (as the registry's `cp`, which requires every reference mask), rather than quietly averaging fewer.
+        cp = float(np.mean(per_ref)) if len(per_ref) > 1 else per_ref[0]
         extras: dict[str, Any] = {
             "prompt_text": p.text,
             **p.text_extras,
@@ -410,9 +411,13 @@ class MaSC:
 
 
 def _cp_reason(matches: list[ConceptMatch | None]) -> str:
-    if all(m is None for m in matches):
-        return "no reference mask: CP needs the subject's mask in the reference"
-    return "empty reference mask: no reference patch has foreground weight above the threshold"
+    """Why CP is NaN; with several references, which of them (1-based) lack a CP."""
+    missing = [i for i, m in enumerate(matches) if m is None]
+    empty = [i for i, m in enumerate(matches) if m is not None and math.isnan(m.cp)]
+    where = (lambda idx: "" if len(matches) == 1 else f" (reference {', '.join(str(i + 1) for i in idx)})")
+    if missing:
+        return f"no reference mask{where(missing)}: CP needs the subject's mask in every reference"
+    return (f"empty reference mask{where(empty)}: no reference patch has foreground weight above the threshold")
 
 
 def _patch_maps(p: _Prepared, enc: dict[str, ImageEncoding], matches: list[ConceptMatch | None],

@@ -25,7 +25,7 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     (MetricSpec(
         "cp", "MaSC CP", _COS, True,
         "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
-        "SigLIP2 patch tokens; several references: mean of the per-reference CPs that are defined.",
+        "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
         _MASC_PAPER, needs_masks="ref", needs_reference=True,
         backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold")),
      "masc_ui.metrics.cp_pf:MaSCScorer"),

@@ -161,7 +161,8 @@ def test_missing_pieces_give_nan_with_reason(scorer: MaSC) -> None:
     a, b = scorer.score_many([no_masks, no_prompt])
     assert math.isnan(a.cp) and "no reference mask" in a.extras["cp_reason"]
     assert math.isnan(a.pf) and "no output mask" in a.extras["pf_reason"]
-    assert not math.isnan(b.cp) and b.extras["cp_per_ref"][1] is None and b.cp == b.extras["cp_per_ref"][0]
+    assert b.extras["cp_per_ref"][0] is not None and b.extras["cp_per_ref"][1] is None
+    assert math.isnan(b.cp) and "no reference mask (reference 2)" in b.extras["cp_reason"]  # mean of both refs
     assert math.isnan(b.pf) and "no prompt" in b.extras["pf_reason"]
 
 
