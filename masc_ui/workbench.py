@@ -25,6 +25,7 @@ from .metrics.sample import MetricValue, Sample
 from .models.loading import pick_device, pick_dtype
 from .models.registry import ModelRegistry
 from .settings import Settings
+from .scratch import ScratchSpace
 from .workbench_profile import ResolvedProfile, resolve_profile
 
 Progress = Callable[[float, str], None]
@@ -110,6 +111,8 @@ class Workbench:
         from .workbench_store import StoreUseCases
 
         self.records = StoreUseCases(self.settings, store)
+        self.scratch = ScratchSpace()
+        """Folders for files handed to the browser (exports, an opened sample's extra references)."""
         """Database use cases (save, rating tasks, browse, export), opened on first use."""
 
     @classmethod

@@ -2,9 +2,7 @@
 Score tab; download the export."""
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import gradio as gr
 
@@ -70,7 +68,7 @@ def build(wb: Workbench) -> BrowseTab:
 
     def on_export(kind, ds):
         try:
-            path = wb.records.export(kind, dataset=ds or None, folder=Path(tempfile.mkdtemp(prefix="masc-export-")))
+            path = wb.records.export(kind, dataset=ds or None, folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
             return None, f"⚠ {exc}"
         return str(path), f"exported {path.name}"
@@ -99,7 +97,7 @@ def open_handler(wb: Workbench):
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"))
         extra = []
         if len(s.refs) > 1:
-            folder = Path(tempfile.mkdtemp(prefix="masc-open-"))
+            folder = wb.scratch.new_folder()
             for i, img in enumerate(s.refs[1:], 2):
                 img.save(folder / f"reference-{i}.png")
                 extra.append(str(folder / f"reference-{i}.png"))
