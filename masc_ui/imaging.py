@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
@@ -53,6 +54,98 @@ def load_image(src: ImageSource, *, name: str = "image", max_pixels: int = DEFAU
         return img.convert("RGB")
     except (OSError, ValueError) as exc:
         raise InputError(f"{name}: the image data is damaged or truncated ({exc}); re-export or re-upload it") from None
+
+
+KEPT_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
+"""Uploaded files in these formats are kept byte for byte (stored as uploaded); any other source is stored as
+a PNG of its decoded pixels."""
+
+
+@dataclass(frozen=True, eq=False)
+class InputImage:
+    """A user image decoded once at the edge: its RGB pixels and the one content hash that every cache and
+    the storage use. Build it with `open_image` (or `as_input_image`); never construct it by hand.
+
+    Identity is the content hash: two `InputImage`s are equal when their `sha256` is.
+    """
+
+    pixels: Image.Image
+    """RGB, EXIF orientation applied, transparency flattened onto white."""
+    data: bytes
+    """The bytes stored for it: the uploaded file itself when it is PNG/JPEG/WebP (`KEPT_FORMATS`), otherwise a
+    lossless PNG of `pixels`. Decoding `data` again gives `pixels`."""
+    media_type: str
+    """MIME type of `data`, e.g. `image/jpeg`."""
+    sha256: str
+    """SHA-256 (64 lowercase hex digits) of `data`: the image's identity in caches and in storage."""
+    name: str = "image"
+    """What the user calls it (for messages), e.g. `reference image 1`."""
+    notes: tuple[str, ...] = ()
+    """What happened on the way in that the user should be told (e.g. transparency flattened onto white)."""
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        return self.pixels.size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InputImage) and other.sha256 == self.sha256
+
+    def __hash__(self) -> int:
+        return hash(self.sha256)
+
+    def __repr__(self) -> str:
+        return f"InputImage({self.name!r}, {self.size[0]}x{self.size[1]}, {self.media_type}, sha256={self.sha256[:12]})"
+
+
+def open_image(src: "ImageSource | InputImage", *, name: str = "image",
+               max_pixels: int = DEFAULT_MAX_PIXELS) -> InputImage:
+    """Decode `src` once into an `InputImage` (see `load_image` for what is accepted and refused).
+
+    A file path or bytes in a `KEPT_FORMATS` format keeps its bytes; a PIL image, an array or another format is
+    encoded once as PNG. An `InputImage` is returned as it is.
+    """
+    if isinstance(src, InputImage):
+        return src
+    raw: bytes | None = None
+    fmt = None
+    source: object = src
+    if isinstance(src, (str, Path, bytes, bytearray)):
+        raw, label = _read_bytes(src, name)
+        source = _decode(raw, label, max_pixels)
+        fmt = source.format
+    notes = []
+    if isinstance(source, Image.Image) and _has_transparency(source):
+        notes.append(f"{name} has transparency: it was flattened onto white (what metrics and raters see)")
+    pixels = load_image(source, name=name, max_pixels=max_pixels)
+    if raw is not None and fmt in KEPT_FORMATS:
+        data, media_type = raw, KEPT_FORMATS[fmt]
+    else:
+        data, media_type = encode_png(pixels), "image/png"
+    return InputImage(pixels=pixels, data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(),
+                      name=name, notes=tuple(notes))
+
+
+def as_input_image(src: "ImageSource | InputImage", *, name: str = "image",
+                   max_pixels: int = DEFAULT_MAX_PIXELS) -> InputImage:
+    """`src` itself when it already is an `InputImage`, else `open_image(src)`: the library entry points
+    (which accept PIL images and arrays) call this, so images decoded at the edge are never decoded again."""
+    return open_image(src, name=name, max_pixels=max_pixels)
+
+
+def encode_png(img: Image.Image) -> bytes:
+    """Lossless PNG bytes of `img` with no metadata and a fixed compression level, so the same pixels always
+    give the same bytes (and so the same content hash)."""
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def _has_transparency(img: Image.Image) -> bool:
+    if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
+        alpha = _alpha(img)
+        return alpha is not None and int(alpha.min()) < 255
+    return False
 
 
 def load_mask_file(src: Union[str, Path, bytes, Image.Image], *, name: str = "mask",
@@ -120,6 +213,12 @@ def image_sha256(img: Image.Image) -> str:
 
 
 def _open(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Image:
+    data, label = _read_bytes(src, name)
+    return _decode(data, label, max_pixels)
+
+
+def _read_bytes(src: Union[str, Path, bytes], name: str) -> tuple[bytes, str]:
+    """The bytes of a file path or a bytes object, and the label messages use for them."""
     if isinstance(src, (str, Path)):
         path = Path(src)
         if not path.exists():
@@ -135,6 +234,10 @@ def _open(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Ima
         raise InputError(f"{name}: expected a file path, bytes, a PIL image or an array, got {type(src).__name__}")
     if not data:
         raise InputError(f"{label}: the file is empty")
+    return data, label
+
+
+def _decode(data: bytes, label: str, max_pixels: int) -> Image.Image:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)

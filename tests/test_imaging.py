@@ -126,3 +126,48 @@ def test_image_hash_is_content_based():
     assert image_sha256(a) == image_sha256(a.copy()) == image_sha256(a.convert("RGBA").convert("RGB"))
     assert image_sha256(a) != image_sha256(Image.new("RGB", (4, 4), (1, 2, 4)))
     assert image_sha256(Image.new("RGB", (2, 8))) != image_sha256(Image.new("RGB", (8, 2)))
+
+
+# --- InputImage: decoded once, one content hash -----------------------------------------------------------------
+
+def _file_bytes(img, fmt: str) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    img.save(buf, format=fmt)
+    return buf.getvalue()
+
+
+def test_open_image_keeps_uploaded_jpeg_bytes_and_hashes_them():
+    import hashlib
+
+    from masc_ui.imaging import open_image
+
+    data = _file_bytes(Image.new("RGB", (16, 12), (200, 10, 10)), "JPEG")
+    img = open_image(data, name="output image")
+    assert img.data == data and img.media_type == "image/jpeg"
+    assert img.sha256 == hashlib.sha256(data).hexdigest()
+    assert img.size == (16, 12) and img.pixels.mode == "RGB"
+    assert open_image(img) is img  # already decoded: returned as it is
+
+
+def test_open_image_of_pixels_is_a_deterministic_png():
+    from masc_ui.imaging import open_image
+
+    arr = np.random.default_rng(0).integers(0, 256, (9, 7, 3), dtype=np.uint8)
+    a, b = open_image(arr), open_image(Image.fromarray(arr))
+    assert a.media_type == "image/png" and a == b and a.sha256 == b.sha256
+    assert np.array_equal(np.asarray(load_image(a.data)), arr)  # lossless: decoding the bytes gives the pixels
+
+
+def test_open_image_of_other_formats_stores_png_and_notes_transparency():
+    from masc_ui.imaging import open_image
+
+    bmp = open_image(_file_bytes(Image.new("RGB", (4, 4), (1, 2, 3)), "BMP"))
+    assert bmp.media_type == "image/png"
+    rgba = Image.new("RGBA", (4, 4), (0, 0, 0, 0))
+    clear = open_image(_file_bytes(rgba, "PNG"), name="reference image 1")
+    assert clear.media_type == "image/png" and clear.pixels.getpixel((0, 0)) == (255, 255, 255)
+    assert clear.notes and "reference image 1" in clear.notes[0] and "transparency" in clear.notes[0]
+    opaque = open_image(_file_bytes(Image.new("RGBA", (4, 4), (5, 5, 5, 255)), "PNG"))
+    assert opaque.notes == ()
