@@ -9,6 +9,7 @@ directions and conventions from here and nowhere else.
 from __future__ import annotations
 
 import importlib
+import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError
@@ -73,6 +74,25 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "and reference; several references: their mean.",
         "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
      "masc_ui.metrics.dino:DinoImageScorer"),
+    (MetricSpec(
+        "facesim", "FaceSim", (0.0, 1.0), True,
+        "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
+        "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
+        "OpenS2V-Nexus (Yuan et al., 2025), facesim_cur", needs_reference=True,
+        backbone_settings=("face_recognizer", "face_detector_dir")),
+     "masc_ui.metrics.facesim:FaceSimScorer"),
+    (MetricSpec(
+        "facescore", "FaceScore", (-math.inf, math.inf), True,
+        "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
+        "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
+        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights")),
+     "masc_ui.metrics.facescore:FaceScoreScorer"),
+    (MetricSpec(
+        "artscore", "ArtScore", (-math.inf, math.inf), True,
+        "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
+        "artwork; only relative values (rankings) mean something.",
+        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",)),
+     "masc_ui.metrics.artscore:ArtScoreScorer"),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
 _FACTORIES = {spec.name: factory for spec, factory in _METRICS}
