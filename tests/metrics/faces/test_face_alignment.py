@@ -13,8 +13,8 @@ from masc_ui.metrics.faces.alignment import ARCFACE_TEMPLATE, aligned_face, norm
 
 
 def _skimage_matrix(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    tform = SimilarityTransform()
-    assert tform.estimate(src, dst)
+    tform = SimilarityTransform.from_estimate(src, dst)
+    assert tform
     return tform.params[:2]
 
 
