@@ -26,13 +26,14 @@ from torchvision import transforms
 
 from ..caching import LruCache
 from ..errors import InputError, ModelUnavailableError
-from ..imaging import InputImage, as_input_image
+from ..imaging import InputImage
 from ..models.loading import pick_device, pick_dtype
 from ..models.profiles import ModelIds
 from ..models.state_dicts import load_strict, read_state_dict
 from ..models.weight_files import resolve_weights_file
 from ..settings import Settings
 from .backbone_scorer import BackboneScorer, Computed
+from .input_images import input_images
 from .sample import Sample
 
 RELEASED_FILE = "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"
@@ -169,7 +170,7 @@ class ArtScoreScorer(BackboneScorer):
         return self.models.get(key, lambda: load_artscore_backbone(self.settings, ids))
 
     def _compute(self, samples: list[Sample], backbone: ArtScoreBackbone) -> list[Computed]:
-        values = backbone.scores([as_input_image(s.out, name="output") for s in samples])
+        values = backbone.scores(input_images([s.out for s in samples], ["output"] * len(samples)))
         return [(v, None, {}) for v in values]
 
     def _extra_provenance(self, info: ArtScoreInfo) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from PIL import Image
 from torchvision import transforms
 
 from ..caching import LruCache
-from ..imaging import InputImage, as_input_image
+from ..imaging import InputImage
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
@@ -34,6 +34,7 @@ from .backbone_scorer import BackboneScorer, Computed
 from .faces.detection import DetectorChoice, FaceDetectionService, choose_detector, shared_face_detection
 from .faces.types import Face
 from .facescore_model import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_facescore_model
+from .input_images import input_images
 from .sample import Sample
 
 FACE_TEXT = "A face."
@@ -212,7 +213,7 @@ class FaceScoreScorer(BackboneScorer):
         return self.models.get(key, lambda: load_facescore_backbone(self.settings, self.models, ids))
 
     def _compute(self, samples: list[Sample], backbone: FaceScoreBackbone) -> list[Computed]:
-        outs = [as_input_image(s.out, name="output") for s in samples]
+        outs = input_images([s.out for s in samples], ["output"] * len(samples))
         results = []
         for scores, boxes in backbone.face_scores(outs):
             extras = {"count": len(scores), "per_face": scores, "boxes": boxes, "detector": backbone.detection.name}

@@ -35,6 +35,7 @@ from .faces.detection import DetectorChoice, FaceDetectionService, choose_detect
 from .faces.drawing import draw_faces
 from .faces.recognizer import RELEASED_FILE, IRBackbone, load_recognizer
 from .faces.types import Face, FaceDetections
+from .input_images import input_images
 from .sample import Sample
 
 BATCH_SIZE = 32
@@ -148,9 +149,11 @@ class FaceSimScorer(BackboneScorer):
         return self.models.get(key, lambda: load_facesim_backbone(self.settings, self.models, ids))
 
     def _compute(self, samples: list[Sample], backbone: FaceSimBackbone) -> list[Computed]:
-        outs = [as_input_image(s.out, name="output") for s in samples]
-        refs = [[as_input_image(r, name=f"reference {j + 1}") for j, r in enumerate(s.refs)] for s in samples]
-        images = outs + [r for rs in refs for r in rs]
+        flat = [(s.out, "output") for s in samples] + [(r, f"reference {j + 1}") for s in samples
+                                                       for j, r in enumerate(s.refs)]
+        images = input_images([f[0] for f in flat], [f[1] for f in flat])
+        outs, rest = images[:len(samples)], iter(images[len(samples):])
+        refs = [[next(rest) for _ in s.refs] for s in samples]
         vectors = dict(zip((img.sha256 for img in images), backbone.embeddings(images)))
         detections = dict(zip((img.sha256 for img in images), backbone.faces(images)))
         results = []
