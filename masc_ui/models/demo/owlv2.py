@@ -2,6 +2,10 @@
 CLIP-style towers, box/class/objectness heads, an image processor that pads to a square and resizes) with a 64 px
 input and tiny widths, saved with `save_pretrained`. NexusScore's substitute detector loads it through the same code
 as the real checkpoints. Its numbers mean nothing.
+
+The box and logit heads' last layers are drawn 100x smaller than the default initialization, so that boxes stay near
+their patch (about 16 px in the 64 px input, as a trained model's do) and confidences spread around 0.5 instead of
+saturating: the detection thresholds then have something to cut.
 """
 from __future__ import annotations
 
@@ -29,7 +33,12 @@ def build(out_dir: Path, seed: int) -> None:
                            image_size=IMAGE_SIZE, patch_size=16),
         projection_dim=16)
     torch.manual_seed(seed)
-    Owlv2ForObjectDetection(config).eval().save_pretrained(out_dir)
+    model = Owlv2ForObjectDetection(config).eval()
+    with torch.no_grad():
+        for layer in (model.box_head.dense2, model.class_head.logit_shift, model.class_head.logit_scale):
+            layer.weight.mul_(0.01)
+            layer.bias.zero_()
+    model.save_pretrained(out_dir)
     image_processor = Owlv2ImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
                                           image_mean=list(OPENAI_CLIP_MEAN), image_std=list(OPENAI_CLIP_STD))
     Owlv2Processor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out_dir)
