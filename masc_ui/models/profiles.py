@@ -27,6 +27,10 @@ class ModelIds:
     """Local SAM checkpoint path; None = the official download for `sam_variant`."""
     sam3: str
     """SAM 3 (text-prompted segmentation)."""
+    gme: str
+    """GME-Qwen2-VL embedder for GmeScore and NexusScore (OpenS2V)."""
+    nexus_detector: str
+    """Image-prompted detector of NexusScore (OWLv2, standing in for OpenS2V's YOLO-World v2-L image prompts)."""
 
 
 PAPER = ModelIds(
@@ -38,8 +42,11 @@ PAPER = ModelIds(
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
+    gme="Alibaba-NLP/gme-Qwen2-VL-7B-Instruct",
+    nexus_detector="google/owlv2-large-patch14-ensemble",
 )
-FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b")
+FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b",
+               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble")
 
 DEMO_NAMES = {
     "siglip": "siglip2-naflex",
@@ -48,6 +55,8 @@ DEMO_NAMES = {
     "pickscore_processor": "clip-h",
     "dino": "dino",
     "sam3": "sam3",
+    "gme": "gme-qwen2-vl",
+    "nexus_detector": "owlv2",
 }
 DEMO_SAM = ("vit_tiny", "sam-vit-tiny/sam_vit_tiny.pth")
 
@@ -69,5 +78,6 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
         "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
+        "gme": settings.gme_model, "nexus_detector": settings.nexus_detector,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

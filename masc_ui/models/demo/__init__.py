@@ -24,6 +24,8 @@ DEMO_BUILDERS: dict[str, str] = {
     "dino": "masc_ui.models.demo.dino:build",
     "sam-vit-tiny": "masc_ui.models.demo.sam:build",
     "sam3": "masc_ui.models.demo.sam3:build",
+    "gme-qwen2-vl": "masc_ui.models.demo.gme:build",
+    "owlv2": "masc_ui.models.demo.owlv2:build",
 }
 
 
