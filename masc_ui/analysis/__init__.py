@@ -6,24 +6,38 @@ between two metrics; `scatter_points` the per-sample points of a metric against 
 `leaderboard` gives per method (or category) each metric's and each human criterion's mean with CIs, ranks and
 the rank agreement of each metric with the humans; render it with `LEADERBOARD_RENDERERS` (md, csv, latex) and
 plot it with `leaderboard_matrix`.
+
+Pairwise judgments (`PairwiseData` of `PairJudgment`s: which of two outputs is better, per criterion) give
+method strengths by Davidson-Bradley-Terry (`bradley_terry`), arena-style Elo (`elo_ratings`), the win-rate
+matrix (`win_rate_matrix`), agreement among raters (`pairwise_rater_agreement`) and each metric's pairwise
+accuracy against the human decisions (`pairwise_accuracy`).
 """
 from .alpha import interval_alpha, interval_alpha_pairs, krippendorff_alpha, metric_vs_raters_alpha
 from .bootstrap import MAX_N_BOOT, Estimate, bootstrap_indices, percentile_ci
+from .bradley_terry import BradleyTerryFit, bradley_terry, davidson_probabilities
 from .correlation import kendall_tau_b, pearson, spearman
 from .data import POOLED, AgreementData, AgreementRecord
+from .elo import EloRatings, elo_ratings
 from .kappa import fleiss_kappa
 from .leaderboard import Leaderboard, LeaderboardCell, LeaderboardRow, RankAgreement, leaderboard
 from .leaderboard_matrix import LeaderboardMatrix, leaderboard_matrix
 from .leaderboard_render import RENDERERS as LEADERBOARD_RENDERERS
 from .leaderboard_render import leaderboard_csv, leaderboard_latex, leaderboard_markdown, rank_agreement_csv
 from .normalization import CONTINUOUS, RATING_0_4, MetricScale, normalize_metric, normalize_ratings, scale_for
+from .pairwise_accuracy import PairwiseAccuracy, pairwise_accuracy
+from .pairwise_agreement import PairRaterAgreement, pairwise_rater_agreement
+from .pairwise_data import PairJudgment, PairwiseData
 from .ranking import competition_ranks
 from .report import format_table, to_json
 from .scatter import ScatterPoints, scatter_points
 from .table import HUMANS, AgreementRow, AgreementTable, MetricDifference, agreement_table, metric_difference
+from .win_rate import WinRateMatrix, win_rate_matrix
 
 __all__ = [
-    "AgreementData", "AgreementRecord", "AgreementRow", "AgreementTable", "CONTINUOUS", "Estimate", "HUMANS",
+    "AgreementData", "AgreementRecord", "AgreementRow", "AgreementTable", "BradleyTerryFit", "CONTINUOUS",
+    "EloRatings", "Estimate", "HUMANS", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
+    "WinRateMatrix", "bradley_terry", "davidson_probabilities", "elo_ratings", "pairwise_accuracy",
+    "pairwise_rater_agreement", "win_rate_matrix",
     "LEADERBOARD_RENDERERS", "Leaderboard", "LeaderboardCell", "LeaderboardMatrix", "LeaderboardRow", "MAX_N_BOOT",
     "MetricDifference", "MetricScale", "POOLED", "RATING_0_4", "RankAgreement", "ScatterPoints", "agreement_table",
     "bootstrap_indices", "competition_ranks", "fleiss_kappa", "format_table", "interval_alpha",

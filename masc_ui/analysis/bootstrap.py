@@ -88,6 +88,27 @@ def resample_counts(indices: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
 
 
+def resampled_nanmeans(values: np.ndarray, n_boot: int, seed: int | np.random.SeedSequence | None) -> np.ndarray:
+    """Each column's mean over the drawn rows that have a value, per resample of the rows.
+
+    Args:
+        values: float (N, K), NaN = no value. The rows are resampled (`bootstrap_index_chunks(N, n_boot, seed)`),
+            one set of resamples for all K columns (paired).
+    Returns:
+        float64 (n_boot, K): equal to `np.nanmean(values[idx], axis=0)` per resample `idx`; NaN where a resample
+        drew no row with a value.
+    """
+    n = values.shape[0]
+    present = (~np.isnan(values)).astype(np.float64)
+    filled = np.nan_to_num(values)
+    parts = [np.zeros((0, values.shape[1]))]
+    for idx in bootstrap_index_chunks(n, n_boot, seed):
+        weights = resample_counts(idx, n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            parts.append((weights @ filled) / (weights @ present))
+    return np.concatenate(parts)
+
+
 def percentile_ci(replicates: np.ndarray, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
     """Percentile CI of bootstrap replicates (1-D; NaN replicates, where the statistic was undefined on a
     resample, are left out). (NaN, NaN) when no replicate is defined."""

@@ -36,10 +36,10 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from ..errors import InputError
-from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_index_chunks, check_resamples, child_seeds,
-                        estimate, resample_counts)
+from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, check_resamples, child_seeds, estimate,
+                        resampled_nanmeans)
 from .correlation import kendall_tau_b
-from .data import AgreementData, AgreementRecord
+from .data import AgreementData, AgreementRecord, chosen_names
 from .ranking import competition_ranks
 
 LEADERBOARD_GROUPINGS = ("method", "category")
@@ -137,8 +137,8 @@ def leaderboard(data: AgreementData, metrics: Sequence[str] | None = None, crite
     if by not in LEADERBOARD_GROUPINGS:
         raise InputError(f"leaderboard `by` must be one of {', '.join(LEADERBOARD_GROUPINGS)}; got {by!r}")
     check_resamples(n_boot, level)
-    metrics = _chosen(metrics, data.metric_names, "metric")
-    criteria = _chosen(criteria, data.criteria, "criterion")
+    metrics = chosen_names(metrics, data.metric_names, "metric")
+    criteria = chosen_names(criteria, data.criteria, "criterion")
     directions = {m: bool((higher_is_better or {}).get(m, True)) for m in metrics}
     groups = data.groups(by)
     if not groups:
@@ -159,7 +159,7 @@ def leaderboard(data: AgreementData, metrics: Sequence[str] | None = None, crite
             warnings.simplefilter("ignore", RuntimeWarning)
             observed[g] = np.nanmean(values, axis=0)
         if n_boot:
-            replicates[:, g] = _resampled_means(values, n_boot, seeds[g])
+            replicates[:, g] = resampled_nanmeans(values, n_boot, seeds[g])
     signs = np.array([1.0 if directions[m] else -1.0 for m in metrics] + [1.0] * len(criteria))
     ranks = [competition_ranks(signs[k] * observed[:, k]) for k in range(columns)]
 
@@ -179,17 +179,6 @@ def leaderboard(data: AgreementData, metrics: Sequence[str] | None = None, crite
                        n_ungrouped, rows, agreement)
 
 
-def _chosen(asked: Sequence[str] | None, available: list[str], what: str) -> list[str]:
-    if asked is None:
-        return list(available)
-    if isinstance(asked, str):
-        raise InputError(f"pass the {what} names as a list, e.g. [{asked!r}]; got the string {asked!r}")
-    missing = [a for a in asked if a not in available]
-    if missing:
-        raise InputError(f"no values for {what}(s) {missing} in the data; available: {available or 'none'}")
-    return list(dict.fromkeys(asked))
-
-
 def _sample_table(data: AgreementData, records: list[AgreementRecord], metrics: list[str],
                   criteria: list[str]) -> np.ndarray:
     """float64 (N, metrics + criteria): metric values, then each criterion's per-sample mean over raters."""
@@ -200,19 +189,6 @@ def _sample_table(data: AgreementData, records: list[AgreementRecord], metrics: 
             warnings.simplefilter("ignore", RuntimeWarning)
             columns.append(np.nanmean(ratings, axis=0) if ratings.shape[0] else np.full(len(records), np.nan))
     return np.stack(columns, axis=1) if columns else np.zeros((len(records), 0))
-
-
-def _resampled_means(values: np.ndarray, n_boot: int, seed: np.random.SeedSequence | None) -> np.ndarray:
-    """(n_boot, K): each column's mean over the drawn samples that have a value, per resample (NaN if none)."""
-    n = values.shape[0]
-    present = (~np.isnan(values)).astype(np.float64)
-    filled = np.nan_to_num(values)
-    parts = []
-    for idx in bootstrap_index_chunks(n, n_boot, seed):
-        weights = resample_counts(idx, n)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            parts.append((weights @ filled) / (weights @ present))
-    return np.concatenate(parts)
 
 
 def _rank_agreement(metric: str, criterion: str, metric_means: np.ndarray, human_means: np.ndarray,
