@@ -3,8 +3,8 @@
 Model (Davidson 1970), for methods i, j with strengths pi = exp(theta) and tie parameter nu = exp(eta) >= 0:
     P(i beats j) = pi_i / D,   P(j beats i) = pi_j / D,   P(tie) = nu sqrt(pi_i pi_j) / D,
     D = pi_i + pi_j + nu sqrt(pi_i pi_j).
-With nu = 0 this is plain Bradley-Terry; nu is the odds of a tie against a win between equal methods, halved
-(P(tie | equal) = nu / (2 + nu)). Every vote between two different known methods counts once (a vote of each
+With nu = 0 this is plain Bradley-Terry; between equal methods nu = P(tie) / P(a given side wins), so
+P(tie | equal) = nu / (2 + nu). Every vote between two different known methods counts once (a vote of each
 rater on each output pair; see `pairwise_data.method_votes`).
 
 Estimation: theta (log-strengths) and eta maximize the log-likelihood
@@ -22,10 +22,13 @@ resamples, from theta = 0 and nu = 2 t / (n - t) (the tie rate's estimate for eq
 halved until the objective decreases (Armijo), and the fit stops when every gradient entry is below
 `GRADIENT_TOL` x (1 + votes). At most `MAX_NEWTON_STEPS` steps.
 
-When the maximum likelihood is not finite: with lambda = 0 it exists only if the graph "i beat or tied j" is
-strongly connected (else a group of methods that never lost to the others would go to +infinity) and some vote
-is decisive; and with ties a method may still run off together with nu. Such fits — checked first, or seen
-as a |theta| or eta beyond `DIVERGENCE_LIMIT` — are undefined: NaN strengths with the reason.
+When the maximum likelihood is not finite (checked exactly before fitting, `_Problem.obstacle`): it needs a
+decisive vote; with lambda = 0 also a strongly connected graph "i beat or tied j" (else a group of methods that
+never lost to the others goes to +infinity), and, with ties, no way to spread the strengths so that every
+winner leads its loser by >= 1 while no tied pair is more than 1 apart (else theta spreads while nu grows,
+e.g. one tie and one win between the same two methods). Such an estimate is undefined: NaN strengths with
+the reason (`OBSTACLES`). A fit that still runs past |theta| or eta = `DIVERGENCE_LIMIT`, or does not
+converge, is undefined too.
 
 CIs: percentile bootstrap over *output pairs* (all votes on a resampled pair, from every rater, come with it,
 so the votes of K raters on one pair are not taken as K independent observations); a resample whose estimate
