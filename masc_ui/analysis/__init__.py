@@ -10,7 +10,7 @@ plot it with `leaderboard_matrix`.
 Pairwise judgments (`PairwiseData` of `PairJudgment`s: which of two outputs is better, per criterion) give
 method strengths by Davidson-Bradley-Terry (`bradley_terry`), arena-style Elo (`elo_ratings`), the win-rate
 matrix (`win_rate_matrix`), agreement among raters (`pairwise_rater_agreement`) and each metric's pairwise
-accuracy against the human decisions (`pairwise_accuracy`).
+accuracy against the human decisions (`pairwise_accuracy`). `plan_pairs` / `next_pair` assign pairwise tasks.
 """
 from .alpha import interval_alpha, interval_alpha_pairs, krippendorff_alpha, metric_vs_raters_alpha
 from .bootstrap import MAX_N_BOOT, Estimate, bootstrap_indices, percentile_ci
@@ -24,6 +24,7 @@ from .leaderboard_matrix import LeaderboardMatrix, leaderboard_matrix
 from .leaderboard_render import RENDERERS as LEADERBOARD_RENDERERS
 from .leaderboard_render import leaderboard_csv, leaderboard_latex, leaderboard_markdown, rank_agreement_csv
 from .normalization import CONTINUOUS, RATING_0_4, MetricScale, normalize_metric, normalize_ratings, scale_for
+from .pair_planner import OutputPair, PairCandidate, PairPlan, PairTask, next_pair, plan_pairs
 from .pairwise_accuracy import PairwiseAccuracy, pairwise_accuracy
 from .pairwise_agreement import PairRaterAgreement, pairwise_rater_agreement
 from .pairwise_data import PairJudgment, PairwiseData
@@ -37,7 +38,8 @@ __all__ = [
     "AgreementData", "AgreementRecord", "AgreementRow", "AgreementTable", "BradleyTerryFit", "CONTINUOUS",
     "EloRatings", "Estimate", "HUMANS", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
     "WinRateMatrix", "bradley_terry", "davidson_probabilities", "elo_ratings", "pairwise_accuracy",
-    "pairwise_rater_agreement", "win_rate_matrix",
+    "pairwise_rater_agreement", "win_rate_matrix", "OutputPair", "PairCandidate", "PairPlan", "PairTask",
+    "next_pair", "plan_pairs",
     "LEADERBOARD_RENDERERS", "Leaderboard", "LeaderboardCell", "LeaderboardMatrix", "LeaderboardRow", "MAX_N_BOOT",
     "MetricDifference", "MetricScale", "POOLED", "RATING_0_4", "RankAgreement", "ScatterPoints", "agreement_table",
     "bootstrap_indices", "competition_ranks", "fleiss_kappa", "format_table", "interval_alpha",
