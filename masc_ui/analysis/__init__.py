@@ -10,7 +10,8 @@ plot it with `leaderboard_matrix`.
 Pairwise judgments (`PairwiseData` of `PairJudgment`s: which of two outputs is better, per criterion) give
 method strengths by Davidson-Bradley-Terry (`bradley_terry`), arena-style Elo (`elo_ratings`), the win-rate
 matrix (`win_rate_matrix`), agreement among raters (`pairwise_rater_agreement`) and each metric's pairwise
-accuracy against the human decisions (`pairwise_accuracy`). `plan_pairs` / `next_pair` assign pairwise tasks.
+accuracy against the human decisions (`pairwise_accuracy`). `plan_pairs` / `next_pair` assign pairwise tasks;
+`format_*` render the pairwise results as text.
 """
 from .alpha import interval_alpha, interval_alpha_pairs, krippendorff_alpha, metric_vs_raters_alpha
 from .bootstrap import MAX_N_BOOT, Estimate, bootstrap_indices, percentile_ci
@@ -28,6 +29,8 @@ from .pair_planner import OutputPair, PairCandidate, PairPlan, PairTask, next_pa
 from .pairwise_accuracy import PairwiseAccuracy, pairwise_accuracy
 from .pairwise_agreement import PairRaterAgreement, pairwise_rater_agreement
 from .pairwise_data import PairJudgment, PairwiseData
+from .pairwise_report import (format_bradley_terry, format_elo, format_pair_agreement, format_pairwise_accuracy,
+                              format_win_rate)
 from .ranking import competition_ranks
 from .report import format_table, to_json
 from .scatter import ScatterPoints, scatter_points
@@ -39,7 +42,8 @@ __all__ = [
     "EloRatings", "Estimate", "HUMANS", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
     "WinRateMatrix", "bradley_terry", "davidson_probabilities", "elo_ratings", "pairwise_accuracy",
     "pairwise_rater_agreement", "win_rate_matrix", "OutputPair", "PairCandidate", "PairPlan", "PairTask",
-    "next_pair", "plan_pairs",
+    "next_pair", "plan_pairs", "format_bradley_terry", "format_elo", "format_pair_agreement",
+    "format_pairwise_accuracy", "format_win_rate",
     "LEADERBOARD_RENDERERS", "Leaderboard", "LeaderboardCell", "LeaderboardMatrix", "LeaderboardRow", "MAX_N_BOOT",
     "MetricDifference", "MetricScale", "POOLED", "RATING_0_4", "RankAgreement", "ScatterPoints", "agreement_table",
     "bootstrap_indices", "competition_ranks", "fleiss_kappa", "format_table", "interval_alpha",
