@@ -27,6 +27,10 @@ class ModelIds:
     """Local SAM checkpoint path; None = the official download for `sam_variant`."""
     sam3: str
     """SAM 3 (text-prompted segmentation)."""
+    gme: str
+    """GME-Qwen2-VL embedder for GmeScore and NexusScore (OpenS2V)."""
+    nexus_detector: str
+    """Image-prompted detector of NexusScore (OWLv2, standing in for OpenS2V's YOLO-World v2-L image prompts)."""
     facescore: str | None = None
     """FaceScore: folder or HF repo with the released `FS_model.pt` + `med_config.json`."""
     face_recognizer: str | None = None
@@ -48,6 +52,8 @@ PAPER = ModelIds(
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
+    gme="Alibaba-NLP/gme-Qwen2-VL-7B-Instruct",
+    nexus_detector="google/owlv2-large-patch14-ensemble",
     facescore="AIGCer-OPPO/FaceScore",
     face_recognizer="BestWishYsh/OpenS2V-Weight",
     face_detector_dir="~/.insightface/models/buffalo_l",
@@ -55,7 +61,8 @@ PAPER = ModelIds(
     artscore=("https://github.com/jchen175/ArtScore/raw/main/ckpt/"
               "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"),
 )
-FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b")
+FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b",
+               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble")
 
 DEMO_NAMES = {
     "siglip": "siglip2-naflex",
@@ -64,6 +71,8 @@ DEMO_NAMES = {
     "pickscore_processor": "clip-h",
     "dino": "dino",
     "sam3": "sam3",
+    "gme": "gme-qwen2-vl",
+    "nexus_detector": "owlv2",
     "facescore": "facescore",
     "face_recognizer": "face-recognizer",
     "artscore": "artscore",
@@ -91,6 +100,7 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
         "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
+        "gme": settings.gme_model, "nexus_detector": settings.nexus_detector,
         "facescore": settings.facescore_model, "face_recognizer": settings.face_recognizer,
         "face_detector_dir": settings.face_detector_dir, "retinaface": settings.retinaface_weights,
         "artscore": settings.artscore_checkpoint,

@@ -28,6 +28,8 @@ DEMO_BUILDERS: dict[str, str] = {
     "retinaface": "masc_ui.models.demo.faces:build_retinaface",
     "facescore": "masc_ui.models.demo.catalogue:build_facescore",
     "artscore": "masc_ui.models.demo.catalogue:build_artscore",
+    "gme-qwen2-vl": "masc_ui.models.demo.gme:build",
+    "owlv2": "masc_ui.models.demo.owlv2:build",
 }
 
 
