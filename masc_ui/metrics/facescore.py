@@ -24,7 +24,7 @@ from PIL import Image
 from torchvision import transforms
 
 from ..caching import LruCache
-from ..imaging import InputImage
+from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
@@ -32,6 +32,7 @@ from ..models.weight_files import resolve_weights_file
 from ..settings import Settings
 from .backbone_scorer import BackboneScorer, Computed
 from .faces.detection import DetectorChoice, FaceDetectionService, choose_detector, shared_face_detection
+from .faces.drawing import draw_faces
 from .faces.types import Face
 from .facescore_model import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_facescore_model
 from .input_images import input_images
@@ -199,6 +200,8 @@ class FaceScoreExplanation:
     reason: str | None
     faces: list[tuple[list[int], float]]
     """(grown box x0, y0, x1, y1; score) per face."""
+    image: Image.Image
+    """The output with each scored face's box labelled with its FaceScore."""
     detector: str
     reference_detector: bool
 
@@ -230,9 +233,13 @@ class FaceScoreScorer(BackboneScorer):
                 "output": "raw head output (no ImageReward mean/std); several faces: mean"}
 
     def explain(self, out: Any) -> FaceScoreExplanation:
+        """FaceScore of `out` with the picture the Score tab shows (each face's box and score)."""
         value = self.score([Sample(refs=(), out=out)])[0]
         backbone = self.backbone()
-        return FaceScoreExplanation(value=value.value, reason=value.reason,
-                                    faces=list(zip(value.extras.get("boxes", []), value.extras.get("per_face", []))),
+        faces = list(zip(value.extras.get("boxes", []), value.extras.get("per_face", [])))
+        drawn = draw_faces(as_input_image(out, name="output").pixels,
+                           [Face(box=tuple(float(v) for v in box), score=score, landmarks=None) for box, score in faces],
+                           [f"{score:.3f}" for _, score in faces])
+        return FaceScoreExplanation(value=value.value, reason=value.reason, faces=faces, image=drawn,
                                     detector=backbone.detection.name,
                                     reference_detector=backbone.detection.detector.reference)

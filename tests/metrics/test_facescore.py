@@ -125,6 +125,9 @@ def test_facescore_equals_an_independent_computation(demo_settings, demo_weights
         np.testing.assert_allclose(value.extras["per_face"], expected, atol=1e-5)
         assert value.value == pytest.approx(float(np.mean(expected)), abs=1e-5)
     assert got[2].extras["count"] == 2 and got[2].extras["detector"] == "haar"
+    explained = get_scorer("facescore", demo_settings).explain(images[2])
+    np.testing.assert_allclose([score for _, score in explained.faces], got[2].extras["per_face"], atol=1e-5)
+    assert explained.image.size == images[2].size and not explained.reference_detector
     params = got[0].provenance["params"]
     assert params["text"] == "A face." and params["detector"]["reference_detector"] is False
 
