@@ -83,7 +83,7 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "facesim", "FaceSim", (0.0, 1.0), True,
         "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
         "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
-        "OpenS2V-Nexus (Yuan et al., 2025), facesim_cur", needs_reference=True,
+        _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
         backbone_settings=("face_recognizer", "face_detector_dir")),
      "masc_ui.metrics.facesim:FaceSimScorer"),
     (MetricSpec(
