@@ -43,6 +43,19 @@ class Settings:
     """Local path of the SAM checkpoint; None = download the official one into `cache_dir` on first use."""
     sam3_model: str | None = None
     """SAM 3 checkpoint (HF id or local dir) for segmentation by the subject's name; None = the profile's."""
+    facescore_model: str | None = None
+    """FaceScore: folder (or HF repo) holding the released `FS_model.pt` + `med_config.json`; None = the profile's."""
+    face_detector_dir: str | None = None
+    """FaceSim's SCRFD detector: an unzipped insightface `buffalo_l` model-pack folder; None = the profile's
+    (unavailable -> the packaged Haar cascades, not the reference detector)."""
+    face_recognizer: str | None = None
+    """FaceSim's IR-101 CurricularFace weights (`glint360k_curricular_face_r101_backbone.bin`: file, folder or HF
+    repo); None = the profile's."""
+    retinaface_weights: str | None = None
+    """FaceScore's RetinaFace-MobileNet0.25 weights (`mobilenet0.25_Final.pth`: file, URL or HF repo); None = the
+    profile's (unavailable -> the packaged Haar cascades)."""
+    artscore_checkpoint: str | None = None
+    """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo); None = the profile's."""
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"

@@ -13,6 +13,7 @@ image metrics unless `media="video"` (or None for every metric) is asked for.
 from __future__ import annotations
 
 import importlib
+import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError
@@ -78,6 +79,25 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "and reference; several references: their mean.",
         "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
      "masc_ui.metrics.dino:DinoImageScorer"),
+    (MetricSpec(
+        "facesim", "FaceSim", (0.0, 1.0), True,
+        "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
+        "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
+        _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
+        backbone_settings=("face_recognizer", "face_detector_dir")),
+     "masc_ui.metrics.facesim:FaceSimScorer"),
+    (MetricSpec(
+        "facescore", "FaceScore", (-math.inf, math.inf), True,
+        "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
+        "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
+        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights")),
+     "masc_ui.metrics.facescore:FaceScoreScorer"),
+    (MetricSpec(
+        "artscore", "ArtScore", (-math.inf, math.inf), True,
+        "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
+        "artwork; only relative values (rankings) mean something.",
+        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",)),
+     "masc_ui.metrics.artscore:ArtScoreScorer"),
     (MetricSpec(
         "gmescore", "GmeScore", _COS, True,
         "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
