@@ -43,6 +43,12 @@ class Settings:
     """Local path of the SAM checkpoint; None = download the official one into `cache_dir` on first use."""
     sam3_model: str | None = None
     """SAM 3 checkpoint (HF id or local dir) for segmentation by the subject's name; None = the profile's."""
+    vqa_model: str | None = None
+    """VQAScore model (HF id or local dir): a CLIP-FlanT5 checkpoint or any chat VLM (e.g.
+    `Qwen/Qwen2.5-VL-7B-Instruct`), told apart by its config; None = the profile's (`zhiqiulin/clip-flant5-xxl`)."""
+    itm_model: str | None = None
+    """ITMScore model (`Blip2ForImageTextRetrieval`, HF id or local dir); None = the profile's
+    (`Salesforce/blip2-itm-vit-g`)."""
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"

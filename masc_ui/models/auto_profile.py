@@ -13,7 +13,8 @@ from .registry import ModelRegistry
 CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 """The metric backbones whose configs `auto` tries to load; segmentation models are checked by their own loaders."""
 _SETTING = {"siglip": "siglip_model", "clip": "clip_model", "pickscore": "pickscore_model",
-            "pickscore_processor": "pickscore_processor", "dino": "dino_model"}
+            "pickscore_processor": "pickscore_processor", "dino": "dino_model", "vqa": "vqa_model",
+            "itm": "itm_model"}
 
 
 def resolve_auto_profile(settings: Settings, models: ModelRegistry | None = None) -> tuple[str, str]:

@@ -27,6 +27,10 @@ class ModelIds:
     """Local SAM checkpoint path; None = the official download for `sam_variant`."""
     sam3: str
     """SAM 3 (text-prompted segmentation)."""
+    vqa: str
+    """VQAScore: CLIP-FlanT5 or a chat VLM (`AutoModelForImageTextToText`)."""
+    itm: str
+    """ITMScore: BLIP-2 `Blip2ForImageTextRetrieval`."""
 
 
 PAPER = ModelIds(
@@ -38,8 +42,12 @@ PAPER = ModelIds(
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
+    vqa="zhiqiulin/clip-flant5-xxl",
+    itm="Salesforce/blip2-itm-vit-g",
 )
-FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b")
+FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b", vqa="zhiqiulin/clip-flant5-xl")
+CHAT_VLM_CHOICES = ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct")
+"""The chat-VLM family of VQAScore (set `vqa_model`): METRICS.md's default and its smaller choice."""
 
 DEMO_NAMES = {
     "siglip": "siglip2-naflex",
@@ -48,6 +56,8 @@ DEMO_NAMES = {
     "pickscore_processor": "clip-h",
     "dino": "dino",
     "sam3": "sam3",
+    "vqa": "clip-flant5",
+    "itm": "blip2-itm",
 }
 DEMO_SAM = ("vit_tiny", "sam-vit-tiny/sam_vit_tiny.pth")
 
@@ -69,5 +79,6 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
         "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
+        "vqa": settings.vqa_model, "itm": settings.itm_model,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

@@ -194,7 +194,8 @@ def test_without_vision_keys_the_tower_comes_from_mm_vision_tower(demo_weights, 
     torch.save(state, folder / "pytorch_model.bin")
     model = cf.ClipFlanT5.from_pretrained(str(folder))
     assert model.vision_weights == str(folder / "vision_tower")
-    assert torch.equal(model.vision_tower.state_dict()["post_layernorm.weight"], tower.state_dict()["post_layernorm.weight"])
+    loaded, saved = model.vision_tower.state_dict(), tower.state_dict()
+    assert torch.equal(loaded["post_layernorm.weight"], saved["post_layernorm.weight"])
     partial = dict(state, **{"vision_tower.vision_tower.vision_model.pre_layrnorm.bias": torch.zeros(32)})
     torch.save(partial, folder / "pytorch_model.bin")
     with pytest.raises(ModelUnavailableError, match="lacks the key 'vision_tower.vision_tower.vision_model"):

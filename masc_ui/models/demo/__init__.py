@@ -24,6 +24,9 @@ DEMO_BUILDERS: dict[str, str] = {
     "dino": "masc_ui.models.demo.dino:build",
     "sam-vit-tiny": "masc_ui.models.demo.sam:build",
     "sam3": "masc_ui.models.demo.sam3:build",
+    "clip-flant5": "masc_ui.models.demo.clip_flant5:build",
+    "qwen2.5-vl": "masc_ui.models.demo.qwen_vl:build",
+    "blip2-itm": "masc_ui.models.demo.blip2_itm:build",
 }
 
 

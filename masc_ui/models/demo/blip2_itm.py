@@ -15,6 +15,8 @@ import torch
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
+VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, patch_size=32)
+QFORMER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 WORDS = ("a an the of on in at with and photo picture cat dog red blue green beach table sand sunset snow forest "
          "kitchen space painting style city street giant next to made glass oil museum watercolor toy robot "
          "sneaker backpack teapot kitten").split()
@@ -33,17 +35,18 @@ def build_tokenizer():
     return tokenizer
 
 
-def build(out_dir: Path, seed: int) -> None:
-    """Write the tiny BLIP-2 ITM model and its processor into `out_dir`."""
+def build(out_dir: Path, seed: int, *, vision: dict | None = None, qformer: dict | None = None) -> None:
+    """Write the tiny BLIP-2 ITM model and its processor into `out_dir`; `vision` / `qformer` override the widths
+    (`VISION`, `QFORMER`), e.g. for the benchmark's base-size checkpoint."""
     from transformers import Blip2Config, Blip2ForImageTextRetrieval, Blip2Processor, BlipImageProcessorPil
 
     tokenizer = build_tokenizer()
+    vision_config = {**VISION, **(vision or {}), "image_size": 224}
     config = Blip2Config(
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=224, patch_size=32),
-        qformer_config=dict(vocab_size=len(tokenizer) + 1, hidden_size=32, num_hidden_layers=2,
-                            num_attention_heads=2, intermediate_size=64, encoder_hidden_size=32,
-                            max_position_embeddings=512, cross_attention_frequency=2, use_qformer_text_input=True),
+        vision_config=vision_config,
+        qformer_config={**QFORMER, **(qformer or {}), "vocab_size": len(tokenizer) + 1,
+                        "encoder_hidden_size": vision_config["hidden_size"], "max_position_embeddings": 512,
+                        "cross_attention_frequency": 2, "use_qformer_text_input": True},
         text_config=dict(model_type="opt", vocab_size=64, hidden_size=16, ffn_dim=32, num_hidden_layers=1,
                          num_attention_heads=2, word_embed_proj_dim=16),
         num_query_tokens=32, image_text_hidden_size=16)

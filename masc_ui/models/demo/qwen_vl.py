@@ -41,6 +41,10 @@ IMAGE_MEAN = (0.48145466, 0.4578275, 0.40821073)
 IMAGE_STD = (0.26862954, 0.26130258, 0.27577711)
 MAX_PIXELS = 28 * 28 * 16
 MIN_PIXELS = 56 * 56
+TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]})
+"""The tiny language model (head width 16; M-RoPE sections sum to half of it, as [16, 24, 24] for 128)."""
+VISION = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, fullatt_block_indexes=[1])
 
 
 def build_tokenizer():
@@ -57,8 +61,10 @@ def build_tokenizer():
     return tokenizer
 
 
-def build(out_dir: Path, seed: int) -> None:
-    """Write the tiny Qwen2.5-VL-style model and its processor into `out_dir`."""
+def build(out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None,
+          max_pixels: int = MAX_PIXELS, vocab_size: int | None = None) -> None:
+    """Write the tiny Qwen2.5-VL-style model and its processor into `out_dir`; `text` / `vision` override the
+    widths (`TEXT`, `VISION`), e.g. for the benchmark's base-size checkpoint."""
     from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
                               Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor)
 
@@ -66,20 +72,20 @@ def build(out_dir: Path, seed: int) -> None:
     ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in (
         ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
         ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
-    text = dict(vocab_size=(len(tokenizer) // 64 + 1) * 64, hidden_size=64, intermediate_size=128,
-                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-                rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}, rope_theta=1000000.0,
-                bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"), eos_token_id=tokenizer.eos_token_id,
-                pad_token_id=None, tie_word_embeddings=False)
-    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, patch_size=14,
-                  spatial_merge_size=2, temporal_patch_size=2, window_size=112, fullatt_block_indexes=[1])
-    config = Qwen2_5_VLConfig(text_config=text, vision_config=vision, **ids)
+    text_config = {**TEXT, **(text or {})}
+    text_config |= dict(vocab_size=vocab_size or (len(tokenizer) // 64 + 1) * 64, max_position_embeddings=2048,
+                        rope_theta=1000000.0, bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+                        eos_token_id=tokenizer.eos_token_id, pad_token_id=None, tie_word_embeddings=False)
+    vision_config = {**VISION, **(vision or {})}
+    vision_config |= dict(out_hidden_size=text_config["hidden_size"], patch_size=14, spatial_merge_size=2,
+                          temporal_patch_size=2, window_size=112)
+    config = Qwen2_5_VLConfig(text_config=text_config, vision_config=vision_config, **ids)
     torch.manual_seed(seed)
     Qwen2_5_VLForConditionalGeneration(config).eval().save_pretrained(out_dir)
     image_processor = Qwen2VLImageProcessorPil(image_mean=list(IMAGE_MEAN), image_std=list(IMAGE_STD),
-                                               min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS, patch_size=14,
+                                               min_pixels=MIN_PIXELS, max_pixels=max_pixels, patch_size=14,
                                                temporal_patch_size=2, merge_size=2)
     video_processor = Qwen2VLVideoProcessor(image_mean=list(IMAGE_MEAN), image_std=list(IMAGE_STD),
-                                            min_pixels=MIN_PIXELS, max_pixels=MAX_PIXELS)
+                                            min_pixels=MIN_PIXELS, max_pixels=max_pixels)
     Qwen2_5_VLProcessor(image_processor=image_processor, tokenizer=tokenizer, video_processor=video_processor,
                         chat_template=CHAT_TEMPLATE).save_pretrained(out_dir)
