@@ -11,9 +11,11 @@ first token of "Yes" tokenized without special tokens. P(No) in extras: the same
 
 What is shared between prompts of one image, and what is not:
 
-- shared: the image's encoding, i.e. the vision tower + merger output in the language model's width
-  (`get_image_features`, one call per image), computed once per image (cached by content hash) and handed to the
-  forward as `mm_encoder_outputs`, so the vision tower never runs again for that image;
+- shared: the image's preprocessing and encoding. The image processor runs once per image and the vision tower +
+  merger (`get_image_features`) once per image (the new images of a batch in one call), both kept in the cache by
+  content hash; the encoding goes back into the forward as `mm_encoder_outputs`, and the text inputs are rebuilt
+  from the image's cached layout (e.g. `image_grid_thw`) with the processor's own placeholder expansion (checked
+  once, on the first batch, to equal the processor's full output; the full processor is called every time if not);
 - not shared: the language model's forward over the whole sequence (template, image tokens, question). The image
   tokens sit before the question in a causal sequence, so a prefix cache could in principle be reused, but it
   would change the padded-batch numerics; every (image, prompt) pair is one row of one padded forward.
