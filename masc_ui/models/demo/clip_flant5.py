@@ -36,22 +36,23 @@ WORDS = ("A chat between a curious user and an artificial intelligence assistant
          "polite answers to the 's questions USER : ASSISTANT Does this figure show ? Please answer yes or no Yes "
          "No photo of cat dog on beach red blue").split()
 WIDTH = 32
+EXTRA_IDS = 100
 ROW_MULTIPLE = 128
 """The released T5 has 32128 embedding rows (a multiple of 128) for 32100 tokenizer entries; the tiny one keeps
 such a surplus, which the loader cuts as t2v_metrics does."""
 
 
 def build_tokenizer():
-    """A FlanT5-style Unigram tokenizer: `<pad>`=0, `</s>`=1, `<unk>`=2, pieces, then `<extra_id_99..0>`;
-    `</s>` appended to every encoded text (as the real one)."""
+    """A FlanT5-style Unigram tokenizer: `<pad>`=0, `</s>`=1, `<unk>`=2, pieces, then `<extra_id_99>` ..
+    `<extra_id_0>` (the last id, as 32099 in the real one); `</s>` appended to every encoded text."""
     from transformers import T5Tokenizer
 
     pieces = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("▁", -3.0)]
     pieces += [(f"▁{w}", -2.0) for w in dict.fromkeys(WORDS)]
     chars = string.ascii_letters + string.digits + string.punctuation
     pieces += [(c, -6.0) for c in chars] + [(f"▁{c}", -5.0) for c in chars]
-    pieces = list(dict(pieces).items())
-    return T5Tokenizer(vocab=pieces, extra_ids=100, model_max_length=512)
+    pieces = list(dict(pieces).items()) + [(f"<extra_id_{i}>", 0.0) for i in reversed(range(EXTRA_IDS))]
+    return T5Tokenizer(vocab=pieces, extra_ids=EXTRA_IDS, model_max_length=512)
 
 
 def build(out_dir: Path, seed: int) -> None:

@@ -53,8 +53,8 @@ def build_tokenizer():
     from transformers import Qwen2Tokenizer
     from transformers.convert_slow_tokenizer import bytes_to_unicode
 
-    tokens = list(bytes_to_unicode().values()) + ["".join(m.split()) for m in MERGES]
-    vocab = {token: i for i, token in enumerate(dict.fromkeys(tokens))}
+    tokens = list(bytes_to_unicode().values()) + ["".join(m.split()) for m in MERGES] + list(SPECIAL_TOKENS)
+    vocab = {token: i for i, token in enumerate(dict.fromkeys(tokens))}  # specials last, in Qwen's order
     tokenizer = Qwen2Tokenizer(vocab=vocab, merges=[tuple(m.split()) for m in MERGES], eos_token="<|im_end|>",
                                pad_token="<|endoftext|>", unk_token=None, model_max_length=32768, errors="replace")
     tokenizer.add_tokens(list(SPECIAL_TOKENS), special_tokens=True)
