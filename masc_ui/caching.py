@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import Callable, Generic, Hashable, Sequence, TypeVar
 
 from .errors import InputError
 
@@ -92,6 +92,31 @@ class LruCache(Generic[V]):
             with self._guard:
                 del self._pending[key]
             pending.release()
+
+    def get_many_or_compute(self, keys: Sequence[Hashable], items: Sequence[object],
+                            compute: Callable[[list[object]], Sequence[V]]) -> list[V]:
+        """The values of `items` (keyed by `keys`), in order: cached ones as they are, the distinct missing ones
+        from ONE `compute(missing_items)` call (first-seen order), which are then cached. Values are returned even
+        when the cache is smaller than the batch. Unlike `get_or_compute`, two threads missing the same key at once
+        may both compute it (batches are not split to wait for each other)."""
+        found: dict[Hashable, V] = {}
+        todo: dict[Hashable, object] = {}
+        for key, item in zip(keys, items):
+            if key in found or key in todo:
+                continue
+            value = self.get(key)
+            if value is None:
+                todo[key] = item
+            else:
+                found[key] = value
+        if todo:
+            values = list(compute(list(todo.values())))
+            if len(values) != len(todo):
+                raise RuntimeError(f"cache compute returned {len(values)} values for {len(todo)} items")
+            for key, value in zip(todo, values):
+                self.put(key, value)
+                found[key] = value
+        return [found[key] for key in keys]
 
     def __contains__(self, key: Hashable) -> bool:
         with self._guard:

@@ -56,6 +56,12 @@ class Settings:
     profile's (unavailable -> the packaged Haar cascades)."""
     artscore_checkpoint: str | None = None
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo); None = the profile's."""
+    vqa_model: str | None = None
+    """VQAScore model (HF id or local dir): a CLIP-FlanT5 checkpoint or any chat VLM (e.g.
+    `Qwen/Qwen2.5-VL-7B-Instruct`), told apart by its config; None = the profile's (`zhiqiulin/clip-flant5-xxl`)."""
+    itm_model: str | None = None
+    """ITMScore model (`Blip2ForImageTextRetrieval`, HF id or local dir); None = the profile's
+    (`Salesforce/blip2-itm-vit-g`)."""
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"

@@ -64,3 +64,13 @@ def test_spaces_listen_publicly_unless_told_otherwise():
     assert Settings.from_env({"SPACE_ID": "me/masc", "MASC_HOST": "127.0.0.1"}).host == "127.0.0.1"
     assert Settings.from_env({"SPACE_ID": "me/masc"}, host="10.0.0.1").host == "10.0.0.1"
     assert Settings.from_env({}).host == "127.0.0.1"
+
+
+def test_scorer_catalogue_models_per_profile(tmp_path):
+    s = Settings.from_env({"MASC_VQA_MODEL": "Qwen/Qwen2.5-VL-3B-Instruct", "MASC_ITM_MODEL": "/models/itm"})
+    assert (s.vqa_model, s.itm_model) == ("Qwen/Qwen2.5-VL-3B-Instruct", "/models/itm")
+    assert (PAPER.vqa, PAPER.itm) == ("zhiqiulin/clip-flant5-xxl", "Salesforce/blip2-itm-vit-g")
+    assert (FAST.vqa, FAST.itm) == ("zhiqiulin/clip-flant5-xl", "Salesforce/blip2-itm-vit-g")
+    demo = model_ids(Settings(profile="demo", demo_weights_dir=tmp_path))
+    assert (demo.vqa, demo.itm) == (str(tmp_path / "clip-flant5"), str(tmp_path / "blip2-itm"))
+    assert model_ids(Settings(profile="paper", vqa_model="/m/qwen")).vqa == "/m/qwen"

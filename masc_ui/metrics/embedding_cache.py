@@ -25,20 +25,6 @@ class EmbeddingCache(LruCache[np.ndarray]):
                             compute: Callable[[list[object]], np.ndarray]) -> np.ndarray:
         """Vectors (N, D) for `items` (keyed by `keys`): cached ones as they are, the distinct missing ones in
         one `compute(missing_items) -> (M, D)` call, in first-seen order."""
-        found: dict[Hashable, np.ndarray] = {}
-        todo: dict[Hashable, object] = {}
-        for key, item in zip(keys, items):
-            if key in found or key in todo:
-                continue
-            vec = self.get(key)
-            if vec is None:
-                todo[key] = item
-            else:
-                found[key] = vec
-        if todo:
-            vecs = compute(list(todo.values()))
-            for key, vec in zip(todo, vecs):
-                vec = np.ascontiguousarray(vec, dtype=np.float32)
-                self.put(key, vec)
-                found[key] = vec
-        return np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), np.float32)
+        vecs = self.get_many_or_compute(
+            keys, items, lambda todo: [np.ascontiguousarray(v, dtype=np.float32) for v in compute(todo)])
+        return np.stack(vecs) if keys else np.zeros((0, 0), np.float32)

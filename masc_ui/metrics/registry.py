@@ -80,6 +80,19 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
      "masc_ui.metrics.dino:DinoImageScorer"),
     (MetricSpec(
+        "vqascore", "VQAScore", (0.0, 1.0), True,
+        'P("Yes") of a VLM asked \'Does this figure show "{prompt}"? Please answer yes or no.\' about the output '
+        "(full prompt): CLIP-FlanT5 = exp(-mean cross-entropy of Yes+EOS, teacher-forced); chat VLMs = softmax "
+        "of one forward's last logits at the first token of Yes.",
+        "VQAScore (Lin et al., ECCV 2024); t2v_metrics", needs_prompt=True, backbone_settings=("vqa_model",)),
+     "masc_ui.metrics.vqascore:VQAScoreScorer"),
+    (MetricSpec(
+        "itmscore", "ITMScore", (0.0, 1.0), True,
+        "softmax of BLIP-2's image-text matching head (logits averaged over the 32 queries)[match] for the output "
+        "and the full prompt truncated to 35 tokens.",
+        "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm", needs_prompt=True, backbone_settings=("itm_model",)),
+     "masc_ui.metrics.itmscore:ITMScoreScorer"),
+    (MetricSpec(
         "facesim", "FaceSim", (0.0, 1.0), True,
         "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
         "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",

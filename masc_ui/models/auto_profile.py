@@ -15,7 +15,9 @@ CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 _SETTING = {"siglip": "siglip_model", "clip": "clip_model", "pickscore": "pickscore_model",
             "pickscore_processor": "pickscore_processor", "dino": "dino_model", "gme": "gme_model",
             "nexus_detector": "nexus_detector", "facescore": "facescore_model", "face_recognizer": "face_recognizer",
-            "artscore": "artscore_checkpoint"}
+            "artscore": "artscore_checkpoint",
+            "vqa": "vqa_model",
+            "itm": "itm_model"}
 
 
 def resolve_auto_profile(settings: Settings, models: ModelRegistry | None = None) -> tuple[str, str]:

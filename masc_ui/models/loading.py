@@ -55,6 +55,8 @@ def load_pretrained(auto_cls: Any, model_id: str, *, what: str, **kwargs: Any) -
             "a Hugging Face model id, or run `masc-ui demo-weights DIR` for tiny offline weights.")
     try:
         return auto_cls.from_pretrained(str(path) if path.exists() else model_id, **kwargs)
+    except ModelUnavailableError:
+        raise  # already says which model, why and what to do (e.g. a checkpoint key that does not fit)
     except (OSError, EnvironmentError, ValueError, KeyError) as exc:
         raise ModelUnavailableError(_explain(what, model_id, exc)) from exc
     except Exception as exc:  # network stacks raise their own types (requests/httpx) on offline machines

@@ -27,6 +27,10 @@ class ModelIds:
     """Local SAM checkpoint path; None = the official download for `sam_variant`."""
     sam3: str
     """SAM 3 (text-prompted segmentation)."""
+    vqa: str
+    """VQAScore: CLIP-FlanT5 or a chat VLM (`AutoModelForImageTextToText`)."""
+    itm: str
+    """ITMScore: BLIP-2 `Blip2ForImageTextRetrieval`."""
     gme: str
     """GME-Qwen2-VL embedder for GmeScore and NexusScore (OpenS2V)."""
     nexus_detector: str
@@ -52,6 +56,8 @@ PAPER = ModelIds(
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
+    vqa="zhiqiulin/clip-flant5-xxl",
+    itm="Salesforce/blip2-itm-vit-g",
     gme="Alibaba-NLP/gme-Qwen2-VL-7B-Instruct",
     nexus_detector="google/owlv2-large-patch14-ensemble",
     facescore="AIGCer-OPPO/FaceScore",
@@ -62,7 +68,10 @@ PAPER = ModelIds(
               "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"),
 )
 FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b",
-               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble")
+               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble",
+               vqa="zhiqiulin/clip-flant5-xl")
+CHAT_VLM_CHOICES = ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct")
+"""The chat-VLM family of VQAScore (set `vqa_model`): METRICS.md's default and its smaller choice."""
 
 DEMO_NAMES = {
     "siglip": "siglip2-naflex",
@@ -71,6 +80,8 @@ DEMO_NAMES = {
     "pickscore_processor": "clip-h",
     "dino": "dino",
     "sam3": "sam3",
+    "vqa": "clip-flant5",
+    "itm": "blip2-itm",
     "gme": "gme-qwen2-vl",
     "nexus_detector": "owlv2",
     "facescore": "facescore",
@@ -100,6 +111,7 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
         "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
+        "vqa": settings.vqa_model, "itm": settings.itm_model,
         "gme": settings.gme_model, "nexus_detector": settings.nexus_detector,
         "facescore": settings.facescore_model, "face_recognizer": settings.face_recognizer,
         "face_detector_dir": settings.face_detector_dir, "retinaface": settings.retinaface_weights,

@@ -91,7 +91,7 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
 
     # Run every metric (all are selected by default): numbers side by side.
     page.locator("#run").click()
-    page.wait_for_function("document.querySelectorAll('#score-table tr[data-metric]').length === 8", timeout=STEP_MS)
+    page.wait_for_function("document.querySelectorAll('#score-table tr[data-metric]').length === 10", timeout=STEP_MS)
     cells = page.locator("#score-table tr[data-metric] td:nth-child(2)").all_inner_texts()
     assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells), cells
     assert "siglip: siglip2-naflex" in page.locator("#status-line").inner_text()

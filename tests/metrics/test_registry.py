@@ -17,7 +17,7 @@ from masc_ui.metrics.registry import (external_metric_spec, get_scorer, get_spec
 from masc_ui.metrics.sample import MetricValue, Sample
 from masc_ui.models.registry import ModelRegistry
 
-NAMES = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i", "facesim", "facescore",
+NAMES = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i", "vqascore", "itmscore", "facesim", "facescore",
          "artscore"]
 FACE_METRICS = {"facesim", "facescore"}
 """Metrics that cannot apply to images without a face (NaN with the reason): the random images here have none."""

@@ -14,7 +14,7 @@ from masc_ui.workbench_examples import EXAMPLES_DIR
 
 from .conftest import USERS
 
-ALL_METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i"]
+ALL_METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i", "vqascore", "itmscore"]
 
 
 def _values(table_html: str) -> dict[str, str]:

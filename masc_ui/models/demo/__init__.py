@@ -30,6 +30,9 @@ DEMO_BUILDERS: dict[str, str] = {
     "artscore": "masc_ui.models.demo.catalogue:build_artscore",
     "gme-qwen2-vl": "masc_ui.models.demo.gme:build",
     "owlv2": "masc_ui.models.demo.owlv2:build",
+    "clip-flant5": "masc_ui.models.demo.clip_flant5:build",
+    "qwen2.5-vl": "masc_ui.models.demo.qwen_vl:build",
+    "blip2-itm": "masc_ui.models.demo.blip2_itm:build",
 }
 
 
