@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from masc_ui.workbench_examples import EXAMPLES_DIR
+from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import login
 
@@ -114,7 +114,7 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
         ex = EXAMPLES_DIR / name
         for i in range(2):
             sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i}: {name}", name.split("-")[0])
-            wb.records.save(sample, {}, dataset="e2e", method=f"method-{i}", mask_sources={}, user=None)
+            wb.recorder.save(sample, {}, user=None, dataset="e2e", method=f"method-{i}")
     page = login(browser, app_server.url, "bob")
     page.get_by_role("tab", name="Rate").click()
     wait_text(page, "#rate-prompt", "Prompt")
@@ -148,7 +148,7 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
     wait_text(page, "#rate-message", f"saved sample #{rated[-1]}")
     shots(page, "changed")
 
-    current = {(r.sample_id, r.criterion): r for r in wb.records.ratings_of("bob")}
+    current = {(r.sample_id, r.criterion): r for r in wb.ratings.ratings_of("bob")}
     assert len(current) == 6
     assert (current[(rated[0], "cp")].score, current[(rated[0], "pf")].score) == (3, 2)
     assert (current[(rated[1], "cp")].score, current[(rated[1], "pf")].score) == (4, 1)
