@@ -447,12 +447,7 @@ def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException
                                                 plan.provenance[m]) for m in wanted], dict(masks))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`: the `masc-ui batch` command."""
-    from .cli import main as cli_main
+if __name__ == "__main__":  # `python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`
+    from masc_ui.cli import main
 
-    return cli_main(["batch", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["batch", *sys.argv[1:]]))

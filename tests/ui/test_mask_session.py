@@ -82,3 +82,26 @@ def test_set_mask_clear_and_targets():
     s.clear("ref1")
     assert not s.masks and not s.sources
     assert target_names(2) == [("reference 1", "ref0"), ("reference 2", "ref1"), ("output", "out")]
+
+
+def test_uploads_are_decoded_once_per_session_and_forgotten_when_gone(tmp_path):
+    from masc_ui.imaging import open_image
+    from masc_ui.workbench.masks import Uploads
+
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    Image.new("RGB", (6, 4), (1, 2, 3)).save(a)
+    Image.new("RGB", (6, 4), (3, 2, 1)).save(b)
+    decoded = []
+
+    def decode(path, name):
+        decoded.append(path)
+        return open_image(path, name=name)
+
+    uploads = Uploads()
+    first = uploads.get(str(a), "reference image 1", decode)
+    assert uploads.get(str(a), "reference image 1", decode) is first and decoded == [str(a)]
+    uploads.get(str(b), "output image", decode)
+    uploads.keep_only([str(b), None])
+    assert uploads.get(str(a), "reference image 1", decode) is not first and decoded == [str(a), str(b), str(a)]
+    with pytest.raises(InputError, match="file not found"):
+        uploads.get(str(tmp_path / "gone.png"), "output image", decode)
