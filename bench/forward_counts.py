@@ -20,8 +20,9 @@ from pathlib import Path
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TOWERS = {"SiglipVisionTransformer", "Siglip2VisionTransformer", "SiglipTextTransformer", "Siglip2TextTransformer",
-          "CLIPVisionTransformer", "CLIPTextTransformer", "ViTModel"}
+TOWERS = {"SiglipVisionModel", "Siglip2VisionModel", "SiglipTextModel", "Siglip2TextModel", "CLIPVisionModel",
+          "CLIPTextModel", "ViTModel"}
+"""The towers' classes in transformers 5 (each forward of one is one pass of a batch through a backbone)."""
 METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i"]
 
 
@@ -49,13 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         from masc_ui.workbench_examples import load_example
 
     counts: Counter = Counter()
+    """(tower class, id of the tower module) -> images or texts that went through it."""
 
     def hook(module, hook_args, hook_kwargs, output):
-        name = type(module).__name__
-        if name in TOWERS:
-            config = getattr(module, "config", None)
-            width = getattr(config, "hidden_size", "?")
-            counts[f"{name} (width {width})"] += _batch(hook_args, hook_kwargs)
+        if type(module).__name__ in TOWERS:
+            counts[type(module).__name__, id(module)] += _batch(hook_args, hook_kwargs)
 
     tmp = Path(tempfile.mkdtemp(prefix="masc-forwards-"))
     weights = tmp / "demo-weights"
@@ -82,7 +81,18 @@ def main(argv: list[str] | None = None) -> int:
         steps["Run + Explain + Save"] = Counter(counts)
     finally:
         handle.remove()
-        (wb.close if hasattr(wb, "close") else wb.records.close)()
+    owners = {}  # id of a module -> the checkpoint folder of the loaded model holding it
+    for key in wb.models.loaded():
+        loaded = wb.models.get(key, None)
+        for obj in (loaded if isinstance(loaded, tuple) else (loaded,)):
+            model = getattr(getattr(obj, "backbone", obj), "model", obj)
+            if isinstance(model, torch.nn.Module):
+                for module in model.modules():
+                    owners.setdefault(id(module), Path(str(key[1])).name)
+    (wb.close if hasattr(wb, "close") else wb.records.close)()
+    named = {step: Counter({f"{cls} of {owners.get(mid, '?')}": n for (cls, mid), n in c.items()})
+             for step, c in steps.items()}
+    steps = named
     print(f"code {Path(masc_ui.__file__).resolve().parent.parent} · pair {args.pair} · metrics {','.join(METRICS)}")
     towers = sorted(set().union(*steps.values()))
     print(f"{'tower':<44}" + "".join(f"{step:>22}" for step in steps))
