@@ -17,12 +17,12 @@ and judge values kept). `ingest_all` stores a layout with several datasets (`Par
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from storage import EXTERNAL_CODE_VERSION, ExternalRating, NotFound, StorageError
 
+from ..caching import LruCache
 from ..errors import InputError
 from ..imaging import load_mask_file, open_image
 from ..metrics.sample import MetricValue
@@ -35,22 +35,26 @@ EXTERNAL_SOURCE_PREFIX = "import:"
 """Prefix of the provenance `model_id` of imported metric values: `import:<metric>`."""
 
 
-@dataclass
+IMAGE_MEMO_SIZE = 65_536
+"""Image files whose hash and size one import remembers (a reference shared by many samples is read once)."""
+
+
 class _Images:
     """SHA-256 and (width, height) of each image file stored during one import, so that a reference shared
     by many samples is read, checked and stored once."""
 
-    max_pixels: int
-    cache: dict[Path, tuple[str, tuple[int, int]]]
+    def __init__(self, max_pixels: int) -> None:
+        self.max_pixels = max_pixels
+        self._stored: LruCache[tuple[str, tuple[int, int]]] = LruCache(IMAGE_MEMO_SIZE)
 
     def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
-        if path not in self.cache:
+        def read() -> tuple[str, tuple[int, int]]:
             if not path.is_file():
                 raise InputError(f"missing file: {path}")
             img = open_image(path, name=f"image {path.name}", max_pixels=self.max_pixels)
-            self.cache[path] = (store.images.add(img.data, media_type=img.media_type), img.size)
-        return self.cache[path]
+            return store.images.add(img.data, media_type=img.media_type), img.size
+        return self._stored.get_or_compute(path, read)
 
 
 def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
@@ -60,7 +64,7 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
                             notes=list(parsed.notes))
     store.samples.ensure_dataset(dataset)
-    images = _Images(max_pixels, {})
+    images = _Images(max_pixels)
     before = store.samples.count(dataset)
     stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
     waiting = {k for k, s in stored_keys.items() if s.ratings_only}

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..errors import InputError, WorkbenchError
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from storage import Store
 
 T = TypeVar("T")
 
@@ -33,18 +36,18 @@ class Database:
     """The store of `settings` (`database_url`, or SQLite in `data_dir`), shared by every session and
     thread of the process (the `storage.Store` is thread-safe). Pass `store` to use one already open."""
 
-    def __init__(self, settings: Settings, store: Any | None = None) -> None:
+    def __init__(self, settings: Settings, store: "Store | None" = None) -> None:
         self._settings = settings
         self._store = store
         self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, store: Any) -> "Database":
+    def of(cls, store: "Store") -> "Database":
         """The use cases' view of a `storage.Store` already open (closing it stays with its owner)."""
         return cls(Settings(), store)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> "Store":
         """The `storage.Store`, opened (creating or upgrading the schema) on first use."""
         if self._store is None:
             with self._lock:
@@ -69,7 +72,7 @@ class Database:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, fn: Callable[[Any], T]) -> T:
+    def run(self, fn: Callable[["Store"], T]) -> T:
         """`fn(store)` with storage errors turned into `StoreError`."""
         return guard(lambda: fn(self.store))
 

@@ -22,6 +22,7 @@ from ..imaging import InputImage, as_mask_array, load_mask_file, open_image
 from ..metrics.sample import MetricValue, Sample
 from ..models.registry import ModelRegistry
 from ..settings import Settings
+from .explain import Explanation
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
@@ -179,7 +180,7 @@ class Scoring:
 
         return get_scorer("cp", self.settings, self.models).engine()
 
-    def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None):
+    def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> "Explanation":
         """MaSC patch maps of `sample` drawn as heat maps and correspondence lines (`explain.Explanation`), on
         the engine Run used: images Run encoded are not encoded again."""
         from .explain import explain_sample

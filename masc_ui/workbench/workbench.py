@@ -2,7 +2,7 @@
 shared by every browser session (and used by the CLI). Nothing here imports gradio or storage."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -21,6 +21,11 @@ from .records import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
 from .status import Status, loaded_models
 
+if TYPE_CHECKING:
+    from storage import Store
+
+    from ..imaging import InputImage
+
 
 class Workbench:
     """The use cases of one process, by concern:
@@ -35,7 +40,7 @@ class Workbench:
     """
 
     def __init__(self, settings: Settings, *, profile: ResolvedProfile | None = None,
-                 models: ModelRegistry | None = None, store: object | None = None) -> None:
+                 models: ModelRegistry | None = None, store: "Store | None" = None) -> None:
         self.profile = profile or ResolvedProfile(settings.profile, settings.profile, None)
         self.settings = settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
         self.models = models or ModelRegistry()
@@ -71,7 +76,7 @@ class Workbench:
 
     # --- the Score tab --------------------------------------------------------------------------------------
 
-    def load_image(self, src: object, name: str):
+    def load_image(self, src: object, name: str) -> "InputImage":
         """See `Scoring.load_image`."""
         return self.scoring.load_image(src, name)
 
@@ -107,11 +112,12 @@ class Workbench:
         """See `StoredSamples.stored_report`."""
         return self.samples.stored_report(sample_id, user=user)
 
-    def sam_predict(self, image, points, box, *, user: str | None):
+    def sam_predict(self, image: "InputImage", points: list[tuple[float, float, int]],
+                    box: tuple[float, float, float, float] | None, *, user: str | None) -> Any:
         """See `Segmentation.sam_predict`."""
         return self.segmentation.sam_predict(image, points, box, user=user)
 
-    def segment_by_name(self, image, subject: str | None, *, user: str | None):
+    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None) -> Any:
         """See `Segmentation.segment_by_name`."""
         return self.segmentation.segment_by_name(image, subject, user=user)
 
