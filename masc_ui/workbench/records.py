@@ -19,6 +19,7 @@ every stored value follows the same rules:
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -77,8 +78,6 @@ class UsedMask:
     def new(cls, mask: Any, source: str, params: Mapping[str, Any] | None = None, *,
             name: str = "mask") -> "UsedMask":
         """A mask array (bool, or weights binarized at >= 0.5) to store, encoded by `mask_to_png`."""
-        import hashlib
-
         png = mask_to_png(mask, name=name)
         return cls(hashlib.sha256(png).hexdigest(), png, source, params)
 
