@@ -43,6 +43,19 @@ class Settings:
     """Local path of the SAM checkpoint; None = download the official one into `cache_dir` on first use."""
     sam3_model: str | None = None
     """SAM 3 checkpoint (HF id or local dir) for segmentation by the subject's name; None = the profile's."""
+    facescore_model: str | None = None
+    """FaceScore: folder (or HF repo) holding the released `FS_model.pt` + `med_config.json`; None = the profile's."""
+    face_detector_dir: str | None = None
+    """FaceSim's SCRFD detector: an unzipped insightface `buffalo_l` model-pack folder; None = the profile's
+    (unavailable -> the packaged Haar cascades, not the reference detector)."""
+    face_recognizer: str | None = None
+    """FaceSim's IR-101 CurricularFace weights (`glint360k_curricular_face_r101_backbone.bin`: file, folder or HF
+    repo); None = the profile's."""
+    retinaface_weights: str | None = None
+    """FaceScore's RetinaFace-MobileNet0.25 weights (`mobilenet0.25_Final.pth`: file, URL or HF repo); None = the
+    profile's (unavailable -> the packaged Haar cascades)."""
+    artscore_checkpoint: str | None = None
+    """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo); None = the profile's."""
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"
@@ -75,6 +88,43 @@ class Settings:
     """Largest accepted upload, in MiB."""
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
+    max_video_mb: int = 256
+    """Largest accepted video file, in MiB (1 .. 4096)."""
+    max_video_seconds: float = 120.0
+    """Longest accepted video, in seconds (0 < s <= 3600)."""
+    max_video_frames: int = 10_000
+    """Most frames an accepted video may hold (1 .. 1,000,000)."""
+    max_video_pixels: int = 3840 * 2160
+    """Largest accepted video frame, width x height (1 .. max_image_pixels)."""
+    gme_model: str | None = None
+    """GME-Qwen2-VL checkpoint for GmeScore and NexusScore; None = the profile's
+    (`Alibaba-NLP/gme-Qwen2-VL-7B-Instruct`, 2B in `fast`)."""
+    nexus_detector: str | None = None
+    """Image-prompted detector of NexusScore (an OWLv2 checkpoint); None = the profile's
+    (`google/owlv2-large-patch14-ensemble`, base in `fast`)."""
+    judge_base_url: str | None = None
+    """Base URL of the OpenAI-compatible chat API that NaturalScore asks; None = OpenAI's."""
+    judge_model: str = "gpt-4o-2024-11-20"
+    """Chat model NaturalScore asks (OpenS2V's judge by default)."""
+    judge_api_key: str | None = field(default=None, repr=False)
+    """API key of the judge (env `MASC_JUDGE_API_KEY`); needed for OpenAI's API, optional for a local server.
+    Never recorded or printed."""
+    judge_temperature: float | None = None
+    """Sampling temperature sent to the judge; None = not sent (the API's default, as OpenS2V)."""
+    judge_seed: int | None = None
+    """Seed sent to the judge; None = not sent (as OpenS2V)."""
+    judge_max_calls: int = 1000
+    """Most HTTP requests (retries included) one NaturalScore scorer may send: the per-run cost cap (1 .. 1,000,000)."""
+    judge_max_tokens: int | None = None
+    """Most tokens (prompt + completion, as the API reports them) one NaturalScore scorer may spend; None = no cap."""
+    judge_timeout_s: float = 60.0
+    """Seconds to wait for one judge answer (0 < s <= 600)."""
+    judge_max_attempts: int = 5
+    """Attempts per judge call on HTTP 429/5xx, timeouts and connection errors (1 .. 10; OpenS2V: 5)."""
+    judge_backoff_s: float = 2.0
+    """First wait between attempts, doubled each time up to 5x (OpenS2V: 2 s .. 10 s); 0 .. 60."""
+    judge_workers: int = 4
+    """Judge calls in flight at once (1 .. 64)."""
     host: str = "127.0.0.1"
     """Address the web app binds to (default `0.0.0.0` when `SPACE_ID` is set, i.e. on Hugging Face Spaces)."""
     port: int = 7860
@@ -90,6 +140,23 @@ class Settings:
             raise InputError(f"naflex_max_patches must be >= 1, got {self.naflex_max_patches}")
         if self.rating_overlap < 1:
             raise InputError(f"rating_overlap must be >= 1, got {self.rating_overlap}")
+        _check_bounds("max_video_mb", self.max_video_mb, 1, 4096)
+        _check_bounds("max_video_frames", self.max_video_frames, 1, 1_000_000)
+        _check_bounds("max_video_pixels", self.max_video_pixels, 1, self.max_image_pixels)
+        _check_bounds("judge_max_calls", self.judge_max_calls, 1, 1_000_000)
+        _check_bounds("judge_max_attempts", self.judge_max_attempts, 1, 10)
+        _check_bounds("judge_workers", self.judge_workers, 1, 64)
+        _check_bounds("judge_backoff_s", self.judge_backoff_s, 0.0, 60.0)
+        if self.judge_max_tokens is not None:
+            _check_bounds("judge_max_tokens", self.judge_max_tokens, 1, 10**12)
+        if self.judge_temperature is not None:
+            _check_bounds("judge_temperature", self.judge_temperature, 0.0, 2.0)
+        if not 0.0 < self.max_video_seconds <= 3600.0:
+            raise InputError(f"max_video_seconds must be within (0, 3600], got {self.max_video_seconds}")
+        if not 0.0 < self.judge_timeout_s <= 600.0:
+            raise InputError(f"judge_timeout_s must be within (0, 600], got {self.judge_timeout_s}")
+        if not (self.judge_model or "").strip():
+            raise InputError("judge_model must name a chat model, e.g. gpt-4o-2024-11-20")
         for name in ("data_dir", "cache_dir", "demo_weights_dir", "users_file"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
@@ -127,6 +194,11 @@ class Settings:
 
 
 ENV = {f.name: f"MASC_{f.name.upper()}" for f in dataclasses.fields(Settings)}
+
+
+def _check_bounds(name: str, value: float, lo: float, hi: float) -> None:
+    if not lo <= value <= hi:
+        raise InputError(f"{name} must be within [{lo:g}, {hi:g}], got {value}")
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -50,14 +50,18 @@ CHOICES = {"profile": "demo", "stripper": "spacy", "dtype": "bfloat16"}
 
 
 def _env_value(field) -> tuple[str, object]:
-    """(text of an env var, the value Settings should read from it) for `field`, different from its default."""
+    """(text of an env var, the value Settings should read from it) for `field`, different from its default and
+    valid alone (near the default: numbers often have bounds that depend on each other)."""
     kind = str(field.type)
+    default = getattr(Settings(), field.name)
     if field.name in CHOICES:
         return CHOICES[field.name], CHOICES[field.name]
     if kind.startswith("int"):
-        return "7", 7
+        value = default + 1 if isinstance(default, int) else 7
+        return str(value), value
     if kind.startswith("float"):
-        return "0.25", 0.25
+        value = default / 2 if default else 0.25
+        return repr(value), value
     if "Path" in kind:
         return "/tmp/masc-env-test", Path("/tmp/masc-env-test")
     return "env-value", "env-value"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -16,6 +17,11 @@ from ..errors import InputError
 
 DEFAULT_N_BOOT = 2000
 DEFAULT_LEVEL = 0.95
+MAX_N_BOOT = 20_000
+"""Most resamples the leaderboard and pairwise analyses accept: one request must not exhaust the memory or the
+time of a process that serves every user."""
+INDEX_CHUNK = 250
+"""Resample rows drawn per step by `bootstrap_index_chunks` (bounds memory at INDEX_CHUNK x n indices)."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +45,40 @@ def check_bootstrap_args(n_boot: int, level: float) -> None:
         raise InputError(f"confidence level must be within (0, 1), e.g. 0.95; got {level!r}")
 
 
-def bootstrap_indices(n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0) -> np.ndarray:
+def check_resamples(n_boot: int, level: float) -> None:
+    """`check_bootstrap_args` plus the upper bound `MAX_N_BOOT`."""
+    check_bootstrap_args(n_boot, level)
+    if n_boot > MAX_N_BOOT:
+        raise InputError(f"n_boot must be at most {MAX_N_BOOT:,} resamples (0 = no confidence intervals); got {n_boot:,}")
+
+
+def bootstrap_indices(n: int, n_boot: int = DEFAULT_N_BOOT,
+                      seed: int | np.random.SeedSequence | None = 0) -> np.ndarray:
     """Resampled sample indices, int64 array (n_boot, n): each row draws n of range(n) with replacement."""
     check_bootstrap_args(n_boot, DEFAULT_LEVEL)
     rng = np.random.default_rng(seed)
     return rng.integers(0, n, size=(n_boot, n)) if n > 0 else np.zeros((n_boot, 0), dtype=np.int64)
+
+
+def bootstrap_index_chunks(n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | np.random.SeedSequence | None = 0,
+                           chunk: int = INDEX_CHUNK) -> Iterator[np.ndarray]:
+    """The rows of `bootstrap_indices(n, n_boot, seed)` in consecutive blocks of at most `chunk` rows (int64
+    (rows, n) each), drawn from the same generator one block at a time so memory stays at chunk x n."""
+    check_bootstrap_args(n_boot, DEFAULT_LEVEL)
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, chunk):
+        rows = min(chunk, n_boot - start)
+        yield rng.integers(0, n, size=(rows, n)) if n > 0 else np.zeros((rows, 0), dtype=np.int64)
+
+
+def child_seeds(seed: int | None, k: int) -> list[np.random.SeedSequence | None]:
+    """k independent seeds derived from `seed` (`SeedSequence(seed).spawn(k)`), one per stratum (group) of a
+    stratified bootstrap, so that strata of equal size do not share resample rows; None stays None (unseeded)."""
+    if seed is None:
+        return [None] * k
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise InputError(f"seed must be an integer >= 0 (or None for an unseeded run); got {seed!r}")
+    return list(np.random.SeedSequence(seed).spawn(k))
 
 
 def resample_counts(indices: np.ndarray, n: int) -> np.ndarray:
@@ -51,6 +86,27 @@ def resample_counts(indices: np.ndarray, n: int) -> np.ndarray:
     b = indices.shape[0]
     flat = (indices + np.arange(b)[:, None] * n).ravel()
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+def resampled_nanmeans(values: np.ndarray, n_boot: int, seed: int | np.random.SeedSequence | None) -> np.ndarray:
+    """Each column's mean over the drawn rows that have a value, per resample of the rows.
+
+    Args:
+        values: float (N, K), NaN = no value. The rows are resampled (`bootstrap_index_chunks(N, n_boot, seed)`),
+            one set of resamples for all K columns (paired).
+    Returns:
+        float64 (n_boot, K): equal to `np.nanmean(values[idx], axis=0)` per resample `idx`; NaN where a resample
+        drew no row with a value.
+    """
+    n = values.shape[0]
+    present = (~np.isnan(values)).astype(np.float64)
+    filled = np.nan_to_num(values)
+    parts = [np.zeros((0, values.shape[1]))]
+    for idx in bootstrap_index_chunks(n, n_boot, seed):
+        weights = resample_counts(idx, n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            parts.append((weights @ filled) / (weights @ present))
+    return np.concatenate(parts)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = DEFAULT_LEVEL) -> tuple[float, float]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -139,6 +139,19 @@ class AgreementData:
         matrix = np.array([[_number(rec.ratings.get(criterion, {}).get(rater)) for rec in records] for rater in raters],
                           dtype=np.float64).reshape(len(raters), len(records))
         return raters, matrix
+
+
+def chosen_names(asked: Sequence[str] | None, available: list[str], what: str) -> list[str]:
+    """The names a caller asked for (all `available` when None), in the asked order without repeats; InputError
+    for a bare string or a name without values."""
+    if asked is None:
+        return list(available)
+    if isinstance(asked, str):
+        raise InputError(f"pass the {what} names as a list, e.g. [{asked!r}]; got the string {asked!r}")
+    missing = [a for a in asked if a not in available]
+    if missing:
+        raise InputError(f"no values for {what}(s) {missing} in the data; available: {available or 'none'}")
+    return list(dict.fromkeys(asked))
 
 
 def check_grouping(by: str | None) -> None:

@@ -18,13 +18,12 @@ Line numbers in problems are the file's physical lines (CSV: the header is line 
 """
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import InputError
 from .entries import Parsed, SampleEntry
+from .table_rows import read_rows
 
 COLUMNS = ("ref", "ref_mask", "out", "out_mask", "prompt", "subject", "method", "seed", "key", "category")
 REQUIRED = ("ref", "out", "prompt", "subject")
@@ -40,16 +39,7 @@ def parse_manifest(path: Path) -> Parsed:
     and reported with their line.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"manifest {path}: file not found; pass a .jsonl or .csv manifest")
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".json", ".ndjson"):
-        rows = _jsonl_rows(path)
-    elif suffix in (".csv", ".tsv"):
-        rows = _csv_rows(path, delimiter="\t" if suffix == ".tsv" else ",")
-    else:
-        raise InputError(f"manifest {path}: unknown file type {suffix!r}; use .jsonl (one JSON object per line) "
-                         "or .csv with a header row")
+    rows = read_rows(path, COLUMNS, REQUIRED, "manifest")
     parsed = Parsed()
     seen_keys: dict[str, str] = {}
     for where, row in rows:
@@ -74,48 +64,6 @@ def parse_manifest(path: Path) -> Parsed:
 
 class _BadRow(Exception):
     pass
-
-
-def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
-    with path.open(encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            where = f"{path.name}:{lineno}"
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield where, f"not valid JSON: {exc.msg} at column {exc.colno}"
-                continue
-            if not isinstance(row, dict):
-                yield where, f"not valid JSON object: a row must be an object {{...}}, got {type(row).__name__}"
-                continue
-            yield where, row
-
-
-def _csv_rows(path: Path, delimiter: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
-        header = reader.fieldnames or []
-        if not header:
-            raise InputError(f"manifest {path}: no header row; the first line must name the columns "
-                             f"({', '.join(COLUMNS)})")
-        unknown = [h for h in header if h not in COLUMNS]
-        missing = [c for c in REQUIRED if c not in header]
-        if unknown or missing:
-            parts = []
-            if unknown:
-                parts.append(f"unknown column(s) {unknown}")
-            if missing:
-                parts.append(f"missing required column(s) {missing}")
-            raise InputError(f"manifest {path}: {'; '.join(parts)}; the columns are {', '.join(COLUMNS)} "
-                             f"(required: {', '.join(REQUIRED)})")
-        for row in reader:
-            where = f"{path.name}:{reader.line_num}"
-            if None in row:
-                yield where, f"too many cells: {len(header) + len(row[None])} for {len(header)} columns"
-                continue
-            yield where, {k: v for k, v in row.items() if v not in (None, "")}
 
 
 def _entry(where: str, row: dict[str, Any], base: Path) -> SampleEntry:

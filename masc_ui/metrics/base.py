@@ -11,6 +11,7 @@ from ..errors import InputError
 from .sample import MetricValue, Sample
 
 MASK_NEEDS = ("none", "out", "ref", "both")
+MEDIA = ("image", "video")
 MISSING_POLICIES = ("raise", "nan")
 
 
@@ -60,8 +61,12 @@ class MetricSpec:
     """Names of the `Settings` fields that choose its backbone(s), e.g. `("clip_model",)`."""
     external: bool = False
     """True for metrics imported with their values (e.g. a GPT-4o judge): no scorer exists."""
+    media: str = "image"
+    """What its scorer judges: `image` (`Sample`s) or `video` (`masc_ui.metrics.video_sample.VideoSample`s)."""
 
     def __post_init__(self) -> None:
+        if self.media not in MEDIA:
+            raise InputError(f"metric {self.name}: media must be one of {MEDIA}, got {self.media!r}")
         if self.needs_masks not in MASK_NEEDS:
             raise InputError(f"metric {self.name}: needs_masks must be one of {MASK_NEEDS}, got {self.needs_masks!r}")
         lo, hi = self.range

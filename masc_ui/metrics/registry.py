@@ -2,6 +2,10 @@
 `score_metrics(samples, names, settings)`. The UI, CLI, exports and agreement analysis read ranges,
 directions and conventions from here and nowhere else.
 
+Video metrics (OpenS2V's GmeScore, NexusScore, NaturalScore; `MetricSpec.media == "video"`) are declared here too;
+their scorers take `VideoSample`s (`score_video_metrics`). `list_metrics()`, `metric_names()` and "all" mean the
+image metrics unless `media="video"` (or None for every metric) is asked for.
+
     >>> from masc_ui.metrics.registry import get_spec
     >>> get_spec("clipscore").range
     (0.0, 2.5)
@@ -9,6 +13,7 @@ directions and conventions from here and nowhere else.
 from __future__ import annotations
 
 import importlib
+import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError
@@ -20,6 +25,7 @@ from .sample import MetricValue, Sample
 _COS = (-1.0, 1.0)
 _MASC_PAPER = "MaSC (arXiv 2605.22469); reference implementation masc-metric 0.3.0"
 _DREAMBOOTH = "DreamBooth (Ruiz et al., CVPR 2023); DreamBench++ (Peng et al., ICLR 2025)"
+_OPENS2V = "OpenS2V-Nexus (Yuan et al., NeurIPS 2025 D&B, arXiv 2505.20292), eval/ scripts"
 
 _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     (MetricSpec(
@@ -73,18 +79,58 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "and reference; several references: their mean.",
         "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
      "masc_ui.metrics.dino:DinoImageScorer"),
+    (MetricSpec(
+        "facesim", "FaceSim", (0.0, 1.0), True,
+        "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
+        "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
+        _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
+        backbone_settings=("face_recognizer", "face_detector_dir")),
+     "masc_ui.metrics.facesim:FaceSimScorer"),
+    (MetricSpec(
+        "facescore", "FaceScore", (-math.inf, math.inf), True,
+        "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
+        "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
+        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights")),
+     "masc_ui.metrics.facescore:FaceScoreScorer"),
+    (MetricSpec(
+        "artscore", "ArtScore", (-math.inf, math.inf), True,
+        "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
+        "artwork; only relative values (rankings) mean something.",
+        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",)),
+     "masc_ui.metrics.artscore:ArtScoreScorer"),
+    (MetricSpec(
+        "gmescore", "GmeScore", _COS, True,
+        "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
+        "embedding of the prompt (query instruction) and of each frame; multimodal (M-RoPE) position ids.",
+        _OPENS2V, needs_prompt=True, backbone_settings=("gme_model",), media="video"),
+     "masc_ui.metrics.gmescore:GmeScoreScorer"),
+    (MetricSpec(
+        "nexusscore", "NexusScore", (0.0, 1.0), True,
+        "32 frames; per frame and reference, image-prompted detection (OWLv2 standing in for YOLO-World); crops with "
+        "confidence > 0.6 and GME text similarity to the class label > 0.30 are scored by GME image similarity to "
+        "the reference; mean of the kept similarities divided by the number of frames with a detection (v1.1 rule, "
+        "OpenS2V issue #36).",
+        _OPENS2V, needs_reference=True, backbone_settings=("gme_model", "nexus_detector"), media="video"),
+     "masc_ui.metrics.nexusscore:NexusScoreScorer"),
+    (MetricSpec(
+        "naturalscore", "NaturalScore", (0.0, 1.0), True,
+        "An OpenAI-compatible chat model (default gpt-4o-2024-11-20) rates 16 frames (i * (T // 16), long side 512, "
+        "JPEG) on OpenS2V's 1-5 realism rubric; 3 calls averaged; (x - 1) / 4.",
+        _OPENS2V, backbone_settings=("judge_model", "judge_base_url", "judge_temperature", "judge_seed"),
+        media="video"),
+     "masc_ui.metrics.naturalscore:NaturalScoreScorer"),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
 _FACTORIES = {spec.name: factory for spec, factory in _METRICS}
 
 
-def list_metrics() -> list[MetricSpec]:
-    """The built-in metrics, in display order (MaSC first)."""
-    return [spec for spec, _ in _METRICS]
+def list_metrics(media: str | None = "image") -> list[MetricSpec]:
+    """The built-in metrics judging `media` (`image`, `video`; None = all), in display order (MaSC first)."""
+    return [spec for spec, _ in _METRICS if media is None or spec.media == media]
 
 
-def metric_names() -> list[str]:
-    return list(_SPECS)
+def metric_names(media: str | None = "image") -> list[str]:
+    return [spec.name for spec in list_metrics(media)]
 
 
 def get_spec(name: str) -> MetricSpec:
@@ -112,16 +158,20 @@ def external_metric_spec(name: str, lo: float, hi: float, higher_is_better: bool
                       external=True)
 
 
-def parse_metric_names(text: str | Iterable[str]) -> list[str]:
-    """`"all"` -> every built-in metric; `"cp,pf,clip_i"` (or a list) -> those, validated, duplicates dropped."""
+def parse_metric_names(text: str | Iterable[str], media: str = "image") -> list[str]:
+    """`"all"` -> every built-in metric of `media`; `"cp,pf,clip_i"` (or a list) -> those, validated, duplicates
+    dropped. A metric of the other media is refused with an `InputError` that says so."""
+    known = metric_names(media)
     items = [p.strip() for p in text.split(",")] if isinstance(text, str) else [str(p).strip() for p in text]
     items = [p for p in items if p]
     if not items:
-        raise InputError(f"no metric named; use 'all' or a comma-separated list of {', '.join(_SPECS)}")
+        raise InputError(f"no metric named; use 'all' or a comma-separated list of {', '.join(known)}")
     if "all" in items:
-        return metric_names()
+        return known
     for name in items:
-        get_spec(name)
+        spec = get_spec(name)
+        if spec.media != media:
+            raise InputError(f"metric {name} judges {spec.media}s, not {media}s; {media} metrics: {', '.join(known)}")
     return list(dict.fromkeys(items))
 
 
@@ -175,3 +225,20 @@ def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], setting
             results[name] += scorer.score(chunk, missing=missing)
             done.add(name)
     return results
+
+
+def score_video_metrics(samples: Sequence[Any], names: str | Iterable[str], settings: Settings,
+                        models: ModelRegistry | None = None, *, missing: str = "raise") -> dict[str, list[MetricValue]]:
+    """Every requested video metric (`"all"` = gmescore, nexusscore, naturalscore) for every
+    `masc_ui.metrics.video_sample.VideoSample`: name -> one `MetricValue` per sample, in order. GmeScore and
+    NexusScore share one GME embedder (and its caches). Inputs are checked for every metric before any model runs."""
+    from .video_sample import check_video_inputs
+
+    wanted = parse_metric_names(names, media="video")
+    models = models if models is not None else ModelRegistry()
+    scorers = {name: get_scorer(name, settings, models) for name in wanted}
+    samples = list(samples)
+    if missing == "raise":
+        for name, scorer in scorers.items():
+            check_video_inputs(name, scorer.needs, samples, missing)
+    return {name: scorer.score(samples, missing=missing) for name, scorer in scorers.items()}

@@ -13,7 +13,9 @@ from .registry import ModelRegistry
 CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 """The metric backbones whose configs `auto` tries to load; segmentation models are checked by their own loaders."""
 _SETTING = {"siglip": "siglip_model", "clip": "clip_model", "pickscore": "pickscore_model",
-            "pickscore_processor": "pickscore_processor", "dino": "dino_model"}
+            "pickscore_processor": "pickscore_processor", "dino": "dino_model", "gme": "gme_model",
+            "nexus_detector": "nexus_detector", "facescore": "facescore_model", "face_recognizer": "face_recognizer",
+            "artscore": "artscore_checkpoint"}
 
 
 def resolve_auto_profile(settings: Settings, models: ModelRegistry | None = None) -> tuple[str, str]:

@@ -27,6 +27,20 @@ class ModelIds:
     """Local SAM checkpoint path; None = the official download for `sam_variant`."""
     sam3: str
     """SAM 3 (text-prompted segmentation)."""
+    gme: str
+    """GME-Qwen2-VL embedder for GmeScore and NexusScore (OpenS2V)."""
+    nexus_detector: str
+    """Image-prompted detector of NexusScore (OWLv2, standing in for OpenS2V's YOLO-World v2-L image prompts)."""
+    facescore: str | None = None
+    """FaceScore: folder or HF repo with the released `FS_model.pt` + `med_config.json`."""
+    face_recognizer: str | None = None
+    """FaceSim's IR-101 CurricularFace state dict (file, folder or HF repo holding it)."""
+    face_detector_dir: str | None = None
+    """FaceSim's SCRFD detector: insightface `buffalo_l` pack folder; None = the packaged Haar fallback."""
+    retinaface: str | None = None
+    """FaceScore's RetinaFace-MobileNet0.25 weights (file, URL or HF repo); None = the packaged Haar fallback."""
+    artscore: str | None = None
+    """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo)."""
 
 
 PAPER = ModelIds(
@@ -38,8 +52,17 @@ PAPER = ModelIds(
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
+    gme="Alibaba-NLP/gme-Qwen2-VL-7B-Instruct",
+    nexus_detector="google/owlv2-large-patch14-ensemble",
+    facescore="AIGCer-OPPO/FaceScore",
+    face_recognizer="BestWishYsh/OpenS2V-Weight",
+    face_detector_dir="~/.insightface/models/buffalo_l",
+    retinaface="https://github.com/elliottzheng/face-detection/releases/download/0.0.1/mobilenet0.25_Final.pth",
+    artscore=("https://github.com/jchen175/ArtScore/raw/main/ckpt/"
+              "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"),
 )
-FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b")
+FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b",
+               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble")
 
 DEMO_NAMES = {
     "siglip": "siglip2-naflex",
@@ -48,7 +71,15 @@ DEMO_NAMES = {
     "pickscore_processor": "clip-h",
     "dino": "dino",
     "sam3": "sam3",
+    "gme": "gme-qwen2-vl",
+    "nexus_detector": "owlv2",
+    "facescore": "facescore",
+    "face_recognizer": "face-recognizer",
+    "artscore": "artscore",
 }
+"""ModelIds field -> demo folder. The demo profile has no face detector weights: face metrics use the packaged
+Haar cascades there (a random detector would find random faces); the tiny RetinaFace (`retinaface`) is built
+for tests and for `MASC_RETINAFACE_WEIGHTS`."""
 DEMO_SAM = ("vit_tiny", "sam-vit-tiny/sam_vit_tiny.pth")
 
 
@@ -69,5 +100,9 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
         "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
+        "gme": settings.gme_model, "nexus_detector": settings.nexus_detector,
+        "facescore": settings.facescore_model, "face_recognizer": settings.face_recognizer,
+        "face_detector_dir": settings.face_detector_dir, "retinaface": settings.retinaface_weights,
+        "artscore": settings.artscore_checkpoint,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from masc_ui.analysis.bootstrap import Estimate, bootstrap_indices, estimate, percentile_ci
+from masc_ui.analysis.bootstrap import (MAX_N_BOOT, Estimate, bootstrap_indices, check_resamples, child_seeds, estimate,
+                                        percentile_ci, resampled_nanmeans)
 from masc_ui.errors import InputError
 
 
@@ -56,3 +57,33 @@ def test_resample_counts():
 
     idx = np.array([[0, 0, 2], [1, 2, 2]])
     np.testing.assert_array_equal(resample_counts(idx, 4), [[2, 0, 1, 0], [0, 1, 2, 0]])
+
+
+def test_child_seeds_are_independent_and_reproducible():
+    a, b = child_seeds(3, 2)
+    rows_a, rows_b = bootstrap_indices(20, 5, a), bootstrap_indices(20, 5, b)
+    assert not np.array_equal(rows_a, rows_b)
+    np.testing.assert_array_equal(rows_a, bootstrap_indices(20, 5, child_seeds(3, 2)[0]))
+    assert child_seeds(None, 3) == [None, None, None]
+    with pytest.raises(InputError, match="seed"):
+        child_seeds(-1, 2)
+
+
+def test_resamples_are_bounded():
+    check_resamples(MAX_N_BOOT, 0.95)
+    with pytest.raises(InputError, match="at most"):
+        check_resamples(MAX_N_BOOT + 1, 0.95)
+
+
+def test_resampled_nanmeans_equal_nanmean_of_gathered_rows():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(30, 3))
+    values[rng.random((30, 3)) < 0.3] = np.nan
+    values[:, 2] = np.nan
+    values[4, 2] = 1.5  # one value: most resamples miss it
+    got = resampled_nanmeans(values, 600, 8)
+    idx = bootstrap_indices(30, 600, 8)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanmean(values[idx], axis=1)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert np.isnan(got[:, 2]).any() and resampled_nanmeans(values, 0, 1).shape == (0, 3)

@@ -58,6 +58,9 @@ def test_score_all_metrics_json(capsys, files, demo_weights):
     record = json.loads(capsys.readouterr().out)
     assert list(record) == [s.name for s in list_metrics()]
     for name, entry in record.items():
+        if name in ("facesim", "facescore"):  # no face in these random images: NaN (null) with the reason
+            assert entry["value"] is None and entry["reason"].startswith("no face found"), name
+            continue
         assert isinstance(entry["value"], float) and entry["reason"] is None, name
         assert entry["provenance"]["device"] == "cpu"
     assert record["pf"]["extras"]["prompt_text"] == "a photo of"

@@ -24,6 +24,12 @@ DEMO_BUILDERS: dict[str, str] = {
     "dino": "masc_ui.models.demo.dino:build",
     "sam-vit-tiny": "masc_ui.models.demo.sam:build",
     "sam3": "masc_ui.models.demo.sam3:build",
+    "face-recognizer": "masc_ui.models.demo.faces:build_recognizer",
+    "retinaface": "masc_ui.models.demo.faces:build_retinaface",
+    "facescore": "masc_ui.models.demo.catalogue:build_facescore",
+    "artscore": "masc_ui.models.demo.catalogue:build_artscore",
+    "gme-qwen2-vl": "masc_ui.models.demo.gme:build",
+    "owlv2": "masc_ui.models.demo.owlv2:build",
 }
 
 

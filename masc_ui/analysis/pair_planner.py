@@ -1,0 +1,196 @@
+"""Pairwise task assignment: which pair of outputs a rater judges next. Pure: the caller passes the state.
+
+Pairs (`plan_pairs`): the outputs are grouped by (reference, prompt); within a group every two outputs of
+*different* methods form a pair (several outputs of one method in a group, e.g. seeds, each pair with every
+output of the other methods). A pair is identified by its two sample ids sorted, (a, b).
+
+Next pair (`next_pair`) for rater r, given every assignment so far (rater, pair) — the pairs already handed
+out, answered or not — and the overlap K: the candidates are the pairs r was never given that fewer than K
+raters were given. Among them the chosen pair is the first in this order:
+  1. its method pair's *coverage* (assignments so far of all pairs of that method pair), fewest first, so every
+     method pair is covered evenly: at each step no method pair r may still take is behind the chosen one;
+  2. only with `prefer_uncertain`: the pair's vote margin |votes for a - votes for b| (decisive votes of every
+     criterion given so far; a tie counts for neither), smallest first — a pair without a vote or with split
+     votes ("closest current votes") before a pair whose votes already lean one way;
+  3. raters already given the pair, most first (< K), so overlap groups of K raters complete before new pairs
+     start and inter-rater agreement has units early;
+  4. a fixed random order of the pairs drawn from `seed` (no bias toward any reference or method).
+Assignments of pairs the plan does not hold (e.g. of outputs since removed) are ignored.
+
+Left/right: a pair is shown swapped (b left) for rater r when the first byte of
+SHA-256("<seed>\\0<rater>\\0<a>\\0<b>") is odd: a fair coin per (seed, rater, pair), the same on every call, so
+the order can be recorded and the task reproduced.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..errors import InputError
+from .pairwise_data import PairJudgment, canonical
+
+
+@dataclass(frozen=True)
+class PairCandidate:
+    """One generated output that may be compared."""
+
+    sample_id: str
+    reference: str
+    """Identity of the reference the output was generated for (e.g. the subject, or the hash of its images)."""
+    prompt: str
+    method: str
+
+
+@dataclass(frozen=True)
+class OutputPair:
+    a: str
+    """The smaller sample id."""
+    b: str
+    method_a: str
+    method_b: str
+    reference: str
+    prompt: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.a, self.b)
+
+    @property
+    def method_pair(self) -> tuple[str, str]:
+        """The two methods, sorted."""
+        return canonical(self.method_a, self.method_b)
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """Every pair of a dataset, in a fixed random order (rule 4). Build it with `plan_pairs`."""
+
+    pairs: tuple[OutputPair, ...]
+    """In the seeded random order."""
+    seed: int
+    method_pairs: tuple[tuple[str, str], ...]
+    """The distinct method pairs, sorted."""
+    method_pair_of: np.ndarray = field(compare=False, repr=False)
+    """int64 (P,): index into `method_pairs` of each pair."""
+    positions: Mapping[tuple[str, str], int] = field(compare=False, repr=False)
+    """Pair key (a, b) -> position in `pairs`."""
+
+    def index(self, first: str, second: str) -> int | None:
+        """Position of the pair of these two samples (either order) in `pairs`; None if not in the plan."""
+        return self.positions.get(canonical(first, second))
+
+    def coverage(self, assignments: Iterable[tuple[str, tuple[str, str]]]) -> dict[tuple[str, str], int]:
+        """Method pair -> assignments so far (every method pair of the plan, 0 when none)."""
+        counts = np.bincount(self.method_pair_of[self.assigned(assignments)[0]], minlength=len(self.method_pairs))
+        return {mp: int(c) for mp, c in zip(self.method_pairs, counts)}
+
+    def assigned(self, assignments: Iterable[tuple[str, tuple[str, str]]]) -> tuple[np.ndarray, list[str]]:
+        """(positions int64 (A,), raters) of the assignments whose pair is in the plan."""
+        rows, raters = [], []
+        for rater, (first, second) in assignments:
+            k = self.index(first, second)
+            if k is not None:
+                rows.append(k)
+                raters.append(rater)
+        return np.array(rows, dtype=np.int64), raters
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """The next pair for a rater, and how to show it."""
+
+    pair: OutputPair
+    left: str
+    right: str
+    swapped: bool
+    """True when b is shown on the left."""
+
+
+def plan_pairs(outputs: Iterable[PairCandidate], seed: int = 0) -> PairPlan:
+    """All pairs of outputs of different methods for the same (reference, prompt) (see the module docstring).
+
+    Raises:
+        InputError: a sample id given twice with different reference/prompt/method, or a bad seed.
+    """
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise InputError(f"seed must be an integer >= 0; got {seed!r}")
+    seen: dict[str, PairCandidate] = {}
+    groups: dict[tuple[str, str], list[PairCandidate]] = {}
+    for out in outputs:
+        if out.sample_id in seen:
+            if seen[out.sample_id] != out:
+                raise InputError(f"sample {out.sample_id!r} is given twice with different reference, prompt or "
+                                 "method; give each output once")
+            continue
+        seen[out.sample_id] = out
+        groups.setdefault((out.reference, out.prompt), []).append(out)
+    pairs = []
+    for (reference, prompt), members in sorted(groups.items()):
+        for x, y in combinations(sorted(members, key=lambda o: o.sample_id), 2):
+            if x.method != y.method:
+                pairs.append(OutputPair(x.sample_id, y.sample_id, x.method, y.method, reference, prompt))
+    shuffled = tuple(pairs[k] for k in np.random.default_rng(seed).permutation(len(pairs)))
+    method_pairs = tuple(sorted({p.method_pair for p in shuffled}))
+    lookup = {mp: k for k, mp in enumerate(method_pairs)}
+    return PairPlan(shuffled, int(seed), method_pairs,
+                    np.array([lookup[p.method_pair] for p in shuffled], dtype=np.int64),
+                    {p.key: k for k, p in enumerate(shuffled)})
+
+
+def next_pair(plan: PairPlan, rater: str, assignments: Iterable[tuple[str, tuple[str, str]]], overlap: int,
+              judgments: Iterable[PairJudgment] = (), prefer_uncertain: bool = False) -> PairTask | None:
+    """The pair `rater` should judge next, or None when no pair is left for them.
+
+    Args:
+        plan: from `plan_pairs`.
+        rater: who asks.
+        assignments: (rater, (sample, sample)) of every pair handed out so far, to anyone (either order).
+        overlap: K >= 1, how many raters judge each pair.
+        judgments: the answers so far (only read with `prefer_uncertain`).
+        prefer_uncertain: apply rule 2 of the module docstring.
+    """
+    if not isinstance(overlap, (int, np.integer)) or isinstance(overlap, bool) or overlap < 1:
+        raise InputError(f"overlap must be an integer >= 1 (raters per pair); got {overlap!r}")
+    n = len(plan.pairs)
+    if n == 0:
+        return None
+    rows, raters = plan.assigned(assignments)
+    given = np.bincount(rows, minlength=n)
+    mine = np.zeros(n, dtype=bool)
+    mine[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
+    candidates = np.flatnonzero(~mine & (given < overlap))
+    if candidates.size == 0:
+        return None
+    method_pair = plan.method_pair_of
+    coverage = np.bincount(method_pair[rows], minlength=len(plan.method_pairs))
+    margin = _margins(plan, judgments) if prefer_uncertain else np.zeros(n, dtype=np.int64)
+    # np.lexsort sorts by the last key first.
+    keys = (candidates, -given[candidates], margin[candidates], coverage[method_pair[candidates]])
+    chosen = plan.pairs[int(candidates[np.lexsort(keys)[0]])]
+    swapped = _swapped(plan.seed, rater, chosen)
+    return PairTask(chosen, chosen.b if swapped else chosen.a, chosen.a if swapped else chosen.b, swapped)
+
+
+def _margins(plan: PairPlan, judgments: Iterable[PairJudgment]) -> np.ndarray:
+    """(P,) |decisive votes for a - decisive votes for b| per pair of the plan."""
+    lead: Counter[int] = Counter()
+    for j in judgments:
+        k = plan.index(j.left, j.right)
+        if k is None or j.winner == "tie":
+            continue
+        winner = j.left if j.winner == "left" else j.right
+        lead[k] += 1 if winner == plan.pairs[k].a else -1
+    margin = np.zeros(len(plan.pairs), dtype=np.int64)
+    for k, v in lead.items():
+        margin[k] = abs(v)
+    return margin
+
+
+def _swapped(seed: int, rater: str, pair: OutputPair) -> bool:
+    digest = hashlib.sha256(f"{seed}\0{rater}\0{pair.a}\0{pair.b}".encode("utf-8")).digest()
+    return bool(digest[0] & 1)

@@ -1,0 +1,27 @@
+"""Detected faces drawn on their image, for the Score tab's explanations (boxes, landmarks, labels)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from PIL import Image, ImageDraw
+
+from .types import Face
+
+BOX_COLOUR = (0, 220, 90)
+LANDMARK_COLOUR = (255, 60, 60)
+
+
+def draw_faces(image: Image.Image, faces: Sequence[Face], labels: Sequence[str] | None = None) -> Image.Image:
+    """A copy of `image` (RGB) with each face's box, its landmarks as dots and an optional label per face."""
+    out = image.convert("RGB").copy()
+    draw = ImageDraw.Draw(out)
+    width = max(1, round(max(out.size) / 300))
+    for i, face in enumerate(faces):
+        draw.rectangle(face.box, outline=BOX_COLOUR, width=width)
+        if face.landmarks is not None:
+            r = 1.5 * width
+            for x, y in face.landmarks:
+                draw.ellipse((x - r, y - r, x + r, y + r), fill=LANDMARK_COLOUR)
+        if labels is not None and i < len(labels):
+            draw.text((face.box[0] + width, face.box[1] + width), labels[i], fill=BOX_COLOUR)
+    return out
