@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from masc_ui.metrics.registry import list_metrics
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import login
@@ -91,9 +92,16 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
 
     # Run every metric (all are selected by default): numbers side by side.
     page.locator("#run").click()
-    page.wait_for_function("document.querySelectorAll('#score-table tr[data-metric]').length === 8", timeout=STEP_MS)
-    cells = page.locator("#score-table tr[data-metric] td:nth-child(2)").all_inner_texts()
-    assert all(re.fullmatch(r"-?\d+\.\d{4}", c) for c in cells), cells
+    names = [spec.name for spec in list_metrics()]
+    page.wait_for_function(f"document.querySelectorAll('#score-table tr[data-metric]').length === {len(names)}",
+                           timeout=STEP_MS)
+    cells = dict(zip(page.locator("#score-table tr[data-metric]").evaluate_all(
+        "rows => rows.map(r => r.dataset.metric)"), page.locator("#score-table tr[data-metric] td:nth-child(2)")
+        .all_inner_texts()))
+    assert list(cells) == names, cells
+    # Every metric the pair has the inputs of shows a number; a face metric on a cat says why it has none.
+    assert all(re.fullmatch(r"-?\d+\.\d{4}", v) or (k.startswith("face") and v.startswith("n/a (no face"))
+               for k, v in cells.items()), cells
     assert "siglip: siglip2-naflex" in page.locator("#status-line").inner_text()
     shots(page, "scores")
 
