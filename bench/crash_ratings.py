@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage.durability import run_kill_cycles  # noqa: E402
+from bench.durability import run_kill_cycles  # noqa: E402
 
 
 def main() -> int:

@@ -40,25 +40,28 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from PIL import Image
-
-from storage.errors import StorageError
-from storage.provenance import provenance_key
-from storage.records import MetricInput
-
+from .caching import LruCache
 from .errors import InputError, WorkbenchError
-from .imaging import load_image
+from .imaging import InputImage, open_image
 from .metrics.registry import get_scorer, get_spec, parse_metric_names, score_metrics
 from .metrics.sample import MetricValue, Sample
 from .models.registry import ModelRegistry
 from .settings import Settings
+from .workbench.database import Database
+from .workbench.records import Recorder, ScoredSample, Slot, UsedMask, masks_used
 
 MASK_MODES = ("stored", "text", "none")
 ERROR_PREFIX = "error: "
+IMAGE_CACHE_SIZE = 256
+"""Decoded images kept by a run (references recur across the samples of a subject)."""
+TEXT_MASK_CACHE_SIZE = 1024
+"""Text-prompted segmentations kept by a run (a reference shared by many samples is segmented once)."""
+BATCH_USER = "batch"
+"""The acting user of batch runs (the author of the masks they store)."""
 
 
 @dataclass(frozen=True)
@@ -153,22 +156,17 @@ class BatchSummary:
 
 
 class _Images:
-    """Decoded images by SHA-256, least recently used dropped first (references recur across samples)."""
+    """Decoded stored images by SHA-256 (`InputImage`s: the stored bytes' hash is their identity, so every
+    encoding cache below recognises them)."""
 
-    def __init__(self, store: Any, max_items: int = 256) -> None:
-        self._store = store
-        self._items: OrderedDict[str, Image.Image] = OrderedDict()
-        self._max = max_items
+    def __init__(self, database: Database, max_pixels: int) -> None:
+        self._database = database
+        self._max_pixels = max_pixels
+        self._cache: LruCache[InputImage] = LruCache(IMAGE_CACHE_SIZE)
 
-    def get(self, sha: str, name: str) -> Image.Image:
-        if sha in self._items:
-            self._items.move_to_end(sha)
-            return self._items[sha]
-        img = load_image(self._store.images.read(sha), name=name)
-        self._items[sha] = img
-        if len(self._items) > self._max:
-            self._items.popitem(last=False)
-        return img
+    def get(self, sha: str, name: str) -> InputImage:
+        return self._cache.get_or_compute(sha, lambda: open_image(
+            self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels))
 
 
 class _TextMasks:
@@ -177,7 +175,7 @@ class _TextMasks:
     def __init__(self, segmenter: Any, settings: Settings) -> None:
         self._segmenter = segmenter
         self._settings = settings
-        self._items: dict[tuple[str, str], Any] = {}
+        self._cache: LruCache[Any] = LruCache(TEXT_MASK_CACHE_SIZE)
 
     @property
     def model_id(self) -> str:
@@ -187,21 +185,17 @@ class _TextMasks:
     def threshold(self) -> float:
         return self._settings.text_seg_threshold
 
-    def get(self, sha: str, image: Image.Image, words: str) -> Any:
+    def get(self, image: InputImage, words: str) -> Any:
         """The segmenter's `TextSegmentation` of `words` in `image`."""
-        key = (sha, words)
-        if key not in self._items:
-            self._items[key] = self._segmenter.segment(image, words, self._settings.text_seg_threshold,
-                                                       self._settings.text_seg_min_fraction)
-        return self._items[key]
+        return self._cache.get_or_compute((image.sha256, words), lambda: self._segmenter.segment(
+            image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction))
 
 
 @dataclass
 class _Plan:
-    """Per metric: provenance (storable), its key, and which shard samples still need it."""
+    """Per metric: provenance (storable) and which shard samples still need it."""
 
     provenance: dict[str, dict[str, Any]]
-    keys: dict[str, str]
     todo: dict[str, set[int]]
 
 
@@ -248,7 +242,8 @@ def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[Bat
 def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,
               segmenter: Any = None, on_start: Callable[[int], None] | None = None,
               progress: Callable[[int], None] | None = None) -> BatchSummary:
-    """Score `options.dataset` (this process's shard) and write the values through `store`.
+    """Score `options.dataset` (this process's shard) and record the values through the workbench's record use
+    case (`masc_ui.workbench.records`) into `store` (a `storage.Store`).
 
     `segmenter`: a `TextSegmenter` for `masks="text"` (None = built from the settings when needed).
     `on_start(n)`: called once with the number of samples this run will score; `progress(k)` after each
@@ -257,11 +252,10 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     started = time.perf_counter()
     names = parse_metric_names(list(options.metrics))
     models = models if models is not None else ModelRegistry()
-    known = [d.name for d in store.samples.datasets()]
-    if options.dataset not in known:
-        raise InputError(f"dataset {options.dataset!r} is not in the database; known datasets: "
-                         f"{', '.join(known) or 'none yet'} (import one with `masc-ui import`)")
-    listed = store.samples.list(options.dataset)
+    database = Database.of(store)
+    database.require_dataset(options.dataset)
+    recorder = Recorder(database)
+    listed = database.run(lambda st: st.samples.list(options.dataset))
     samples = [s for s in listed if not s.ratings_only]
     summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
                            samples_in_dataset=len(samples), ratings_only=len(listed) - len(samples))
@@ -274,46 +268,44 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
             segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
         text_masks = _TextMasks(segmenter, settings)
-    plan = _plan(store, settings, models, names, shard, options, summary, text_masks)
+    plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks)
     todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
     todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
     if options.limit is not None and len(todo) > options.limit:
         todo, summary.stopped_early = todo[: options.limit], True
     if on_start is not None:
         on_start(len(todo))
-    images = _Images(store)
+    images = _Images(database, settings.max_image_pixels)
     for start in range(0, len(todo), options.batch_size):
         chunk = todo[start:start + options.batch_size]
-        _score_chunk(store, settings, models, text_masks, images, chunk, names, plan, options, summary)
+        _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options,
+                     summary)
         if progress is not None:
             progress(len(chunk))
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str], shard: list[Any],
-          options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None) -> _Plan:
-    """Per metric: the provenance, its key, and the shard's samples still to score. Samples that lack a mask
-    the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the summary."""
-    provenance, keys, todo = {}, {}, {}
+def _plan(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry, names: list[str],
+          shard: list[Any], options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None) -> _Plan:
+    """Per metric: the provenance and the shard's samples still to score (`Recorder.done`). Samples that lack a
+    mask the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the
+    summary."""
+    provenance, todo = {}, {}
     ids = [s.id for s in shard]
-    current = store.masks.current_for(ids) if ids and options.masks != "none" else {}
-    slots = {sid: {slot: m.id for slot, m in masks.items()} for sid, masks in current.items()}
+    current = (database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {})
     for name in names:
         prov = get_scorer(name, settings, models).provenance()
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov
-        keys[name] = provenance_key(prov)
         missing = {r.id: _missing_masks(name, r, current.get(r.id, {})) for r in shard}
         # A value counts as done only if computed with exactly the masks the metric would use now.
-        exact = ({sid: _masks_used(name, slots.get(sid, {})) for sid in ids if not missing[sid]}
+        exact = ({sid: _mask_ids_used(name, current.get(sid, {})) for sid in ids if not missing[sid]}
                  if get_spec(name).needs_masks != "none" else None)
-        done = store.metrics.scored_samples(name, keys[name], ids, mask_version_ids=exact) if ids else set()
+        done = recorder.done(name, prov, ids, masks=exact)
         if options.retry_failed and done:
-            latest = store.metrics.latest_for(sorted(done), provenance_keys={name: keys[name]})
-            done -= {sid for sid, values in latest.items()
-                     if name in values and (values[name].reason or "").startswith(ERROR_PREFIX)}
+            done -= recorder.failed(name, prov, sorted(done), ERROR_PREFIX)
         todo[name] = set(ids) - done
         summary.already_done[name] = len(ids) - len(todo[name])
         if options.masks != "text":
@@ -321,10 +313,10 @@ def _plan(store: Any, settings: Settings, models: ModelRegistry, names: list[str
                 if sid in todo[name] and missing[sid]:
                     todo[name].discard(sid)
                     summary.lacking_inputs[f"{name} needs {', '.join(missing[sid])}"] += 1
-    return _Plan(provenance, keys, todo)
+    return _Plan(provenance, todo)
 
 
-def _missing_masks(metric: str, record: Any, current: Mapping[tuple[str, int], Any]) -> list[str]:
+def _missing_masks(metric: str, record: Any, current: Mapping[Slot, Any]) -> list[str]:
     """The mask slots `metric` needs that `record` has no stored mask for (`ref_masks[i]`, `out_mask`)."""
     needs = get_spec(metric).needs
     missing = []
@@ -335,28 +327,40 @@ def _missing_masks(metric: str, record: Any, current: Mapping[tuple[str, int], A
     return missing
 
 
+def _mask_ids_used(metric: str, current: Mapping[Slot, Any]) -> tuple[int, ...]:
+    """Ids of the stored mask versions a value of `metric` would use (`masks_used`, the record rule)."""
+    return tuple(sorted(current[slot].id for slot in masks_used(metric, current)))
+
+
 def _subject_words(record: Any) -> str:
     info = record.info or {}
     words = info.get("prompt_subject")
     return words if isinstance(words, str) and words.strip() else record.subject
 
 
-def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_masks: _TextMasks | None,
-                 images: _Images, chunk: list[Any], names: list[str], plan: _Plan, options: BatchOptions,
-                 summary: BatchSummary) -> None:
-    masks = store.masks.current_for([r.id for r in chunk]) if options.masks != "none" else {}
-    built: list[tuple[Any, Sample, dict[tuple[str, int], int]]] = []
-    items: list[Any] = []
+@dataclass
+class _Built:
+    """A stored sample made ready for the scorers, and the masks it carries (slot -> mask)."""
+
+    record: Any
+    sample: Sample
+    masks: dict[Slot, UsedMask]
+
+
+def _score_chunk(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry,
+                 text_masks: _TextMasks | None, images: _Images, chunk: list[Any], names: list[str], plan: _Plan,
+                 options: BatchOptions, summary: BatchSummary) -> None:
+    masks = database.run(lambda st: st.masks.current_for([r.id for r in chunk])) if options.masks != "none" else {}
+    built: list[_Built] = []
+    items: list[ScoredSample] = []
     for record in chunk:
         wanted = [m for m in names if record.id in plan.todo[m]]
         try:
-            sample, mask_ids = _build_sample(store, record, masks.get(record.id, {}), images, text_masks, options,
-                                             summary)
-        except (WorkbenchError, StorageError, OSError, ValueError) as exc:
-            stored = {slot: m.id for slot, m in masks.get(record.id, {}).items()}
-            items += _failure(record, wanted, plan, exc, summary, stored)
-            continue
-        built.append((record, sample, mask_ids))
+            built.append(_build_sample(database, record, masks.get(record.id, {}), images, text_masks, options,
+                                       summary))
+        except (WorkbenchError, OSError, ValueError) as exc:
+            stored = {slot: UsedMask.stored(m.sha256) for slot, m in masks.get(record.id, {}).items()}
+            items.append(_failure(record, wanted, plan, exc, summary, stored))
     if built:
         try:
             items += _score_built(settings, models, built, names, plan, summary)
@@ -365,70 +369,61 @@ def _score_chunk(store: Any, settings: Settings, models: ModelRegistry, text_mas
                 try:
                     items += _score_built(settings, models, [one], names, plan, summary)
                 except Exception as exc:  # noqa: BLE001
-                    items += _failure(one[0], [m for m in names if one[0].id in plan.todo[m]], plan, exc, summary,
-                                      one[2])
+                    items.append(_failure(one.record, [m for m in names if one.record.id in plan.todo[m]], plan,
+                                          exc, summary, one.masks))
+    items = [item for item in items if item.values]
     if items:
-        store.metrics.record_many(items)
-        summary.values_written += len(items)
+        summary.values_written += sum(r.new_values for r in recorder.record(items, user=BATCH_USER))
     summary.scored_samples += len(chunk)
 
 
-def _build_sample(store: Any, record: Any, current: Mapping[tuple[str, int], Any], images: _Images,
-                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary
-                  ) -> tuple[Sample, dict[tuple[str, int], int]]:
-    """The scorer's `Sample` of a stored sample, and the id of the stored mask version used per image slot."""
-    from .segmentation.masks import mask_from_png, mask_to_png
+def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], images: _Images,
+                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary) -> _Built:
+    """The scorer's `Sample` of a stored sample and its masks: the stored ones, and (`masks="text"`) one made
+    from the subject's name for each image without (recorded as a new mask version with `store_masks`)."""
+    from .segmentation.masks import mask_from_png
 
     words = _subject_words(record)
     shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
     pictures = {(role, pos): images.get(sha, f"sample #{record.id} {role} {pos}") for role, pos, sha in shas}
-    arrays: dict[tuple[str, int], Any] = {}
-    mask_ids: dict[tuple[str, int], int] = {}
-    for role, pos, sha in shas:
+    arrays: dict[Slot, Any] = {}
+    used: dict[Slot, UsedMask] = {}
+    for role, pos, _ in shas:
         stored = current.get((role, pos))
         if stored is not None:
-            arrays[role, pos] = mask_from_png(store.images.read(stored.sha256))
-            mask_ids[role, pos] = stored.id
+            arrays[role, pos] = mask_from_png(database.run(lambda st: st.images.read(stored.sha256)))
+            used[role, pos] = UsedMask.stored(stored.sha256)
         elif text_masks is not None:
-            seg = text_masks.get(sha, pictures[role, pos], words)
+            seg = text_masks.get(pictures[role, pos], words)
             arrays[role, pos] = seg.mask
             summary.masks_made += 1
             if options.store_masks:
                 params = {"text": words, "model_id": text_masks.model_id, "threshold": text_masks.threshold,
                           "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
-                added = store.masks.add(record.id, role, pos, mask_to_png(seg.mask), source="text",
-                                        created_by="batch", params=params)
-                mask_ids[role, pos] = added.id
+                used[role, pos] = UsedMask.new(seg.mask, "text", params)
     n_refs = len(record.references)
     sample = Sample(refs=tuple(pictures["reference", i] for i in range(n_refs)), out=pictures["output", 0],
                     prompt=record.prompt, subject=words,
                     ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
                     out_mask=arrays.get(("output", 0)))
-    return sample, mask_ids
+    return _Built(record, sample, used)
 
 
-def _masks_used(metric: str, mask_ids: Mapping[tuple[str, int], int]) -> tuple[int, ...]:
-    """The stored mask versions a metric's value depends on (reference masks, output mask, as it needs)."""
-    needs = get_spec(metric).needs
-    return tuple(sorted(mid for (role, _), mid in mask_ids.items()
-                        if (role == "reference" and needs.ref_masks) or (role == "output" and needs.out_mask)))
-
-
-def _score_built(settings: Settings, models: ModelRegistry,
-                 built: list[tuple[Any, Sample, dict[tuple[str, int], int]]], names: list[str], plan: _Plan,
-                 summary: BatchSummary) -> list[Any]:
-    """Score the chunk's samples for every metric some of them still need; `MetricInput`s for the (sample,
-    metric) pairs that were to do and had their inputs (the others are counted as lacking inputs)."""
-    samples = [s for _, s, _ in built]
-    needed = [m for m in names if any(r.id in plan.todo[m] for r, _, _ in built)]
+def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built], names: list[str], plan: _Plan,
+                 summary: BatchSummary) -> list[ScoredSample]:
+    """Score the chunk's samples for every metric some of them still need; per sample, the values of the
+    metrics that were to do and had their inputs (the others are counted as lacking inputs)."""
+    samples = [b.sample for b in built]
+    needed = [m for m in names if any(b.record.id in plan.todo[m] for b in built)]
     lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
     scorable = [m for m in needed if not all(lacking[m].values())]
     values: dict[str, list[MetricValue]] = (
         score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {})
     items = []
-    for m in needed:
-        for i, (record, _, mask_ids) in enumerate(built):
-            if record.id not in plan.todo[m]:
+    for i, b in enumerate(built):
+        mine = []
+        for m in needed:
+            if b.record.id not in plan.todo[m]:
                 continue
             if lacking[m][i]:
                 summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}"] += 1
@@ -437,29 +432,22 @@ def _score_built(settings: Settings, models: ModelRegistry,
             reason = (v.reason or "not computable") if v.is_nan else None
             if reason is not None:
                 summary.nan_values[f"{m}: {reason}"] += 1
-            items.append(MetricInput(sample_id=record.id, metric=m, value=None if v.is_nan else v.value,
-                                     provenance=plan.provenance[m], reason=reason, extras=v.extras or None,
-                                     mask_version_ids=_masks_used(m, mask_ids)))
+            mine.append(MetricValue(m, v.value, reason, v.extras, plan.provenance[m]))
+        items.append(ScoredSample(b.record.id, mine, b.masks))
     return items
 
 
 def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary,
-             mask_ids: Mapping[tuple[str, int], int]) -> list[Any]:
+             masks: Mapping[Slot, UsedMask]) -> ScoredSample:
     """NULL values with the error as reason, for each metric the sample still needed (with the masks it
     would have used, so that the failure counts as done until `retry_failed` or the masks change)."""
     reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
     summary.failures.append((record.id, reason))
-    return [MetricInput(sample_id=record.id, metric=m, value=None, provenance=plan.provenance[m], reason=reason,
-                        extras={"error": type(exc).__name__}, mask_version_ids=_masks_used(m, mask_ids))
-            for m in wanted]
+    return ScoredSample(record.id, [MetricValue(m, float("nan"), reason, {"error": type(exc).__name__},
+                                                plan.provenance[m]) for m in wanted], dict(masks))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`: the `masc-ui batch` command."""
-    from .cli import main as cli_main
+if __name__ == "__main__":  # `python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`
+    from masc_ui.cli import main
 
-    return cli_main(["batch", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["batch", *sys.argv[1:]]))

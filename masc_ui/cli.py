@@ -1,4 +1,7 @@
-"""`masc-ui` command line: parse, call the library, print. No business logic here."""
+"""`masc-ui` command line: parse, call a use case (`masc_ui.workbench`, `masc_ui.batch`), print. No business
+logic and no storage here.
+
+The acting user of every command is `CLI_USER` (None: the local operator, who runs it on their own machine)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +11,9 @@ from typing import Callable, Sequence
 
 from .errors import InputError, WorkbenchError
 from .settings import PROFILES, STRIPPERS, Settings
+
+CLI_USER: str | None = None
+"""The acting user the CLI passes to the use cases (a local process: no login)."""
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -79,34 +85,24 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> int:
     import json
 
-    from .imaging import load_image, load_mask_file
-    from .metrics.masc_factory import build_masc, result_record
-
     from .metrics.registry import parse_metric_names
+    from .workbench.scoring import Scoring
 
     settings = settings or settings_from_args(args)
     names = parse_metric_names(getattr(args, "metrics", None) or "cp,pf")
-    if names != ["cp", "pf"]:
-        return _score_metrics(args, settings, names)
-    for flag, value in (("--ref-mask", args.ref_mask), ("--out-mask", args.out_mask), ("--prompt", args.prompt)):
-        if not value:
-            raise InputError(f"{flag} is required for MaSC CP and PF; give it, or choose other --metrics")
-    if len(args.ref_mask) != len(args.ref):
-        raise InputError(f"{len(args.ref)} --ref image(s) but {len(args.ref_mask)} --ref-mask file(s): "
-                         "give one mask per reference, in the same order")
-    limit = settings.max_image_pixels
-    refs = tuple(load_image(r, name=f"--ref {r}", max_pixels=limit) for r in args.ref)
-    ref_masks = tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in args.ref_mask)
-    out = load_image(args.out, name=f"--out {args.out}", max_pixels=limit)
-    out_mask = load_mask_file(args.out_mask, name=f"--out-mask {args.out_mask}", max_pixels=limit)
-    if not args.prompt.strip():
-        raise InputError("--prompt is empty: give the prompt the output image was generated from")
-    from .metrics.sample import Sample
-
-    sample = Sample(refs=refs, out=out, prompt=args.prompt, subject=args.object_name, ref_masks=ref_masks,
-                    out_mask=out_mask)
-    result = build_masc(settings).score_many([sample])[0]
-    record = result_record(result)
+    masc_only = names == ["cp", "pf"]
+    if masc_only:
+        for flag, value in (("--ref-mask", args.ref_mask), ("--out-mask", args.out_mask), ("--prompt", args.prompt)):
+            if not value:
+                raise InputError(f"{flag} is required for MaSC CP and PF; give it, or choose other --metrics")
+        if not args.prompt.strip():
+            raise InputError("--prompt is empty: give the prompt the output image was generated from")
+    scoring = Scoring(settings, _models(), settings.device)
+    sample = scoring.sample_from_files(args.ref, args.out, ref_masks=args.ref_mask or (), out_mask=args.out_mask,
+                                       prompt=args.prompt, subject=args.object_name)
+    if not masc_only:
+        return _print_values(scoring.score_values(sample, names, user=CLI_USER), args.json)
+    record = scoring.masc_record(sample, user=CLI_USER)
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
         return 0
@@ -122,30 +118,15 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     return 0
 
 
-def _score_metrics(args: argparse.Namespace, settings: Settings, names: list[str]) -> int:
-    """`score --metrics ...` beyond plain CP/PF: every requested metric through the registry."""
+def _print_values(values: dict, as_json: bool) -> int:
+    """`score --metrics ...`: each metric's value, range, direction and model (or JSON records)."""
     import json
     import math
 
-    from .imaging import load_image, load_mask_file
     from .metrics.records import metric_record
-    from .metrics.registry import get_spec, score_metrics
-    from .metrics.sample import Sample
+    from .metrics.registry import get_spec
 
-    ref_masks = args.ref_mask or []
-    if ref_masks and len(ref_masks) != len(args.ref):
-        raise InputError(f"{len(args.ref)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
-                         "give one mask per reference, in the same order")
-    limit = settings.max_image_pixels
-    sample = Sample(
-        refs=tuple(load_image(r, name=f"--ref {r}", max_pixels=limit) for r in args.ref),
-        out=load_image(args.out, name=f"--out {args.out}", max_pixels=limit),
-        prompt=args.prompt, subject=args.object_name,
-        ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
-        out_mask=None if args.out_mask is None else load_mask_file(args.out_mask, name=f"--out-mask {args.out_mask}",
-                                                                    max_pixels=limit))
-    values = {name: vs[0] for name, vs in score_metrics([sample], names, settings).items()}
-    if args.json:
+    if as_json:
         print(json.dumps({name: metric_record(v) for name, v in values.items()}, indent=2, allow_nan=False))
         return 0
     for name, v in values.items():
@@ -155,6 +136,12 @@ def _score_metrics(args: argparse.Namespace, settings: Settings, names: list[str
         print(f"{spec.display_name}\t{shown}\t[{spec.range[0]:g}, {spec.range[1]:g}]\t{direction}\t"
               f"{v.provenance.get('model_id')}")
     return 0
+
+
+def _models():
+    from .models.registry import ModelRegistry
+
+    return ModelRegistry()
 
 
 # --- metrics -------------------------------------------------------------------------------------------------
@@ -214,42 +201,25 @@ def _add_segment(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_segment(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from .imaging import load_image
-    from .segmentation import build_sam_service, build_text_segmenter, clean_mask, mask_to_png
+    from .segmentation import mask_to_png
+    from .workbench.masks import Segmentation
 
     if settings is None:
         extra = {"sam_variant": args.sam_variant, "sam_checkpoint": args.sam_checkpoint, "sam3_model": args.sam3_model,
                  "cache_dir": args.cache_dir}
         settings = settings_from_args(args).replace(**{k: v for k, v in extra.items() if v is not None})
-    if args.text is not None and (args.point or args.box):
-        raise InputError("give either --text, or --point/--box clicks, not both")
-    if args.text is None and not (args.point or args.box):
-        raise InputError("nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or --text NAME")
-    image = load_image(args.image, name=f"image {args.image}", max_pixels=settings.max_image_pixels)
-    doubtful = None
-    if args.text is not None:
-        result = build_text_segmenter(settings).segment(
-            image, args.text,
-            threshold=settings.text_seg_threshold if args.threshold is None else args.threshold,
-            min_fraction=settings.text_seg_min_fraction if args.min_fraction is None else args.min_fraction)
-        mask, doubtful = result.mask, result.reason
-        summary = f"SAM 3: {result.n_instances} instance(s) of {result.text!r}, scores " + (
-            ", ".join(f"{s:.3f}" for s in result.scores) or "none")
-    else:
-        pred = build_sam_service(settings).predict(image, points=args.point, box=args.box,
-                                                   multimask=not args.single_mask)
-        mask = pred.mask
-        summary = f"SAM: score {pred.score:.3f} (candidates {', '.join(f'{s:.3f}' for s in pred.scores)})"
-    if args.fill_holes or args.min_speck or args.keep_largest:
-        mask = clean_mask(mask, fill_holes=args.fill_holes, min_speck=args.min_speck, keep_largest=args.keep_largest)
+    made = Segmentation(settings, _models()).segment_file(
+        args.image, user=CLI_USER, points=args.point, box=args.box, text=args.text,
+        multimask=not args.single_mask, threshold=args.threshold, min_fraction=args.min_fraction,
+        fill_holes=args.fill_holes, min_speck=args.min_speck, keep_largest=args.keep_largest)
     try:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_bytes(mask_to_png(mask))
+        args.output.write_bytes(mask_to_png(made.mask))
     except OSError as exc:
         raise InputError(f"cannot write the mask to {args.output}: {exc}") from None
-    print(f"{args.output}\t{image.width}x{image.height}\tcovers {mask.mean():.1%}\t{summary}")
-    if doubtful:
-        print(f"doubtful: {doubtful}", file=sys.stderr)
+    print(f"{args.output}\t{made.size[0]}x{made.size[1]}\tcovers {made.mask.mean():.1%}\t{made.summary}")
+    if made.doubtful:
+        print(f"doubtful: {made.doubtful}", file=sys.stderr)
         return 3
     return 0
 
@@ -280,14 +250,11 @@ def _box_arg(text: str) -> tuple:
 
 # --- import / batch / agreement / export (datasets) ----------------------------------------------------------
 
-def _open_store(settings: Settings):
-    """The storage of `settings` (database URL or SQLite in the data dir); storage errors become WorkbenchError."""
-    from storage import StorageError, open_store
+def _database(settings: Settings):
+    """The database of `settings` (database URL or SQLite in the data dir), opened on first use."""
+    from .workbench.database import Database
 
-    try:
-        return open_store(settings.database_url, settings.data_dir)
-    except StorageError as exc:
-        raise WorkbenchError(f"database: {exc}") from None
+    return Database(settings)
 
 
 def _add_import(sub: argparse._SubParsersAction) -> None:
@@ -316,19 +283,17 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
 def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from tqdm import tqdm
 
-    from .datasets import get_importer, read_layout
-    from .datasets.ingest import ingest_all
+    from .workbench.imports import Imports, sample_count
 
     settings = settings or settings_from_args(args)
     fmt = _import_format(args)
-    dataset = args.dataset or get_importer(fmt).default_dataset
-    if dataset is None:
-        raise InputError(f"import format {fmt!r} needs --dataset NAME (the dataset name in the database)")
-    parsed = read_layout(fmt, args.path, judge=args.judge, outputs=args.outputs, unique_token=args.unique_token)
-    total = len(parsed.samples) + sum(len(p.samples) for p in parsed.parts.values())
-    with _open_store(settings) as store, tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
-        summaries = ingest_all(store, dataset, fmt, parsed, max_pixels=settings.max_image_pixels,
-                               progress=bar.update)
+    with _database(settings) as database:
+        imports = Imports(database, settings)
+        dataset, parsed = imports.read(fmt, args.path, dataset=args.dataset, judge=args.judge,
+                                       outputs=args.outputs, unique_token=args.unique_token)
+        total = sample_count(parsed)
+        with tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
+            summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update)
     for summary in summaries:
         print("\n".join(summary.lines(max_problems=args.max_problems)))
     return 0
@@ -386,8 +351,8 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
         bars.append(tqdm(total=total, unit="sample", desc=label, disable=not context.is_main, dynamic_ncols=True))
 
     try:
-        with _open_store(context.settings) as store:
-            summary = run_batch(store, context.settings, options, on_start=start,
+        with _database(context.settings) as database:
+            summary = run_batch(database.store, context.settings, options, on_start=start,
                                 progress=lambda n: bars[0].update(n))
     finally:
         for bar in bars:
@@ -419,15 +384,15 @@ def _add_agreement(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from .analysis import agreement_table, format_table, to_json
-    from .datasets.agreement_source import load_agreement_data
+    from .analysis import format_table, to_json
+    from .workbench.agreement import agreement_report
 
     settings = settings or settings_from_args(args)
-    with _open_store(settings) as store:
-        data = load_agreement_data(store, args.dataset)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-    table = agreement_table(data, metrics, criterion=args.criterion, by=args.by, n_boot=args.n_boot, seed=args.seed,
-                            human_level=args.human_level)
+    with _database(settings) as database:
+        table = agreement_report(database, user=CLI_USER, dataset=args.dataset, criterion=args.criterion,
+                                 metrics=metrics, by=args.by, n_boot=args.n_boot, seed=args.seed,
+                                 human_level=args.human_level)
     print(to_json(table) if args.json else format_table(table))
     return 0
 
@@ -443,18 +408,13 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from .workbench.browse import StoredSamples
+
     settings = settings or settings_from_args(args)
     fmt = args.fmt or ("jsonl" if str(args.output).endswith((".jsonl", ".ndjson")) else "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
-    with _open_store(settings) as store:
-        if args.dataset is not None and args.dataset not in {d.name for d in store.samples.datasets()}:
-            raise InputError(f"dataset {args.dataset!r} is not in the database; known: "
-                             f"{', '.join(d.name for d in store.samples.datasets()) or 'none yet'}")
-        write = store.exports.write_jsonl if fmt == "jsonl" else store.exports.write_csv
-        try:
-            n = write(target, args.dataset)
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc}") from None
+    with _database(settings) as database:
+        _, n = StoredSamples(database, settings).export(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
         print(f"{n} samples written to {args.output} ({fmt})")
     return 0
@@ -475,31 +435,19 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or settings_from_args(args)
     if args.action in ("dump", "restore") and args.file is None:
         raise InputError(f"masc-ui db {args.action} needs a FILE argument")
-    if args.action == "upgrade":
-        from storage import StorageError, upgrade_database
-
-        try:
-            print(f"schema at revision {upgrade_database(settings.database_url, settings.data_dir)}")
-        except StorageError as exc:
-            raise WorkbenchError(f"database: {exc}") from None
-        return 0
-    with _open_store(settings) as store:
+    with _database(settings) as database:
+        if args.action == "upgrade":
+            print(f"schema at revision {database.upgrade(CLI_USER)}")
+            return 0
         if args.action == "check":
-            result = store.integrity_check()
+            result = database.check(CLI_USER)
             print(result)
             return 0 if result == "ok" else 1
         if args.action == "dump":
-            store.dumps.dump(args.file, include_blobs=args.with_blobs)
+            database.dump(CLI_USER, args.file, include_blobs=args.with_blobs)
             print(f"dump written to {args.file}")
             return 0
-        if not args.file.is_file():
-            raise InputError(f"restore: {args.file} does not exist or is not a file")
-        from storage import StorageError
-
-        try:
-            store.dumps.restore(args.file)
-        except StorageError as exc:
-            raise WorkbenchError(f"restore of {args.file}: {exc}") from None
+        database.restore(CLI_USER, args.file)
         print(f"restored {args.file}")
     return 0
 

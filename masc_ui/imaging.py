@@ -203,15 +203,6 @@ def as_mask_array(mask: object, *, name: str = "mask") -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def image_sha256(img: Image.Image) -> str:
-    """SHA-256 of an RGB image's size and pixels: the key of every embedding cache."""
-    rgb = img if img.mode == "RGB" else img.convert("RGB")
-    h = hashlib.sha256()
-    h.update(f"{rgb.size[0]}x{rgb.size[1]}:".encode())
-    h.update(rgb.tobytes())
-    return h.hexdigest()
-
-
 def _open(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Image:
     data, label = _read_bytes(src, name)
     return _decode(data, label, max_pixels)

@@ -3,6 +3,8 @@
 Reads only `PatchMaps`-shaped data (see CONVENTIONS "MaSC engine"): grids are float arrays (Hp, Wp) in
 row-major patch order, covering the whole image (patch (r, c) spans rows r*H/Hp..(r+1)*H/Hp and columns
 c*W/Wp..(c+1)*W/Wp of an H x W image); NaN cells are drawn transparent. Pure NumPy + Pillow; no torch.
+The photos drawn on are `masc_ui.imaging.InputImage`s (their decoded pixels are used as they are) or anything
+`as_input_image` reads.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+
+from .imaging import InputImage, as_input_image
 
 # Viridis anchors (matplotlib's, every 1/8): perceptually uniform and readable by colour-blind people.
 _VIRIDIS = np.array([
@@ -43,11 +47,11 @@ def grid_to_image(grid: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return g[rows][:, cols]
 
 
-def heatmap(image: Image.Image, grid: np.ndarray, *, lo: float, hi: float, title: str,
+def heatmap(image: InputImage | Image.Image, grid: np.ndarray, *, lo: float, hi: float, title: str,
             opacity: float = 0.6) -> Image.Image:
     """`image` with `grid` (Hp, Wp) drawn over it in viridis at `opacity` (NaN cells leave the photo as is),
     and a legend strip below: `title` and a colour bar from `lo` to `hi`. Returns RGB, (W, H + LEGEND_HEIGHT)."""
-    base = image.convert("RGBA")
+    base = as_input_image(image).pixels.convert("RGBA")
     rgba = colormap(grid_to_image(grid, base.size), lo, hi)
     rgba[..., 3] = (rgba[..., 3].astype(np.float32) * float(np.clip(opacity, 0.0, 1.0))).astype(np.uint8)
     blended = Image.alpha_composite(base, Image.fromarray(rgba, "RGBA")).convert("RGB")
@@ -79,7 +83,7 @@ def patch_center(flat_index: int, grid: tuple[int, int], size: tuple[int, int]) 
     return ((c + 0.5) * size[0] / wp, (r + 0.5) * size[1] / hp)
 
 
-def correspondences(ref: Image.Image, out: Image.Image, matches: Sequence[tuple[int, int, int, float]], *,
+def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image, matches: Sequence[tuple[int, int, int, float]], *,
                     ref_grid: tuple[int, int], out_grid: tuple[int, int], ref_index: int = 0, top_k: int = 20,
                     lo: float = 0.0, hi: float = 1.0, height: int = 320) -> Image.Image:
     """Reference and output side by side (both scaled to `height`), with the `top_k` strongest matches of
@@ -87,8 +91,9 @@ def correspondences(ref: Image.Image, out: Image.Image, matches: Sequence[tuple[
 
     `matches`: (ref_index, ref_patch_flat_idx, out_patch_flat_idx, cos) as in `PatchMaps.correspondences`.
     """
-    a = ref.convert("RGB").resize((max(1, round(ref.width * height / ref.height)), height))
-    b = out.convert("RGB").resize((max(1, round(out.width * height / out.height)), height))
+    ref, out = as_input_image(ref).pixels, as_input_image(out).pixels
+    a = ref.resize((max(1, round(ref.width * height / ref.height)), height))
+    b = out.resize((max(1, round(out.width * height / out.height)), height))
     gap = 16
     canvas = Image.new("RGB", (a.width + gap + b.width, height), "white")
     canvas.paste(a, (0, 0))
@@ -106,11 +111,11 @@ def correspondences(ref: Image.Image, out: Image.Image, matches: Sequence[tuple[
     return with_legend(canvas, title=title, lo=lo, hi=hi)
 
 
-def mask_overlay(image: Image.Image, mask: np.ndarray | None, *, opacity: float = 0.5,
+def mask_overlay(image: InputImage | Image.Image, mask: np.ndarray | None, *, opacity: float = 0.5,
                  color: tuple[int, int, int] = (255, 40, 120)) -> Image.Image:
     """`image` with the bool/0..1 (H, W) `mask` tinted in `color` at `opacity` and its outline drawn.
     A mask of another size is resized (nearest) to the image. None = the image unchanged (RGB)."""
-    base = image.convert("RGB")
+    base = as_input_image(image).pixels
     if mask is None:
         return base
     m = np.asarray(mask)

@@ -17,19 +17,21 @@ from .engine import RECOMMENDED_SQLITE, OldSQLiteWarning
 from .errors import (BlobCorrupt, BlobMissing, Conflict, DuplicateKey, InvalidInput, InvalidRating,
                      NotAMascDatabase, NotFound, RestoreError, SchemaTooNew, StorageBusy, StorageError)
 from .provenance import provenance_key
-from .records import (DatasetRecord, ExternalRating, MaskRecord, MetricInput, MetricValueRecord, Progress,
-                      Provenance, RaterRecord, RatingRecord, RatingRevision, SampleRecord, SampleRow,
-                      SubjectRecord, Task)
+from .repo.metrics import EXTERNAL_CODE_VERSION
+from .records import (DatasetRecord, ExternalRating, ImageInput, MaskInput, MaskRecord, MaskRef, MetricInput,
+                      MetricValueRecord, Progress, Provenance, RaterRecord, RatingRecord, RatingRevision, RecordInput,
+                      Recorded, SampleInput, SampleRecord, SampleRow, SubjectRecord, Task, ValueInput)
 from .schema import (CRITERIA, IMAGE_ROLES, IMPORTED_CRITERIA, MASK_SOURCES, RATING_CRITERIA, SCORE_MAX, SCORE_MIN,
                      STATUSES)
 from .store import Store, open_store, upgrade_database
 
 __all__ = [
-    "open_store", "upgrade_database", "Store", "provenance_key",
+    "open_store", "upgrade_database", "Store", "provenance_key", "EXTERNAL_CODE_VERSION",
     "CRITERIA", "IMPORTED_CRITERIA", "RATING_CRITERIA", "STATUSES", "MASK_SOURCES", "IMAGE_ROLES", "SCORE_MIN", "SCORE_MAX", "RECOMMENDED_SQLITE",
     "DatasetRecord", "SubjectRecord", "SampleRecord", "MaskRecord", "Provenance", "MetricInput",
     "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",
-    "Progress", "SampleRow",
+    "Progress", "SampleRow", "ImageInput", "SampleInput", "MaskInput", "MaskRef", "ValueInput", "RecordInput",
+    "Recorded",
     "StorageError", "InvalidInput", "InvalidRating", "NotFound", "BlobMissing", "BlobCorrupt",
     "DuplicateKey", "Conflict", "SchemaTooNew", "NotAMascDatabase", "StorageBusy", "RestoreError",
     "OldSQLiteWarning",

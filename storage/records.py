@@ -233,3 +233,95 @@ class SampleRow:
     `sc` / `pq` only when the sample has such ratings."""
     counts: Mapping[str, int]
     """criterion -> number of scores in the mean."""
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    """An image's stored bytes (see `RecordingRepository.record`)."""
+
+    data: bytes
+    """The file's bytes (the SHA-256 of these is the image's identity)."""
+    media_type: str | None = None
+    """MIME type of `data`; None = sniffed from its first bytes."""
+
+
+@dataclass(frozen=True)
+class SampleInput:
+    """A sample to add or find, with the keyword arguments of `SampleRepository.add`."""
+
+    dataset: str
+    subject: str
+    references: tuple[str, ...] = ()
+    output: str | None = None
+    prompt: str | None = None
+    category: str | None = None
+    method: str | None = None
+    seed: int | None = None
+    external_key: str | None = None
+    info: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class MaskInput:
+    """A mask that must be the current one of image (`role`, `position`): a new version is added unless the
+    current version already has these bytes."""
+
+    role: str
+    """`reference` or `output`."""
+    position: int
+    png: bytes
+    """The mask as PNG bytes."""
+    source: str
+    """`drawn`, `sam`, `imported` or `text` (used only when a version is added)."""
+    created_by: str | None = None
+    params: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class MaskRef:
+    """A mask a value was computed with: image (`role`, `position`) of the value's sample, by the SHA-256 of its
+    PNG bytes; it names the newest version of that image with these bytes (stored before, or in the same
+    `record` call)."""
+
+    role: str
+    position: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ValueInput:
+    """One metric value of a `RecordInput` (its sample is the record's)."""
+
+    metric: str
+    value: float | None
+    provenance: Provenance | Mapping[str, Any]
+    reason: str | None = None
+    extras: Mapping[str, Any] | None = None
+    masks: tuple[MaskRef, ...] = ()
+    """The masks the value was computed with."""
+    computed_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class RecordInput:
+    """Everything one scored sample brings (see `RecordingRepository.record`)."""
+
+    sample: SampleInput | int
+    """The sample to add or find, or the id of a stored sample."""
+    images: tuple[ImageInput, ...] = ()
+    """Bytes of the sample's images that may not be stored yet."""
+    masks: tuple[MaskInput, ...] = ()
+    values: tuple[ValueInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What `record` did for one `RecordInput`."""
+
+    sample: SampleRecord
+    new_masks: int
+    """Mask versions added."""
+    new_values: tuple[MetricValueRecord, ...]
+    """Values added (the others were already recorded)."""
+    masks: Mapping[tuple[str, int], MaskRecord]
+    """(role, position) -> the sample's current masks after the record."""

@@ -17,6 +17,7 @@ from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
 from .repo.ratings import RatingRepository
+from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
 from .repo.tasks import TaskRepository
 from .repo.views import ViewRepository
@@ -31,7 +32,8 @@ class Store:
 
     Attributes (each a repository; see its module for the methods):
     `images` (bytes <-> SHA-256), `samples` (datasets, subjects, samples), `masks` (versioned masks),
-    `metrics` (metric values with provenance), `ratings` (raters, ratings, history, external imports),
+    `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
+    in one transaction), `ratings` (raters, ratings, history, external imports),
     `tasks` (next/previous task, progress), `views` (browse rows), `exports` (CSV/JSONL),
     `dumps` (full JSON dump and restore).
     """
@@ -47,6 +49,7 @@ class Store:
         self.masks = MaskRepository(self.tx, self.blobs)
         self.metrics = MetricRepository(self.tx)
         self.ratings = RatingRepository(self.tx)
+        self.recording = RecordingRepository(self.tx, self.blobs)
         self.tasks = TaskRepository(self.tx)
         self.views = ViewRepository(self.tx)
         self.exports = ExportRepository(self.tx)

@@ -145,15 +145,28 @@ def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
 
 
 def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, models, shared_data, tmp_path):
+    """DreamBooth stores `info["prompt_subject"] = "sks dog"`: PF strips those words, not just the subject name."""
+    import numpy as np
+
     from masc_ui.datasets import read_layout
     from masc_ui.datasets.ingest import ingest
+    from masc_ui.metrics.strippers import strip_subject_from_prompt
+    from masc_ui.segmentation.masks import mask_to_png
     from dataset_trees import tiny_image
 
     tiny_image(tmp_path / "out" / "sd" / "dog" / "0_0.png", seed=1)
     ingest(store, "db", "dreambooth", read_layout("dreambooth", shared_data / "dreambooth", outputs=tmp_path / "out"))
-    run_batch(store, demo_settings, BatchOptions("db", ("clip_t",), masks="none"), models=models)
-    pf_less = store.metrics.history(store.samples.get_by_key("db", "sd/dog-0_0").id)
-    assert len(pf_less) == 1 and pf_less[0].value is not None
+    sample = store.samples.get_by_key("db", "sd/dog-0_0")
+    assert sample.info["prompt_subject"] == "sks dog" and "sks dog" in sample.prompt
+    out_mask = np.zeros((16, 24), bool)  # the generated image is 24x16
+    out_mask[4:12, 6:18] = True
+    store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
+    run_batch(store, demo_settings, BatchOptions("db", ("pf",)), models=models)
+    pf, = store.metrics.history(sample.id, "pf")
+    assert pf.value is not None and pf.extras["prompt_stripped"] is True
+    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
+    assert "sks" not in pf.extras["prompt_text"].split() and "dog" not in pf.extras["prompt_text"].split()
+    assert pf.extras["prompt_text"] != strip_subject_from_prompt(sample.prompt, "dog", "regex")  # not the name only
 
 
 def test_bad_options_and_unknown_dataset(store, demo_settings, models):

@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from masc_ui.errors import InputError
-from masc_ui.imaging import as_mask_array, image_sha256, load_image, load_mask_file
+from masc_ui.imaging import as_mask_array, load_image, load_mask_file
 
 
 def _png(img: Image.Image, fmt: str = "PNG") -> bytes:
@@ -121,11 +121,26 @@ def test_as_mask_array_errors_name_the_argument(bad, msg):
         as_mask_array(bad, name="ref_mask")
 
 
-def test_image_hash_is_content_based():
+def test_the_content_hash_of_pixels_follows_the_pixels():
+    from masc_ui.imaging import as_input_image
+
     a = Image.new("RGB", (4, 4), (1, 2, 3))
-    assert image_sha256(a) == image_sha256(a.copy()) == image_sha256(a.convert("RGBA").convert("RGB"))
-    assert image_sha256(a) != image_sha256(Image.new("RGB", (4, 4), (1, 2, 4)))
-    assert image_sha256(Image.new("RGB", (2, 8))) != image_sha256(Image.new("RGB", (8, 2)))
+    assert as_input_image(a).sha256 == as_input_image(a.copy()).sha256 == as_input_image(a.convert("RGBA")).sha256
+    assert as_input_image(a).sha256 != as_input_image(Image.new("RGB", (4, 4), (1, 2, 4))).sha256
+    assert as_input_image(Image.new("RGB", (2, 8))).sha256 != as_input_image(Image.new("RGB", (8, 2))).sha256
+
+
+def test_a_sample_holds_input_images_decoded_once():
+    """PIL images given to `Sample` become InputImages; an InputImage is kept as it is (same object)."""
+    from masc_ui.imaging import open_image
+    from masc_ui.metrics.sample import Sample
+
+    jpeg = open_image(_file_bytes(Image.new("RGB", (8, 6), (9, 9, 9)), "JPEG"), name="reference image 1")
+    sample = Sample(refs=[jpeg], out=Image.new("RGB", (5, 5)))
+    assert sample.refs == (jpeg,) and sample.refs[0] is jpeg and isinstance(sample.refs, tuple)
+    assert sample.out.media_type == "image/png" and sample.out.size == (5, 5)
+    with pytest.raises(InputError, match=r"Sample.out: not an image"):
+        Sample(refs=(jpeg,), out=b"junk")
 
 
 # --- InputImage: decoded once, one content hash -----------------------------------------------------------------

@@ -45,8 +45,39 @@ def test_bad_number_in_env_names_the_variable():
         Settings.from_env({"MASC_NAFLEX_MAX_PATCHES": "many"})
 
 
+CHOICES = {"profile": "demo", "stripper": "spacy", "dtype": "bfloat16"}
+"""A valid value other than the default for the settings that take a fixed set of values."""
+
+
+def _env_value(field) -> tuple[str, object]:
+    """(text of an env var, the value Settings should read from it) for `field`, different from its default and
+    valid alone (near the default: numbers often have bounds that depend on each other)."""
+    kind = str(field.type)
+    default = getattr(Settings(), field.name)
+    if field.name in CHOICES:
+        return CHOICES[field.name], CHOICES[field.name]
+    if kind.startswith("int"):
+        value = default + 1 if isinstance(default, int) else 7
+        return str(value), value
+    if kind.startswith("float"):
+        value = default / 2 if default else 0.25
+        return repr(value), value
+    if "Path" in kind:
+        return "/tmp/masc-env-test", Path("/tmp/masc-env-test")
+    return "env-value", "env-value"
+
+
 def test_every_field_has_an_env_var():
-    assert ENV["fg_threshold"] == "MASC_FG_THRESHOLD"
+    """Each field, set alone through its `MASC_<NAME>` variable, is read by `Settings.from_env`."""
+    import dataclasses
+
+    fields = dataclasses.fields(Settings)
+    assert set(ENV) == {f.name for f in fields}
+    for f in fields:
+        assert ENV[f.name] == f"MASC_{f.name.upper()}"
+        text, expected = _env_value(f)
+        assert expected != getattr(Settings(), f.name), f.name  # the test value must differ from the default
+        assert getattr(Settings.from_env({ENV[f.name]: text}), f.name) == expected, f.name
 
 
 def test_profiles_and_overrides(tmp_path):

@@ -15,14 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis import AgreementData, MetricScale, scale_for
-from ..errors import InputError
 
 
 def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData:
-    """Every sample of `dataset` (None = all datasets) with its metric values and ratings."""
-    known = [d.name for d in store.samples.datasets()]
-    if dataset is not None and dataset not in known:
-        raise InputError(f"dataset {dataset!r} is not in the database; known datasets: {', '.join(known) or 'none yet'}")
+    """Every sample of `dataset` (None = all datasets) with its metric values and ratings. The name is checked by
+    the caller (`masc_ui.workbench.agreement` says which datasets exist); storage refuses an unknown one."""
     samples = store.samples.list(dataset)
     ratings = store.ratings.current(dataset=dataset)
     latest = store.metrics.latest_for([s.id for s in samples])

@@ -1,11 +1,13 @@
 """Writing what an importer read into storage, idempotently: importing the same layout twice adds nothing.
 
-Images are validated with `masc_ui.imaging.load_image` and stored as the file's own bytes (content-addressed,
-so the same photo used by many samples is stored once; EXIF orientation is applied whenever it is read
-back). Masks are read with `load_mask_file` and stored as PNG (`source="imported"`), unless that exact mask is
-already one of the image's versions. Ratings go in as external raters; a rating already stored with the same
-score counts as present. External metric values (judges) are appended only when the latest value with the
-same provenance differs.
+Images are decoded once with `masc_ui.imaging.open_image` and stored as its `InputImage.data` under its
+`sha256` (the file's own bytes for PNG/JPEG/WebP, a PNG of its pixels for other formats; content-addressed, so
+the same photo used by many samples is stored once; EXIF orientation is applied whenever it is read back).
+Masks are read with `load_mask_file` and stored as PNG (`mask_to_png`, `source="imported"`), unless that exact
+mask is already one of the image's versions. Ratings go in as external raters; a rating already stored with
+the same score counts as present. External metric values (judges) go through the workbench's record use case
+(`masc_ui.workbench.records`, one transaction), which appends one only when the latest value with the same
+provenance differs.
 
 A `SampleEntry` without an output image becomes a *ratings-only* sample (no images; see
 `storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
@@ -15,17 +17,15 @@ and judge values kept). `ingest_all` stores a layout with several datasets (`Par
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from storage.errors import NotFound, StorageError
-from storage.provenance import provenance_key
-from storage.records import ExternalRating, MetricInput, Provenance
-from storage.repo.metrics import EXTERNAL_CODE_VERSION
+from storage import EXTERNAL_CODE_VERSION, ExternalRating, NotFound, StorageError
 
+from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import load_image, load_mask_file
+from ..imaging import load_mask_file, open_image
+from ..metrics.sample import MetricValue
 from ..segmentation.masks import mask_to_png
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
 
@@ -35,23 +35,26 @@ EXTERNAL_SOURCE_PREFIX = "import:"
 """Prefix of the provenance `model_id` of imported metric values: `import:<metric>`."""
 
 
-@dataclass
+IMAGE_MEMO_SIZE = 65_536
+"""Image files whose hash and size one import remembers (a reference shared by many samples is read once)."""
+
+
 class _Images:
     """SHA-256 and (width, height) of each image file stored during one import, so that a reference shared
     by many samples is read, checked and stored once."""
 
-    max_pixels: int
-    cache: dict[Path, tuple[str, tuple[int, int]]]
+    def __init__(self, max_pixels: int) -> None:
+        self.max_pixels = max_pixels
+        self._stored: LruCache[tuple[str, tuple[int, int]]] = LruCache(IMAGE_MEMO_SIZE)
 
     def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
-        if path not in self.cache:
+        def read() -> tuple[str, tuple[int, int]]:
             if not path.is_file():
                 raise InputError(f"missing file: {path}")
-            data = path.read_bytes()
-            img = load_image(data, name=f"image {path.name}", max_pixels=self.max_pixels)
-            self.cache[path] = (store.images.add(data), img.size)
-        return self.cache[path]
+            img = open_image(path, name=f"image {path.name}", max_pixels=self.max_pixels)
+            return store.images.add(img.data, media_type=img.media_type), img.size
+        return self._stored.get_or_compute(path, read)
 
 
 def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
@@ -61,7 +64,7 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
                             notes=list(parsed.notes))
     store.samples.ensure_dataset(dataset)
-    images = _Images(max_pixels, {})
+    images = _Images(max_pixels)
     before = store.samples.count(dataset)
     stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
     waiting = {k for k, s in stored_keys.items() if s.ratings_only}
@@ -233,32 +236,26 @@ def _current_ratings(store: Any, rater: str, dataset: str) -> list[Any]:
 
 def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: dict[str, int],
                     summary: ImportSummary) -> None:
+    from ..workbench.database import Database
+    from ..workbench.records import Recorder, ScoredSample
+
     if not metrics:
         return
     known = _resolve(store, dataset, {m.key for m in metrics}, ids)
-    provs = {m.metric: Provenance(model_id=EXTERNAL_SOURCE_PREFIX + m.metric, code_version=EXTERNAL_CODE_VERSION,
-                                  params=_scale_params(m)) for m in metrics}
-    keys = {name: provenance_key(p) for name, p in provs.items()}
-    usable = []
+    by_sample: dict[int, list[MetricValue]] = {}
     for m in metrics:
         if m.key not in known:
             summary.problems.append(Problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} "
                                                       "(import its images first)"))
-        else:
-            usable.append(m)
-    latest = store.metrics.latest_for(sorted({known[m.key] for m in usable}), provenance_keys=keys) if usable else {}
-    items = []
-    for m in usable:
-        sid = known[m.key]
-        old = latest.get(sid, {}).get(m.metric)
-        if old is not None and old.provenance_key == keys[m.metric] and old.value == m.value:
-            summary.existing_metrics += 1
             continue
-        items.append(MetricInput(sample_id=sid, metric=m.metric, value=m.value, provenance=provs[m.metric],
-                                 extras={"file": m.source}))
-    if items:
-        store.metrics.record_many(items)
-        summary.added_metrics += len(items)
+        provenance = {"model_id": EXTERNAL_SOURCE_PREFIX + m.metric, "code_version": EXTERNAL_CODE_VERSION,
+                      "params": _scale_params(m)}
+        by_sample.setdefault(known[m.key], []).append(
+            MetricValue(m.metric, m.value, extras={"file": m.source}, provenance=provenance))
+    items = [ScoredSample(sid, values) for sid, values in by_sample.items()]
+    added = sum(r.new_values for r in Recorder(Database.of(store)).record(items, user="import"))
+    summary.added_metrics += added
+    summary.existing_metrics += sum(len(v) for v in by_sample.values()) - added
 
 
 def _scale_params(entry: MetricEntry) -> dict[str, Any]:

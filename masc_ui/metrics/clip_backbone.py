@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ..imaging import image_sha256
+from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..settings import Settings
@@ -65,10 +65,12 @@ class ClipBackbone:
         """`logit_scale.exp()`, the model's learned temperature (100 for PickScore_v1)."""
         return float(self.model.logit_scale.detach().float().exp().item())
 
-    def image_embeddings(self, images: Sequence[Image.Image]) -> np.ndarray:
-        """(N, D) float32 unit vectors of `images` (RGB PIL); each distinct image is encoded once per backbone."""
-        keys = [image_sha256(img) for img in images]
-        return self.image_cache.get_or_compute_many(keys, list(images), self._encode_images)
+    def image_embeddings(self, images: Sequence[InputImage | Image.Image]) -> np.ndarray:
+        """(N, D) float32 unit vectors of `images` (`InputImage`s, or what `as_input_image` reads); each distinct
+        image (by `InputImage.sha256`) is encoded once per backbone."""
+        inputs = [as_input_image(img) for img in images]
+        keys = [img.sha256 for img in inputs]
+        return self.image_cache.get_or_compute_many(keys, [img.pixels for img in inputs], self._encode_images)
 
     def text_embeddings(self, texts: Sequence[str]) -> np.ndarray:
         """(N, D) float32 unit vectors of `texts`, truncated to `text_length` tokens."""

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image, ImageColor
 
 from ..errors import InputError
-from ..imaging import as_mask_array
+from ..imaging import InputImage, as_input_image, as_mask_array
 from .backbone_scorer import Computed
 from .base import Needs
 from .clip_backbone import ClipBackbone
@@ -38,14 +38,16 @@ Box = tuple[int, int, int, int]
 """(x0, y0, x1, y1) pixels, x1/y1 exclusive."""
 
 
-def segment_subject(image: Image.Image, mask: Any, *, fill: tuple[int, int, int] = DEFAULT_FILL,
+def segment_subject(image: InputImage | Image.Image, mask: Any, *, fill: tuple[int, int, int] = DEFAULT_FILL,
                     margin: float = DEFAULT_MARGIN, name: str = "mask") -> tuple[Image.Image, Box] | None:
-    """`image` (RGB) with pixels outside `mask` set to `fill`, cropped to the mask's box plus `margin`
-    (see the module docstring); returns (crop, box in `image` pixels), or None when the mask is empty."""
-    fg = foreground(mask, image.size, name=name)
+    """`image` (an `InputImage`, or what `as_input_image` reads) with pixels outside `mask` set to `fill`,
+    cropped to the mask's box plus `margin` (see the module docstring); returns (crop as RGB PIL, box in
+    `image` pixels), or None when the mask is empty."""
+    rgb = as_input_image(image).pixels
+    fg = foreground(mask, rgb.size, name=name)
     if not fg.any():
         return None
-    pixels = np.array(image.convert("RGB"), dtype=np.uint8)
+    pixels = np.array(rgb, dtype=np.uint8)
     pixels[~fg] = np.asarray(fill, dtype=np.uint8)
     box = margin_box(fg, margin)
     x0, y0, x1, y1 = box

@@ -6,7 +6,6 @@ scorer of a process shares one engine and its encoding caches.
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Sequence
 
@@ -15,6 +14,7 @@ from ..models.loading import pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .base import MetricSpec, Needs, check_inputs, check_params, nan_value
+from .records import json_safe
 from .sample import MetricValue, Sample
 
 PAIR = ("cp", "pf")
@@ -59,7 +59,7 @@ class MaSCScorer:
 
     def provenance(self) -> dict[str, Any]:
         engine = self.engine()
-        return json.loads(json.dumps(engine.provenance, default=str))
+        return json_safe(engine.provenance)
 
     def score(self, samples: Sequence[Sample], *, missing: str = "raise") -> list[MetricValue]:
         return self.score_pair(samples, [self.spec.name], missing=missing)[self.spec.name]

@@ -17,7 +17,7 @@ import torch
 from PIL import Image
 from torchvision import transforms
 
-from ..imaging import image_sha256
+from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
@@ -66,9 +66,12 @@ class DinoBackbone:
         self.image_forwards = 0
         self._count_lock = threading.Lock()
 
-    def image_embeddings(self, images: Sequence[Image.Image]) -> np.ndarray:
-        keys = [image_sha256(img) for img in images]
-        return self.image_cache.get_or_compute_many(keys, list(images), self._encode)
+    def image_embeddings(self, images: Sequence[InputImage | Image.Image]) -> np.ndarray:
+        """(N, D) float32 unit CLS vectors of `images` (`InputImage`s, or what `as_input_image` reads); each
+        distinct image (by `InputImage.sha256`) is encoded once."""
+        inputs = [as_input_image(img) for img in images]
+        keys = [img.sha256 for img in inputs]
+        return self.image_cache.get_or_compute_many(keys, [img.pixels for img in inputs], self._encode)
 
     @torch.inference_mode()
     def _encode(self, images: list[Image.Image]) -> np.ndarray:

@@ -27,7 +27,7 @@ import torch
 from PIL import Image
 
 from ..errors import InputError
-from ..imaging import as_mask_array, image_sha256, load_image
+from ..imaging import InputImage, as_input_image, as_mask_array
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 from ..version import code_version
@@ -70,10 +70,10 @@ class MaSCResult:
 class _Prepared:
     """One validated sample: normalized images, their cache keys, float32 masks, the PF text."""
 
-    refs: list[Image.Image]
+    refs: list[InputImage]
     ref_keys: list[str]
     ref_masks: list[np.ndarray | None]
-    out: Image.Image
+    out: InputImage
     out_key: str
     out_mask: np.ndarray | None
     text: str | None
@@ -199,7 +199,7 @@ class MaSC:
               prompt: str, object_name: str | None = None, *, return_maps: bool = True) -> MaSCResult:
         """Score one (reference, output, prompt) sample.
 
-        Images: PIL images (or what `masc_ui.imaging.load_image` reads), any size. Masks: 2-D (H, W) bool,
+        Images: `InputImage`s, PIL images or anything `masc_ui.imaging.as_input_image` reads, any size. Masks: 2-D (H, W) bool,
         uint8 0..255 or float 0..1, foreground = non-zero, any size (resampled to the patch grid).
         `object_name` (the subject) is removed from `prompt` by the constructor's stripper before PF encodes it;
         None keeps the prompt as is.
@@ -214,7 +214,8 @@ class MaSC:
             raise InputError("ref_mask is missing: pass a 2-D mask (H, W) of the subject in ref_image")
         if out_mask is None:
             raise InputError("out_mask is missing: pass a 2-D mask (H, W) of the subject in out_image")
-        sample = Sample(refs=(load_image(ref_image, name="ref_image"),), out=load_image(out_image, name="out_image"),
+        sample = Sample(refs=(as_input_image(ref_image, name="ref_image"),),
+                        out=as_input_image(out_image, name="out_image"),
                         prompt=prompt, subject=object_name,
                         ref_masks=(as_mask_array(ref_mask, name="ref_mask"),),
                         out_mask=as_mask_array(out_mask, name="out_mask"))
@@ -225,8 +226,8 @@ class MaSC:
                    return_maps: bool = False) -> list[MaSCResult]:
         """Score `samples` (each with one or more references), encoding images in padded batches.
 
-        Every distinct image (by content hash) is encoded once per call and kept in the instance's bounded
-        cache, so N outputs sharing one reference cost N + 1 vision passes. `batch_size` is both how many images
+        Every distinct image (by `InputImage.sha256`, the content hash of its stored bytes) is encoded once per
+        call and kept in the instance's bounded cache, so N outputs sharing one reference cost N + 1 vision passes. `batch_size` is both how many images
         go through the vision tower at once and how many samples are scored per step. Missing pieces give NaN
         with a reason (a reference without mask: that reference's CP; no output mask or prompt: PF).
         Results equal `score()` one at a time within float32 rounding (1e-5).
@@ -254,11 +255,11 @@ class MaSC:
             raise InputError(f"{where} has no reference image; give at least one in refs")
         if len(sample.ref_masks) > len(sample.refs):
             raise InputError(f"{where} has {len(sample.ref_masks)} reference masks for {len(sample.refs)} references")
-        refs = [load_image(r, name=f"{where}.refs[{j}]") for j, r in enumerate(sample.refs)]
+        refs = [as_input_image(r, name=f"{where}.refs[{j}]") for j, r in enumerate(sample.refs)]
         ref_masks = [None if sample.ref_mask(j) is None else as_mask_array(sample.ref_mask(j),
                                                                            name=f"{where}.ref_masks[{j}]")
                      for j in range(len(refs))]
-        out = load_image(sample.out, name=f"{where}.out")
+        out = as_input_image(sample.out, name=f"{where}.out")
         out_mask = None if sample.out_mask is None else as_mask_array(sample.out_mask, name=f"{where}.out_mask")
         if sample.subject is not None and not isinstance(sample.subject, str):
             raise InputError(f"{where}.subject (object_name) must be a string or None, "
@@ -268,11 +269,8 @@ class MaSC:
         text, text_extras = (None, {"prompt_stripped": False, "stripper": None, "stripper_model": None})
         if sample.prompt is not None and sample.prompt.strip():
             text, text_extras = self._pf_prompt(sample.prompt, sample.subject)
-        return _Prepared(refs=refs, ref_keys=[self._key(r) for r in refs], ref_masks=ref_masks, out=out,
-                         out_key=self._key(out), out_mask=out_mask, text=text, text_extras=text_extras)
-
-    def _key(self, image: Image.Image) -> str:
-        return image_sha256(image)
+        return _Prepared(refs=refs, ref_keys=[r.sha256 for r in refs], ref_masks=ref_masks, out=out,
+                         out_key=out.sha256, out_mask=out_mask, text=text, text_extras=text_extras)
 
     def _pf_prompt(self, prompt: str, object_name: str | None) -> tuple[str, dict]:
         """The text PF encodes, and how it was obtained (`prompt_stripped` is whitespace-insensitive)."""
@@ -320,8 +318,8 @@ class MaSC:
         images: dict[str, Image.Image] = {}
         for p in group:
             for key, img in zip(p.ref_keys, p.refs):
-                images.setdefault(key, img)
-            images.setdefault(p.out_key, p.out)
+                images.setdefault(key, img.pixels)
+            images.setdefault(p.out_key, p.out.pixels)
         enc = self._encode_images(images, batch_size)
         texts = self._encode_texts([p.text for p in group if p.text is not None])
         pf = self._prompt_following(group, enc, texts)

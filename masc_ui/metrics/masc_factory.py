@@ -1,7 +1,6 @@
 """Building a MaSC scorer from `Settings`, and its results as JSON-able records."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +8,7 @@ from ..models.profiles import DEMO_NAMES, model_ids
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .masc import MaSC, MaSCResult
+from .records import json_safe
 
 
 def build_masc(settings: Settings, models: ModelRegistry | None = None) -> MaSC:
@@ -25,18 +25,4 @@ def build_masc(settings: Settings, models: ModelRegistry | None = None) -> MaSC:
 
 def result_record(result: MaSCResult) -> dict[str, Any]:
     """`{"cp", "pf", "extras"}` with NaN as None, safe for `json.dumps(..., allow_nan=False)`."""
-    return {"cp": _finite(result.cp), "pf": _finite(result.pf), "extras": _clean(result.extras)}
-
-
-def _finite(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return _finite(value)
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+    return {"cp": json_safe(result.cp), "pf": json_safe(result.pf), "extras": json_safe(result.extras)}

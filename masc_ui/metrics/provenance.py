@@ -1,13 +1,13 @@
 """The provenance dict recorded with every metric value: which weights, which parameters, which code."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import torch
 
 from ..models.loading import is_local
 from ..version import code_version
+from .records import json_safe
 
 
 def checkpoint_revision(model_id: str, config: Any = None, *, cache_dir: str | None = None) -> str:
@@ -42,5 +42,5 @@ def make_provenance(*, model_id: str | None, revision: str | None, params: dict[
     """
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    return {"model_id": model_id, "revision": revision, "params": json.loads(json.dumps({**params, **more})),
+    return {"model_id": model_id, "revision": revision, "params": json_safe({**params, **more}),
             "device": device, "dtype": dtype, "code_version": code_version()}

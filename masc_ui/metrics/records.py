@@ -17,15 +17,21 @@ def metric_record(value: MetricValue) -> dict[str, Any]:
 
 
 def json_safe(obj: Any) -> Any:
-    """`obj` with NaN/inf floats as None, tuples as lists, numpy scalars/arrays as Python numbers/lists."""
+    """`obj` as plain JSON (the package's one JSON cleaner: `--json` output, provenance, extras crossing into
+    storage): NaN/inf floats as None, tuples as lists, numpy scalars/arrays as Python numbers/lists, dict keys
+    as str, and anything else JSON cannot hold (a `Path`, a `torch.dtype`) as its `str()`."""
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
     if isinstance(obj, (float, np.floating)):
         return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
+    if isinstance(obj, (int, np.integer)):
         return int(obj)
+    if obj is None or isinstance(obj, str):
+        return obj
     if isinstance(obj, np.ndarray):
         return json_safe(obj.tolist())
     if isinstance(obj, dict):
         return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
-    return obj
+    return str(obj)

@@ -3,6 +3,12 @@
 Every function here returns bool (H, W) masks. Sizes are given the PIL way, `(W, H)` = (width, height) in
 pixels; arrays are indexed `[y, x]`. Numeric masks passed in follow METRICS.md ("Inputs"): foreground =
 non-zero; mask files follow `masc_ui.imaging.load_mask_file`'s documented rule.
+
+Storing is the one exception: `mask_to_png`, the package's one mask encoder (the app's Save, batch's text masks,
+the importers, `masc-ui segment`), binarizes a soft mask at weight >= `STORED_FOREGROUND` (0.5, after
+`as_mask_array`'s scaling: uint8 >= 128 of 255), METRICS.md's patch-weight convention (PF hides patches with
+weight >= 0.5; CLIP-I-Seg keeps pixels >= 0.5), so a stored mask keeps exactly the foreground the metrics used.
+Hard masks (bool, 0/1, 0/255) are stored as they are.
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from PIL import Image, ImageColor
 from scipy import ndimage
 
 from ..errors import InputError
-from ..imaging import as_mask_array, load_image, load_mask_alpha, load_mask_file
+from ..imaging import InputImage, as_input_image, as_mask_array, load_image, load_mask_alpha, load_mask_file
 
 Size = tuple[int, int]
 """(width, height) in pixels."""
@@ -23,6 +29,8 @@ Color = Union[str, Sequence[int]]
 """An RGB triple 0..255 or a colour name / `#rrggbb` string."""
 
 _EIGHT_CONNECTED = np.ones((3, 3), dtype=bool)
+STORED_FOREGROUND = 0.5
+"""Weight at or above which a soft mask's pixel is stored as foreground (see the module docstring)."""
 
 
 def as_bool_mask(mask: object, *, name: str = "mask") -> np.ndarray:
@@ -107,12 +115,15 @@ def mask_fraction(mask: object) -> float:
     return float(as_bool_mask(mask).mean())
 
 
-def mask_to_png(mask: object) -> bytes:
-    """A mask as PNG bytes: 8-bit grey, 255 = foreground, 0 = background. Deterministic (same mask, same
-    bytes: no metadata, fixed compression), so the bytes can be content-addressed."""
-    mask = as_bool_mask(mask)
+def mask_to_png(mask: object, *, name: str = "mask") -> bytes:
+    """A mask as PNG bytes: 8-bit grey, 255 = foreground (bool True, or weight >= `STORED_FOREGROUND` after
+    `as_mask_array`), 0 = background. Deterministic (same mask, same bytes: no metadata, fixed compression), so
+    the bytes can be content-addressed."""
+    arr = np.asarray(mask) if not isinstance(mask, np.ndarray) else mask
+    if not (arr.dtype == bool and arr.ndim == 2 and arr.size):
+        arr = as_mask_array(mask, name=name) >= STORED_FOREGROUND
     buf = io.BytesIO()
-    Image.fromarray(mask.astype(np.uint8) * 255, mode="L").save(buf, format="PNG", compress_level=6)
+    Image.fromarray(arr.astype(np.uint8) * 255, mode="L").save(buf, format="PNG", compress_level=6)
     return buf.getvalue()
 
 
@@ -121,7 +132,7 @@ def mask_from_png(data: bytes) -> np.ndarray:
     return load_mask_file(data, name="mask PNG")
 
 
-def overlay_mask(image: Image.Image, mask: object, opacity: float = 0.5, color: Color = (255, 48, 48),
+def overlay_mask(image: InputImage | Image.Image, mask: object, opacity: float = 0.5, color: Color = (255, 48, 48),
                  outline: int = 2) -> Image.Image:
     """`image` (RGB) with the mask tinted in `color` at `opacity` (0 = invisible, 1 = opaque) and its
     boundary drawn `outline` pixels wide at full colour (0 = no outline). A mask of another size is resized
@@ -130,7 +141,7 @@ def overlay_mask(image: Image.Image, mask: object, opacity: float = 0.5, color: 
         raise InputError(f"overlay opacity must be within [0, 1], got {opacity}")
     if outline < 0:
         raise InputError(f"overlay outline must be >= 0 pixels, got {outline}")
-    rgb = image.convert("RGB")
+    rgb = as_input_image(image).pixels
     mask = resize_mask(mask, rgb.size)
     tint = np.asarray(_rgb(color), dtype=np.float32)
     pixels = np.asarray(rgb, dtype=np.float32).copy()

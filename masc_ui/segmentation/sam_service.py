@@ -1,7 +1,7 @@
 """Interactive Segment Anything: clicks and boxes -> masks, with one image-encoder pass per image.
 
 `SamService` owns one loaded SAM (shared through a `ModelRegistry` when given) and an LRU cache of image
-embeddings keyed by `image_sha256`: the first prompt on an image runs the heavy image encoder, every further
+embeddings keyed by `InputImage.sha256` (the image's one content hash, see `masc_ui.imaging`): the first prompt on an image runs the heavy image encoder, every further
 prompt on the same image (another click, a box, a refinement, an undo = the same prompts minus the last one)
 runs only the prompt encoder and the mask decoder. Safe to share between threads (web app sessions).
 
@@ -20,14 +20,14 @@ from segment_anything.modeling import Sam
 from segment_anything.utils.transforms import ResizeLongestSide
 
 from ..errors import InputError
-from ..imaging import image_sha256, load_image
+from ..imaging import InputImage, as_input_image
 from ..models.loading import pick_device
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_checkpoints import resolve_checkpoint
-from .sam_variants import build_sam, sam_architecture
+from ..models.sam_variants import build_sam, sam_architecture
 
 
 @dataclass(frozen=True)
@@ -129,26 +129,13 @@ class SamService:
 
     # --- embeddings -------------------------------------------------------------------------------------------
 
-    def embed(self, image: Image.Image | np.ndarray, image_key: str | None = None) -> ImageEmbedding:
+    def embed(self, image: InputImage | Image.Image | np.ndarray) -> ImageEmbedding:
         """The image's embedding, from the cache or by running the image encoder once (call it on upload to
-        make the first click fast). `image_key`: see `predict`."""
-        if image_key is None:
-            return self._embed_pixels(load_image(image, name="image"))
-        return self._embed_keyed(image, image_key, _size_of(image))
+        make the first click fast). `image`: see `predict`."""
+        return self._embed(as_input_image(image, name="image"))
 
-    def _embed_pixels(self, rgb: Image.Image) -> ImageEmbedding:
-        return self._cache.get_or_compute(image_sha256(rgb), lambda: self._encode(rgb))
-
-    def _embed_keyed(self, image: Image.Image | np.ndarray, image_key: str, size: tuple[int, int]) -> ImageEmbedding:
-        if not isinstance(image_key, str) or not image_key:
-            raise InputError(f"image_key must be a non-empty string (a content hash of the image), got {image_key!r}")
-        emb = self._cache.get_or_compute(("caller key", image_key),
-                                         lambda: self._encode(load_image(image, name="image")))
-        if size != emb.original_size[::-1]:
-            raise InputError(f"image_key {image_key!r} was first used for a {emb.original_size[1]}x"
-                             f"{emb.original_size[0]} image, not this {size[0]}x{size[1]} one; give each "
-                             "image its own key (e.g. the SHA-256 of its pixels)")
-        return emb
+    def _embed(self, image: InputImage) -> ImageEmbedding:
+        return self._cache.get_or_compute(image.sha256, lambda: self._encode(image.pixels))
 
     def _encode(self, rgb: Image.Image) -> ImageEmbedding:
         sam = self.model
@@ -167,38 +154,33 @@ class SamService:
 
     # --- prompts -> masks -------------------------------------------------------------------------------------
 
-    def predict(self, image: Image.Image | np.ndarray, points: Sequence[Point] = (), box: Box | None = None,
-                multimask: bool = True, prev_low_res_logits: np.ndarray | None = None,
-                image_key: str | None = None) -> SamPrediction:
+    def predict(self, image: InputImage | Image.Image | np.ndarray, points: Sequence[Point] = (),
+                box: Box | None = None, multimask: bool = True,
+                prev_low_res_logits: np.ndarray | None = None) -> SamPrediction:
         """Masks for `points` and/or `box` on `image`.
 
         Args:
-            image: RGB image (PIL or HxWx3 uint8 array); its pixels, not its identity, key the embedding cache.
+            image: an `InputImage` (decoded once at the edge; its `sha256` keys the embedding cache, so nothing
+                is decoded or hashed again per click), or a PIL image / HxWx3 uint8 array (converted with
+                `as_input_image`, i.e. hashed as a PNG of its pixels on every call).
             points: (x, y, label) in pixels, label 1 = subject, 0 = background.
             box: (x0, y0, x1, y1) in pixels (left, top, right, bottom).
             multimask: return SAM's 3 candidate masks (best for a single ambiguous click) instead of 1.
             prev_low_res_logits: (1, L, L) or (L, L) logits of the previous prediction on this image
                 (`SamPrediction.best_low_res_logits`), to refine it with the new prompts.
-            image_key: a content hash the caller already holds for exactly these pixels (e.g. its blob-store
-                SHA-256) of an image already normalized by `load_image` (RGB, EXIF applied); it replaces
-                hashing the pixels on every click, which matters for large photos.
 
         Raises `InputError` for points outside the image, bad labels, inverted/outside boxes, missing prompts
         or wrongly shaped logits.
         """
-        if image_key is None:
-            rgb = load_image(image, name="image")
-            size = rgb.size
-        else:
-            size = _size_of(image)
+        img = as_input_image(image, name="image")
+        size = img.size
         pts = check_points(points, size)
         xyxy = check_box(box, size)
         if pts is None and xyxy is None:
             raise InputError("give at least one point (x, y, label) or a box (x0, y0, x1, y1) to segment")
         mask_input = (None if prev_low_res_logits is None
                       else check_low_res_logits(prev_low_res_logits, self.architecture.low_res_size))
-        embedding = self._embed_pixels(rgb) if image_key is None else self._embed_keyed(image, image_key, size)
-        return self._decode(embedding, pts, xyxy, mask_input, multimask)
+        return self._decode(self._embed(img), pts, xyxy, mask_input, multimask)
 
     def _decode(self, emb: ImageEmbedding, pts: tuple[np.ndarray, np.ndarray] | None, xyxy: np.ndarray | None,
                 mask_input: np.ndarray | None, multimask: bool) -> SamPrediction:
@@ -232,11 +214,3 @@ class SamService:
             low_res_logits=low_res[0].float().cpu().numpy(),
         )
 
-
-def _size_of(image: object) -> tuple[int, int]:
-    """(W, H) of a PIL image or an (H, W[, C]) array, without copying its pixels."""
-    if isinstance(image, Image.Image):
-        return image.size
-    if isinstance(image, np.ndarray) and image.ndim in (2, 3) and image.shape[0] and image.shape[1]:
-        return int(image.shape[1]), int(image.shape[0])
-    raise InputError(f"image must be a PIL image or an HxWx3 array, got {type(image).__name__}")

@@ -17,7 +17,7 @@ import torch
 from PIL import Image
 
 from ..errors import InputError
-from ..imaging import load_image
+from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.registry import ModelRegistry
 
@@ -113,7 +113,7 @@ class TextSegmenter:
         return {"model": "sam3", "model_id": self.model_id, "device": self.device,
                 "dtype": str(self.dtype).removeprefix("torch."), "mask_threshold": self.mask_threshold}
 
-    def segment(self, image: Image.Image | np.ndarray, text: str, threshold: float = 0.5,
+    def segment(self, image: InputImage | Image.Image | np.ndarray, text: str, threshold: float = 0.5,
                 min_fraction: float = 0.05) -> TextSegmentation:
         """Mask of every instance of `text` (a short noun phrase, e.g. the subject's name) in `image`.
 
@@ -123,7 +123,7 @@ class TextSegmenter:
         phrase = _check_text(text)
         threshold = _check_unit("threshold", threshold)
         min_fraction = _check_unit("min_fraction", min_fraction)
-        rgb = load_image(image, name="image")
+        rgb = as_input_image(image, name="image").pixels
         model, processor = self._loaded()
         n_tokens = len(processor.tokenizer(phrase)["input_ids"])
         limit = model.config.text_config.max_position_embeddings
@@ -144,7 +144,7 @@ class TextSegmenter:
                                  text=phrase, threshold=threshold, min_fraction=min_fraction, best_score=best)
 
 
-def segment_by_text(image: Image.Image | np.ndarray, text: str, *, model_id: str = DEFAULT_SAM3,
+def segment_by_text(image: InputImage | Image.Image | np.ndarray, text: str, *, model_id: str = DEFAULT_SAM3,
                     device: str | None = "auto", threshold: float = 0.5, min_fraction: float = 0.05,
                     segmenter: TextSegmenter | None = None) -> TextSegmentation:
     """One-call form of `TextSegmenter(model_id, device).segment(image, text, threshold, min_fraction)`.

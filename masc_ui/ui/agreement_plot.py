@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..workbench_agreement import AgreementView, ScatterSeries  # noqa: E402
+from ..workbench.agreement import AgreementView, ScatterSeries  # noqa: E402
 
 
 def agreement_figure(view: AgreementView, series: ScatterSeries | None, *, demo: bool = False):

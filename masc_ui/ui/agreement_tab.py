@@ -5,8 +5,9 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench_agreement import MAX_BOOTSTRAP, agreement_view, scatter_series, table_rows
+from ..workbench.agreement import MAX_BOOTSTRAP, agreement_view, scatter_series, table_rows
 from .agreement_plot import agreement_figure
+from .users import user_of
 
 
 def build(wb: Workbench) -> None:
@@ -26,11 +27,11 @@ def build(wb: Workbench) -> None:
     plot = gr.Plot(label="Metric vs humans", elem_id="agree-plot")
     message = gr.Markdown(elem_id="agree-message")
 
-    def on_run(ds, crit, chosen, boots, progress=gr.Progress()):
+    def on_run(ds, crit, chosen, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = agreement_view(wb.records, dataset=(ds or "").strip() or None, criterion=crit,
-                                  n_boot=int(boots or 0))
+            view = agreement_view(wb.database, user=user_of(request), dataset=(ds or "").strip() or None,
+                                  criterion=crit, n_boot=int(boots or 0))
             names = view.data.metric_names
             chosen = chosen if chosen in names else (names[0] if names else None)
             series = scatter_series(view, chosen) if chosen else None

@@ -8,8 +8,12 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench_masks import MaskSession
+from ..workbench.masks import MaskSession
 from .score_table import score_table_html
+from .users import user_of
+
+SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
+"""File name suffix of an opened sample's image handed to the browser, by its stored media type."""
 
 
 @dataclass
@@ -42,10 +46,11 @@ def build(wb: Workbench) -> BrowseTab:
         download = gr.File(label="Download", interactive=False, elem_id="export-file")
     message = gr.Markdown(elem_id="browse-message")
 
-    def on_refresh(ds, me, su, sort_by, desc):
+    def on_refresh(ds, me, su, sort_by, desc, request: gr.Request):
         try:
-            choices = wb.records.filters()
-            headers, rows = wb.records.browse(dataset=ds or None, method=me or None, subject=su or None)
+            user = user_of(request)
+            choices = wb.samples.filters(user=user)
+            headers, rows = wb.samples.browse(user=user, dataset=ds or None, method=me or None, subject=su or None)
         except WorkbenchError as exc:
             return [gr.update()] * 5 + [f"⚠ {exc}"]
         key = headers.index(sort_by) if sort_by in headers else 0
@@ -66,9 +71,9 @@ def build(wb: Workbench) -> BrowseTab:
 
     table.select(on_select, None, [sample_id])
 
-    def on_export(kind, ds):
+    def on_export(kind, ds, request: gr.Request):
         try:
-            path = wb.records.export(kind, dataset=ds or None, folder=wb.scratch.new_folder())
+            path, _ = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
             return None, f"⚠ {exc}"
         return str(path), f"exported {path.name}"
@@ -80,13 +85,15 @@ def build(wb: Workbench) -> BrowseTab:
 def open_handler(wb: Workbench):
     """(sample id, session) -> the Score tab's reference, extra references, output, prompt, subject, session,
     its message, its score table (the stored values) and the selected tab, for a stored sample with its
-    current masks."""
-    def handler(sample_id, session: MaskSession):
+    current masks. The images go to the browser as their stored bytes (so a Save of the opened sample finds the
+    same images and the same sample)."""
+    def handler(sample_id, session: MaskSession, request: gr.Request):
         if sample_id is None:
             return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update(), gr.update())
         try:
-            s = wb.records.open_sample(int(sample_id))
-            table = score_table_html(wb.stored_report(s.sample_id), demo=wb.status().is_demo)
+            user = user_of(request)
+            s = wb.samples.open(int(sample_id), user=user)
+            table = score_table_html(wb.stored_report(s.sample_id, user=user), demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update())
         session.reset()
@@ -95,13 +102,14 @@ def open_handler(wb: Workbench):
                 session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"))
         if s.out_mask is not None:
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"))
-        extra = []
-        if len(s.refs) > 1:
-            folder = wb.scratch.new_folder()
-            for i, img in enumerate(s.refs[1:], 2):
-                img.save(folder / f"reference-{i}.png")
-                extra.append(str(folder / f"reference-{i}.png"))
-        return (s.refs[0], extra or None, s.out, s.prompt, s.subject, session,
+        folder = wb.scratch.new_folder()
+        files = []
+        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)]:
+            path = folder / f"{name}{SUFFIXES.get(img.media_type, '.png')}"
+            path.write_bytes(img.data)
+            files.append(str(path))
+        extra = files[1:-1]
+        return (files[0], extra or None, files[-1], s.prompt, s.subject, session,
                 f"opened sample #{s.sample_id} with its current masks and stored scores", table,
                 gr.Tabs(selected="score"))
     return handler

@@ -7,7 +7,7 @@ from typing import Any
 import gradio as gr
 
 from ..settings import Settings
-from ..workbench_users import check_login, load_users
+from ..workbench.users import check_login, load_users
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
 

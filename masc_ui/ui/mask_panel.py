@@ -7,13 +7,14 @@ from typing import Any
 
 import gradio as gr
 import numpy as np
-from PIL import Image
 
 from .. import overlays
 from ..errors import WorkbenchError
+from ..imaging import InputImage
 from ..workbench import Workbench
-from ..workbench_masks import MaskSession, target_names
+from ..workbench.masks import MaskSession, target_names
 from .gpu import gpu
+from .users import user_of
 
 MODES = ["brush", "SAM clicks", "subject name"]
 CLICK_MODES = ["positive", "negative", "box"]
@@ -50,14 +51,19 @@ def image_paths(ref_image: str | None, extra_refs: list | None, out_image: str |
     return refs, out_image
 
 
-def target_image(wb: Workbench, target: str, ref_image, extra_refs, out_image) -> Image.Image:
+def session_image(wb: Workbench, session: MaskSession, path: str | None, name: str) -> InputImage:
+    """The upload at `path`, decoded once per session (`MaskSession.uploads`); InputError when missing or bad."""
+    if path is None:
+        return wb.load_image(None, name)
+    return session.uploads.get(path, name, wb.load_image)
+
+
+def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, extra_refs, out_image) -> InputImage:
     refs, out = image_paths(ref_image, extra_refs, out_image)
     if target == "out":
-        return wb.load_image(out, "output image")
+        return session_image(wb, session, out, "output image")
     i = int(target[3:])
-    if i >= len(refs):
-        return wb.load_image(None, f"reference image {i + 1}")
-    return wb.load_image(refs[i], f"reference image {i + 1}")
+    return session_image(wb, session, refs[i] if i < len(refs) else None, f"reference image {i + 1}")
 
 
 def build() -> MaskPanel:
@@ -102,7 +108,7 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
 
     def render(session: MaskSession, target: str, opacity: float, ref, extra, out, message: str = ""):
         try:
-            img = target_image(wb, target, ref, extra, out)
+            img = target_image(wb, session, target, ref, extra, out)
         except WorkbenchError as exc:
             return None, None, gr.update(choices=[], value=None), f"⚠ {exc}"
         mask = session.masks.get(target)
@@ -119,14 +125,15 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
 
     def on_target(session, target, opacity, ref, extra, out):
         try:
-            bg = target_image(wb, target, ref, extra, out)
-            editor = {"background": bg, "layers": [], "composite": None}
+            bg = target_image(wb, session, target, ref, extra, out)
+            editor = {"background": bg.pixels, "layers": [], "composite": None}
         except WorkbenchError:
             editor = None
         return (editor, *render(session, target, opacity, ref, extra, out))
 
     def on_images(session, target, opacity, ref, extra, out):
-        refs, _ = image_paths(ref, extra, out)
+        refs, out_path = image_paths(ref, extra, out)
+        session.uploads.keep_only([*refs, out_path])
         choices = [(lbl, key) for lbl, key in target_names(max(1, len(refs)))]
         keys = [k for _, k in choices]
         for k in list(session.masks):
@@ -141,7 +148,7 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
 
     def on_brush(session: MaskSession, editor, target, opacity, ref, extra, out):
         try:
-            img = target_image(wb, target, ref, extra, out)
+            img = target_image(wb, session, target, ref, extra, out)
             mask = wb.mask_from_brush(editor, img.size)
             if not mask.any():
                 return (session, *render(session, target, opacity, ref, extra, out,
@@ -152,19 +159,24 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             return (session, *render(session, target, opacity, ref, extra, out, f"⚠ {exc}"))
 
     @gpu
-    def on_click(session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData):
+    def predictor(request: gr.Request | None):
+        user = user_of(request)
+        return lambda image, points, box: wb.sam_predict(image, points, box, user=user)
+
+    def on_click(session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData,
+                 request: gr.Request):
         try:
-            img = target_image(wb, target, ref, extra, out)
+            img = target_image(wb, session, target, ref, extra, out)
             x, y = evt.index[0], evt.index[1]
-            msg = session.click(target, img, float(x), float(y), click_mode, wb)
+            msg = session.click(target, img, float(x), float(y), click_mode, predictor(request))
         except WorkbenchError as exc:
             msg = f"⚠ {exc}"
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     @gpu
-    def on_undo(session: MaskSession, target, opacity, ref, extra, out):
+    def on_undo(session: MaskSession, target, opacity, ref, extra, out, request: gr.Request):
         try:
-            msg = session.undo(target, target_image(wb, target, ref, extra, out), wb)
+            msg = session.undo(target, target_image(wb, session, target, ref, extra, out), predictor(request))
         except WorkbenchError as exc:
             msg = f"⚠ {exc}"
         return (session, *render(session, target, opacity, ref, extra, out, msg))
@@ -185,11 +197,12 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     @gpu
-    def on_by_name(session: MaskSession, target, name, opacity, ref, extra, out, progress=gr.Progress()):
+    def on_by_name(session: MaskSession, target, name, opacity, ref, extra, out, request: gr.Request,
+                   progress=gr.Progress()):
         try:
-            img = target_image(wb, target, ref, extra, out)
+            img = target_image(wb, session, target, ref, extra, out)
             progress(0.1, desc=f"segmenting '{name}'")
-            seg = wb.segment_by_name(img, name)
+            seg = wb.segment_by_name(img, name, user=user_of(request))
             session.set_mask(target, seg.mask, "text-prompted")
             msg = f"'{name}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:

@@ -9,7 +9,8 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench_store import ANCHORS, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, TaskView, criterion_choices
+from .users import user_of
 
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
              "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
@@ -56,9 +57,6 @@ def build(wb: Workbench) -> tuple:
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
-    def user_of(request: gr.Request | None) -> str | None:
-        return getattr(request, "username", None) if request is not None else None
-
     def render(user: str | None, task: TaskView | None, msg: str = ""):
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
@@ -66,7 +64,7 @@ def build(wb: Workbench) -> tuple:
             return TaskState(), "", note, "", [], None, None, None, "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
-            prog = wb.records.progress(user).text()
+            prog = wb.ratings.progress(user).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
@@ -82,7 +80,7 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             return render(None, None)
         try:
-            return render(user, wb.records.next_task(user))
+            return render(user, wb.ratings.next_task(user))
         except WorkbenchError as exc:
             return render(user, None, f"⚠ {exc}")
 
@@ -98,14 +96,14 @@ def build(wb: Workbench) -> tuple:
                                    "check the task shown now and answer it")
             seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
             try:
-                wb.records.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
+                wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
                                   seconds_spent=seconds, presentation_order=st.order)
             except WorkbenchError as exc:
                 # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
                 return (st, *keep, f"⚠ not saved: {exc}")
             done = f"saved sample #{st.sample_id} ({status})"
             try:
-                return render(user, wb.records.next_task(user), done)
+                return render(user, wb.ratings.next_task(user), done)
             except WorkbenchError as exc:
                 return render(user, None, f"{done}; ⚠ next task: {exc}")
         return handler
@@ -115,7 +113,7 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             return render(None, None, "⚠ log in to rate")
         try:
-            task = wb.records.previous_task(user, st.sample_id)
+            task = wb.ratings.previous_task(user, st.sample_id)
         except WorkbenchError as exc:
             return (st, *keep, f"⚠ {exc}")
         if task is None:

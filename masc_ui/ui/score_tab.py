@@ -7,11 +7,12 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench_examples import list_examples, load_example
-from ..workbench_masks import MaskSession
+from ..workbench.examples import list_examples, load_example
+from ..workbench.masks import MaskSession
 from . import mask_panel
 from .gpu import gpu
 from .score_table import score_table_html
+from .users import user_of
 
 
 @dataclass
@@ -96,19 +97,23 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         .then(lambda: None, None, [extra_refs]).then(masks.refresh, refresh_in, refresh_out)
 
     def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession):
+        """The sample on screen, from the images the session decoded at upload (not decoded again)."""
         refs, out_path = mask_panel.image_paths(ref, extra, out)
         ref_masks, out_mask = mask_panel.masks_for_sample(session, len(refs))
-        return wb.make_sample(refs, out_path, prompt_text, subject_text, ref_masks, out_mask)
+        ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
+        out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
+        return wb.make_sample(ref_imgs, out_img, prompt_text, subject_text, ref_masks, out_mask)
 
     inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
 
     @gpu
-    def on_run(ref, extra, out, prompt_text, subject_text, session, names, as_x100, progress=gr.Progress()):
+    def on_run(ref, extra, out, prompt_text, subject_text, session, names, as_x100, request: gr.Request,
+               progress=gr.Progress()):
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
             if not names:
                 return gr.update(), None, "⚠ choose at least one metric", wb.status().line()
-            report = wb.score(sample, names, progress=lambda f, d: progress(f, desc=d))
+            report = wb.score(sample, names, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
         except WorkbenchError as exc:
             return "", None, f"⚠ {exc}", wb.status().line()
         html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo)
@@ -123,10 +128,10 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                 [report_state, x100], [scores])
 
     @gpu
-    def on_explain(ref, extra, out, prompt_text, subject_text, session, progress=gr.Progress()):
+    def on_explain(ref, extra, out, prompt_text, subject_text, session, request: gr.Request, progress=gr.Progress()):
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            ex = wb.explain(sample, progress=lambda f, d: progress(f, desc=d))
+            ex = wb.explain(sample, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
         except WorkbenchError as exc:
             return None, None, None, None, f"⚠ {exc}", wb.status().line()
         notes = "; ".join(ex.notes) if ex.notes else f"CP {ex.cp:.4f} · PF {ex.pf:.4f}"
@@ -141,9 +146,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                 request: gr.Request, progress=gr.Progress()):
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            saved = wb.save_sample(sample, dataset=dataset_name, method=method_name or None,
+            saved = wb.save_sample(sample, user=user_of(request), dataset=dataset_name, method=method_name or None,
                                    mask_sources=dict(session.sources), names=names or None,
-                                   user=getattr(request, "username", None),
                                    progress=lambda f, d: progress(f, desc=d))
         except WorkbenchError as exc:
             return None, f"⚠ {exc}"

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ..blobs import BlobStore, sniff_media_type
+from ..blobs import BlobStore, sha256_hex, sniff_media_type
 from ..errors import InvalidInput, NotFound
 from ..provenance import json_safe
 from ..records import MaskRecord
@@ -31,31 +32,10 @@ class MaskRepository:
         `output`; `position`: reference index (0 for the output); `source`: `drawn`, `sam`, `imported`
         or `text`; `params`: how it was made (JSON). Earlier versions stay available in `history`.
         """
-        _check_role(role)
-        check_int(position, "position", minimum=0)
-        if source not in t.MASK_SOURCES:
-            raise InvalidInput(f"mask source {source!r} is unknown; use one of {', '.join(t.MASK_SOURCES)}")
-        check_optional_text(created_by, "created_by", max_len=200)
-        if params is not None and not isinstance(params, Mapping):
-            raise InvalidInput(f"params must be a dict or None, got {type(params).__name__}")
-        params_json = None if params is None else json_safe(dict(params), name="mask params")
-        when = utcnow() if created_at is None else check_timestamp(created_at, "created_at")
-        if not isinstance(png, (bytes, bytearray)) or sniff_media_type(bytes(png[:16])) != "image/png":
-            raise InvalidInput("mask must be PNG bytes (encode it with masc_ui.imaging / PIL as PNG)")
-        digest = self._blobs.put(png)
-
-        def work(s: Session) -> MaskRecord:
-            image = _image_row(s, sample_id, role, position, lock=True)
-            insert_ignore(s, t.Blob, {"sha256": digest, "size_bytes": len(png), "media_type": "image/png",
-                                      "created_at": when})
-            latest = s.scalar(sa.select(sa.func.max(t.MaskVersion.version))
-                              .where(t.MaskVersion.sample_image_id == image.id)) or 0
-            row = t.MaskVersion(sample_image_id=image.id, version=latest + 1, source=source,
-                                created_by=created_by, created_at=when, blob_sha256=digest, params=params_json)
-            s.add(row)
-            s.flush()
-            return _record(row, image)
-        return self._tx.write(work)
+        mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params,
+                            created_at=created_at)
+        self._blobs.put(mask.png)
+        return self._tx.write(lambda s: add_version(s, sample_id, mask))
 
     def current(self, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
         """(role, position) -> current mask, for every image of the sample that has one."""
@@ -91,6 +71,67 @@ class MaskRepository:
             assert image is not None
             return _record(row, image)
         return self._tx.read(work)
+
+
+@dataclass(frozen=True)
+class PreparedMask:
+    """A checked mask version to add (see `MaskRepository.add`); `png` still has to reach the blob store."""
+
+    role: str
+    position: int
+    png: bytes
+    sha256: str
+    source: str
+    created_by: str | None
+    params: dict[str, Any] | None
+    created_at: dt.datetime
+
+
+def prepare_mask(role: str, position: int, png: bytes, *, source: str, created_by: str | None = None,
+                 params: Mapping[str, Any] | None = None, created_at: dt.datetime | None = None) -> PreparedMask:
+    """Check the arguments of `MaskRepository.add` (InvalidInput naming the bad one)."""
+    _check_role(role)
+    check_int(position, "position", minimum=0)
+    if source not in t.MASK_SOURCES:
+        raise InvalidInput(f"mask source {source!r} is unknown; use one of {', '.join(t.MASK_SOURCES)}")
+    check_optional_text(created_by, "created_by", max_len=200)
+    if params is not None and not isinstance(params, Mapping):
+        raise InvalidInput(f"params must be a dict or None, got {type(params).__name__}")
+    params_json = None if params is None else json_safe(dict(params), name="mask params")
+    when = utcnow() if created_at is None else check_timestamp(created_at, "created_at")
+    if not isinstance(png, (bytes, bytearray)) or sniff_media_type(bytes(png[:16])) != "image/png":
+        raise InvalidInput("mask must be PNG bytes (encode it with masc_ui.segmentation.mask_to_png)")
+    png = bytes(png)
+    return PreparedMask(role, position, png, sha256_hex(png), source, created_by, params_json, when)
+
+
+def add_version(s: Session, sample_id: int, mask: PreparedMask) -> MaskRecord:
+    """Add `mask` as the new current version of its image (its bytes already in the blob store)."""
+    image = _image_row(s, sample_id, mask.role, mask.position, lock=True)
+    insert_ignore(s, t.Blob, {"sha256": mask.sha256, "size_bytes": len(mask.png), "media_type": "image/png",
+                              "created_at": mask.created_at})
+    latest = s.scalar(sa.select(sa.func.max(t.MaskVersion.version))
+                      .where(t.MaskVersion.sample_image_id == image.id)) or 0
+    row = t.MaskVersion(sample_image_id=image.id, version=latest + 1, source=mask.source,
+                        created_by=mask.created_by, created_at=mask.created_at, blob_sha256=mask.sha256,
+                        params=mask.params)
+    s.add(row)
+    s.flush()
+    return _record(row, image)
+
+
+def current_of(s: Session, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
+    """(role, position) -> current mask of one sample, inside a transaction."""
+    return {(r.role, r.position): r for r in _current(s, [sample_id]).get(sample_id, [])}
+
+
+def newest_with_content(s: Session, sample_id: int, role: str, position: int, sha256: str) -> int | None:
+    """Id of the newest version of image (`role`, `position`) of the sample whose PNG hashes to `sha256`."""
+    return s.scalar(sa.select(t.MaskVersion.id)
+                    .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
+                    .where(t.SampleImage.sample_id == sample_id, t.SampleImage.role == role,
+                           t.SampleImage.position == position, t.MaskVersion.blob_sha256 == sha256)
+                    .order_by(t.MaskVersion.version.desc()).limit(1))
 
 
 def current_mask_ids(s: Session, sample_ids: list[int]) -> dict[int, set[int]]:

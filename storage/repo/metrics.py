@@ -45,16 +45,7 @@ class MetricRepository:
         def work(s: Session) -> list[MetricValueRecord]:
             for sample_id in sorted({r["sample_id"] for r, _ in rows}):
                 require_sample(s, sample_id)
-            _check_masks_belong(s, rows)
-            out = []
-            for values, masks in rows:
-                row = t.MetricValue(**values)
-                s.add(row)
-                s.flush()
-                s.add_all([t.MetricValueMask(metric_value_id=row.id, mask_version_id=m) for m in masks])
-                out.append(_record(row, masks))
-            s.flush()
-            return out
+            return insert_values(s, rows)
         return self._tx.write(work)
 
     def record_external(self, sample_id: int, metric: str, value: float | None, *, source: str,
@@ -184,37 +175,73 @@ def _validated(index: int, item: MetricInput) -> tuple[dict[str, Any], tuple[int
         raise InvalidInput(f"item {index} must be a storage.MetricInput, got {type(item).__name__}")
     where = f"metric value {index}"
     check_int(item.sample_id, f"{where}: sample_id", minimum=1)
-    check_text(item.metric, f"{where}: metric", max_len=100)
-    value, reason = item.value, item.reason
+    values = value_columns(where, metric=item.metric, value=item.value, provenance=item.provenance,
+                           reason=item.reason, extras=item.extras, computed_at=item.computed_at)
+    masks = tuple(sorted({check_int(m, f"{where}: mask_version_ids", minimum=1) for m in item.mask_version_ids}))
+    return {"sample_id": item.sample_id, **values}, masks
+
+
+def value_columns(where: str, *, metric: str, value: float | None, provenance: Provenance | Mapping[str, Any],
+                  reason: str | None, extras: Mapping[str, Any] | None,
+                  computed_at: dt.datetime | None) -> dict[str, Any]:
+    """The checked columns of one metric value (all but `sample_id`); InvalidInput names `where`."""
+    check_text(metric, f"{where}: metric", max_len=100)
     if reason is not None:
         check_text(reason, f"{where}: reason", max_len=10_000)
     if value is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InvalidInput(f"{where} ({item.metric}): value must be a float or None, got {value!r}")
+            raise InvalidInput(f"{where} ({metric}): value must be a float or None, got {value!r}")
         value = float(value)
         if math.isnan(value):
             value, reason = None, reason or "value was NaN"
         elif math.isinf(value):
-            raise InvalidInput(f"{where} ({item.metric}): value is {value}; store None with a reason instead")
+            raise InvalidInput(f"{where} ({metric}): value is {value}; store None with a reason instead")
     if value is None and reason is None:
-        raise InvalidInput(f"{where} ({item.metric}): value is None but no reason is given; say why it is "
+        raise InvalidInput(f"{where} ({metric}): value is None but no reason is given; say why it is "
                            f"undefined (e.g. 'empty mask')")
-    prov = as_provenance(item.provenance)
+    prov = as_provenance(provenance)
     check_text(prov.code_version, f"{where}: provenance code_version", max_len=200)
     for name, limit in (("model_id", 500), ("revision", 200), ("device", 50), ("dtype", 50)):
         check_optional_text(getattr(prov, name), f"{where}: provenance {name}", max_len=limit)
-    if item.extras is not None and not isinstance(item.extras, Mapping):
-        raise InvalidInput(f"{where}: extras must be a dict or None, got {type(item.extras).__name__}")
-    masks = tuple(sorted({check_int(m, f"{where}: mask_version_ids", minimum=1) for m in item.mask_version_ids}))
-    when = utcnow() if item.computed_at is None else check_timestamp(item.computed_at, f"{where}: computed_at")
-    values = {
-        "sample_id": item.sample_id, "metric": item.metric, "value": value, "reason": reason,
-        "extras": None if item.extras is None else json_safe(dict(item.extras), name=f"{where}: extras"),
+    if extras is not None and not isinstance(extras, Mapping):
+        raise InvalidInput(f"{where}: extras must be a dict or None, got {type(extras).__name__}")
+    when = utcnow() if computed_at is None else check_timestamp(computed_at, f"{where}: computed_at")
+    return {
+        "metric": metric, "value": value, "reason": reason,
+        "extras": None if extras is None else json_safe(dict(extras), name=f"{where}: extras"),
         "model_id": prov.model_id, "revision": prov.revision,
         "params": json_safe(dict(prov.params), name=f"{where}: provenance params"),
         "code_version": prov.code_version, "device": prov.device, "dtype": prov.dtype,
         "provenance_key": provenance_key(prov), "computed_at": when}
-    return values, masks
+
+
+def insert_values(s: Session, rows: list[tuple[dict[str, Any], tuple[int, ...]]]) -> list[MetricValueRecord]:
+    """Insert checked values (`_validated` / `value_columns` + `sample_id`, mask version ids), in order, inside
+    a write transaction; the samples must exist. InvalidInput when a mask belongs to another sample."""
+    _check_masks_belong(s, rows)
+    out = []
+    for values, masks in rows:
+        row = t.MetricValue(**values)
+        s.add(row)
+        s.flush()
+        s.add_all([t.MetricValueMask(metric_value_id=row.id, mask_version_id=m) for m in masks])
+        out.append(_record(row, masks))
+    s.flush()
+    return out
+
+
+def most_recent_with(s: Session, sample_id: int, metric: str, key: str,
+                     masks: tuple[int, ...]) -> MetricValueRecord | None:
+    """The most recently recorded value of `metric` for the sample with provenance key `key`, computed with
+    exactly the mask versions `masks` (None when there is none)."""
+    rows = list(s.scalars(sa.select(t.MetricValue).where(
+        t.MetricValue.sample_id == sample_id, t.MetricValue.metric == metric,
+        t.MetricValue.provenance_key == key).order_by(t.MetricValue.id.desc())))
+    used = _masks_of(s, [r.id for r in rows])
+    for row in rows:
+        if used.get(row.id, set()) == set(masks):
+            return _record(row, used.get(row.id, set()))
+    return None
 
 
 def _record(row: t.MetricValue, masks: set[int] | tuple[int, ...]) -> MetricValueRecord:

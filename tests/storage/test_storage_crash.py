@@ -3,10 +3,12 @@ leaves an intact SQLite database (`bench/crash_ratings.py` runs 1,000 cycles and
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
-from storage.durability import run_kill_cycles
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.durability import run_kill_cycles  # noqa: E402
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs fork() and SIGKILL")
 

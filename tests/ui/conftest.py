@@ -23,7 +23,7 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data)
     app.close()
-    wb.records.close()
+    wb.close()
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ import pytest
 from gradio_client import Client, handle_file
 
 from masc_ui.metrics.registry import list_metrics
-from masc_ui.workbench_examples import EXAMPLES_DIR
+from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import USERS
 
@@ -103,7 +103,7 @@ def test_save_twice_does_not_duplicate(client, served):
     second = client.predict(*inputs, api_name="/save")
     assert "saved as sample #" in first and "2 new mask(s), 2 new metric value(s)" in first
     assert "nothing changed" in second
-    store = served.wb.records.store
+    store = served.wb.database.store
     samples = store.samples.list("handlers")
     assert len(samples) == 1
     values = store.metrics.history(samples[0].id)
@@ -126,7 +126,8 @@ def _seed_samples(served, n: int = 3) -> list[int]:
         ex = EXAMPLES_DIR / name
         for i in range(n):
             s = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i} of {name}", name.split("-")[0])
-            ids.append(wb.save_sample(s, dataset="rating", method=f"m{i}", names=["clip_i", "dino_i"]).sample_id)
+            ids.append(wb.save_sample(s, user=None, dataset="rating", method=f"m{i}",
+                                      names=["clip_i", "dino_i"]).sample_id)
     return ids
 
 
@@ -139,17 +140,17 @@ def test_rating_flow_commits_and_can_go_back(served):
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
-        before = served.wb.records.store.ratings.current(rater="alice")
+        before = served.wb.database.store.ratings.current(rater="alice")
         screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(screen, cp_score, pf_score,
                                                                           api_name="/rate_submit")
-        after = served.wb.records.store.ratings.current(rater="alice")
+        after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
         seen.append(int(re.search(r"saved sample #(\d+)", msg).group(1)))
     assert "rated 3 /" in progress
     back = c.predict(api_name="/rate_back")
     assert f"#{seen[-1]}" in back[-1] and str(back[5]) == "0" and str(back[6]) == "0"
     c.predict(back[0], 2, 3, api_name="/rate_submit")
-    current = {(r.sample_id, r.criterion): r for r in served.wb.records.store.ratings.current(rater="alice")}
+    current = {(r.sample_id, r.criterion): r for r in served.wb.database.store.ratings.current(rater="alice")}
     assert current[(seen[-1], "cp")].score == 2 and current[(seen[-1], "pf")].score == 3
     assert current[(seen[0], "cp")].score == 3 and current[(seen[1], "pf")].score == 4
     assert current[(seen[-1], "cp")].revision == 2
@@ -173,10 +174,10 @@ def test_an_answer_to_a_task_no_longer_on_screen_is_refused(served):
     c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
     first = c.predict(api_name="/rate_open")
     c.predict(first[0], 3, 3, api_name="/rate_submit")
-    before = served.wb.records.store.ratings.current(rater="bob")
+    before = served.wb.database.store.ratings.current(rater="bob")
     late = c.predict(first[0], None, None, api_name="/rate_skip")
     assert "nothing saved: the task changed" in late[-1]
-    assert served.wb.records.store.ratings.current(rater="bob") == before
+    assert served.wb.database.store.ratings.current(rater="bob") == before
 
 
 def test_browse_filter_open_and_export(client, served):
@@ -203,7 +204,7 @@ def test_browse_filter_open_and_export(client, served):
 
 def test_agreement_tab_matches_cli_table(served):
     ids = _seed_samples(served, n=3)
-    store = served.wb.records.store
+    store = served.wb.database.store
     for rater in ("carol", "dave"):
         store.ratings.ensure_rater(rater)
         for k, sid in enumerate(ids):
@@ -318,7 +319,7 @@ def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
         assert opened[1].startswith("**Log in to rate.**") and "MASC_USERS" in opened[1]
         submitted = c.predict("", 3, 3, api_name="/rate_submit")
         assert submitted[-1] == "⚠ log in to rate"
-        assert wb.records.store.ratings.raters() == []
+        assert wb.database.store.ratings.raters() == []
     finally:
         app.close()
-        wb.records.close()
+        wb.close()

@@ -12,9 +12,9 @@ from masc_ui.errors import InputError
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.settings import Settings
 from masc_ui.workbench import ScoreReport, ScoreRow, Workbench, sample_fingerprint
-from masc_ui.workbench_examples import EXAMPLES_DIR, list_examples, load_example
-from masc_ui.workbench_profile import ResolvedProfile, resolve_profile
-from masc_ui.workbench_users import check_login, load_users
+from masc_ui.workbench.examples import EXAMPLES_DIR, list_examples, load_example
+from masc_ui.workbench.profile import ResolvedProfile, resolve_profile
+from masc_ui.workbench.users import check_login, load_users
 
 
 def test_users_from_file_and_inline(tmp_path: Path):
@@ -107,41 +107,38 @@ def test_make_sample_validates_inputs(demo_settings):
 def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
     wb = Workbench(demo_settings)
     ex = load_example("cat-on-grass")
-    sid = wb.records.save(wb.make_sample([ex.ref], ex.out, "p", "cat"), {"cp": MetricValue("cp", math.nan, "no mask")},
-                          dataset="d", method=None, mask_sources={}, user=None).sample_id
-    wb.records.store.ratings.ensure_rater("zoe")
+    sid = wb.recorder.save(wb.make_sample([ex.ref], ex.out, "p", "cat"), {"cp": MetricValue("cp", math.nan, "no mask")},
+                           user=None, dataset="d").sample_id
+    wb.database.store.ratings.ensure_rater("zoe")
     with pytest.raises(InputError, match="prompt following"):
-        wb.records.submit("zoe", sid, {"cp": 2, "pf": None})
-    assert wb.records.ratings_of("zoe") == []
-    wb.records.submit("zoe", sid, {}, status="flagged")
-    assert {r.status for r in wb.records.ratings_of("zoe")} == {"flagged"}
-    stored = wb.records.store.metrics.history(sid)
+        wb.ratings.submit("zoe", sid, {"cp": 2, "pf": None})
+    assert wb.ratings.ratings_of("zoe") == []
+    wb.ratings.submit("zoe", sid, {}, status="flagged")
+    assert {r.status for r in wb.ratings.ratings_of("zoe")} == {"flagged"}
+    stored = wb.database.store.metrics.history(sid)
     assert stored[0].value is None and stored[0].reason == "no mask"
-    wb.records.close()
+    wb.close()
 
 
-def test_failed_rating_writes_are_retried_then_reported(demo_settings):
-    from masc_ui.workbench_store import StoreError, StoreUseCases
+def test_a_refused_rating_write_is_reported_once_and_stores_nothing(demo_settings, tmp_path):
+    """The storage layer retries a busy database itself; the use case adds no loop of its own: a failure
+    reaches the rater as one StoreError (the UI keeps the task on screen)."""
+    from storage import StorageBusy, open_store
 
-    class FlakyRatings:
-        def __init__(self, failures):
-            self.failures, self.calls = failures, 0
+    from masc_ui.workbench.database import Database, StoreError
+    from masc_ui.workbench.ratings import RatingTasks
 
-        def rate_sample(self, *args, **kwargs):
-            self.calls += 1
-            if self.calls <= self.failures:
-                raise OSError("disk I/O error")
+    with open_store(None, tmp_path / "db") as store:
+        calls = []
 
-    class FakeStore:
-        def __init__(self, failures):
-            self.ratings = FlakyRatings(failures)
+        def busy(*args, **kwargs):
+            calls.append(1)
+            raise StorageBusy("the database stayed locked by other writers for more than 120 s")
 
-    flaky = FakeStore(2)
-    StoreUseCases(demo_settings, flaky).submit("a", 1, {"cp": 1, "pf": 2}, wait_s=0.0)
-    assert flaky.ratings.calls == 3
-    broken = FakeStore(99)
-    with pytest.raises(StoreError, match="could not be written after 3 attempts.*still on screen"):
-        StoreUseCases(demo_settings, broken).submit("a", 1, {"cp": 1, "pf": 2}, wait_s=0.0)
+        store.ratings.rate_sample = busy
+        with pytest.raises(StoreError, match="stayed locked"):
+            RatingTasks(Database.of(store), demo_settings).submit("a", 1, {"cp": 1, "pf": 2})
+        assert calls == [1]
 
 
 def test_launch_settings_are_locked_down(tmp_path: Path):
@@ -161,15 +158,16 @@ def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path)
     """A sample imported without images (published ratings only) shows in Browse and refuses to open clearly."""
     from storage import open_store
 
-    from masc_ui.workbench_store import StoreUseCases
+    from masc_ui.workbench.browse import StoredSamples
+    from masc_ui.workbench.database import Database
 
     with open_store(None, tmp_path / "db") as store:
         sample = store.samples.add("dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3")
-        uc = StoreUseCases(demo_settings, store)
-        headers, rows = uc.browse()
+        samples = StoredSamples(Database.of(store), demo_settings)
+        headers, rows = samples.browse(user=None)
         assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
         with pytest.raises(InputError, match="ratings-only sample.*Import its images"):
-            uc.open_sample(sample.id)
+            samples.open(sample.id, user=None)
 
 
 def test_saved_values_record_only_the_masks_they_were_computed_with(demo_settings, tmp_path):
@@ -178,7 +176,8 @@ def test_saved_values_record_only_the_masks_they_were_computed_with(demo_setting
     from storage import open_store
 
     from masc_ui.metrics.sample import Sample
-    from masc_ui.workbench_store import StoreUseCases
+    from masc_ui.workbench.database import Database
+    from masc_ui.workbench.records import Recorder
 
     ref = Image.new("RGB", (32, 32), (200, 30, 30))
     out = Image.new("RGB", (32, 32), (30, 200, 30))
@@ -187,26 +186,29 @@ def test_saved_values_record_only_the_masks_they_were_computed_with(demo_setting
     prov = {"model_id": "m", "revision": "local", "params": {}, "code_version": "t", "device": "cpu",
             "dtype": "float32"}
     with open_store(None, tmp_path / "db") as store:
-        uc = StoreUseCases(demo_settings, store)
+        recorder = Recorder(Database.of(store))
         with_mask = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=mask)
-        first = uc.save(with_mask, {"pf": MetricValue("pf", 0.5, provenance=prov)}, dataset="d", method=None,
-                        mask_sources={}, user="alice")
+        first = recorder.save(with_mask, {"pf": MetricValue("pf", 0.5, provenance=prov),
+                                          "cp": MetricValue("cp", 0.7, provenance=prov)}, user="alice", dataset="d")
+        masks = store.masks.current(first.sample_id)
+        old_pf, = store.metrics.history(first.sample_id, "pf")
+        old_cp, = store.metrics.history(first.sample_id, "cp")
+        assert old_pf.mask_version_ids == (masks["output", 0].id,)  # PF: the output mask only
+        assert old_cp.mask_version_ids == (masks["reference", 0].id,)  # CP: the reference masks only
         cleared = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=None)
-        uc.save(cleared, {"pf": MetricValue("pf", 0.25, provenance=prov)}, dataset="d", method=None,
-                mask_sources={}, user="alice")
-        old, new = store.metrics.history(first.sample_id, "pf")
-        assert len(old.mask_version_ids) == 2 and len(new.mask_version_ids) == 1
-        assert set(new.mask_version_ids) < set(old.mask_version_ids)
+        recorder.save(cleared, {"pf": MetricValue("pf", math.nan, "no output mask", provenance=prov)},
+                      user="alice", dataset="d")
+        _, new_pf = store.metrics.history(first.sample_id, "pf")
+        assert new_pf.mask_version_ids == () and new_pf.reason == "no output mask"
 
 
 def test_agreement_refuses_an_unbounded_bootstrap(demo_settings, tmp_path):
     from storage import open_store
 
-    from masc_ui.workbench_agreement import MAX_BOOTSTRAP, agreement_view
-    from masc_ui.workbench_store import StoreUseCases
+    from masc_ui.workbench.agreement import MAX_BOOTSTRAP, agreement_view
+    from masc_ui.workbench.database import Database
 
     with open_store(None, tmp_path / "db") as store:
-        uc = StoreUseCases(demo_settings, store)
         for bad in (-1, MAX_BOOTSTRAP + 1):
             with pytest.raises(InputError, match="bootstrap resamples must be within"):
-                agreement_view(uc, dataset=None, criterion="cp", n_boot=bad)
+                agreement_view(Database.of(store), user=None, dataset=None, criterion="cp", n_boot=bad)

@@ -1,4 +1,5 @@
-"""Kill test of rating durability (used by tests/storage and `bench/crash_ratings.py`).
+"""Kill test of rating durability (used by tests/storage and `bench/crash_ratings.py`; a test harness, not part of
+the product: it lives in `bench/`).
 
 Each cycle forks a child process that opens the database, creates its rater, then writes ratings in a
 loop and, after each commit returns, reports the rating on a pipe. The parent SIGKILLs the child at a
@@ -20,9 +21,9 @@ from typing import Callable, NamedTuple
 
 import sqlalchemy as sa
 
-from . import schema as t
-from .engine import create_engine
-from .store import Store, open_store
+from storage import schema as t
+from storage.engine import create_engine
+from storage.store import Store, open_store
 
 CHILD_READY_TIMEOUT_S = 60.0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import hmac
 from pathlib import Path
 
-from .errors import InputError
-from .settings import Settings
+from ..errors import InputError
+from ..settings import Settings
 
 
 def load_users(settings: Settings) -> dict[str, str]:

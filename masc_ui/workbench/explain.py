@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from . import overlays
-from .metrics.sample import Sample
+from .. import overlays
+from ..metrics.sample import Sample
 
 
 @dataclass

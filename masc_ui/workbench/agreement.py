@@ -1,4 +1,5 @@
-"""Agreement tab data: the same table as `masc-ui agreement`, and per-sample points for the scatter plot."""
+"""Agreement use cases: the table of `masc-ui agreement` and of the Agreement tab (the same numbers), and per-sample
+points for the scatter plot, from the stored values and ratings."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
+from .database import Database
 
 
 @dataclass(frozen=True)
@@ -43,19 +45,16 @@ MAX_BOOTSTRAP = 20_000
 exhaust the memory of a process that serves every user."""
 
 
-def agreement_view(records: Any, *, dataset: str | None, criterion: str, n_boot: int = 2000,
-                   seed: int = 0, by: str | None = None) -> AgreementView:
+def agreement_view(database: Database, *, user: str | None, dataset: str | None, criterion: str,
+                   n_boot: int = 2000, seed: int = 0, by: str | None = None) -> AgreementView:
     """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
-    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`).
-    `records` is the workbench's `StoreUseCases`."""
-    from .analysis import agreement_table, format_table
-    from .datasets.agreement_source import load_agreement_data
-    from .workbench_store import guarded
+    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
+    from ..analysis import agreement_table, format_table
 
     if not 0 <= n_boot <= MAX_BOOTSTRAP:
         raise InputError(f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), "
                          f"got {n_boot:,}")
-    data = guarded(lambda: load_agreement_data(records.store, dataset or None))
+    data = agreement_data(database, user=user, dataset=dataset)
     if not data.records:
         raise InputError("there are no samples in the database yet: save or import samples, then rate them")
     if criterion not in data.criteria:
@@ -64,8 +63,29 @@ def agreement_view(records: Any, *, dataset: str | None, criterion: str, n_boot:
     return AgreementView(table, format_table(table), data)
 
 
+def agreement_data(database: Database, *, user: str | None, dataset: str | None) -> Any:
+    """The stored values and ratings of `dataset` (None = all) as `masc_ui.analysis.AgreementData`; InputError
+    for an unknown dataset."""
+    from ..datasets.agreement_source import load_agreement_data
+
+    if dataset is not None:
+        database.require_dataset(dataset)
+    return database.run(lambda store: load_agreement_data(store, dataset))
+
+
+def agreement_report(database: Database, *, user: str | None, dataset: str | None, criterion: str,
+                     metrics: list[str] | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0,
+                     human_level: str = "interval") -> Any:
+    """The `masc_ui.analysis.AgreementTable` that `masc-ui agreement` prints."""
+    from ..analysis import agreement_table
+
+    data = agreement_data(database, user=user, dataset=dataset)
+    return agreement_table(data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed,
+                           human_level=human_level)
+
+
 def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
-    from .analysis import scatter_points
+    from ..analysis import scatter_points
 
     criterion = view.table.criterion
     pts = scatter_points(view.data, metric, criterion)

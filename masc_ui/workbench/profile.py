@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .models.auto_profile import resolve_auto_profile
-from .models.registry import ModelRegistry
-from .settings import Settings
+from ..models.auto_profile import resolve_auto_profile
+from ..models.registry import ModelRegistry
+from ..settings import Settings
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
-from .imaging import load_mask_file
+from ..errors import InputError
+from ..imaging import load_mask_file
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "assets" / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "assets" / "examples"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,12 @@ import torch
 from segment_anything import sam_model_registry
 
 from masc_ui.errors import InputError, ModelUnavailableError
-from masc_ui.segmentation.sam_variants import SAM_BUILDERS, build_sam, list_sam_variants, sam_architecture
+from masc_ui.models.sam_variants import SAM_BUILDERS, build_sam, list_sam_variants, sam_architecture
+
+
+@pytest.fixture(scope="module")
+def tiny_sam_checkpoint(demo_weights):
+    return demo_weights / "sam-vit-tiny" / "sam_vit_tiny.pth"
 
 
 def _shapes(model: torch.nn.Module) -> dict[str, tuple[int, ...]]:

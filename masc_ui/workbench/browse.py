@@ -1,0 +1,135 @@
+"""Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
+the stored `InputImage`s, current masks), its stored scores, and the export (CSV / JSON lines)."""
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from ..errors import InputError
+from ..imaging import InputImage, load_mask_file, open_image
+from ..settings import Settings
+from .database import Database
+from .records import MASK_SOURCE_TO_STORE, target_of
+from .scoring import ScoreReport, stored_rows
+
+EXPORT_FORMATS = ("csv", "jsonl")
+BROWSE_LIMIT = 500
+"""Most rows the Browse table shows at once."""
+
+
+@dataclass
+class StoredSample:
+    """A stored sample opened for the Score tab: its images as stored (the `InputImage` of each blob, same
+    `sha256`), its current masks as bool arrays and their sources (Score tab names: `drawn`, `sam`, ...)."""
+
+    sample_id: int
+    refs: list[InputImage]
+    out: InputImage
+    prompt: str
+    subject: str
+    ref_masks: list[np.ndarray | None]
+    out_mask: np.ndarray | None
+    mask_sources: dict[str, str] = field(default_factory=dict)
+
+
+class StoredSamples:
+    """Browsing, opening and exporting stored samples over one `Database`."""
+
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self._database = database
+        self._settings = settings
+
+    def filters(self, *, user: str | None) -> dict[str, list[str]]:
+        """The values each Browse filter offers: dataset, method and subject names."""
+        def work(store: Any) -> dict[str, list[str]]:
+            datasets = [d.name for d in store.samples.datasets()]
+            subjects = sorted({s.name for d in datasets for s in store.samples.subjects(d)})
+            return {"dataset": datasets, "method": store.samples.methods(), "subject": subjects}
+        return self._database.run(work)
+
+    def browse(self, *, user: str | None, dataset: str | None = None, method: str | None = None,
+               subject: str | None = None, limit: int = BROWSE_LIMIT) -> tuple[list[str], list[list[Any]]]:
+        """(headers, rows): id, dataset, subject, method, prompt, every metric's latest value, mean CP/PF rating
+        and how many raters; filtered by exact dataset / method / subject (None = any)."""
+        rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
+                                                                   subject=subject or None, limit=limit))
+        metric_names = sorted({m for r in rows for m in r.metrics})
+        headers = ["id", "dataset", "subject", "method", "prompt", *metric_names,
+                   "human CP (mean)", "human PF (mean)", "raters"]
+        table = []
+        for r in rows:
+            s = r.sample
+            table.append([s.id, s.dataset, s.subject, s.method or "", s.prompt or "(ratings only: no images)",
+                          *[_round(r.metrics.get(m)) for m in metric_names],
+                          _round(r.means.get("cp")), _round(r.means.get("pf")),
+                          max(r.counts.values()) if r.counts else 0])
+        return headers, table
+
+    def open(self, sample_id: int, *, user: str | None) -> StoredSample:
+        """A stored sample with its current masks (InputError for a ratings-only sample: no images)."""
+        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        if sample.output is None:
+            raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
+                             "without images, so there is nothing to show or score. Import its images (the same "
+                             "benchmark folder with samples/) to attach them.")
+        refs = [self._image(sha, f"reference {i + 1} of sample #{sample.id}")
+                for i, sha in enumerate(sample.references)]
+        out = self._image(sample.output, f"output of sample #{sample.id}")
+        current = self._database.run(lambda store: store.masks.current(sample.id))
+        masks: dict[str, np.ndarray] = {}
+        sources: dict[str, str] = {}
+        back = {v: k for k, v in MASK_SOURCE_TO_STORE.items()}
+        for (role, position), rec in current.items():
+            target = target_of((role, position))
+            masks[target] = self._mask(rec.sha256)
+            sources[target] = back.get(rec.source, "imported")
+        return StoredSample(sample.id, refs, out, sample.prompt, sample.subject,
+                            [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources)
+
+    def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
+        """The latest stored value of every registered metric of a stored sample (computed with its current
+        masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
+        latest = self.latest_values(sample_id, user=user)
+        return ScoreReport(stored_rows(latest), {}, cached=True)
+
+    def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, Any]:
+        """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
+        return self._database.run(lambda store: store.metrics.latest(int(sample_id)))
+
+    def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
+               target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+        """Write the export (`csv` or `jsonl`: one row per sample, latest values, every rater's ratings) to
+        `target` (a file path, or an open text stream such as stdout), or when None to
+        `masc-export-<dataset or all>.<fmt>` in `folder` (None: a fresh temporary folder; never the data dir).
+        Returns (where it went, rows written); InputError for an unknown dataset."""
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        if target is None:
+            folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
+            target = folder / f"masc-export-{dataset or 'all'}.{fmt}"
+        try:
+            n = self._database.run(lambda store: (store.exports.write_jsonl if fmt == "jsonl"
+                                                  else store.exports.write_csv)(target, dataset))
+        except OSError as exc:
+            raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
+        return target, n
+
+    def _image(self, sha: str, name: str) -> InputImage:
+        data = self._database.run(lambda store: store.images.read(sha))
+        return open_image(data, name=name, max_pixels=self._settings.max_image_pixels)
+
+    def _mask(self, sha: str) -> np.ndarray:
+        return load_mask_file(self._database.run(lambda store: store.images.read(sha)),
+                              name=f"stored mask {sha[:12]}")
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(float(value), digits)
+

@@ -1,0 +1,41 @@
+"""`masc-ui import`: read a benchmark layout (`masc_ui.datasets`) and ingest it into the database."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InputError
+from ..settings import Settings
+from .database import Database
+
+
+class Imports:
+    """Importing benchmark layouts into one `Database`."""
+
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self._database = database
+        self._settings = settings
+
+    def read(self, fmt: str, path: Path, *, dataset: str | None = None, **options: Any) -> tuple[str, Any]:
+        """(dataset name, parsed layout) of `path` in import format `fmt`; nothing is written. The dataset
+        defaults to the format's own (ImagenHub: `imagenhub`); InputError when the format has none."""
+        from ..datasets import get_importer, read_layout
+
+        name = dataset or get_importer(fmt).default_dataset
+        if name is None:
+            raise InputError(f"import format {fmt!r} needs --dataset NAME (the dataset name in the database)")
+        return name, read_layout(fmt, path, **options)
+
+    def ingest(self, parsed: Any, *, user: str | None, dataset: str, fmt: str,
+               progress: Callable[[int], None] | None = None) -> list[Any]:
+        """Store `parsed` (see `masc_ui.datasets.ingest.ingest_all`); one `ImportSummary` per dataset."""
+        from ..datasets.ingest import ingest_all
+
+        return self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
+                                                           max_pixels=self._settings.max_image_pixels,
+                                                           progress=progress))
+
+
+def sample_count(parsed: Any) -> int:
+    """How many samples a parsed layout holds, its parts included (for a progress bar)."""
+    return len(parsed.samples) + sum(len(p.samples) for p in parsed.parts.values())

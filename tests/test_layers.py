@@ -1,0 +1,153 @@
+"""DESIGN.md's rules between rooms, checked on the source: every `import` statement is parsed (AST), relative
+imports resolved to absolute module names, and the imports of each layer compared with what it may use."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPUTE = ("masc_ui.metrics", "masc_ui.segmentation", "masc_ui.models", "masc_ui.analysis")
+"""The compute layer: tensors and arrays in, dataclasses out."""
+USE_CASES = ("masc_ui.workbench", "masc_ui.datasets.ingest")
+"""The only modules that may import `storage` (DESIGN.md: the use cases, and the importers' ingest)."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _is_script_entry(node: ast.AST) -> bool:
+    """`if __name__ == "__main__":` (what `python -m module` runs: a script, not a dependency of the module)."""
+    test = getattr(node, "test", None)
+    return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__")
+
+
+def _walk(tree: ast.AST):
+    for node in ast.iter_child_nodes(tree):
+        if _is_script_entry(node):
+            continue
+        yield node
+        yield from _walk(node)
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of every module `path` imports (at any depth of the file, lazy imports included; the
+    `if __name__ == "__main__":` block of a runnable module left out)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return found
+
+
+def _modules(*packages: str) -> dict[str, set[str]]:
+    out = {}
+    for package in packages:
+        folder = ROOT.joinpath(*package.split("."))
+        files = [folder.with_suffix(".py")] if folder.with_suffix(".py").is_file() else sorted(folder.rglob("*.py"))
+        for path in files:
+            out[_module_name(path)] = _imports(path)
+    return out
+
+
+def _uses(imports: set[str], *roots: str) -> list[str]:
+    return sorted(name for name in imports for root in roots if name == root or name.startswith(root + "."))
+
+
+def test_the_import_reader_sees_relative_and_lazy_imports(tmp_path):
+    imports = _imports(ROOT / "masc_ui" / "workbench" / "records.py")
+    assert "masc_ui.segmentation.masks" in imports and "storage" in imports  # relative, and inside a function
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules(*COMPUTE).items()))
+def test_compute_never_imports_storage_gradio_or_the_layers_above(module, imports):
+    assert not _uses(imports, "storage", "gradio", "masc_ui.workbench", "masc_ui.ui", "masc_ui.cli",
+                     "masc_ui.batch", "masc_ui.datasets"), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("storage").items()))
+def test_storage_never_imports_torch_gradio_or_masc_ui(module, imports):
+    assert not _uses(imports, "torch", "gradio", "masc_ui", "numpy", "PIL"), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.ui").items()))
+def test_the_ui_never_imports_storage_or_the_models(module, imports):
+    assert not _uses(imports, "storage", "masc_ui.models", "masc_ui.datasets", "masc_ui.batch"), module
+
+
+def test_only_the_use_cases_and_the_importers_ingest_import_storage():
+    everything = _modules("masc_ui")
+    users = {m for m, imports in everything.items() if _uses(imports, "storage")}
+    assert users and all(m.startswith(USE_CASES) for m in users), sorted(users - {
+        m for m in users if m.startswith(USE_CASES)})
+    assert not _uses(everything["masc_ui.cli"], "storage")
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    seen: set[str] = set()
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        if node in stack:
+            return stack[stack.index(node):] + [node]
+        if node in seen:
+            return None
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt)
+            if found:
+                return found
+        stack.pop()
+        seen.add(node)
+        return None
+
+    for node in sorted(graph):
+        found = visit(node)
+        if found:
+            return found
+    return None
+
+
+def test_the_compute_and_foundation_packages_import_each_other_without_cycles():
+    """Package level below the use cases (metrics, models, segmentation, analysis, imaging, ...): e.g. `models`
+    and `segmentation` do not import each other; an edge means "some module of A imports some module of B".
+    The demo checkpoint builders (`masc_ui.models.demo.<area>`, registered by name in `DEMO_BUILDERS` and
+    imported only through it) build each area's checkpoint in its released layout, so they may use that area."""
+    above = {"workbench", "ui", "cli", "batch", "datasets", "__main__"}
+    graph: dict[str, set[str]] = {}
+    for module, imports in _modules("masc_ui").items():
+        part = module.split(".")[1] if module.count(".") else module
+        if part in above or module.startswith("masc_ui.models.demo."):
+            continue
+        targets = {name.split(".")[1] for name in imports if name.startswith("masc_ui.")}
+        graph.setdefault(part, set()).update(t for t in targets if t != part and t not in above)
+    assert "segmentation" not in graph["models"] and "models" in graph["segmentation"]
+    assert _find_cycle(graph) is None, _find_cycle(graph)
+
+
+def test_no_module_imports_itself_back():
+    """Module level, every module of the package and storage: no import cycle (lazy imports counted)."""
+    everything = {**_modules("masc_ui"), **_modules("storage")}
+    graph = {}
+    for m, imports in everything.items():
+        known = {t for t in imports if t in everything and t != m}
+        # `from package import module` names the package too; the edge that matters is the module's
+        graph[m] = {t for t in known if not any(u.startswith(t + ".") for u in known)}
+    assert _find_cycle(graph) is None, _find_cycle(graph)
