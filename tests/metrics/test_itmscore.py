@@ -61,7 +61,7 @@ def test_equals_the_models_own_itm_forward(demo_settings, reference):
     values = get_scorer("itmscore", demo_settings).score(samples)
     for sample, value in zip(samples, values):
         assert value.reason is None and 0 < value.value < 1
-        assert value.value == close(reference_itm(reference, sample.out, sample.prompt))
+        assert value.value == close(reference_itm(reference, sample.out.pixels, sample.prompt))
     assert values[0].provenance["params"]["max_text_tokens"] == 35 and values[0].provenance["params"]["queries"] == 32
 
 

@@ -134,9 +134,9 @@ def test_equals_the_independent_computation(demo_settings, demo_weights, referen
     reference = references[family]
     for sample, value in zip(samples, values):
         assert value.reason is None and 0.0 < value.value < 1.0
-        assert value.value == close(reference.probability(sample.out, sample.prompt))
+        assert value.value == close(reference.probability(sample.out.pixels, sample.prompt))
         assert value.extras["p_yes"] == value.value
-        assert value.extras["p_no"] == close(reference.probability(sample.out, sample.prompt, "No"))
+        assert value.extras["p_no"] == close(reference.probability(sample.out.pixels, sample.prompt, "No"))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -245,7 +245,7 @@ def test_chat_vlm_template_answer_token_and_single_forward(demo_settings, demo_w
     assert engine._layout_reuse is True
     samples = [Sample(refs=(), out=_image(20 + i, (50 + 20 * i, 40)), prompt=p) for i, p in enumerate(PROMPTS)]
     for sample, later in zip(samples, scorer.score(samples)):
-        assert later.value == close(references["qwen2.5-vl"].probability(sample.out, sample.prompt))
+        assert later.value == close(references["qwen2.5-vl"].probability(sample.out.pixels, sample.prompt))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -262,7 +262,7 @@ def test_generation_config_logits_processors_do_not_touch_the_score(demo_setting
     after = [v.value for v in scorer.score(samples)]
     assert after == before and min(before) > 0
     if family == "qwen2.5-vl":  # the same settings in `generate` would have changed the probability of "Yes"
-        out = engine.model.generate(**references[family].inputs(samples[0].out, samples[0].prompt), max_new_tokens=1,
+        out = engine.model.generate(**references[family].inputs(samples[0].out.pixels, samples[0].prompt), max_new_tokens=1,
                                     output_scores=True, output_logits=True, return_dict_in_generate=True)
         assert out.logits[0][0].softmax(-1)[yes].item() == pytest.approx(before[0], rel=1e-5, abs=1e-8)
         assert out.scores[0][0].softmax(-1)[yes].item() == 0.0
