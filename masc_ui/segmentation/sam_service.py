@@ -5,13 +5,20 @@ embeddings keyed by `image_sha256`: the first prompt on an image runs the heavy 
 prompt on the same image (another click, a box, a refinement, an undo = the same prompts minus the last one)
 runs only the prompt encoder and the mask decoder. Safe to share between threads (web app sessions).
 
+`encode_in_background(image)` starts that image-encoder pass as soon as an image is uploaded or opened, on the
+service's one worker thread (once per image, cancellable), so the first click usually finds the embedding
+ready. The image encoder runs in the precision of the policy (`models.precision`: bfloat16 where the hardware
+computes it fast); the prompt encoder and the mask decoder, which are cheap, stay in float32.
+
 Coordinates are XY pixels of the original image (see `prompts`), masks are bool (H, W) at the image's size.
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 import torch
@@ -20,8 +27,9 @@ from segment_anything.modeling import Sam
 from segment_anything.utils.transforms import ResizeLongestSide
 
 from ..errors import InputError
-from ..imaging import image_sha256, load_image
+from ..imaging import InputImage, image_sha256, load_image
 from ..models.loading import pick_device
+from ..models.precision import precision_policy
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from ..caching import CacheInfo, LruCache
@@ -35,7 +43,8 @@ class ImageEmbedding:
     """SAM's encoding of one image."""
 
     features: torch.Tensor = field(repr=False)
-    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models)."""
+    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models), whatever
+    precision the encoder ran in."""
     input_size: tuple[int, int]
     """(H, W) of the image after resizing its longest side to the model's input size, before padding."""
     original_size: tuple[int, int]
@@ -71,6 +80,47 @@ class SamPrediction:
         return self.low_res_logits[self.best: self.best + 1]
 
 
+class EncodeCancelled(Exception):
+    """A background encoding was cancelled before it finished (nothing was cached)."""
+
+
+class PreEncode:
+    """One image's background encoding (`SamService.encode_in_background`): poll it, wait for it, or cancel it.
+
+    A click on the image while it runs waits for it instead of encoding the image a second time; a cancelled
+    encoding stops before its next transformer block and caches nothing (a later click encodes the image
+    itself).
+    """
+
+    def __init__(self, key: Hashable, future: Future, cancel_event: threading.Event) -> None:
+        self.key = key
+        self._future = future
+        self._cancel = cancel_event
+
+    def done(self) -> bool:
+        """Finished: encoded, found in the cache, cancelled or failed."""
+        return self._future.done()
+
+    def cancel(self) -> None:
+        """Stop it: a job not started never runs, a running one stops before its next encoder block."""
+        self._cancel.set()
+        self._future.cancel()
+
+    def cancelled(self) -> bool:
+        """True when `cancel()` stopped it before it finished (False when it had finished already)."""
+        if self._future.cancelled():
+            return True
+        return self._future.done() and isinstance(self._future.exception(), EncodeCancelled)
+
+    def result(self, timeout: float | None = None) -> "ImageEmbedding | None":
+        """Wait (at most `timeout` seconds; None = as long as it takes) and return the embedding; None when it was
+        cancelled. Re-raises what the encoding raised (e.g. `ModelUnavailableError`); `TimeoutError` on timeout."""
+        try:
+            return self._future.result(timeout)
+        except (CancelledError, EncodeCancelled):
+            return None
+
+
 class SamService:
     """One Segment Anything model plus a per-image embedding cache.
 
@@ -78,23 +128,27 @@ class SamService:
         variant: `vit_b`, `vit_l`, `vit_h` (official) or `vit_tiny` (offline demo weights).
         checkpoint: local state-dict file; None = the official file for `variant`, downloaded into `cache_dir`
             on first use (with a progress bar and a SHA-256 check).
-        device: `auto` (cuda > mps > cpu) or a torch device string. SAM runs in float32.
+        device: `auto` (cuda > mps > cpu) or a torch device string.
+        dtype: precision of the image encoder: `auto` (the policy of `models.precision`: bfloat16 where the hardware
+            computes it fast, float32 elsewhere), `float32` (exact: the official SamPredictor's numbers),
+            `bfloat16`, `float16`. The prompt encoder and mask decoder always run in float32.
         cache_dir: download folder for official checkpoints (default `~/.cache/masc-ui/checkpoints`).
         cache_size: how many image embeddings to keep (least recently used ones are dropped first).
         models: registry that owns the loaded model (shared with other services); None = this service owns it.
         model: an already built SAM of `variant` to use instead of loading `checkpoint` (e.g. random weights
-            in a benchmark); it is moved to `device`.
+            in a benchmark); it is moved to `device` and its image encoder cast to the precision (in place).
 
     The model is loaded on first use (`model`, `embed`, `predict`), not at construction.
     """
 
     def __init__(self, variant: str, checkpoint: str | Path | None = None, device: str | None = "auto",
                  cache_dir: str | Path | None = None, cache_size: int = 8, *, models: ModelRegistry | None = None,
-                 progress: bool = True, model: Sam | None = None) -> None:
+                 progress: bool = True, model: Sam | None = None, dtype: str | torch.dtype | None = "auto") -> None:
         self.variant = variant
         self.architecture = sam_architecture(variant)
         self.checkpoint = None if checkpoint is None else Path(checkpoint).expanduser()
         self.device = pick_device(device)
+        self.precision = precision_policy(dtype, self.device)
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else Settings().resolved_cache_dir
         if cache_size < 1:
             raise InputError(f"cache_size must be >= 1, got {cache_size}")
@@ -103,6 +157,9 @@ class SamService:
         self._progress = progress
         self._transform = ResizeLongestSide(self.architecture.image_size)
         self._given = model
+        self._jobs: dict[Hashable, PreEncode] = {}
+        self._jobs_lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
 
     # --- model ------------------------------------------------------------------------------------------------
 
@@ -110,54 +167,126 @@ class SamService:
     def model(self) -> Sam:
         """The loaded SAM (eval mode, on `device`); loads it the first time (downloading if needed)."""
         if self._given is not None:
-            key = ("sam", self.variant, f"given model {id(self._given):x}", self.device)
-            return self._models.get(key, lambda: self._given.eval().to(self.device))
-        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device)
+            key = ("sam", self.variant, f"given model {id(self._given):x}", self.device, self.precision.name)
+            return self._models.get(key, lambda: self._placed(self._given))
+        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device,
+               self.precision.name)
         return self._models.get(key, self._load)
 
     def _load(self) -> Sam:
         path = resolve_checkpoint(self.variant, self.checkpoint, self.cache_dir, progress=self._progress)
-        return build_sam(self.variant, path).to(self.device)
+        return self._placed(build_sam(self.variant, path))
+
+    def _placed(self, sam: Sam) -> Sam:
+        """`sam` in eval mode on the device, its image encoder in the policy's precision."""
+        sam = sam.eval().to(self.device)
+        sam.image_encoder.to(self.precision.dtype)
+        return sam
 
     @property
     def provenance(self) -> dict[str, Any]:
-        """What produced the masks, for stored mask records."""
+        """What produced the masks, for stored mask records (`dtype`: the image encoder's precision)."""
         source = ("caller-built model" if self._given is not None else str(self.checkpoint) if self.checkpoint
                   else f"official {self.variant} checkpoint")
         return {"model": "segment-anything", "variant": self.variant, "checkpoint": source,
-                "device": self.device, "dtype": "float32"}
+                "device": self.device, "dtype": self.precision.name}
 
     # --- embeddings -------------------------------------------------------------------------------------------
 
-    def embed(self, image: Image.Image | np.ndarray, image_key: str | None = None) -> ImageEmbedding:
-        """The image's embedding, from the cache or by running the image encoder once (call it on upload to
-        make the first click fast). `image_key`: see `predict`."""
-        if image_key is None:
+    def embed(self, image: Image.Image | np.ndarray | InputImage, image_key: str | None = None) -> ImageEmbedding:
+        """The image's embedding, from the cache or by running the image encoder once. `image_key`: see
+        `predict`. To make the first click fast without waiting here, use `encode_in_background`."""
+        if image_key is None and not isinstance(image, InputImage):
             return self._embed_pixels(load_image(image, name="image"))
+        image, image_key = _keyed(image, image_key)
         return self._embed_keyed(image, image_key, _size_of(image))
 
     def _embed_pixels(self, rgb: Image.Image) -> ImageEmbedding:
         return self._cache.get_or_compute(image_sha256(rgb), lambda: self._encode(rgb))
 
     def _embed_keyed(self, image: Image.Image | np.ndarray, image_key: str, size: tuple[int, int]) -> ImageEmbedding:
-        if not isinstance(image_key, str) or not image_key:
-            raise InputError(f"image_key must be a non-empty string (a content hash of the image), got {image_key!r}")
+        _check_key(image_key)
         emb = self._cache.get_or_compute(("caller key", image_key),
                                          lambda: self._encode(load_image(image, name="image")))
-        if size != emb.original_size[::-1]:
-            raise InputError(f"image_key {image_key!r} was first used for a {emb.original_size[1]}x"
-                             f"{emb.original_size[0]} image, not this {size[0]}x{size[1]} one; give each "
-                             "image its own key (e.g. the SHA-256 of its pixels)")
+        _check_size_matches(emb, image_key, size)
         return emb
 
-    def _encode(self, rgb: Image.Image) -> ImageEmbedding:
+    def _encode(self, rgb: Image.Image, cancel: threading.Event | None = None) -> ImageEmbedding:
+        """Run the image encoder on `rgb` (in the policy's precision); with `cancel`, block by block, stopping with
+        `EncodeCancelled` as soon as the event is set."""
         sam = self.model
         pixels = np.asarray(rgb, dtype=np.uint8)
         resized = self._transform.apply_image(pixels)
         tensor = torch.as_tensor(resized, device=self.device).permute(2, 0, 1).contiguous()[None]
         with torch.inference_mode():
-            features = sam.image_encoder(sam.preprocess(tensor))
-        return ImageEmbedding(features, tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
+            x = sam.preprocess(tensor).to(self.precision.dtype)
+            features = sam.image_encoder(x) if cancel is None else _encode_cancellable(sam.image_encoder, x, cancel)
+        return ImageEmbedding(features.float(), tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
+
+    # --- background encoding ----------------------------------------------------------------------------------
+
+    def encode_in_background(self, image: Image.Image | np.ndarray | InputImage,
+                             image_key: str | None = None) -> PreEncode:
+        """Start encoding `image` on the service's worker thread and return at once (call it when an image is
+        uploaded or opened, so that the first click finds the embedding ready).
+
+        Once per image: an image already cached gives a finished job, one already being encoded gives that job.
+        Jobs run one at a time, in order. `image_key`: see `predict`; the click must identify the image the same
+        way (same `image_key`, or both none) to find the embedding.
+        """
+        if image_key is None and not isinstance(image, InputImage):
+            rgb = load_image(image, name="image")
+            key: Hashable = image_sha256(rgb)
+            size = rgb.size
+            pixels: Callable[[], Image.Image] = lambda: rgb  # noqa: E731
+        else:
+            image, image_key = _keyed(image, image_key)
+            _check_key(image_key)
+            key, size = ("caller key", image_key), _size_of(image)
+            pixels = lambda: load_image(image, name="image")  # noqa: E731
+        with self._jobs_lock:
+            running = self._jobs.get(key)
+            if running is not None and not running.done():
+                return running
+            event = threading.Event()
+            cached = self._cache.get(key) if key in self._cache else None
+            if cached is not None:
+                if image_key is not None:
+                    _check_size_matches(cached, image_key, size)
+                future: Future = Future()
+                future.set_result(cached)
+                return PreEncode(key, future, event)
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sam-{self.variant}-encoder")
+            future = self._worker.submit(self._run_job, key, pixels, event)
+            job = self._jobs[key] = PreEncode(key, future, event)
+        future.add_done_callback(lambda _: self._forget(key, job))
+        return job
+
+    def _run_job(self, key: Hashable, pixels: Callable[[], Image.Image], event: threading.Event) -> ImageEmbedding:
+        if event.is_set():
+            raise EncodeCancelled("cancelled before it started")
+        return self._cache.get_or_compute(key, lambda: self._encode(pixels(), event))
+
+    def _forget(self, key: Hashable, job: PreEncode) -> None:
+        with self._jobs_lock:
+            if self._jobs.get(key) is job:
+                del self._jobs[key]
+
+    def cancel_background(self) -> None:
+        """Cancel every background encoding not finished yet (e.g. when the user leaves the page)."""
+        with self._jobs_lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            job.cancel()
+
+    def close(self) -> None:
+        """Cancel the background encodings and stop the worker thread (the cache and the model stay usable)."""
+        self.cancel_background()
+        with self._jobs_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
 
     def cache_info(self) -> CacheInfo:
         return self._cache.info()
@@ -167,13 +296,14 @@ class SamService:
 
     # --- prompts -> masks -------------------------------------------------------------------------------------
 
-    def predict(self, image: Image.Image | np.ndarray, points: Sequence[Point] = (), box: Box | None = None,
+    def predict(self, image: Image.Image | np.ndarray | InputImage, points: Sequence[Point] = (), box: Box | None = None,
                 multimask: bool = True, prev_low_res_logits: np.ndarray | None = None,
                 image_key: str | None = None) -> SamPrediction:
         """Masks for `points` and/or `box` on `image`.
 
         Args:
-            image: RGB image (PIL or HxWx3 uint8 array); its pixels, not its identity, key the embedding cache.
+            image: RGB image (PIL or HxWx3 uint8 array; its pixels, not its identity, key the embedding cache), or
+                an `InputImage` (its `sha256` keys the cache, as an `image_key` would).
             points: (x, y, label) in pixels, label 1 = subject, 0 = background.
             box: (x0, y0, x1, y1) in pixels (left, top, right, bottom).
             multimask: return SAM's 3 candidate masks (best for a single ambiguous click) instead of 1.
@@ -186,10 +316,11 @@ class SamService:
         Raises `InputError` for points outside the image, bad labels, inverted/outside boxes, missing prompts
         or wrongly shaped logits.
         """
-        if image_key is None:
+        if image_key is None and not isinstance(image, InputImage):
             rgb = load_image(image, name="image")
             size = rgb.size
         else:
+            image, image_key = _keyed(image, image_key)
             size = _size_of(image)
         pts = check_points(points, size)
         xyxy = check_box(box, size)
@@ -240,3 +371,37 @@ def _size_of(image: object) -> tuple[int, int]:
     if isinstance(image, np.ndarray) and image.ndim in (2, 3) and image.shape[0] and image.shape[1]:
         return int(image.shape[1]), int(image.shape[0])
     raise InputError(f"image must be a PIL image or an HxWx3 array, got {type(image).__name__}")
+
+
+def _keyed(image: object, image_key: str | None) -> tuple[object, str | None]:
+    """(pixels, key): an `InputImage` gives its pixels and, unless a key is given, its `sha256`."""
+    if isinstance(image, InputImage):
+        return image.pixels, image_key if image_key is not None else image.sha256
+    return image, image_key
+
+
+def _check_key(image_key: object) -> None:
+    if not isinstance(image_key, str) or not image_key:
+        raise InputError(f"image_key must be a non-empty string (a content hash of the image), got {image_key!r}")
+
+
+def _check_size_matches(emb: ImageEmbedding, image_key: str, size: tuple[int, int]) -> None:
+    if size != emb.original_size[::-1]:
+        raise InputError(f"image_key {image_key!r} was first used for a {emb.original_size[1]}x"
+                         f"{emb.original_size[0]} image, not this {size[0]}x{size[1]} one; give each "
+                         "image its own key (e.g. the SHA-256 of its pixels)")
+
+
+def _encode_cancellable(encoder: torch.nn.Module, x: torch.Tensor, cancel: threading.Event) -> torch.Tensor:
+    """`ImageEncoderViT.forward` (patch embedding, position embedding, blocks, neck), checking `cancel` before
+    every block: the same operations in the same order, so the same numbers as `encoder(x)`."""
+    x = encoder.patch_embed(x)
+    if encoder.pos_embed is not None:
+        x = x + encoder.pos_embed
+    for block in encoder.blocks:
+        if cancel.is_set():
+            raise EncodeCancelled("cancelled while encoding")
+        x = block(x)
+    if cancel.is_set():
+        raise EncodeCancelled("cancelled while encoding")
+    return encoder.neck(x.permute(0, 3, 1, 2))
