@@ -184,3 +184,22 @@ def test_auto_follows_the_capability_report(tiny_sam_checkpoint, monkeypatch):
     assert SamService("vit_tiny", tiny_sam_checkpoint, "cpu").precision.dtype == torch.bfloat16
     monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_capability="AVX2"))
     assert SamService("vit_tiny", tiny_sam_checkpoint, "cpu").precision.dtype == torch.float32
+
+
+def test_fused_attention_computes_the_original_encoder(service, tiny_sam_checkpoint, make_image):
+    """SdpaAttention (used by the service) against segment_anything's own Attention on the same weights."""
+    from segment_anything.modeling.image_encoder import Attention
+
+    from masc_ui.segmentation import build_sam
+    from masc_ui.segmentation.sam_attention import SdpaAttention, use_sdpa_attention
+
+    original = build_sam("vit_tiny", tiny_sam_checkpoint)
+    assert all(isinstance(b.attn, Attention) for b in original.image_encoder.blocks)
+    assert all(isinstance(b.attn, SdpaAttention) for b in service.model.image_encoder.blocks)
+    assert service.model.image_encoder.state_dict().keys() == original.image_encoder.state_dict().keys()
+    x = torch.randn(1, 3, 256, 256)
+    with torch.inference_mode():
+        expected = original.image_encoder(x)
+        got = service.model.image_encoder(x)
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+    assert use_sdpa_attention(service.model.image_encoder) == 0  # already swapped
