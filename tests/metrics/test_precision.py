@@ -100,6 +100,10 @@ def test_score_prints_the_precision_in_use(demo_weights, tmp_path, capsys, monke
                  "--prompt", "a kitten", "--profile", "demo", "--demo-weights-dir", str(demo_weights),
                  "--device", "cpu", "--naflex-max-patches", "64"]) == 0
     assert "provenance.dtype\tbfloat16" in capsys.readouterr().out
+    assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
+                 "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split("\t")[-1] for line in lines] == ["bfloat16", "bfloat16"]
 
 
 def test_cpu_forwards_are_capped_and_still_equal_one_at_a_time(demo_weights, monkeypatch):
