@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     theirs = masc.MaSC(str(ckpt), device=args.device, naflex_max_patches=args.budgets[0])
     models = ModelRegistry()  # our engines for the different budgets share one loaded backbone per precision
     variants = [(dtype, False) for dtype in args.dtypes] + ([("bfloat16", True)] if args.compile else [])
-    header = f"{'budget':>6}  {'engine':<30}{'images/s':>10}{'seconds':>9}{'ratio':>8}{'peak +MiB':>10}  max |dCP|, |dPF|"
+    header = (f"{'budget':>6}  {'engine':<30}{'images/s':>10}{'seconds':>9}{'ratio':>8}{'peak +MiB':>10}"
+              "  max |dCP|, |dPF|")
     print(header)
     print("-" * len(header))
     summary: dict[int, dict[str, float]] = {}

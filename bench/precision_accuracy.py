@@ -106,7 +106,8 @@ def checkpoint_settings(which: str, workdir: Path) -> Settings:
         return Settings(profile="demo", demo_weights_dir=weights, device="cpu")
     pickscore = str(clip_checkpoint(workdir, "pickscore"))
     return Settings(profile="demo", demo_weights_dir=workdir / "demo-weights", device="cpu",
-                    siglip_model=str(naflex_checkpoint(workdir, "base")), clip_model=str(clip_checkpoint(workdir, "clip")),
+                    siglip_model=str(naflex_checkpoint(workdir, "base")),
+                    clip_model=str(clip_checkpoint(workdir, "clip")),
                     pickscore_model=pickscore, pickscore_processor=pickscore, dino_model=str(dino_checkpoint(workdir)))
 
 

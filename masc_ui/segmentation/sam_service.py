@@ -16,7 +16,7 @@ Coordinates are XY pixels of the original image (see `prompts`), masks are bool 
 from __future__ import annotations
 
 import threading
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
@@ -36,6 +36,7 @@ from ..settings import Settings
 from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_attention import use_sdpa_attention
+from .sam_background import EncodeCancelled, PreEncode, encode_cancellable
 from .sam_checkpoints import resolve_checkpoint
 from .sam_variants import build_sam, sam_architecture
 
@@ -80,47 +81,6 @@ class SamPrediction:
     def best_low_res_logits(self) -> np.ndarray:
         """float32 (1, L, L): the best mask's logits, the `prev_low_res_logits` of the next click."""
         return self.low_res_logits[self.best: self.best + 1]
-
-
-class EncodeCancelled(Exception):
-    """A background encoding was cancelled before it finished (nothing was cached)."""
-
-
-class PreEncode:
-    """One image's background encoding (`SamService.encode_in_background`): poll it, wait for it, or cancel it.
-
-    A click on the image while it runs waits for it instead of encoding the image a second time; a cancelled
-    encoding stops before its next transformer block and caches nothing (a later click encodes the image
-    itself).
-    """
-
-    def __init__(self, key: Hashable, future: Future, cancel_event: threading.Event) -> None:
-        self.key = key
-        self._future = future
-        self._cancel = cancel_event
-
-    def done(self) -> bool:
-        """Finished: encoded, found in the cache, cancelled or failed."""
-        return self._future.done()
-
-    def cancel(self) -> None:
-        """Stop it: a job not started never runs, a running one stops before its next encoder block."""
-        self._cancel.set()
-        self._future.cancel()
-
-    def cancelled(self) -> bool:
-        """True when `cancel()` stopped it before it finished (False when it had finished already)."""
-        if self._future.cancelled():
-            return True
-        return self._future.done() and isinstance(self._future.exception(), EncodeCancelled)
-
-    def result(self, timeout: float | None = None) -> "ImageEmbedding | None":
-        """Wait (at most `timeout` seconds; None = as long as it takes) and return the embedding; None when it was
-        cancelled. Re-raises what the encoding raised (e.g. `ModelUnavailableError`); `TimeoutError` on timeout."""
-        try:
-            return self._future.result(timeout)
-        except (CancelledError, EncodeCancelled):
-            return None
 
 
 class SamService:
@@ -224,7 +184,7 @@ class SamService:
         tensor = torch.as_tensor(resized, device=self.device).permute(2, 0, 1).contiguous()[None]
         with torch.inference_mode():
             x = sam.preprocess(tensor).to(self.precision.dtype)
-            features = sam.image_encoder(x) if cancel is None else _encode_cancellable(sam.image_encoder, x, cancel)
+            features = sam.image_encoder(x) if cancel is None else encode_cancellable(sam.image_encoder, x, cancel)
         return ImageEmbedding(features.float(), tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
 
     # --- background encoding ----------------------------------------------------------------------------------
@@ -300,8 +260,8 @@ class SamService:
 
     # --- prompts -> masks -------------------------------------------------------------------------------------
 
-    def predict(self, image: Image.Image | np.ndarray | InputImage, points: Sequence[Point] = (), box: Box | None = None,
-                multimask: bool = True, prev_low_res_logits: np.ndarray | None = None,
+    def predict(self, image: Image.Image | np.ndarray | InputImage, points: Sequence[Point] = (),
+                box: Box | None = None, multimask: bool = True, prev_low_res_logits: np.ndarray | None = None,
                 image_key: str | None = None) -> SamPrediction:
         """Masks for `points` and/or `box` on `image`.
 
@@ -394,18 +354,3 @@ def _check_size_matches(emb: ImageEmbedding, image_key: str, size: tuple[int, in
         raise InputError(f"image_key {image_key!r} was first used for a {emb.original_size[1]}x"
                          f"{emb.original_size[0]} image, not this {size[0]}x{size[1]} one; give each "
                          "image its own key (e.g. the SHA-256 of its pixels)")
-
-
-def _encode_cancellable(encoder: torch.nn.Module, x: torch.Tensor, cancel: threading.Event) -> torch.Tensor:
-    """`ImageEncoderViT.forward` (patch embedding, position embedding, blocks, neck), checking `cancel` before
-    every block: the same operations in the same order, so the same numbers as `encoder(x)`."""
-    x = encoder.patch_embed(x)
-    if encoder.pos_embed is not None:
-        x = x + encoder.pos_embed
-    for block in encoder.blocks:
-        if cancel.is_set():
-            raise EncodeCancelled("cancelled while encoding")
-        x = block(x)
-    if cancel.is_set():
-        raise EncodeCancelled("cancelled while encoding")
-    return encoder.neck(x.permute(0, 3, 1, 2))
