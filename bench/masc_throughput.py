@@ -12,7 +12,8 @@ both towers) and scores a DreamBench++-shaped workload: references of mixed aspe
 interleaved (`--repeats` rounds, the fastest run of each engine kept, so machine load hits all alike), and prints
 output images scored per second, each engine's ratio to the loop, the largest |dCP| and |dPF| against the loop,
 and the peak memory of each phase (CPU: resident set growth; CUDA: peak allocated). Not a test: numbers depend
-on the machine and its load; the ratios are what to read. Goals at 1024 patches: >= 2x the loop in float32 (the
+on the machine and its load; the ratios are what to read (on a machine shared with other jobs, `--threads 1
+--clock cpu` times this process's CPU seconds and is steadier). Goals at 1024 patches: >= 2x the loop in float32 (the
 floor from encoding the reference once is 1.8x), >= 5x in bfloat16 (on CPUs with AMX).
 
     python bench/masc_throughput.py                      # 256 and 1024 patches, 1 reference x 9 outputs each
@@ -53,17 +54,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 is steadier on a "
                                                     "machine shared with other jobs)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall seconds, or this process's CPU seconds (CPU only; steadier when shared)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench",
                         help="where the base-size checkpoint is built (and reused)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.clock == "cpu" and not args.device.startswith("cpu"):
+        parser.error("--clock cpu measures CPU seconds: use it with --device cpu")
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     import masc
 
     ckpt = naflex_checkpoint(args.workdir, "base")
     print(f"MaSC throughput: random SigLIP2 NaFlex base (hidden 768, 12 layers) at {ckpt}")
     print(f"device {args.device} ({hardware_report(args.device).describe()}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, masc-metric {masc.__version__} (float32)")
+          f"{torch.get_num_threads()} threads, {args.clock} clock, masc-metric {masc.__version__} (float32)")
     print(f"workload per budget: {args.refs} reference(s) x {args.outputs} outputs = {args.refs * args.outputs} "
           f"samples; our batch size {args.batch_size}; best of {args.repeats} interleaved rounds\n")
     theirs = masc.MaSC(str(ckpt), device=args.device, naflex_max_patches=args.budgets[0])
@@ -89,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, _Run] = {}
         for _ in range(args.repeats):
             for name, fn in engines.items():
-                run = _measure(fn, args.device)
+                run = _measure(fn, args.device, clock)
                 if name not in best or run.seconds < best[name].seconds:
                     best[name] = run
         loop = best["masc-metric (loop, float32)"]
@@ -130,7 +136,7 @@ class _Run:
     peak_mib: float
 
 
-def _measure(fn, device: str) -> _Run:
+def _measure(fn, device: str, clock=time.perf_counter) -> _Run:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -141,11 +147,11 @@ def _measure(fn, device: str) -> _Run:
         seconds = time.perf_counter() - start
         return _Run(value, seconds, (torch.cuda.max_memory_allocated() - base) / 2**20)
     sampler = _RssSampler()
-    start = time.perf_counter()
+    start = clock()
     try:
         value = fn()
     finally:
-        seconds = time.perf_counter() - start
+        seconds = clock() - start
         peak = sampler.stop()
     return _Run(value, seconds, peak)
 
