@@ -134,7 +134,7 @@ def _print_values(values: dict, as_json: bool) -> int:
         shown = f"n/a ({v.reason})" if math.isnan(v.value) else f"{v.value:.6f}"
         direction = "higher is better" if spec.higher_is_better else "lower is better"
         print(f"{spec.display_name}\t{shown}\t[{spec.range[0]:g}, {spec.range[1]:g}]\t{direction}\t"
-              f"{v.provenance.get('model_id')}")
+              f"{v.provenance.get('model_id')}\t{v.provenance.get('dtype')}")
     return 0
 
 

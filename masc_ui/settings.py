@@ -65,7 +65,9 @@ class Settings:
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"
-    """`auto` (bfloat16 on cuda, float32 elsewhere), `float32`, `bfloat16`, `float16`."""
+    """`auto` (the precision policy of `models.precision`: bfloat16 where the hardware computes it fast -- CUDA
+    with native bf16, CPUs with AMX or AVX-512-BF16 -- float32 elsewhere), `float32` (the exact mode),
+    `bfloat16`, `float16`."""
     naflex_max_patches: int = 1024
     """MaSC NaFlex patch budget."""
     fg_threshold: float = 0.5
