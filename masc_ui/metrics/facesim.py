@@ -46,7 +46,7 @@ from .faces.types import Face, FaceDetections
 from .input_images import input_images
 from .facesim_video import FACESIM_FRAMES, video_facesim
 from .sample import MetricValue, Sample
-from .video_frames import video_provenance
+from .video_frames import value_provenance
 
 BATCH_SIZE = 32
 CACHE_SIZE = 4096
@@ -172,7 +172,7 @@ class FaceSimScorer(BackboneScorer):
         vectors = dict(zip((img.sha256 for img in everything), backbone.embeddings(everything)))
         values = []
         for rs, fs, sampling in zip(refs, frames, samplings):
-            provenance = video_provenance(base, sampling, aggregate=VIDEO_AGGREGATE)
+            provenance = value_provenance(self, self.settings, base, int(sampling["frame_count"]))
             used = [j for j, r in enumerate(rs) if vectors[r.sha256] is not None]
             extras: dict[str, Any] = {"detector": backbone.detection.name, "frames": dict(sampling),
                                       "refs_used": [j + 1 for j in used]}

@@ -199,12 +199,13 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     return factory(spec, settings, models, **params)
 
 
-def metrics_for(samples: Sequence[Any], settings: Settings | None = None) -> list[MetricSpec]:
+def metrics_for(samples: Sequence[Any], settings: Settings | None = None, *,
+                video: bool | None = None) -> list[MetricSpec]:
     """The built-in metrics that apply to `samples`: every image metric (applied per frame to a video output), plus
-    the video metrics when some sample's output is a video. With `settings`, NaturalScore is left out while its
-    judge cannot be asked (OpenAI's API without `MASC_JUDGE_API_KEY`): "all" never fails on a paid API that is not
-    configured; naming `naturalscore` gives the error that says what to set."""
-    video = any(isinstance(s, Sample) and s.is_video for s in samples)
+    the video metrics when some sample's output is a video (or when `video` says so). With `settings`, NaturalScore
+    is left out while its judge cannot be asked (OpenAI's API without `MASC_JUDGE_API_KEY`): "all" never fails on a
+    paid API that is not configured; naming `naturalscore` gives the error that says what to set."""
+    video = any(isinstance(s, Sample) and s.is_video for s in samples) or bool(video)
     specs = list_metrics(None if video else "image")
     if video and settings is not None:
         from ..errors import ModelUnavailableError
@@ -217,13 +218,13 @@ def metrics_for(samples: Sequence[Any], settings: Settings | None = None) -> lis
     return specs
 
 
-def resolve_metric_names(names: str | Iterable[str], samples: Sequence[Any],
-                         settings: Settings | None = None) -> list[str]:
-    """`"all"` -> the names of `metrics_for(samples, settings)`; otherwise the given names (of either media),
-    validated."""
+def resolve_metric_names(names: str | Iterable[str], samples: Sequence[Any], settings: Settings | None = None, *,
+                         video: bool | None = None) -> list[str]:
+    """`"all"` -> the names of `metrics_for(samples, settings, video=video)`; otherwise the given names (of either
+    media), validated."""
     items = [p.strip() for p in names.split(",")] if isinstance(names, str) else [str(p).strip() for p in names]
     if "all" in items:
-        return [spec.name for spec in metrics_for(samples, settings)]
+        return [spec.name for spec in metrics_for(samples, settings, video=video)]
     return parse_metric_names(items, media=None)
 
 

@@ -175,14 +175,14 @@ def _score_chunk(chunk: list[Sample], scorers: Mapping[str, Any], settings: Any,
         out[name] = [scored.get(i) or _lacking(name, scorer, chunk[i], checks[name].reasons.get(i, ""), settings)
                      for i in range(len(chunk))]
     if generic:
-        out.update(_score_generic(chunk, generic, checks, frames, rule, score_chunk))
+        out.update(_score_generic(chunk, generic, checks, frames, settings, score_chunk))
     return {name: out[name] for name in scorers}
 
 
 def _score_generic(chunk: list[Sample], scorers: Mapping[str, Any], checks: Mapping[str, Any],
-                   frames: DecodedFrames, rule: FrameRule,
-                   score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
+                   frames: DecodedFrames, settings: Any, score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
     """Each generic metric per frame: the distinct frames of the videos some metric can score, all together."""
+    rule = image_metric_frames(settings)
     wanted = sorted({i for name in scorers for i in checks[name].ok})
     flat: list[Sample] = []
     where: dict[tuple[int, int], int] = {}
@@ -199,23 +199,33 @@ def _score_generic(chunk: list[Sample], scorers: Mapping[str, Any], checks: Mapp
         values = []
         for i, sample in enumerate(chunk):
             if i not in checks[name].ok:
-                values.append(_lacking(name, scorer, sample, checks[name].reasons.get(i, ""), None, rule))
+                values.append(_lacking(name, scorer, sample, checks[name].reasons.get(i, ""), settings))
                 continue
             sampling = samplings[i]
             per_index = {index: scored[name][where[i, index]] for index in dict.fromkeys(sampling["indices"])}
             mean = frame_mean(per_index, sampling)
-            provenance = video_provenance(next(iter(per_index.values())).provenance, sampling, aggregate=FRAME_MEAN,
-                                          out_mask=out_mask_rule(sample) if scorer.needs.out_mask else None)
+            provenance = value_provenance(scorer, settings, next(iter(per_index.values())).provenance,
+                                          sample.out.frame_count, out_mask_rule(sample))
             values.append(MetricValue(name, mean.value, mean.reason, mean.extras, provenance))
         out[name] = values
     return out
 
 
-def _lacking(name: str, scorer: Any, sample: Sample, reason: str, settings: Any,
-             rule: FrameRule | None = None) -> MetricValue:
+def value_provenance(scorer: Any, settings: Any, provenance: Mapping[str, Any], frame_count: int,
+                     out_mask: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The provenance of `scorer`'s value for a video of `frame_count` frames, from the scorer's own `provenance`:
+    what scoring records and what batch planning predicts (so a value stored once is recognised as done). The frame
+    masks' rule `out_mask` is kept only for a metric that reads the output mask."""
+    sampling = video_rule(scorer, settings).describe(frame_count)
+    if scorer.spec.media == "video":
+        return video_provenance(provenance, sampling)
+    reads_mask = bool(getattr(scorer.needs, "out_mask", False))
+    return video_provenance(provenance, sampling, aggregate=getattr(scorer, "VIDEO_AGGREGATE", FRAME_MEAN),
+                            out_mask=out_mask if reads_mask else None)
+
+
+def _lacking(name: str, scorer: Any, sample: Sample, reason: str, settings: Any) -> MetricValue:
     """NaN for a video sample lacking an input of `name`, with the provenance it would have had."""
-    rule = rule or video_rule(scorer, settings)
-    sampling = rule.describe(sample.out.frame_count)
-    aggregate = getattr(scorer, "VIDEO_AGGREGATE", FRAME_MEAN)
-    return nan_value(name, reason or "not computable", video_provenance(scorer.provenance(), sampling,
-                                                                         aggregate=aggregate))
+    return nan_value(name, reason or "not computable",
+                     value_provenance(scorer, settings, scorer.provenance(), sample.out.frame_count,
+                                      out_mask_rule(sample)))

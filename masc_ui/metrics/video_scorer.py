@@ -17,7 +17,7 @@ from ..settings import Settings
 from .base import MetricSpec, check_params, nan_value
 from .provenance import make_provenance
 from .sample import MetricValue
-from .video_frames import video_provenance
+from .video_frames import value_provenance
 from .video_sample import VideoNeeds, VideoSample, check_video_inputs
 
 Computed = tuple[float, "str | None", dict[str, Any]]
@@ -62,7 +62,7 @@ class VideoScorer(ABC):
             return []
         provenance = self.provenance()
         values = [nan_value(self.spec.name, reasons.get(i, ""),
-                            video_provenance(provenance, self.FRAME_RULE.describe(sample.video.frame_count)))
+                            value_provenance(self, self.settings, provenance, sample.video.frame_count))
                   for i, sample in enumerate(samples)]
         for i in ok:
             sample = samples[i]
@@ -74,7 +74,8 @@ class VideoScorer(ABC):
                 frames.close()
             values[i] = MetricValue(metric=self.spec.name, value=float(value), reason=reason,
                                     extras={**extras, "frames": sampling},
-                                    provenance=video_provenance(provenance, sampling))
+                                    provenance=value_provenance(self, self.settings, provenance,
+                                                                sample.video.frame_count))
         return values
 
     def _validate(self, params: dict[str, Any]) -> dict[str, Any]:
