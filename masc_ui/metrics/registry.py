@@ -277,7 +277,8 @@ def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], setting
                 results[name][i] = value
     if videos:
         video_samples = [samples[i] for i in videos]
-        scored = score_videos(video_samples, on_images, settings, score_image_chunk) if on_images else {}
+        scored = (score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos)
+                  if on_images else {})
         for name, scorer in on_videos.items():
             scored[name] = scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
         for name, values in scored.items():

@@ -143,25 +143,37 @@ def frame_mean(per_index: Mapping[int, MetricValue], sampling: Mapping[str, Any]
 
 
 def score_videos(samples: Sequence[Sample], scorers: Mapping[str, Any], settings: Any, score_chunk: ScoreChunk, *,
+                 positions: Sequence[int] | None = None,
                  frames_per_chunk: int = FRAMES_PER_CHUNK) -> dict[str, list[MetricValue]]:
     """Every image metric of `scorers` (name -> scorer) for every video sample (output = a video): name -> one
     `MetricValue` per sample, in order (see the module docstring). A sample lacking an input a metric needs gets NaN
-    with the reason (the caller raises first when it should)."""
+    with the reason, naming it by its `positions` entry (its index in the caller's list; default its index here);
+    the caller raises first when it should."""
     samples = list(samples)
+    positions = list(positions) if positions is not None else list(range(len(samples)))
     results: dict[str, list[MetricValue]] = {name: [] for name in scorers}
     rule = image_metric_frames(settings)
     per_video = max(max(video_rule(s, settings).count for s in scorers.values()) if scorers else 1, 1)
     step = max(1, frames_per_chunk // per_video)
     for start in range(0, len(samples), step):
         chunk = samples[start:start + step]
-        for name, values in _score_chunk(chunk, scorers, settings, rule, score_chunk).items():
+        for name, values in _score_chunk(chunk, positions[start:start + step], scorers, settings, rule,
+                                         score_chunk).items():
             results[name] += values
     return results
 
 
-def _score_chunk(chunk: list[Sample], scorers: Mapping[str, Any], settings: Any, rule: FrameRule,
-                 score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
-    checks = {name: check_inputs(name, scorer.needs, chunk, "nan") for name, scorer in scorers.items()}
+def _check(name: str, needs: Any, chunk: list[Sample], positions: list[int]) -> Any:
+    """`check_inputs` of `chunk` (missing -> NaN) with each reason naming the sample by its position."""
+    check = check_inputs(name, needs, chunk, "nan")
+    for i in list(check.reasons):
+        check.reasons[i] = f"{name} needs {', '.join(needs.missing(chunk[i]))}, which sample {positions[i]} lacks"
+    return check
+
+
+def _score_chunk(chunk: list[Sample], positions: list[int], scorers: Mapping[str, Any], settings: Any,
+                 rule: FrameRule, score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
+    checks = {name: _check(name, scorer.needs, chunk, positions) for name, scorer in scorers.items()}
     rules = [rule] + [video_rule(s, settings) for s in scorers.values() if hasattr(s, "score_videos")]
     frames = DecodedFrames([s.out for i, s in enumerate(chunk) if any(i in c.ok for c in checks.values())], rules)
     out: dict[str, list[MetricValue]] = {}
