@@ -35,9 +35,9 @@ from .video_sample import VideoSample
 
 FRAME_MEAN = "mean over the sampled frames that have a value (repeats included)"
 """`video_aggregate` of the image metrics applied per frame."""
-FRAMES_PER_CHUNK = 256
-"""Frames held decoded at once: videos are scored in chunks of at most this many sampled frames (one video at
-least)."""
+FRAMES_PER_CHUNK = 64
+"""Frames held decoded at once: videos are scored in chunks of at most this many sampled frames (one video at least;
+64 frames of 720p are about 270 MB of pixels and PNG bytes)."""
 
 ScoreChunk = Callable[[list[Sample], Mapping[str, Any], str], dict[str, list[MetricValue]]]
 """`score_chunk(samples, scorers, missing)`: the registry's scoring of image samples (each backbone once)."""
