@@ -62,9 +62,16 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
                    help="reference image of the subject (repeatable: CP per reference and their mean)")
     p.add_argument("--ref-mask", action="append", type=Path, metavar="MASK",
                    help="mask of the subject in each --ref, same order (repeatable; needed by cp)")
-    p.add_argument("--out", required=True, type=Path, metavar="IMAGE", help="the generated output image")
+    p.add_argument("--out", required=True, type=Path, metavar="IMAGE|VIDEO",
+                   help="the generated output image, or video (MP4, WebM, ...: every image metric per sampled frame, "
+                        "and the video metrics gmescore, nexusscore, naturalscore)")
     p.add_argument("--out-mask", type=Path, metavar="MASK", help="mask of the subject in --out (needed by pf, "
-                                                                    "clip_i_seg)")
+                                                                    "clip_i_seg); for a video: drawn on one frame "
+                                                                    "and reused on every frame")
+    p.add_argument("--out-mask-frame", type=int, default=0, metavar="K",
+                   help="video: the frame --out-mask was drawn on (default 0)")
+    p.add_argument("--label", action="append", metavar="NAME",
+                   help="class label of each --ref, same order (nexusscore; default: --object for every reference)")
     p.add_argument("--prompt", help="the prompt the output was generated from (needed by pf, clip_t, clipscore, "
                                     "pickscore)")
     p.add_argument("--metrics", default="cp,pf", metavar="all|NAME,...",
@@ -85,12 +92,12 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> int:
     import json
 
-    from .metrics.registry import parse_metric_names
+    from .metrics.registry import parse_metric_names, resolve_metric_names
     from .workbench.scoring import Scoring
 
     settings = settings or settings_from_args(args)
-    names = parse_metric_names(getattr(args, "metrics", None) or "cp,pf")
-    masc_only = names == ["cp", "pf"]
+    asked = getattr(args, "metrics", None) or "cp,pf"
+    masc_only = parse_metric_names(asked, media=None) == ["cp", "pf"]
     if masc_only:
         for flag, value in (("--ref-mask", args.ref_mask), ("--out-mask", args.out_mask), ("--prompt", args.prompt)):
             if not value:
@@ -98,8 +105,20 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
         if not args.prompt.strip():
             raise InputError("--prompt is empty: give the prompt the output image was generated from")
     scoring = Scoring(settings, _models(), settings.device)
+    labels = getattr(args, "label", None) or ()
+    if labels and len(labels) != len(args.ref):
+        raise InputError(f"{len(args.ref)} --ref image(s) but {len(labels)} --label(s): give one label per reference, "
+                         "in the same order")
     sample = scoring.sample_from_files(args.ref, args.out, ref_masks=args.ref_mask or (), out_mask=args.out_mask,
-                                       prompt=args.prompt, subject=args.object_name)
+                                       prompt=args.prompt, subject=args.object_name,
+                                       out_mask_frame=getattr(args, "out_mask_frame", 0) or 0, ref_labels=labels)
+    names = resolve_metric_names(asked, [sample], settings)
+    if sample.is_video:
+        if not args.json:
+            video = sample.out
+            print(f"video\t{args.out}\t{video.frame_count} frames\t{video.fps:g} fps\t{video.size[0]}x{video.size[1]}"
+                  f"\timage metrics: mean over {settings.video_frames} sampled frames")
+        return _print_values(scoring.score_values(sample, names, user=CLI_USER), args.json)
     if not masc_only:
         return _print_values(scoring.score_values(sample, names, user=CLI_USER), args.json)
     record = scoring.masc_record(sample, user=CLI_USER)
@@ -261,8 +280,8 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     from .datasets import list_importers
 
     formats = "; ".join(f"{i.name}: {i.description}" for i in list_importers())
-    p = sub.add_parser("import", help="import a benchmark (manifest, DreamBench++, DreamBooth, ImagenHub ratings) "
-                                      "into the database",
+    p = sub.add_parser("import", help="import a benchmark (manifest, DreamBench++, DreamBooth, ImagenHub ratings, "
+                                      "OpenS2V videos) into the database",
                        description=f"Import PATH into dataset NAME. Importing twice adds nothing. Formats: {formats}.")
     p.add_argument("format_name", nargs="?", metavar="FORMAT", choices=[i.name for i in list_importers()],
                    help="import format (or --format)")
@@ -275,6 +294,11 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
                                    "gpt4o_cp, gpt4o_pf)")
     p.add_argument("--outputs", type=Path, help="dreambooth: generated images, <method>/<subject>/<prompt_idx>_<seed>.png")
     p.add_argument("--unique-token", help="dreambooth: the token in the prompts (default sks)")
+    p.add_argument("--videos", type=Path, help="opens2v: folder of the generated videos <key>.mp4 (default "
+                                               "<manifest folder>/videos)")
+    p.add_argument("--images", type=Path, help="opens2v: folder the manifest's img_paths are relative to (default "
+                                               "the manifest's folder)")
+    p.add_argument("--method", help="opens2v: the model that generated the videos (default the videos folder's name)")
     p.add_argument("--max-problems", type=int, default=50, help="skipped rows listed in the report (default 50)")
     _add_common(p)
     p.set_defaults(func=_cmd_import)
@@ -290,7 +314,9 @@ def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> i
     with _database(settings) as database:
         imports = Imports(database, settings)
         dataset, parsed = imports.read(fmt, args.path, dataset=args.dataset, judge=args.judge,
-                                       outputs=args.outputs, unique_token=args.unique_token)
+                                       outputs=args.outputs, unique_token=args.unique_token,
+                                       videos=getattr(args, "videos", None), images=getattr(args, "images", None),
+                                       method=getattr(args, "method", None))
         total = sample_count(parsed)
         with tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
             summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update)

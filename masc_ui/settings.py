@@ -104,6 +104,9 @@ class Settings:
     """Most frames an accepted video may hold (1 .. 1,000,000)."""
     max_video_pixels: int = 3840 * 2160
     """Largest accepted video frame, width x height (1 .. max_image_pixels)."""
+    video_frames: int = 32
+    """Frames (numpy.linspace, first and last included) of a video output that the image metrics score, one by one,
+    before averaging (1 .. 1000); part of every such value's provenance."""
     gme_model: str | None = None
     """GME-Qwen2-VL checkpoint for GmeScore and NexusScore; None = the profile's
     (`Alibaba-NLP/gme-Qwen2-VL-7B-Instruct`, 2B in `fast`)."""
@@ -151,6 +154,7 @@ class Settings:
         _check_bounds("max_video_mb", self.max_video_mb, 1, 4096)
         _check_bounds("max_video_frames", self.max_video_frames, 1, 1_000_000)
         _check_bounds("max_video_pixels", self.max_video_pixels, 1, self.max_image_pixels)
+        _check_bounds("video_frames", self.video_frames, 1, 1000)
         _check_bounds("judge_max_calls", self.judge_max_calls, 1, 1_000_000)
         _check_bounds("judge_max_attempts", self.judge_max_attempts, 1, 10)
         _check_bounds("judge_workers", self.judge_workers, 1, 64)

@@ -9,6 +9,11 @@ the same score counts as present. External metric values (judges) go through the
 (`masc_ui.workbench.records`, one transaction), which appends one only when the latest value with the same
 provenance differs.
 
+An output that is a video (told apart by its first bytes, `masc_ui.imaging.open_media`) is decoded once with
+`open_video` (within the video limits), stored as the file's bytes with its media type, and the sample's info gets
+`video` (frame count, fps, size, codec: `masc_ui.workbench.records.video_info`); its mask file, if any, is the mask
+reused on every frame (params `{"frame": 0, "propagation": "static"}`).
+
 A `SampleEntry` without an output image becomes a *ratings-only* sample (no images; see
 `storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
 complete entry whose key names a stored ratings-only sample completes that sample (same id, its ratings
@@ -24,10 +29,11 @@ from storage import EXTERNAL_CODE_VERSION, ExternalRating, NotFound, StorageErro
 
 from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import load_mask_file, open_image
+from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
 from ..segmentation.masks import mask_to_png
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .opens2v import VIDEO_SUFFIXES
 
 RATINGS_ONLY_CHUNK = 500
 """Ratings-only samples stored per transaction."""
@@ -43,9 +49,22 @@ class _Images:
     """SHA-256 and (width, height) of each image file stored during one import, so that a reference shared
     by many samples is read, checked and stored once."""
 
-    def __init__(self, max_pixels: int) -> None:
+    def __init__(self, max_pixels: int, video_limits: VideoLimits = VideoLimits()) -> None:
         self.max_pixels = max_pixels
+        self.video_limits = video_limits
         self._stored: LruCache[tuple[str, tuple[int, int]]] = LruCache(IMAGE_MEMO_SIZE)
+
+    def add_output(self, store: Any, path: Path) -> tuple[str, tuple[int, int], dict[str, Any] | None]:
+        """(SHA-256, (width, height), video info or None) of an output file: an image (as `add`) or a video."""
+        if not path.is_file():
+            raise InputError(f"missing file: {path}")
+        with path.open("rb") as fh:
+            if not looks_like_video(fh.read(16)):
+                return (*self.add(store, path), None)
+        from ..workbench.records import video_info
+
+        video = open_video(path, name=f"video {path.name}", limits=self.video_limits)
+        return store.images.add(video.data, media_type=video.media_type), video.size, video_info(video)
 
     def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
@@ -58,13 +77,13 @@ class _Images:
 
 
 def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-           progress: Callable[[int], None] | None = None) -> ImportSummary:
+           progress: Callable[[int], None] | None = None, video_limits: VideoLimits = VideoLimits()) -> ImportSummary:
     """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
     `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
     summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
                             notes=list(parsed.notes))
     store.samples.ensure_dataset(dataset)
-    images = _Images(max_pixels)
+    images = _Images(max_pixels, video_limits)
     before = store.samples.count(dataset)
     stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
     waiting = {k for k, s in stored_keys.items() if s.ratings_only}
@@ -105,12 +124,14 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
 
 
 def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-               progress: Callable[[int], None] | None = None) -> list[ImportSummary]:
+               progress: Callable[[int], None] | None = None,
+               video_limits: VideoLimits = VideoLimits()) -> list[ImportSummary]:
     """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
     are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
     summaries = []
     if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
-        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress))
+        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress,
+                                video_limits=video_limits))
     else:
         parent = ImportSummary(dataset=f"{dataset}-*", importer=importer, problems=list(parsed.problems),
                                notes=list(parsed.notes))
@@ -118,23 +139,25 @@ def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_p
             summaries.append(parent)
     for suffix, part in parsed.parts.items():
         summaries.append(ingest(store, f"{dataset}-{suffix}", importer, part, max_pixels=max_pixels,
-                                progress=progress))
+                                progress=progress, video_limits=video_limits))
     return summaries
 
 
 def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
     try:
         refs = [images.add(store, p) for p in entry.refs]
-        out = images.add(store, entry.out)
-        masks = _read_masks(entry, refs, out, summary)
+        out_sha, out_size, video = images.add_output(store, entry.out)
+        masks = _read_masks(entry, refs, (out_sha, out_size), summary)
+        info = {**entry.info, "video": video} if video is not None else entry.info
         record = store.samples.add(
-            dataset, references=[sha for sha, _ in refs], output=out[0], prompt=entry.prompt, subject=entry.subject,
+            dataset, references=[sha for sha, _ in refs], output=out_sha, prompt=entry.prompt, subject=entry.subject,
             category=entry.category, method=entry.method, seed=entry.seed, external_key=entry.key,
-            info=entry.info or None)
-        _store_masks(store, record.id, masks)
+            info=info or None)
+        _store_masks(store, record.id, masks, video_output=video is not None)
     except InputError as exc:
         text = str(exc)
-        reason = text if text.startswith("missing file") else f"unreadable image or mask: {text}"
+        what = "video, image or mask" if entry.out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
+        reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
         return None
     except StorageError as exc:
@@ -187,12 +210,14 @@ def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out
     return masks
 
 
-def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]]) -> None:
+def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *,
+                 video_output: bool = False) -> None:
     for role, position, png in masks:
         digest = hashlib.sha256(png).hexdigest()
         if any(m.sha256 == digest for m in store.masks.history(sample_id, role, position)):
             continue
-        store.masks.add(sample_id, role, position, png, source="imported", created_by="import")
+        params = {"frame": 0, "propagation": "static"} if video_output and role == "output" else None
+        store.masks.add(sample_id, role, position, png, source="imported", created_by="import", params=params)
 
 
 def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from .dreambooth import DEFAULT_TOKEN, parse_dreambooth
 from .entries import Parsed
 from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
+from .opens2v import read_opens2v
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "imagenhub", "ImagenHub human ratings: <task>/<task>_rater<N>.tsv (or the folder holding human_ratings/); "
                      "one dataset <dataset>-<task> per task, ratings-only samples <model>/<uid>, criteria sc, pq",
         parse_imagenhub, {}, default_dataset="imagenhub"),
+    "opens2v": ImporterSpec(
+        "opens2v", "OpenS2V-Eval: the JSON manifest (or its folder; img_paths relative to it, or --images DIR) and "
+                   "the generated videos <key>.mp4 in --videos DIR (default <folder>/videos), one model per import "
+                   "(--method, default the videos folder's name)",
+        read_opens2v, {"videos": None, "images": None, "method": None}),
 }
 
 

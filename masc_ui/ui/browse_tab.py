@@ -96,6 +96,9 @@ def open_handler(wb: Workbench):
             table = score_table_html(wb.stored_report(s.sample_id, user=user), demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update())
+        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
+            return (*[gr.update()] * 6, f"⚠ sample #{s.sample_id} is a video; the Score tab does not show videos yet "
+                    "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)", table, gr.update())
         session.reset()
         for i, m in enumerate(s.ref_masks):
             if m is not None:
