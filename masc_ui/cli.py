@@ -470,7 +470,10 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> in
     settings = settings or settings_from_args(args).replace(
         **{k: v for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file)) if v is not None})
     wb = Workbench.open(settings)
-    print(wb.status().line(), flush=True)
+    status = wb.status()
+    print(status.startup_line(), flush=True)
+    if status.storage_warning:
+        print(f"warning: {status.storage_warning}", flush=True)
     serve(wb, block=True)
     return 0
 

@@ -19,7 +19,7 @@ from .profile import ResolvedProfile, resolve_profile
 from .ratings import RatingTasks
 from .records import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
-from .status import Status, loaded_models
+from .status import Status, loaded_models, persistence_warning
 
 if TYPE_CHECKING:
     from storage import Store
@@ -55,6 +55,8 @@ class Workbench:
         self.samples = StoredSamples(self.database, self.settings)
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images)."""
+        self.storage_warning = persistence_warning(self.settings)
+        """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
 
     @classmethod
     def open(cls, settings: Settings) -> "Workbench":
@@ -72,7 +74,7 @@ class Workbench:
         self.database.close()
 
     def status(self) -> Status:
-        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()))
+        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()), self.storage_warning)
 
     # --- the Score tab --------------------------------------------------------------------------------------
 
