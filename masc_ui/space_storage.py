@@ -16,7 +16,7 @@ def storage_problem(path: Path) -> str | None:
     read-only mount refuses writes whatever its bits."""
     path = Path(path)
     if not path.exists():
-        return f"{path} does not exist (no persistent storage attached)"
+        return f"{path} does not exist"
     if not path.is_dir():
         return f"{path} is not a directory"
     try:

@@ -46,9 +46,9 @@ def test_unusable_storage_keeps_the_default_and_warns(tmp_path, kind):
     s = Settings.from_env(_space(storage))
     assert s.data_dir == DEFAULT_DATA_DIR
     warning = persistence_warning(s)
-    assert warning.startswith(SPACE_STORAGE_BANNER + " (") and str(storage) in warning
+    assert warning.startswith(SPACE_STORAGE_BANNER + ". ") and str(storage) in warning
     assert ("does not exist" if kind == "missing" else "is not a directory") in warning
-    assert "Attach persistent storage" in warning
+    assert "attach persistent storage" in warning and str(storage / "masc") in warning
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only-mode folders; covered by the other cases")

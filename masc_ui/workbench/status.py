@@ -58,12 +58,13 @@ def persistence_warning(settings: Settings) -> str | None:
     if problem is None and _inside(settings.data_dir, storage):
         return None
     why = problem or f"the data directory {settings.data_dir} is outside the persistent storage {storage}"
-    fix = (f"Attach persistent storage in the Space's settings: the app then keeps its data in "
-           f"{storage / SPACE_DATA_SUBDIR} by itself (no variable to set; an explicit MASC_DATA_DIR still wins).")
+    fix = (f"{why}: attach persistent storage in the Space's settings and the app keeps its data in "
+           f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides).")
     if settings.database_url and not settings.database_url.startswith("sqlite"):
-        return (f"{SPACE_STORAGE_BANNER.split(':')[0]}: the database ({settings.database_url.split(':')[0]}) keeps "
-                f"samples and ratings, but their images in {settings.data_dir} are lost on restart ({why}). {fix}")
-    return f"{SPACE_STORAGE_BANNER} ({why}). {fix}"
+        scheme = settings.database_url.split(":")[0]
+        return (f"this Space has no persistent storage: the database ({scheme}) keeps samples and ratings, but "
+                f"their images in {settings.data_dir} are lost on restart. {fix}")
+    return f"{SPACE_STORAGE_BANNER}. {fix}"
 
 
 def _inside(path: Path, folder: Path) -> bool:
