@@ -397,6 +397,57 @@ def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -
     return 0
 
 
+def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("leaderboard", help="the table of a paper: per method each metric's and the humans' mean with "
+                                           "95%% CIs, ranks, and each metric's rank agreement with the humans",
+                       description="Per method (or category) of DATASET: every metric's mean and each criterion's "
+                                   "mean human rating with a stratified bootstrap 95% CI, n and the rank under each; "
+                                   "then Kendall tau-b between each metric's ranking and the humans' (README "
+                                   "'Leaderboard'). md and latex print both tables; csv prints the leaderboard, a "
+                                   "blank line, then the rank agreement (with -o: FILE and FILE's "
+                                   "<stem>-rank-agreement.csv).")
+    p.add_argument("--dataset", required=True, help="dataset name in the database")
+    p.add_argument("--by", choices=("method", "category"), default="method", help="one row per (default method)")
+    p.add_argument("--format", choices=("md", "csv", "latex"), default="md", dest="fmt", help="default md")
+    p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
+    p.add_argument("--criteria", help="comma-separated human criteria (default: every rated one; '' = none)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per group (0 = no CIs; default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
+    _add_common(p)
+    p.set_defaults(func=_cmd_leaderboard)
+
+
+def _cmd_leaderboard(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from .workbench.leaderboard import leaderboard_view
+
+    settings = settings or settings_from_args(args)
+    with _database(settings) as database:
+        view = leaderboard_view(database, user=CLI_USER, dataset=args.dataset, by=args.by,
+                                metrics=_names(args.metrics), criteria=_names(args.criteria), n_boot=args.n_boot,
+                                seed=args.seed)
+    text = view.render(args.fmt)
+    agreement = view.rank_agreement_csv() if args.fmt == "csv" and view.board.agreement else None
+    if args.output is None:
+        print(text + (f"\n{agreement}" if agreement else ""), end="")
+        return 0
+    second = args.output.with_name(f"{args.output.stem}-rank-agreement.csv")
+    try:
+        args.output.write_text(text, encoding="utf-8")
+        if agreement:
+            second.write_text(agreement, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the leaderboard to {args.output}: {exc}") from None
+    print(f"leaderboard of {args.dataset} by {args.by} ({len(view.board.rows)} rows) written to {args.output}"
+          + (f"; rank agreement to {second}" if agreement else ""))
+    return 0
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of names; None when the flag was not given ('' = an empty list)."""
+    return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
+
 def _add_export(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="one table: samples, latest metric values, every rater's ratings")
     p.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
@@ -486,6 +537,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_import,
     _add_batch,
     _add_agreement,
+    _add_leaderboard,
     _add_export,
     _add_db,
     _add_serve,
