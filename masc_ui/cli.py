@@ -449,25 +449,64 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="one table: samples, latest metric values, every rater's ratings")
-    p.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
+    p = sub.add_parser("export", help="one row per sample (latest metric values, every rater's ratings) as CSV, JSON "
+                                      "lines, Parquet, or an image folder for Hugging Face datasets",
+                       description="imagefolder writes FOLDER with images/, masks/, metadata.parquet and a README "
+                                   "dataset card, loadable with datasets.load_dataset('imagefolder', data_dir=FOLDER) "
+                                   "and uploadable with `masc-ui push`.")
+    p.add_argument("-o", "--output", required=True,
+                   help="file to write (- for standard output: csv, jsonl), or the folder for imagefolder")
     p.add_argument("--dataset", help="only this dataset (default: all)")
-    p.add_argument("--format", choices=("csv", "jsonl"), dest="fmt",
-                   help="default: from the file's suffix (.jsonl -> jsonl, else csv)")
+    p.add_argument("--format", choices=EXPORT_CHOICES, dest="fmt",
+                   help="default: from the suffix (.jsonl -> jsonl, .parquet -> parquet, else csv); imagefolder "
+                        "must be asked for")
     _add_common(p)
     p.set_defaults(func=_cmd_export)
+
+
+EXPORT_CHOICES = ("csv", "jsonl", "parquet", "imagefolder")
+_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from .workbench.browse import StoredSamples
 
     settings = settings or settings_from_args(args)
-    fmt = args.fmt or ("jsonl" if str(args.output).endswith((".jsonl", ".ndjson")) else "csv")
+    fmt = args.fmt or _SUFFIX_FORMATS.get(Path(args.output).suffix, "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
     with _database(settings) as database:
         _, n = StoredSamples(database, settings).export(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
         print(f"{n} samples written to {args.output} ({fmt})")
+    return 0
+
+
+def _add_push(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("push", help="upload an exported image folder to a Hugging Face Hub dataset repository",
+                       description="Upload FOLDER (written by `masc-ui export --format imagefolder`) to the Hub "
+                                   "dataset repository OWNER/NAME in one commit, creating it if needed. Needs the "
+                                   "network and a token with write access (`hf auth login` or HF_TOKEN). The folder, "
+                                   "the repository id and the token are checked before anything is sent.")
+    p.add_argument("folder", type=Path, help="the exported image folder")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="Hub dataset repository id")
+    p.add_argument("--private", action="store_true", help="create the repository private (an existing one keeps "
+                                                          "its visibility)")
+    p.add_argument("--message", help="commit message (default: MaSC Workbench export: N samples)")
+    p.add_argument("--dry-run", action="store_true", help="check everything and say what would be uploaded; send "
+                                                          "nothing")
+    p.set_defaults(func=_cmd_push)
+
+
+def _cmd_push(args: argparse.Namespace) -> int:
+    from .workbench.hub_push import plan_push, push
+
+    plan = plan_push(args.folder, args.repo, private=args.private, commit_message=args.message)
+    what = f"{plan.rows} samples ({plan.files} files) from {plan.folder} to the Hub dataset {plan.repo_id}"
+    if args.dry_run:
+        print(f"would upload {what}")
+        return 0
+    pushed = push(plan)
+    print(f"uploaded {what}: {pushed.url}" + (f" ({pushed.commit_url})" if pushed.commit_url else ""))
     return 0
 
 
@@ -539,6 +578,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_agreement,
     _add_leaderboard,
     _add_export,
+    _add_push,
     _add_db,
     _add_serve,
 ]
