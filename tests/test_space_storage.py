@@ -2,10 +2,10 @@
 `MASC_SPACE_STORAGE_DIR`) without configuration; without one, a permanent banner says the data is lost on restart."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from space_dirs import read_only_dir
 
 from masc_ui.settings import Settings
 from masc_ui.space_storage import storage_problem
@@ -36,6 +36,7 @@ def test_explicit_data_dir_wins(tmp_path):
     outside = Settings.from_env(_space(storage, MASC_DATA_DIR=str(tmp_path / "mine")))
     warning = persistence_warning(outside)
     assert warning.startswith(SPACE_STORAGE_BANNER) and "outside the persistent storage" in warning
+    assert "unset MASC_DATA_DIR" in warning and "attach" not in warning
 
 
 @pytest.mark.parametrize("kind", ["missing", "a file"])
@@ -51,16 +52,12 @@ def test_unusable_storage_keeps_the_default_and_warns(tmp_path, kind):
     assert "attach persistent storage" in warning and str(storage / "masc") in warning
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only-mode folders; covered by the other cases")
 def test_read_only_storage_warns(tmp_path):
-    storage = tmp_path / "data"
-    storage.mkdir()
-    storage.chmod(0o555)
-    try:
-        assert "not writable" in storage_problem(storage)
-        assert Settings.from_env(_space(storage)).data_dir == DEFAULT_DATA_DIR
-    finally:
-        storage.chmod(0o755)
+    storage = read_only_dir(tmp_path)
+    assert "not writable" in storage_problem(storage)
+    s = Settings.from_env(_space(storage))
+    assert s.data_dir == DEFAULT_DATA_DIR
+    assert persistence_warning(s).startswith(f"{SPACE_STORAGE_BANNER}. {storage} is not writable")
 
 
 def test_off_spaces_nothing_changes(tmp_path):

@@ -57,9 +57,12 @@ def persistence_warning(settings: Settings) -> str | None:
     problem = storage_problem(storage)
     if problem is None and _inside(settings.data_dir, storage):
         return None
-    why = problem or f"the data directory {settings.data_dir} is outside the persistent storage {storage}"
-    fix = (f"{why}: attach persistent storage in the Space's settings and the app keeps its data in "
-           f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides).")
+    if problem:
+        fix = (f"{problem}: attach persistent storage in the Space's settings and the app keeps its data in "
+               f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides).")
+    else:
+        fix = (f"The data directory {settings.data_dir} is outside the persistent storage {storage}: unset "
+               f"MASC_DATA_DIR (the app then uses {storage / SPACE_DATA_SUBDIR}) or point it inside {storage}.")
     if settings.database_url and not settings.database_url.startswith("sqlite"):
         scheme = settings.database_url.split(":")[0]
         return (f"this Space has no persistent storage: the database ({scheme}) keeps samples and ratings, but "

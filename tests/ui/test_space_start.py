@@ -1,6 +1,7 @@
 """End to end on a simulated Hugging Face Space: `python app.py` with `SPACE_ID` set and a stand-in for `/data`
 (`MASC_SPACE_STORAGE_DIR`). Writable: the database lands there without any setting and no banner shows. Missing or
-unusable: the app starts anyway, says so in its log and shows the permanent storage banner."""
+unusable (a file, a read-only folder): the app starts anyway, says so in its log and shows the permanent storage
+banner."""
 from __future__ import annotations
 
 import os
@@ -16,6 +17,8 @@ from masc_ui.ui.launch import free_port
 from masc_ui.workbench.status import SPACE_STORAGE_BANNER
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from space_dirs import read_only_dir  # noqa: E402
 
 
 def _start(tmp_path: Path, storage: Path, demo_weights: Path) -> tuple[subprocess.Popen, str, Path]:
@@ -58,11 +61,13 @@ def test_space_with_persistent_storage_keeps_its_data_there(tmp_path, demo_weigh
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["missing", "unusable"])
+@pytest.mark.parametrize("kind", ["missing", "a file", "read-only"])
 def test_space_without_persistent_storage_shows_the_banner(tmp_path, demo_weights, kind):
     storage = tmp_path / "data"
-    if kind == "unusable":
+    if kind == "a file":
         storage.write_text("a file where the volume should be")
+    elif kind == "read-only":
+        storage = read_only_dir(tmp_path)
     proc, url, log = _start(tmp_path, storage, demo_weights)
     try:
         config = httpx.get(f"{url}/config", timeout=30).text
