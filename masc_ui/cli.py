@@ -423,26 +423,116 @@ def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -
     return 0
 
 
+def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("leaderboard", help="the table of a paper: per method each metric's and the humans' mean with "
+                                           "95%% CIs, ranks, and each metric's rank agreement with the humans",
+                       description="Per method (or category) of DATASET: every metric's mean and each criterion's "
+                                   "mean human rating with a stratified bootstrap 95% CI, n and the rank under each; "
+                                   "then Kendall tau-b between each metric's ranking and the humans' (README "
+                                   "'Leaderboard'). md and latex print both tables; csv prints the leaderboard, a "
+                                   "blank line, then the rank agreement (with -o: FILE and FILE's "
+                                   "<stem>-rank-agreement.csv).")
+    p.add_argument("--dataset", required=True, help="dataset name in the database")
+    p.add_argument("--by", choices=("method", "category"), default="method", help="one row per (default method)")
+    p.add_argument("--format", choices=("md", "csv", "latex"), default="md", dest="fmt", help="default md")
+    p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
+    p.add_argument("--criteria", help="comma-separated human criteria (default: every rated one; '' = none)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per group (0 = no CIs; default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
+    _add_common(p)
+    p.set_defaults(func=_cmd_leaderboard)
+
+
+def _cmd_leaderboard(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    from .workbench.leaderboard import leaderboard_view
+
+    settings = settings or settings_from_args(args)
+    with _database(settings) as database:
+        view = leaderboard_view(database, user=CLI_USER, dataset=args.dataset, by=args.by,
+                                metrics=_names(args.metrics), criteria=_names(args.criteria), n_boot=args.n_boot,
+                                seed=args.seed)
+    text = view.render(args.fmt)
+    agreement = view.rank_agreement_csv() if args.fmt == "csv" and view.board.agreement else None
+    if args.output is None:
+        print(text + (f"\n{agreement}" if agreement else ""), end="")
+        return 0
+    second = args.output.with_name(f"{args.output.stem}-rank-agreement.csv")
+    try:
+        args.output.write_text(text, encoding="utf-8")
+        if agreement:
+            second.write_text(agreement, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the leaderboard to {args.output}: {exc}") from None
+    print(f"leaderboard of {args.dataset} by {args.by} ({len(view.board.rows)} rows) written to {args.output}"
+          + (f"; rank agreement to {second}" if agreement else ""))
+    return 0
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of names; None when the flag was not given ('' = an empty list)."""
+    return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
+
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="one table: samples, latest metric values, every rater's ratings")
-    p.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
+    p = sub.add_parser("export", help="one row per sample (latest metric values, every rater's ratings) as CSV, JSON "
+                                      "lines, Parquet, or an image folder for Hugging Face datasets",
+                       description="imagefolder writes FOLDER with images/, masks/, metadata.parquet and a README "
+                                   "dataset card, loadable with datasets.load_dataset('imagefolder', data_dir=FOLDER) "
+                                   "and uploadable with `masc-ui push`.")
+    p.add_argument("-o", "--output", required=True,
+                   help="file to write (- for standard output: csv, jsonl), or the folder for imagefolder")
     p.add_argument("--dataset", help="only this dataset (default: all)")
-    p.add_argument("--format", choices=("csv", "jsonl"), dest="fmt",
-                   help="default: from the file's suffix (.jsonl -> jsonl, else csv)")
+    p.add_argument("--format", choices=EXPORT_CHOICES, dest="fmt",
+                   help="default: from the suffix (.jsonl -> jsonl, .parquet -> parquet, else csv); imagefolder "
+                        "must be asked for")
     _add_common(p)
     p.set_defaults(func=_cmd_export)
+
+
+EXPORT_CHOICES = ("csv", "jsonl", "parquet", "imagefolder")
+_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from .workbench.browse import StoredSamples
 
     settings = settings or settings_from_args(args)
-    fmt = args.fmt or ("jsonl" if str(args.output).endswith((".jsonl", ".ndjson")) else "csv")
+    fmt = args.fmt or _SUFFIX_FORMATS.get(Path(args.output).suffix, "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
     with _database(settings) as database:
         _, n = StoredSamples(database, settings).export(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
         print(f"{n} samples written to {args.output} ({fmt})")
+    return 0
+
+
+def _add_push(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("push", help="upload an exported image folder to a Hugging Face Hub dataset repository",
+                       description="Upload FOLDER (written by `masc-ui export --format imagefolder`) to the Hub "
+                                   "dataset repository OWNER/NAME in one commit, creating it if needed. Needs the "
+                                   "network and a token with write access (`hf auth login` or HF_TOKEN). The folder, "
+                                   "the repository id and the token are checked before anything is sent.")
+    p.add_argument("folder", type=Path, help="the exported image folder")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="Hub dataset repository id")
+    p.add_argument("--private", action="store_true", help="create the repository private (an existing one keeps "
+                                                          "its visibility)")
+    p.add_argument("--message", help="commit message (default: MaSC Workbench export: N samples)")
+    p.add_argument("--dry-run", action="store_true", help="check everything and say what would be uploaded; send "
+                                                          "nothing")
+    p.set_defaults(func=_cmd_push)
+
+
+def _cmd_push(args: argparse.Namespace) -> int:
+    from .workbench.hub_push import plan_push, push
+
+    plan = plan_push(args.folder, args.repo, private=args.private, commit_message=args.message)
+    what = f"{plan.rows} samples ({plan.files} files) from {plan.folder} to the Hub dataset {plan.repo_id}"
+    if args.dry_run:
+        print(f"would upload {what}")
+        return 0
+    pushed = push(plan)
+    print(f"uploaded {what}: {pushed.url}" + (f" ({pushed.commit_url})" if pushed.commit_url else ""))
     return 0
 
 
@@ -496,7 +586,10 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> in
     settings = settings or settings_from_args(args).replace(
         **{k: v for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file)) if v is not None})
     wb = Workbench.open(settings)
-    print(wb.status().line(), flush=True)
+    status = wb.status()
+    print(status.startup_line(), flush=True)
+    if status.storage_warning:
+        print(f"warning: {status.storage_warning}", flush=True)
     serve(wb, block=True)
     return 0
 
@@ -509,7 +602,9 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_import,
     _add_batch,
     _add_agreement,
+    _add_leaderboard,
     _add_export,
+    _add_push,
     _add_db,
     _add_serve,
 ]

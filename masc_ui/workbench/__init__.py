@@ -7,6 +7,7 @@
 - `ratings`: rating tasks (next, back, progress, submit);
 - `browse`: browse, open and export stored samples;
 - `agreement`: metric-vs-human agreement tables and scatter data;
+- `leaderboard`: per method (or category) means with CIs, ranks, rank agreement, the plot matrix;
 - `imports`: `masc-ui import` (parse a benchmark layout, ingest it);
 - `database`: the store (opened once, errors as `StoreError`), database upkeep (`masc-ui db`);
 - `examples`, `users`, `profile`, `status`: example pairs, rater logins, the profile in use, the status line;

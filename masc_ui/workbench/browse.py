@@ -1,6 +1,7 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
 the stored `InputImage`s, a video output as its `InputVideo`, current masks), its stored scores, a poster picture per
-sample (a video's first frame), and the export (CSV / JSON lines)."""
+sample (a video's first frame), and the export (CSV / JSON lines / Parquet / an image folder for the Hugging Face
+`datasets` library, see `dataset_export`)."""
 from __future__ import annotations
 
 import sys
@@ -19,7 +20,9 @@ from .database import Database
 from .records import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
 
-EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
+FOLDER_FORMATS = ("imagefolder",)
+"""Formats written as a folder (downloaded from the app as a zip of it)."""
 BROWSE_LIMIT = 500
 """Most rows the Browse table shows at once."""
 
@@ -125,20 +128,35 @@ class StoredSamples:
 
     def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
                target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
-        """Write the export (`csv` or `jsonl`: one row per sample, latest values, every rater's ratings) to
-        `target` (a file path, or an open text stream such as stdout), or when None to
-        `masc-export-<dataset or all>.<fmt>` in `folder` (None: a fresh temporary folder; never the data dir).
-        Returns (where it went, rows written); InputError for an unknown dataset."""
+        """Write the export of `dataset` (None = all; one row per sample, latest values, every rater's ratings):
+        `csv` or `jsonl` to `target` (a file path, or an open text stream such as stdout), `parquet` to a file path,
+        `imagefolder` to a folder path (absent or empty; `dataset_export`). With `target` None, a file for download
+        in `folder` (None: a fresh temporary folder; never the data dir): `masc-export-<dataset or all>.<fmt>`, and
+        for `imagefolder` that folder zipped (`.zip`). Returns (where it went, rows written); InputError for an
+        unknown dataset or format."""
+        from .dataset_export import write_imagefolder, write_parquet, zip_folder
+
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
         if dataset is not None:
             self._database.require_dataset(dataset)
+        archive = None
         if target is None:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
-            target = folder / f"masc-export-{dataset or 'all'}.{fmt}"
+            stem = f"masc-export-{dataset or 'all'}"
+            target = folder / (stem if fmt in FOLDER_FORMATS else f"{stem}.{fmt}")
+            archive = folder / f"{stem}.zip" if fmt in FOLDER_FORMATS else None
+        elif fmt in ("parquet", *FOLDER_FORMATS) and not isinstance(target, (str, Path)):
+            raise InputError(f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
+                             "not to standard output: give a path")
+        writers = {"csv": lambda store: store.exports.write_csv(target, dataset),
+                   "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
+                   "parquet": lambda store: write_parquet(store, Path(target), dataset),
+                   "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset)}
         try:
-            n = self._database.run(lambda store: (store.exports.write_jsonl if fmt == "jsonl"
-                                                  else store.exports.write_csv)(target, dataset))
+            n = self._database.run(writers[fmt])
+            if archive is not None:
+                return zip_folder(Path(target), archive), n
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n

@@ -19,7 +19,7 @@ from .profile import ResolvedProfile, resolve_profile
 from .ratings import RatingTasks
 from .records import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
-from .status import Status, loaded_models
+from .status import Status, loaded_models, persistence_warning
 from .video import FrameSeries, VideoViews
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class Workbench:
         """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images)."""
+        self.storage_warning = persistence_warning(self.settings)
+        """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
 
     @classmethod
     def open(cls, settings: Settings) -> "Workbench":
@@ -76,7 +78,7 @@ class Workbench:
         self.database.close()
 
     def status(self) -> Status:
-        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()))
+        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()), self.storage_warning)
 
     # --- the Score tab --------------------------------------------------------------------------------------
 
