@@ -5,6 +5,7 @@
 - `masks`: the Score tab's mask editing and uploads, Segment Anything / SAM 3 use cases, `masc-ui segment`;
 - `records`: the one path from scored values to the database (Save, batch, imported judge values);
 - `ratings`: rating tasks (next, back, progress, submit);
+- `pairwise`: pairwise rating tasks (which of two outputs is better: next, back, answer, skip, flag, progress);
 - `browse`: browse, open and export stored samples;
 - `agreement`: metric-vs-human agreement tables and scatter data;
 - `imports`: `masc-ui import` (parse a benchmark layout, ingest it);
