@@ -11,6 +11,7 @@ from .dreambooth import DEFAULT_TOKEN, parse_dreambooth
 from .entries import Parsed
 from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
+from .pairwise_manifest import read_pairwise
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "imagenhub", "ImagenHub human ratings: <task>/<task>_rater<N>.tsv (or the folder holding human_ratings/); "
                      "one dataset <dataset>-<task> per task, ratings-only samples <model>/<uid>, criteria sc, pq",
         parse_imagenhub, {}, default_dataset="imagenhub"),
+    "pairwise": ImporterSpec(
+        "pairwise", "pairwise human judgments, a .jsonl or .csv file, one per row (left, right: sample keys of the "
+                    "dataset; criterion cp|pf; winner left|right|tie; rater; optional both_bad, time, seconds)",
+        read_pairwise, {}),
 }
 
 
