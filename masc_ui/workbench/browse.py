@@ -1,5 +1,6 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
-the stored `InputImage`s, current masks), its stored scores, and the export (CSV / JSON lines)."""
+the stored `InputImage`s, current masks), its stored scores, and the exports (CSV / JSON lines: samples, or the
+pairwise judgments)."""
 from __future__ import annotations
 
 import sys
@@ -117,6 +118,25 @@ class StoredSamples:
         try:
             n = self._database.run(lambda store: (store.exports.write_jsonl if fmt == "jsonl"
                                                   else store.exports.write_csv)(target, dataset))
+        except OSError as exc:
+            raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
+        return target, n
+
+    def export_pairwise(self, fmt: str, *, user: str | None, dataset: str | None = None,
+                        target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+        """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
+        `storage.repo.pair_exports`) like `export` writes the samples' (default file
+        `masc-pairwise-<dataset or all>.<fmt>`). Returns (where it went, rows written)."""
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        if target is None:
+            folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
+            target = folder / f"masc-pairwise-{dataset or 'all'}.{fmt}"
+        try:
+            n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
+                                                  else store.pairwise.write_csv)(target, dataset))
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
