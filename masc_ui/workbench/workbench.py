@@ -12,6 +12,7 @@ from ..models.registry import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
 from .browse import StoredSamples
+from .compare import Comparisons
 from .database import Database
 from .explain import Explanation
 from .masks import Segmentation
@@ -35,7 +36,8 @@ class Workbench:
     - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks;
     - `recorder` (`Recorder`): the one path from scored values to the database (Save, batch, imports);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks), `samples` (`StoredSamples`:
-      browse, open, export), `database` (`Database`).
+      browse, open, export), `compare` (`Comparisons`: two stored outputs of one reference side by side, for
+      admins), `database` (`Database`).
 
     The Score tab's calls are also methods here (`score`, `explain`, `save_sample`, ...). Every use case takes
     the acting user (`user`: the logged-in name, None for a local process such as the CLI).
@@ -56,6 +58,7 @@ class Workbench:
         self.ratings = RatingTasks(self.database, self.settings)
         self.pairwise = PairwiseTasks(self.database, self.settings)
         self.samples = StoredSamples(self.database, self.settings)
+        self.compare = Comparisons(self.database, self.samples, self.scoring)
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images)."""
 
