@@ -16,8 +16,8 @@ from __future__ import annotations
 from .engine import RECOMMENDED_SQLITE, OldSQLiteWarning
 from .errors import (BlobCorrupt, BlobMissing, Conflict, DuplicateKey, InvalidInput, InvalidRating,
                      NotAMascDatabase, NotFound, RestoreError, SchemaTooNew, StorageBusy, StorageError)
-from .pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairChoice, PairJudgmentRecord,
-                           PairJudgmentRevision, PairTaskRecord)
+from .pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
+                           PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
 from .provenance import provenance_key
 from .repo.metrics import EXTERNAL_CODE_VERSION
 from .records import (DatasetRecord, ExternalRating, ImageInput, MaskInput, MaskRecord, MaskRef, MetricInput,
@@ -34,7 +34,7 @@ __all__ = [
     "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",
     "Progress", "SampleRow", "ImageInput", "SampleInput", "MaskInput", "MaskRef", "ValueInput", "RecordInput",
     "Recorded", "PAIR_WINNERS", "PairTaskRecord", "PairJudgmentRecord", "PairJudgmentRevision", "PairAnswer",
-    "ExternalPairJudgment", "PairChoice", "PairAssignmentState",
+    "ExternalPairJudgment", "PairChoice", "PairAssignmentState", "PairCandidateRecord",
     "StorageError", "InvalidInput", "InvalidRating", "NotFound", "BlobMissing", "BlobCorrupt",
     "DuplicateKey", "Conflict", "SchemaTooNew", "NotAMascDatabase", "StorageBusy", "RestoreError",
     "OldSQLiteWarning",

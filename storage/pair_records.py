@@ -9,7 +9,18 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Mapping
 
-from .records import SampleRecord
+
+
+@dataclass(frozen=True)
+class PairCandidateRecord:
+    """An output that may be paired: what an assignment rule needs of a sample."""
+
+    sample_id: int
+    dataset: str
+    method: str
+    prompt: str
+    references: tuple[str, ...]
+    """SHA-256 of the reference images, sorted."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,7 @@ class PairAssignmentState:
     rater: str
     now: dt.datetime
     """The database transaction's notion of now (UTC), for expiry rules."""
-    samples: tuple[SampleRecord, ...]
+    candidates: tuple[PairCandidateRecord, ...]
     """The outputs that may be paired: samples in scope with an output image, a method and a prompt, by id."""
     tasks: tuple[PairTaskRecord, ...]
     """Every task of every rater whose pair is in scope, by id."""

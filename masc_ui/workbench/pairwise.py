@@ -36,6 +36,7 @@ from PIL import Image
 
 from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pairs
 from ..analysis.pairwise_data import PairJudgment
+from ..caching import LruCache
 from ..errors import InputError
 from ..imaging import open_image
 from ..settings import Settings
@@ -48,6 +49,8 @@ ASSIGNMENT_EXPIRY = dt.timedelta(minutes=30)
 """An unanswered task older than this no longer holds a slot of its pair (see the module docstring)."""
 PREFER_UNCERTAIN = False
 """Whether assignment puts pairs with the closest votes first within a method pair (not used; see above)."""
+PLAN_CACHE_SIZE = 8
+"""Pair plans a `PairwiseTasks` keeps (each scope a rater works in: a dataset, or every dataset)."""
 WINNERS = ("left", "right", "tie")
 QUESTIONS = {
     "cp": "Concept preservation: which output shows the subject of the reference more faithfully?",
@@ -106,13 +109,15 @@ class PairwiseTasks:
     def __init__(self, database: Database, settings: Settings) -> None:
         self._database = database
         self._settings = settings
+        self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
+        """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
 
     def next_task(self, user: str | None, *, dataset: str | None = None) -> PairTaskView | None:
         """The pair `user` should judge next (None when nothing is left); creates the rater on first use."""
         rater = _rater(user)
         if dataset is not None:
             self._database.require_dataset(dataset)
-        rule = assignment_rule(rater, self._settings.rating_overlap)
+        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans)
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
@@ -185,7 +190,7 @@ class PairwiseTasks:
             store.ratings.ensure_rater(rater)
             return store.pairwise.state(rater, dataset=dataset)
         state = self._database.run(work)
-        plan = plan_of(state)
+        plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)
         rows, raters = plan.assigned(holders(state, rater))
@@ -218,13 +223,13 @@ class PairwiseTasks:
 
 
 def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN,
-                    ) -> Callable[[Any], Any]:
+                    plans: LruCache[PairPlan] | None = None) -> Callable[[Any], Any]:
     """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
-    `storage.PairChoice` for `rater`, or None when no pair is left for them."""
+    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`)."""
     def choose(state: Any) -> Any:
         from storage import PairChoice
 
-        plan = plan_of(state)
+        plan = plan_of(state, plans)
         judgments = _judgments(state) if prefer_uncertain else ()
         task = next_pair(plan, rater, holders(state, rater), overlap, judgments, prefer_uncertain=prefer_uncertain)
         if task is None:
@@ -233,14 +238,18 @@ def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER
     return choose
 
 
-def plan_of(state: Any) -> PairPlan:
-    """Every pair of the state's samples: same dataset, same reference images, same prompt, different methods."""
-    return plan_pairs([PairCandidate(str(s.id), reference_key(s), s.prompt, s.method) for s in state.samples],
-                      seed=PAIR_SEED)
+def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:
+    """Every pair of the state's candidates: same dataset, same reference images, same prompt, different methods
+    (`cache`: plans by their candidates, so a plan is built once while the scope's samples stay the same)."""
+    candidates = tuple(PairCandidate(str(c.sample_id), reference_key(c), c.prompt, c.method) for c in state.candidates)
+    if cache is None:
+        return plan_pairs(candidates, seed=PAIR_SEED)
+    return cache.get_or_compute(candidates, lambda: plan_pairs(candidates, seed=PAIR_SEED))
 
 
 def reference_key(sample: Any) -> str:
-    """Identity of a sample's reference: its dataset and reference images (their SHA-256, in any order)."""
+    """Identity of a sample's reference: its dataset and reference images (their SHA-256, in any order); of a
+    `storage.PairCandidateRecord` or a `storage.SampleRecord`."""
     return "\0".join([sample.dataset, *sorted(sample.references)])
 
 

@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
-from ..pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairChoice, PairJudgmentRecord,
-                            PairJudgmentRevision, PairTaskRecord)
+from ..pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
+                            PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_seconds, check_text, check_timestamp, dataset_id,
-                      insert_ignore, load_samples, rater_row, require_sample, utcnow)
+                      insert_ignore, rater_row, require_sample, utcnow)
 from .pair_exports import pair_export_table, write_pair_csv, write_pair_jsonl
 
 TOKEN_BYTES = 16
@@ -239,22 +239,41 @@ def _scoped(query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s:
 
 
 def _state(s: Session, who: t.Rater, dataset: str | None) -> PairAssignmentState:
+    return PairAssignmentState(who.username, utcnow(), _candidates(s, dataset),
+                               *_tasks_and_judgments(s, dataset))
+
+
+def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, ...]:
+    """Samples in scope with an output image, a method and a prompt (columns only: this runs on every
+    assignment, over every sample of the scope)."""
     with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
-    where = [t.Sample.id.in_(with_output), t.Sample.method.is_not(None), t.Sample.prompt.is_not(None)]
+    scope = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output), t.Sample.method.is_not(None),
+                                         t.Sample.prompt.is_not(None))
     if dataset is not None:
-        where.append(t.Sample.dataset_id == dataset_id(s, dataset))
-    samples = tuple(load_samples(s, where))
+        scope = scope.where(t.Sample.dataset_id == dataset_id(s, dataset))
+    refs: dict[int, list[str]] = defaultdict(list)
+    for sample_id, sha in s.execute(sa.select(t.SampleImage.sample_id, t.SampleImage.blob_sha256).where(
+            t.SampleImage.role == "reference", t.SampleImage.sample_id.in_(scope))):
+        refs[sample_id].append(sha)
+    rows = s.execute(sa.select(t.Sample.id, t.Dataset.name, t.Sample.method, t.Sample.prompt)
+                     .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+                     .where(t.Sample.id.in_(scope)).order_by(t.Sample.id))
+    return tuple(PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))))
+                 for i, name, method, prompt in rows)
+
+
+def _tasks_and_judgments(s: Session, dataset: str | None) -> tuple[tuple[PairTaskRecord, ...],
+                                                                   tuple[PairJudgmentRecord, ...]]:
     judgments = _current(s, dataset)
     rows = list(s.scalars(_scoped(sa.select(t.PairTask), t.PairTask, s, dataset).order_by(t.PairTask.id)))
-    return PairAssignmentState(who.username, utcnow(), samples, tuple(_task_records(s, rows, judgments)),
-                               tuple(judgments))
+    return tuple(_task_records(s, rows, judgments)), tuple(judgments)
 
 
 def _add_task(s: Session, who: t.Rater, state: PairAssignmentState, choice: PairChoice) -> PairTaskRecord:
     if not isinstance(choice, PairChoice):
         raise InvalidInput(f"the assignment rule must return a storage.PairChoice or None, got {type(choice).__name__}")
     a, b = sorted((choice.first_sample_id, choice.second_sample_id))
-    in_scope = {x.id for x in state.samples}
+    in_scope = {x.sample_id for x in state.candidates}
     if a == b or a not in in_scope or b not in in_scope or choice.left_sample_id not in (a, b):
         raise InvalidInput(f"the assignment rule chose samples #{choice.first_sample_id} and "
                            f"#{choice.second_sample_id} (left #{choice.left_sample_id}): a pair must be two different "

@@ -26,7 +26,7 @@ def outputs(store, add_sample):
 
 def first_free(state):
     """A rule for the tests: the first pair (by ids) the asking rater does not have, left = the larger id."""
-    ids = [s.id for s in state.samples]
+    ids = [c.sample_id for c in state.candidates]
     mine = {(x.sample_a_id, x.sample_b_id) for x in state.tasks if x.rater == state.rater}
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
@@ -80,9 +80,12 @@ def test_state_holds_the_scope(store, outputs, add_sample):
     store.samples.add("ds", subject="dog", method="m9", external_key="ratings-only")  # no images
     no_method = add_sample(method=None)
     state = store.pairwise.state("alice", dataset="ds")
-    assert [s.id for s in state.samples] == [s.id for s in outputs]  # an output image and a method are needed
-    assert no_method.id not in {s.id for s in store.pairwise.state("alice").samples}
-    assert len(store.pairwise.state("alice").samples) == 5  # every dataset
+    assert [c.sample_id for c in state.candidates] == [s.id for s in outputs]  # an output image and a method
+    assert no_method.id not in {c.sample_id for c in store.pairwise.state("alice").candidates}
+    assert len(store.pairwise.state("alice").candidates) == 5  # every dataset
+    first = state.candidates[0]
+    assert (first.dataset, first.method, first.prompt, first.references) == (
+        "ds", "m0", "a dog on a beach", outputs[0].references)
     assert state.rater == "alice" and state.now.tzinfo is not None and state.tasks == () == state.judgments
 
 
@@ -239,7 +242,7 @@ def test_concurrent_assignments_never_share_a_slot(store, outputs):
 
     def once_per_pair(state):
         taken = {(x.sample_a_id, x.sample_b_id) for x in state.tasks}
-        ids = [s.id for s in state.samples]
+        ids = [c.sample_id for c in state.candidates]
         free = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if (a, b) not in taken]
         return PairChoice(*free[0], free[0][0]) if free else None
 
