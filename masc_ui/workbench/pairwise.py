@@ -185,11 +185,7 @@ class PairwiseTasks:
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
         rater = _rater(user)
-
-        def work(store: Any) -> Any:
-            store.ratings.ensure_rater(rater)
-            return store.pairwise.state(rater, dataset=dataset)
-        state = self._database.run(work)
+        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset))
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)

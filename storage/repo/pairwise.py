@@ -56,7 +56,7 @@ class PairwiseRepository:
             if s.get_bind().dialect.name == "postgresql":
                 s.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_ASSIGNMENT_LOCK})
             who = rater_row(s, rater)
-            state = _state(s, who, dataset)
+            state = _state(s, who.username, dataset)
             for task in state.tasks:
                 if task.rater == rater and not task.complete(t.CRITERIA):
                     return task
@@ -67,8 +67,10 @@ class PairwiseRepository:
         return self._tx.write(work)
 
     def state(self, rater: str, *, dataset: str | None = None) -> PairAssignmentState:
-        """A read-only snapshot of what `next_task`'s rule sees (for progress counts)."""
-        return self._tx.read(lambda s: _state(s, rater_row(s, rater), dataset))
+        """A read-only snapshot of what `next_task`'s rule sees for `rater` (for progress counts; the rater need
+        not exist yet)."""
+        check_text(rater, "rater", max_len=200)
+        return self._tx.read(lambda s: _state(s, rater, dataset))
 
     def task(self, rater: str, token: str) -> PairTaskRecord:
         """`rater`'s task with this token (NotFound when there is none: another rater's token is not found)."""
@@ -238,8 +240,8 @@ def _scoped(query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s:
     return query.join(t.Sample, t.Sample.id == table.sample_a_id).where(t.Sample.dataset_id == dataset_id(s, dataset))
 
 
-def _state(s: Session, who: t.Rater, dataset: str | None) -> PairAssignmentState:
-    return PairAssignmentState(who.username, utcnow(), _candidates(s, dataset),
+def _state(s: Session, rater: str, dataset: str | None) -> PairAssignmentState:
+    return PairAssignmentState(rater, utcnow(), _candidates(s, dataset),
                                *_tasks_and_judgments(s, dataset))
 
 

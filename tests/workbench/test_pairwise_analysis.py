@@ -148,7 +148,6 @@ def test_without_votes_between_methods_there_is_no_ranking(tmp_path: Path):
                                 ({"dataset": "nope"}, "dataset 'nope' is not in the database")):
             with pytest.raises(InputError, match=message):
                 pairwise_report(database, user=None, **{"dataset": "ds", "n_boot": 0, **kwargs})
-        store.ratings.ensure_rater("x")
     with open_store(None, tmp_path / "empty") as store:
         with pytest.raises(InputError, match="no pairwise judgments yet"):
             pairwise_report(Database.of(store), user=None)

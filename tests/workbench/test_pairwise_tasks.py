@@ -77,7 +77,6 @@ def test_assignment_covers_method_pairs_evenly_and_never_repeats_a_pair(store):
 def test_pairs_are_outputs_of_one_reference_and_prompt(store):
     outputs = add_outputs(store, methods=("m0", "m1"), references=2, prompts=("p one", "p two"))
     add_outputs(store, dataset="other", methods=("m0", "m1"), references=1)
-    store.ratings.ensure_rater("x")
     plan = plan_of(store.pairwise.state("x", dataset="ds"))
     assert len(plan.pairs) == 4  # 2 references x 2 prompts, one method pair each
     by_id = {str(s.id): s for s in outputs}
