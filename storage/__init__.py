@@ -1,5 +1,6 @@
 """Persistent storage of MaSC Workbench: samples, masks, metric values with provenance, raters,
-ratings and pairwise judgments, in SQLite (embedded default) or PostgreSQL (`DATABASE_URL`), plus a content-addressed blob store.
+ratings and pairwise judgments, in SQLite (embedded default) or PostgreSQL (`DATABASE_URL`), plus a
+content-addressed blob store.
 
     from storage import open_store
     store = open_store(None, Path("data"))          # SQLite at data/masc.sqlite3

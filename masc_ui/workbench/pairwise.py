@@ -207,7 +207,8 @@ class PairwiseTasks:
     def _view(self, task: Any) -> PairTaskView:
         left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
                                                         store.samples.get(task.right_sample_id)))
-        refs = [self._pixels(sha, f"reference {i + 1} of pair {task.position}") for i, sha in enumerate(left.references)]
+        refs = [self._pixels(sha, f"reference {i + 1} of pair {task.position}")
+                for i, sha in enumerate(left.references)]
         return PairTaskView(task.token, refs, self._pixels(left.output, f"left output of pair {task.position}"),
                             self._pixels(right.output, f"right output of pair {task.position}"), left.prompt or "",
                             task.position, _answers(task))
