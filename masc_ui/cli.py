@@ -393,11 +393,16 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
 def _add_agreement(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("agreement", help="agreement of each metric (and judge) with human ratings, with CIs",
                        description="Krippendorff's alpha, Spearman, Kendall tau-b and Pearson of each metric against "
-                                   "the human ratings, and human vs human, with paired-bootstrap CIs (METRICS.md).")
+                                   "the human ratings, and human vs human, with paired-bootstrap CIs (METRICS.md). "
+                                   "With --pairwise: the pairwise judgments instead (Bradley-Terry with Davidson ties "
+                                   "and bootstrap CIs, Elo, win rates, rater agreement on pairs, each metric's "
+                                   "pairwise accuracy with human ties left out).")
     p.add_argument("--dataset", help="only this dataset (default: all)")
-    p.add_argument("--criterion", choices=("cp", "pf", "sc", "pq"), default="cp",
-                   help="which human ratings (default cp); sc / pq: imported ImagenHub ratings (with --human-level "
-                        "ordinal for ImagenHub's alphas)")
+    p.add_argument("--criterion", choices=("cp", "pf", "sc", "pq"),
+                   help="which human ratings (default cp; with --pairwise: cp or pf, default both); sc / pq: imported "
+                        "ImagenHub ratings (with --human-level ordinal for ImagenHub's alphas)")
+    p.add_argument("--pairwise", action="store_true",
+                   help="analyse the pairwise judgments (which of two outputs is better) instead of the 0-4 ratings")
     p.add_argument("--by", choices=("method", "category"), help="also one row per method or category")
     p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (0 = no CIs; default 2000)")
@@ -415,8 +420,10 @@ def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -
 
     settings = settings or settings_from_args(args)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+    if args.pairwise:
+        return _print_pairwise(args, settings, metrics)
     with _database(settings) as database:
-        table = agreement_report(database, user=CLI_USER, dataset=args.dataset, criterion=args.criterion,
+        table = agreement_report(database, user=CLI_USER, dataset=args.dataset, criterion=args.criterion or "cp",
                                  metrics=metrics, by=args.by, n_boot=args.n_boot, seed=args.seed,
                                  human_level=args.human_level)
     print(to_json(table) if args.json else format_table(table))
@@ -474,6 +481,22 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
 
 
+def _print_pairwise(args: argparse.Namespace, settings: Settings, metrics: list[str] | None) -> int:
+    """`agreement --pairwise`: the pairwise report as text or JSON."""
+    from .workbench.pairwise_analysis import pairwise_report
+
+    for flag, given in (("--by", args.by), ("--human-level", args.human_level != "interval")):
+        if given:
+            raise InputError(f"{flag} is for the 0-4 ratings; leave it out with --pairwise")
+    if args.criterion not in (None, "cp", "pf"):
+        raise InputError(f"--criterion {args.criterion} has no pairwise judgments; use cp or pf with --pairwise")
+    with _database(settings) as database:
+        report = pairwise_report(database, user=CLI_USER, dataset=args.dataset, criterion=args.criterion,
+                                 metrics=metrics, n_boot=args.n_boot, seed=args.seed)
+    print(report.to_json() if args.json else report.text())
+    return 0
+
+
 def _add_export(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="one row per sample (latest metric values, every rater's ratings) as CSV, JSON "
                                       "lines, Parquet, or an image folder for Hugging Face datasets",
@@ -486,6 +509,8 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=EXPORT_CHOICES, dest="fmt",
                    help="default: from the suffix (.jsonl -> jsonl, .parquet -> parquet, else csv); imagefolder "
                         "must be asked for")
+    p.add_argument("--pairwise", action="store_true",
+                   help="export the pairwise judgments instead (one row per rater, pair and criterion)")
     _add_common(p)
     p.set_defaults(func=_cmd_export)
 
@@ -501,9 +526,11 @@ def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> i
     fmt = args.fmt or _SUFFIX_FORMATS.get(Path(args.output).suffix, "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
     with _database(settings) as database:
-        _, n = StoredSamples(database, settings).export(fmt, user=CLI_USER, dataset=args.dataset, target=target)
+        samples = StoredSamples(database, settings)
+        write = samples.export_pairwise if args.pairwise else samples.export
+        _, n = write(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
-        print(f"{n} samples written to {args.output} ({fmt})")
+        print(f"{n} {'pairwise judgments' if args.pairwise else 'samples'} written to {args.output} ({fmt})")
     return 0
 
 

@@ -17,7 +17,8 @@ reused on every frame (params `{"frame": 0, "propagation": "static"}`).
 A `SampleEntry` without an output image becomes a *ratings-only* sample (no images; see
 `storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
 complete entry whose key names a stored ratings-only sample completes that sample (same id, its ratings
-and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`).
+and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`). Pairwise judgments
+(`Parsed.pairwise`) name samples already stored in the dataset by key; they go in as external raters' judgments.
 """
 from __future__ import annotations
 
@@ -25,14 +26,14 @@ import hashlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from storage import EXTERNAL_CODE_VERSION, ExternalRating, NotFound, StorageError
+from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
 
 from ..caching import LruCache
 from ..errors import InputError
 from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
 from ..segmentation.masks import mask_to_png
-from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
 from .opens2v import VIDEO_SUFFIXES
 
 RATINGS_ONLY_CHUNK = 500
@@ -82,6 +83,9 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
     summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
                             notes=list(parsed.notes))
+    if parsed.pairwise and not parsed.samples and dataset not in {d.name for d in store.samples.datasets()}:
+        raise InputError(f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
+                         f"in it, so import its samples first (masc-ui import ... --dataset {dataset})")
     store.samples.ensure_dataset(dataset)
     images = _Images(max_pixels, video_limits)
     before = store.samples.count(dataset)
@@ -120,6 +124,7 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
+    _ingest_pairwise(store, dataset, parsed.pairwise, ids, summary)
     return summary
 
 
@@ -281,6 +286,36 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     added = sum(r.new_values for r in Recorder(Database.of(store)).record(items, user="import"))
     summary.added_metrics += added
     summary.existing_metrics += sum(len(v) for v in by_sample.values()) - added
+
+
+def _ingest_pairwise(store: Any, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int],
+                     summary: ImportSummary) -> None:
+    """Store pairwise judgments as external raters' (`storage.repo.pairwise.PairwiseRepository.import_external`:
+    the same answer again writes nothing). Rows naming an unknown key, or a rater who logs into this app (their
+    own judgments must not be overwritten by a file), are skipped and reported."""
+    if not entries:
+        return
+    keys = {s.external_key: s.id for s in store.samples.list(dataset) if s.external_key is not None}
+    keys.update(ids)
+    app_raters = {r.username for r in store.ratings.raters() if not r.is_external}
+    by_rater: dict[str, list[ExternalPairJudgment]] = {}
+    for e in entries:
+        missing = [k for k in (e.left, e.right) if k not in keys]
+        if missing:
+            summary.problems.append(Problem(e.where, f"unknown key: no sample {missing[0]!r} in dataset {dataset!r} "
+                                                      "(import its samples first)"))
+            continue
+        if e.rater in app_raters:
+            summary.problems.append(Problem(e.where, f"rater of this app: {e.rater!r} logs in and judges here; "
+                                                      f"name the imported rater differently (e.g. 'import:{e.rater}')"))
+            continue
+        by_rater.setdefault(e.rater, []).append(ExternalPairJudgment(
+            keys[e.left], keys[e.right], e.criterion, e.winner, both_bad=e.both_bad, judged_at=e.judged_at,
+            seconds_spent=e.seconds))
+    for rater, items in by_rater.items():
+        written = store.pairwise.import_external(rater, items)
+        summary.added_judgments += written
+        summary.existing_judgments += len(items) - written
 
 
 def _scale_params(entry: MetricEntry) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from .entries import Parsed
 from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
 from .opens2v import read_opens2v
+from .pairwise_manifest import read_pairwise
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ IMPORTERS: dict[str, ImporterSpec] = {
                    "the generated videos <key>.mp4 in --videos DIR (default <folder>/videos), one model per import "
                    "(--method, default the videos folder's name)",
         read_opens2v, {"videos": None, "images": None, "method": None}),
+    "pairwise": ImporterSpec(
+        "pairwise", "pairwise human judgments, a .jsonl or .csv file, one per row (left, right: sample keys of the "
+                    "dataset; criterion cp|pf; winner left|right|tie; rater; optional both_bad, time, seconds)",
+        read_pairwise, {}),
 }
 
 

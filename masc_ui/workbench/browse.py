@@ -1,7 +1,7 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
 the stored `InputImage`s, a video output as its `InputVideo`, current masks), its stored scores, a poster picture per
-sample (a video's first frame), and the export (CSV / JSON lines / Parquet / an image folder for the Hugging Face
-`datasets` library, see `dataset_export`)."""
+sample (a video's first frame), and the exports (samples as CSV / JSON lines / Parquet / an image folder for the
+Hugging Face `datasets` library, see `dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
 from __future__ import annotations
 
 import sys
@@ -157,6 +157,25 @@ class StoredSamples:
             n = self._database.run(writers[fmt])
             if archive is not None:
                 return zip_folder(Path(target), archive), n
+        except OSError as exc:
+            raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
+        return target, n
+
+    def export_pairwise(self, fmt: str, *, user: str | None, dataset: str | None = None,
+                        target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+        """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
+        `storage.repo.pair_exports`) like `export` writes the samples' (default file
+        `masc-pairwise-<dataset or all>.<fmt>`). Returns (where it went, rows written)."""
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        if target is None:
+            folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
+            target = folder / f"masc-pairwise-{dataset or 'all'}.{fmt}"
+        try:
+            n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
+                                                  else store.pairwise.write_csv)(target, dataset))
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n

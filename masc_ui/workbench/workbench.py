@@ -12,9 +12,11 @@ from ..models.registry import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
 from .browse import StoredSamples
+from .compare import Comparisons
 from .database import Database
 from .explain import Explanation
 from .masks import Segmentation
+from .pairwise import PairwiseTasks
 from .profile import ResolvedProfile, resolve_profile
 from .ratings import RatingTasks
 from .records import Recorder, Saved
@@ -35,7 +37,9 @@ class Workbench:
     - `scoring` (`Scoring`): inputs, Run (result cache), Explain (on Run's MaSC engine);
     - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks;
     - `recorder` (`Recorder`): the one path from scored values to the database (Save, batch, imports);
-    - `ratings` (`RatingTasks`), `samples` (`StoredSamples`: browse, open, export), `database` (`Database`).
+    - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks), `samples` (`StoredSamples`:
+      browse, open, export), `compare` (`Comparisons`: two stored outputs of one reference side by side, for
+      admins), `database` (`Database`).
 
     The Score tab's calls are also methods here (`score`, `explain`, `save_sample`, ...). Every use case takes
     the acting user (`user`: the logged-in name, None for a local process such as the CLI).
@@ -54,9 +58,11 @@ class Workbench:
         """The database, opened on first use."""
         self.recorder = Recorder(self.database)
         self.ratings = RatingTasks(self.database, self.settings)
+        self.pairwise = PairwiseTasks(self.database, self.settings)
         self.samples = StoredSamples(self.database, self.settings)
         self.videos = VideoViews(self.settings)
         """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""
+        self.compare = Comparisons(self.database, self.samples, self.scoring)
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images)."""
         self.storage_warning = persistence_warning(self.settings)
