@@ -33,7 +33,7 @@ def files(tmp_path: Path):
 
 
 def _settings_args(demo_weights: Path, tmp_path: Path) -> list[str]:
-    return ["--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu",
+    return ["--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu", "--dtype", "float32",
             "--data-dir", str(tmp_path / "data")]
 
 
