@@ -113,8 +113,9 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
     for mask in item.masks:
         have = current.get((mask.role, mask.position))
         if have is None or have.sha256 != mask.sha256:
-            current[(mask.role, mask.position)] = add_version(s, sample_id, mask)
-            new_masks += 1
+            record, added = add_version(s, sample_id, mask)
+            current[(mask.role, mask.position)] = record
+            new_masks += added
     rows = []
     for columns, refs in item.values:
         ids = []
@@ -128,7 +129,7 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
         masks = tuple(sorted(set(ids)))
         if not _already_recorded(s, sample_id, columns, masks):
             rows.append(({"sample_id": sample_id, **columns}, masks))
-    values = insert_values(s, rows)
+    values = [record for record, inserted in insert_values(s, rows) if inserted]
     sample = load_samples(s, [t.Sample.id == sample_id])[0]
     return Recorded(sample=sample, new_masks=new_masks, new_values=tuple(values), masks=current)
 
