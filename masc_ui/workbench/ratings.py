@@ -1,14 +1,22 @@
 """Rating use cases: the next task of a rater (blind: images and prompt only), going back, progress, and
 committing a rater's answers (both criteria in one transaction).
 
+Blind means: what reaches a rater is the images, the prompt, the rater's own answers and progress counts; no
+metric, method, sample id or other rater's answer. A task is named to the browser by an opaque `token` (new for
+every view), never by its sample id. Each rater's events run one at a time (`one_at_a_time`), different raters'
+in parallel.
+
 A write that finds the database busy is retried inside the storage layer (`storage.transactions`, up to its
 `max_wait_s`); any other failure is reported as `StoreError` with nothing stored, so the UI keeps the task and
 the chosen scores on screen for another try.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+import secrets
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
 
 from PIL import Image
 
@@ -48,6 +56,7 @@ class TaskView:
     """What a rater sees: blind (no metric values, no method), images decoded, their previous answers."""
 
     sample_id: int
+    """The stored sample (stays on the server: the browser sees `token`)."""
     refs: list[Image.Image]
     out: Image.Image
     prompt: str
@@ -56,6 +65,8 @@ class TaskView:
     """criterion -> this rater's current score (None = not rated, or skipped/flagged)."""
     status: str | None
     """This rater's current status on the sample (`rated`, `skipped`, `flagged`) or None when new."""
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    """Opaque name of this view of the task for the browser (random; says nothing about the sample)."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +85,34 @@ class RatingTasks:
     def __init__(self, database: Database, settings: Settings) -> None:
         self._database = database
         self._settings = settings
+        self._rater_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def one_at_a_time(self, user: str) -> Iterator[None]:
+        """Hold `user`'s rating lock: one event of a rater at a time (a Skip pressed right after Submit sees the
+        task Submit moved on to), while other raters go on in parallel. One lock per rater (logins are few)."""
+        with self._guard:
+            lock = self._rater_locks.setdefault(user, threading.Lock())
+        with lock:
+            yield
+
+    def _rater(self, user: str | None) -> str:
+        """`user` when it may rate: a login (any role), or any name when the process has no logins (local)."""
+        if user is None or (self._database.accounts.logins_enabled
+                            and user not in self._database.accounts.names()):
+            raise self._denied()
+        return user
+
+    @staticmethod
+    def _denied() -> Exception:
+        from .users import AccessDenied
+
+        return AccessDenied("rating needs a login: log in with your rater account")
 
     def next_task(self, user: str, *, dataset: str | None = None) -> TaskView | None:
         """The next sample `user` should rate (None when nothing is left); creates the rater on first use."""
+        user = self._rater(user)
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(user)
             return store.tasks.next_task(user, dataset, overlap_k=self._settings.rating_overlap)
@@ -85,12 +121,14 @@ class RatingTasks:
 
     def previous_task(self, user: str, before_sample_id: int | None, *,
                       dataset: str | None = None) -> TaskView | None:
+        user = self._rater(user)
         task = self._database.run(lambda store: store.tasks.previous_task(user, before_sample_id=before_sample_id,
                                                                           dataset=dataset))
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
         """The task view of `sample_id` with `user`'s current answers (for going back and forth)."""
+        user = self._rater(user)
         sample = self._database.run(lambda store: store.samples.get(sample_id))
         ratings = {r.criterion: r for r in self._database.run(
             lambda store: store.ratings.current(rater=user, sample_id=sample_id))}
@@ -98,6 +136,7 @@ class RatingTasks:
         return self._view(sample, order, ratings)
 
     def progress(self, user: str, *, dataset: str | None = None) -> RaterProgress:
+        user = self._rater(user)
         p = self._database.run(lambda store: store.tasks.progress(user, dataset,
                                                                   overlap_k=self._settings.rating_overlap))
         return RaterProgress(p.rated, p.assigned, p.total)
@@ -107,6 +146,7 @@ class RatingTasks:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores. Raises StoreError (nothing stored)
         when the database refuses or fails the write."""
+        user = self._rater(user)
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
         if status == "rated":
@@ -123,6 +163,7 @@ class RatingTasks:
 
     def ratings_of(self, user: str) -> list[Any]:
         """`user`'s current ratings (storage records)."""
+        user = self._rater(user)
         return self._database.run(lambda store: store.ratings.current(rater=user))
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:

@@ -23,6 +23,7 @@ from ..metrics.sample import MetricValue, Sample
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
+from .text_input import check_text_input
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
@@ -116,6 +117,8 @@ class Scoring:
         masks = tuple(None if m is None else as_mask_array(m, name=f"mask of reference {i + 1}")
                       for i, m in enumerate(ref_masks))
         omask = None if out_mask is None else as_mask_array(out_mask, name="mask of the output")
+        check_text_input(prompt, "prompt")
+        check_text_input(subject, "subject name", field="subject")
         return Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
                       subject=(subject or "").strip() or None, ref_masks=masks, out_mask=omask)
 
@@ -123,6 +126,8 @@ class Scoring:
                           out_mask: Path | None = None, prompt: str | None = None,
                           subject: str | None = None) -> Sample:
         """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors."""
+        check_text_input(prompt, "--prompt", field="prompt")
+        check_text_input(subject, "--object", field="subject")
         if ref_masks and len(ref_masks) != len(refs):
             raise InputError(f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
                              "give one mask per reference, in the same order")

@@ -159,6 +159,18 @@ class SampleRepository:
         where = sample_filters(dataset=dataset, method=method, subject=subject)
         return self._tx.read(lambda s: load_samples(s, where, limit=limit, offset=offset))
 
+    def stored_bytes(self, dataset: str) -> int:
+        """Bytes of the distinct images and masks the samples of `dataset` hold (0 for an unknown dataset)."""
+        def work(s: Session) -> int:
+            in_dataset = (sa.select(t.SampleImage.id).join(t.Sample, t.Sample.id == t.SampleImage.sample_id)
+                          .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id).where(t.Dataset.name == dataset))
+            images = sa.select(t.SampleImage.blob_sha256).where(t.SampleImage.id.in_(in_dataset))
+            masks = sa.select(t.MaskVersion.blob_sha256).where(t.MaskVersion.sample_image_id.in_(in_dataset))
+            used = sa.union(images, masks).subquery()
+            return int(s.scalar(sa.select(sa.func.coalesce(sa.func.sum(t.Blob.size_bytes), 0))
+                                .where(t.Blob.sha256.in_(sa.select(used.c[0])))) or 0)
+        return self._tx.read(work)
+
     def count(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None) -> int:
         where = sample_filters(dataset=dataset, method=method, subject=subject)
         query = (sa.select(sa.func.count(t.Sample.id)).join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)

@@ -38,7 +38,7 @@ def test_demo_banner_and_status_line(client):
     html = str(client.config)
     assert "demo weights: numbers are not meaningful" in html
     assert "--profile paper" in html
-    status = client.predict(api_name="/lambda_2")
+    status = client.predict(api_name="/status_text")
     assert "profile: demo" in status and "device: cpu" in status and "dtype: float32" in status
 
 
