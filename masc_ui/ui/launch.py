@@ -11,7 +11,7 @@ from fastapi import HTTPException
 from starlette.middleware import Middleware
 
 from ..settings import Settings
-from ..workbench.users import Accounts, LoginThrottle, LoginThrottled, check_login, startup_warnings
+from ..workbench.users import Accounts, LoginThrottled, check_login, startup_warnings
 from .roles import client_address
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
@@ -68,15 +68,14 @@ KEYBOARD_JS = """
 """
 
 
-def launch_kwargs(settings: Settings, accounts: Accounts | None = None,
-                  throttle: LoginThrottle | None = None) -> dict[str, Any]:
+def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings`: no share link, no monitoring dashboard, no SSR
     (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
     directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
     shown without their text (`show_error=False`), and, when logins are configured, Argon2 password checks
-    throttled per login name and per client address (`LoginThrottle`; 429 while a name or address must wait)."""
+    throttled per login name and per client address (`accounts.throttle`; 429 while a name or address must
+    wait)."""
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
-    throttle = throttle or LoginThrottle()
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     kwargs: dict[str, Any] = dict(
         server_name=settings.host, server_port=settings.port, share=False, enable_monitoring=False,
@@ -86,17 +85,17 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None,
         app_kwargs={"middleware": [Middleware(ClientAddressMiddleware)]},
     )
     if accounts.logins_enabled:
-        kwargs["auth"] = login_checker(accounts, throttle)
+        kwargs["auth"] = login_checker(accounts)
         kwargs["auth_message"] = "MaSC Workbench: log in with your account."
     return kwargs
 
 
-def login_checker(accounts: Accounts, throttle: LoginThrottle):
-    """Gradio's `auth` callable: the password check of `accounts`, throttled by `throttle` per name and per the
-    client address of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait."""
+def login_checker(accounts: Accounts):
+    """Gradio's `auth` callable: the password check of `accounts`, throttled per name and per the client address
+    of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait."""
     def check(username: str, password: str) -> bool:
         try:
-            return check_login(accounts, throttle, username or "", password or "", LOGIN_ADDRESS.get(None))
+            return check_login(accounts, username or "", password or "", LOGIN_ADDRESS.get(None))
         except LoginThrottled as exc:
             raise HTTPException(status_code=429, detail=str(exc)) from None
     return check

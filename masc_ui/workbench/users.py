@@ -85,6 +85,8 @@ class Accounts:
         self._accounts = dict(accounts or {})
         self._dummy_hash: str | None = None
         self._lock = threading.Lock()
+        self.throttle = LoginThrottle()
+        """Failed-login backoff of this process (`check_login`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Accounts":
@@ -296,8 +298,10 @@ class LoginThrottle:
         return [("name", name.lower())] + ([("address", address)] if address else [])
 
 
-def check_login(accounts: Accounts, throttle: LoginThrottle, name: str, password: str, address: str | None) -> bool:
-    """True for the right password of a known name; LoginThrottled while the name or address must wait."""
+def check_login(accounts: Accounts, name: str, password: str, address: str | None) -> bool:
+    """True for the right password of a known name; LoginThrottled while the name or address must wait
+    (`accounts.throttle`)."""
+    throttle = accounts.throttle
     wait = throttle.wait_s(name, address)
     if wait > 0:
         raise LoginThrottled(wait)
