@@ -229,7 +229,10 @@ def insert_values(s: Session, rows: list[tuple[dict[str, Any], tuple[int, ...]]]
         masks_key = masks_key_of(masks)
         same = (t.MetricValue.sample_id == values["sample_id"], t.MetricValue.metric == values["metric"],
                 t.MetricValue.provenance_key == values["provenance_key"], t.MetricValue.masks_key == masks_key)
-        sequence = int(s.scalar(sa.select(sa.func.count()).select_from(t.MetricValue).where(*same)) or 0)
+        values = dict(values)
+        sequence = values.pop("sequence", None)  # the caller's, when it decided to append from what it saw
+        if sequence is None:
+            sequence = int(s.scalar(sa.select(sa.func.count()).select_from(t.MetricValue).where(*same)) or 0)
         new_id = insert_returning_id(s, t.MetricValue, {**values, "masks_key": masks_key, "sequence": sequence})
         if new_id is None:
             row = s.scalars(sa.select(t.MetricValue).where(*same, t.MetricValue.sequence == sequence)).one()
@@ -251,17 +254,17 @@ def masks_key_of(mask_version_ids: Sequence[int]) -> str:
 
 
 def most_recent_with(s: Session, sample_id: int, metric: str, key: str,
-                     masks: tuple[int, ...]) -> MetricValueRecord | None:
-    """The most recently recorded value of `metric` for the sample with provenance key `key`, computed with
-    exactly the mask versions `masks` (None when there is none)."""
+                     masks: tuple[int, ...]) -> tuple[MetricValueRecord | None, int]:
+    """(the most recently recorded value of `metric` for the sample with provenance key `key`, computed with
+    exactly the mask versions `masks`, or None; how many such values there are), read in one statement: the
+    count is the `sequence` a value appended after them takes, so a writer that saw no value and one that
+    stored it meanwhile compute the same identity."""
     rows = list(s.scalars(sa.select(t.MetricValue).where(
-        t.MetricValue.sample_id == sample_id, t.MetricValue.metric == metric,
-        t.MetricValue.provenance_key == key).order_by(t.MetricValue.id.desc())))
-    used = _masks_of(s, [r.id for r in rows])
-    for row in rows:
-        if used.get(row.id, set()) == set(masks):
-            return _record(row, used.get(row.id, set()))
-    return None
+        t.MetricValue.sample_id == sample_id, t.MetricValue.metric == metric, t.MetricValue.provenance_key == key,
+        t.MetricValue.masks_key == masks_key_of(masks)).order_by(t.MetricValue.id.desc())))
+    if not rows:
+        return None, 0
+    return _record(rows[0], set(masks)), len(rows)
 
 
 def _record(row: t.MetricValue, masks: set[int] | tuple[int, ...]) -> MetricValueRecord:
