@@ -107,9 +107,9 @@ class Accounts:
         return sorted(n for n, a in self._accounts.items() if role is None or a.role == role)
 
     def role_of(self, user: str | None) -> str:
-        """`admin` for None (a local process, or the app without logins); the account's role otherwise
-        (AccessDenied for a name that has no account)."""
-        if user is None:
+        """`admin` for None (a local process) and for anybody when there are no logins (single-user local mode);
+        the account's role otherwise (AccessDenied for a name that has no account)."""
+        if user is None or not self._accounts:
             return "admin"
         account = self._accounts.get(user)
         if account is None:
