@@ -12,16 +12,17 @@ the chosen scores on screen for another try.
 """
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
-
-from PIL import Image
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..imaging import open_image
 from ..settings import Settings
 from .database import Database
 
@@ -53,12 +54,13 @@ def criteria() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TaskView:
-    """What a rater sees: blind (no metric values, no method), images decoded, their previous answers."""
+    """What a rater sees: blind (no metric values, no method), the images as files, their previous answers."""
 
     sample_id: int
     """The stored sample (stays on the server: the browser sees `token`)."""
-    refs: list[Image.Image]
-    out: Image.Image
+    refs: list[Path]
+    """Files holding each reference's stored bytes (named by content hash: no sample id in the name)."""
+    out: Path
     prompt: str
     presentation_order: int
     scores: dict[str, int | None]
@@ -82,9 +84,10 @@ class RaterProgress:
 class RatingTasks:
     """Rating tasks over one `Database`; the acting user is the rater."""
 
-    def __init__(self, database: Database, settings: Settings) -> None:
+    def __init__(self, database: Database, settings: Settings, image_folder: Path | None = None) -> None:
         self._database = database
         self._settings = settings
+        self._images = TaskImages(image_folder)
         self._rater_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -167,16 +170,67 @@ class RatingTasks:
         return self._database.run(lambda store: store.ratings.current(rater=user))
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
-        refs = [self._pixels(sha, f"reference {i + 1} of sample #{sample.id}")
-                for i, sha in enumerate(sample.references)]
-        out = self._pixels(sample.output, f"output of sample #{sample.id}")
+        refs = [self._file(sha) for sha in sample.references]
+        out = self._file(sample.output)
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
         return TaskView(sample.id, refs, out, sample.prompt, order, scores, status)
 
-    def _pixels(self, sha: str, name: str) -> Image.Image:
-        data = self._database.run(lambda store: store.images.read(sha))
-        return open_image(data, name=name, max_pixels=self._settings.max_image_pixels).pixels
+    def _file(self, sha: str) -> Path:
+        return self._images.file(sha, lambda: self._database.run(lambda store: store.images.read(sha)))
+
+
+class TaskImages:
+    """The files a rating task hands to the browser: each stored image's bytes as they are (no decoding, no
+    re-encoding: the browser shows the file the uploader gave), one file per content hash in `folder`, written
+    atomically (a file being sent is never rewritten). Files not used for `MAX_AGE_S` are removed once the folder
+    holds more than `MAX_FILES`."""
+
+    MAX_FILES = 2000
+    MAX_AGE_S = 900.0
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._owned = None if folder is not None else tempfile.TemporaryDirectory(prefix="masc-task-images-")
+        self.folder = Path(folder) if folder is not None else Path(self._owned.name)  # type: ignore[union-attr]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def file(self, sha: str, read: Callable[[], bytes]) -> Path:
+        """The file of blob `sha` (its bytes from `read()` the first time)."""
+        found = next(self.folder.glob(f"{sha}.*"), None)
+        if found is not None:
+            os.utime(found)
+            return found
+        from storage.blobs import sniff_media_type
+
+        data = read()
+        path = self.folder / f"{sha}{SUFFIXES.get(sniff_media_type(data[:16]), '.img')}"
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        with self._lock:
+            self._count += 1
+            if self._count % 100 == 0:
+                self._prune()
+        return path
+
+    def _prune(self) -> None:
+        files = list(self.folder.glob("*.*"))
+        if len(files) <= self.MAX_FILES:
+            return
+        cutoff = time.time() - self.MAX_AGE_S
+        for f in files:
+            try:
+                if f.stat().st_mtime < cutoff:
+                    f.unlink()
+            except FileNotFoundError:
+                continue
+
+
+SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
+            "image/bmp": ".bmp", "image/tiff": ".tif"}
 
 
 def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:

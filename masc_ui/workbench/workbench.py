@@ -58,10 +58,10 @@ class Workbench:
         self.database = Database(self.settings, store, accounts=self.accounts)
         """The database, opened on first use."""
         self.recorder = Recorder(self.database)
-        self.ratings = RatingTasks(self.database, self.settings)
-        self.samples = StoredSamples(self.database, self.settings)
         self.scratch = ScratchSpace()
-        """Folders for files handed to the browser (exports, an opened sample's images)."""
+        """Folders for files handed to the browser (exports, an opened sample's images, rating task images)."""
+        self.ratings = RatingTasks(self.database, self.settings, self.scratch.root / "task-images")
+        self.samples = StoredSamples(self.database, self.settings)
 
     @classmethod
     def open(cls, settings: Settings) -> "Workbench":
