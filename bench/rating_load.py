@@ -160,7 +160,13 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> 
             out["acknowledged"][name] = acked
 
     def saver() -> None:
-        client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False)
+        try:
+            client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False)
+        except Exception as exc:  # noqa: BLE001 - reported in the figures
+            with lock:
+                out["errors"].append(f"saver: {exc}")
+            start.wait()
+            return
         ex = EXAMPLES / "cat-on-grass"
         start.wait()
         i = 0

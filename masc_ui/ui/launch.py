@@ -6,6 +6,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import anyio
 import gradio as gr
 from fastapi import HTTPException
 from starlette.middleware import Middleware
@@ -92,10 +93,13 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
 
 def login_checker(accounts: Accounts):
     """Gradio's `auth` callable: the password check of `accounts`, throttled per name and per the client address
-    of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait."""
-    def check(username: str, password: str) -> bool:
+    of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait. Async, with the Argon2
+    check in a worker thread: Gradio awaits it on the event loop, which a hash check (tens of milliseconds of CPU)
+    must not block for every other request."""
+    async def check(username: str, password: str) -> bool:
+        address = LOGIN_ADDRESS.get(None)
         try:
-            return check_login(accounts, username or "", password or "", LOGIN_ADDRESS.get(None))
+            return await anyio.to_thread.run_sync(check_login, accounts, username or "", password or "", address)
         except LoginThrottled as exc:
             raise HTTPException(status_code=429, detail=str(exc)) from None
     return check

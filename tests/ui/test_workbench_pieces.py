@@ -129,7 +129,9 @@ def test_launch_settings_are_locked_down(tmp_path: Path):
     assert str(tmp_path / "data") in kw["blocked_paths"]
     assert str(s.resolved_demo_weights_dir) in kw["blocked_paths"]
     assert kw["show_error"] is False  # unexpected errors reach the browser without their text
-    assert kw["auth"]("a", "b") and not kw["auth"]("a", "x")
+    import asyncio
+
+    assert asyncio.run(kw["auth"]("a", "b")) and not asyncio.run(kw["auth"]("a", "x"))
     assert "auth" not in launch_kwargs(Settings(data_dir=tmp_path))
 
 
