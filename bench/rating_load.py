@@ -132,13 +132,15 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> 
     from gradio_client import Client, handle_file
 
     out = {"latencies": [], "acknowledged": {}, "saves": 0, "save_errors": 0, "errors": []}
-    lock = threading.Lock()
+    lock, connecting = threading.Lock(), threading.Lock()
     start = threading.Barrier(len(names) + savers + 1)
     stop_at = [time.monotonic() + 3600]
 
     def rater(name: str) -> None:
         try:
-            client = Client(url, auth=(name, f"pw-{name}-1"), verbose=False, download_files=False)
+            with connecting:  # raters log in one after the other, as people do
+                client = Client(url, auth=(name, f"pw-{name}-1"), verbose=False, download_files=False,
+                                httpx_kwargs={"timeout": 120})
             token = client.predict(api_name="/rate_open")[0]
         except Exception as exc:  # noqa: BLE001 - reported in the figures
             with lock:
@@ -161,7 +163,9 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> 
 
     def saver() -> None:
         try:
-            client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False)
+            with connecting:
+                client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False,
+                                httpx_kwargs={"timeout": 120})
         except Exception as exc:  # noqa: BLE001 - reported in the figures
             with lock:
                 out["errors"].append(f"saver: {exc}")
