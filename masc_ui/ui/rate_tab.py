@@ -9,7 +9,7 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench.ratings import ANCHORS, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .users import user_of
 
 RATING_CONCURRENCY = 32
@@ -67,7 +67,8 @@ def build(wb: Workbench) -> tuple:
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
-    def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None):
+    def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
+               progress: RaterProgress | None = None):
         st = st if st is not None else TaskState()
         st.show(task if user is not None else None)
         if user is None:
@@ -76,7 +77,7 @@ def build(wb: Workbench) -> tuple:
             return st, "", note, "", [], None, None, None, "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
-            prog = wb.ratings.progress(user).text()
+            prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
@@ -86,13 +87,17 @@ def build(wb: Workbench) -> tuple:
         return (st, task.token, who_md + status_note, prompt_md,
                 task.refs, task.out, task.scores.get("cp"), task.scores.get("pf"), prog, msg)
 
+    def _next(user: str):
+        task, prog = wb.ratings.next_task_and_progress(user)
+        return task, "", None, prog
+
     def on_open(request: gr.Request):
         user = user_of(request)
         if user is None:
             return render(None, None)
         try:
             with wb.ratings.one_at_a_time(user):
-                return render(user, wb.ratings.next_task(user))
+                return render(user, *_next(user))
         except WorkbenchError as exc:
             return render(user, None, f"⚠ {exc}")
 
@@ -116,7 +121,8 @@ def build(wb: Workbench) -> tuple:
                     return (st, *keep, f"⚠ not saved: {exc}")
                 done = f"saved your answer ({status})"
                 try:
-                    return render(user, wb.ratings.next_task(user), done, st)
+                    task, prog = wb.ratings.next_task_and_progress(user)
+                    return render(user, task, done, st, prog)
                 except WorkbenchError as exc:
                     return render(user, None, f"{done}; ⚠ next task: {exc}", st)
         return handler

@@ -89,6 +89,7 @@ class RatingTasks:
         self._settings = settings
         self._images = TaskImages(image_folder)
         self._rater_locks: dict[str, threading.Lock] = {}
+        self._known_raters: set[str] = set()
         self._guard = threading.Lock()
 
     @contextmanager
@@ -115,12 +116,24 @@ class RatingTasks:
 
     def next_task(self, user: str, *, dataset: str | None = None) -> TaskView | None:
         """The next sample `user` should rate (None when nothing is left); creates the rater on first use."""
-        user = self._rater(user)
-        def work(store: Any) -> Any:
-            store.ratings.ensure_rater(user)
-            return store.tasks.next_task(user, dataset, overlap_k=self._settings.rating_overlap)
-        task = self._database.run(work)
-        return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
+        return self.next_task_and_progress(user, dataset=dataset)[0]
+
+    def next_task_and_progress(self, user: str, *, dataset: str | None = None
+                               ) -> tuple[TaskView | None, RaterProgress]:
+        """`next_task` and `progress` read together, once (what the Rate tab shows after each answer)."""
+        user = self._ensure_rater(self._rater(user))
+        task, p = self._database.run(lambda store: store.tasks.next_task_and_progress(
+            user, dataset, overlap_k=self._settings.rating_overlap))
+        view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
+        return view, RaterProgress(p.rated, p.assigned, p.total)
+
+    def _ensure_rater(self, user: str) -> str:
+        """`user` as a rater in the database (created once; remembered, so later tasks need no write)."""
+        if user not in self._known_raters:
+            self._database.run(lambda store: store.ratings.ensure_rater(user))
+            with self._guard:
+                self._known_raters.add(user)
+        return user
 
     def previous_task(self, user: str, before_sample_id: int | None, *,
                       dataset: str | None = None) -> TaskView | None:
@@ -183,24 +196,24 @@ class RatingTasks:
 class TaskImages:
     """The files a rating task hands to the browser: each stored image's bytes as they are (no decoding, no
     re-encoding: the browser shows the file the uploader gave), one file per content hash in `folder`, written
-    atomically (a file being sent is never rewritten). Files not used for `MAX_AGE_S` are removed once the folder
-    holds more than `MAX_FILES`."""
+    atomically (a file being sent is never rewritten). Beyond `MAX_FILES` files the oldest half is deleted (files
+    written in the last `MIN_AGE_S` are kept: Gradio may still be copying them)."""
 
     MAX_FILES = 2000
-    MAX_AGE_S = 900.0
+    MIN_AGE_S = 300.0
 
     def __init__(self, folder: Path | None = None) -> None:
         self._owned = None if folder is not None else tempfile.TemporaryDirectory(prefix="masc-task-images-")
         self.folder = Path(folder) if folder is not None else Path(self._owned.name)  # type: ignore[union-attr]
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._count = 0
+        self._written: dict[str, Path] = {}
 
     def file(self, sha: str, read: Callable[[], bytes]) -> Path:
         """The file of blob `sha` (its bytes from `read()` the first time)."""
-        found = next(self.folder.glob(f"{sha}.*"), None)
-        if found is not None:
-            os.utime(found)
+        with self._lock:
+            found = self._written.get(sha)
+        if found is not None and found.exists():
             return found
         from storage.blobs import sniff_media_type
 
@@ -211,22 +224,21 @@ class TaskImages:
             fh.write(data)
         os.replace(tmp, path)
         with self._lock:
-            self._count += 1
-            if self._count % 100 == 0:
+            self._written[sha] = path
+            if len(self._written) > self.MAX_FILES:
                 self._prune()
         return path
 
     def _prune(self) -> None:
-        files = list(self.folder.glob("*.*"))
-        if len(files) <= self.MAX_FILES:
-            return
-        cutoff = time.time() - self.MAX_AGE_S
-        for f in files:
+        """Forget (and delete) the oldest half of the files, keeping any written in the last `MIN_AGE_S`."""
+        cutoff = time.time() - self.MIN_AGE_S
+        for sha, path in list(self._written.items())[: len(self._written) // 2]:
             try:
-                if f.stat().st_mtime < cutoff:
-                    f.unlink()
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    del self._written[sha]
             except FileNotFoundError:
-                continue
+                del self._written[sha]
 
 
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
