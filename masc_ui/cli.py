@@ -10,10 +10,33 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .errors import InputError, WorkbenchError
-from .settings import PROFILES, STRIPPERS, Settings
+from .settings import MAX_NAFLEX_PATCHES, PROFILES, STRIPPERS, Settings
 
 CLI_USER: str | None = None
 """The acting user the CLI passes to the use cases (a local process: no login)."""
+
+
+def _bounded(kind: type, lo: float, hi: float) -> Callable[[str], float]:
+    """argparse type: a `kind` (int or float) within [lo, hi], finite; a one-line error otherwise."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"expected {'a whole number' if kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+        if not (lo <= value <= hi):  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be within [{lo:g}, {hi:g}], got {text!r}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
+POSITIVE = _bounded(int, 1, 1_000_000)
+COUNT = _bounded(int, 0, 1_000_000)
+FRACTION = _bounded(float, 0.0, 1.0)
+PATCHES = _bounded(int, 1, MAX_NAFLEX_PATCHES)
+SEED = _bounded(int, 0, 2 ** 32 - 1)
+PORT = _bounded(int, 1, 65_535)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -82,8 +105,9 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
                    help="the subject's name, stripped from the prompt for PF (default: keep the prompt)")
     p.add_argument("--model", dest="siglip_model", metavar="ID|DIR", help="SigLIP2 checkpoint (default: the profile's)")
     p.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
-    p.add_argument("--naflex-max-patches", type=int, help="NaFlex patch budget (default 1024)")
-    p.add_argument("--fg-threshold", type=float, help="mask threshold (default 0.5)")
+    p.add_argument("--naflex-max-patches", type=PATCHES, help=f"NaFlex patch budget, 1..{MAX_NAFLEX_PATCHES} "
+                                                              "(default 1024)")
+    p.add_argument("--fg-threshold", type=FRACTION, help="mask threshold, 0..1 (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object (NaN as null)")
     _add_common(p)
     p.set_defaults(func=_cmd_score)
@@ -205,10 +229,10 @@ def _add_segment(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text", metavar="NAME", help="segment every instance of NAME with SAM 3 (instead of clicks)")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="MASK.png", help="mask file to write")
     p.add_argument("--single-mask", action="store_true", help="SAM: one mask instead of the best of three")
-    p.add_argument("--threshold", type=float, help="SAM 3: minimum instance score (default text_seg_threshold)")
-    p.add_argument("--min-fraction", type=float, help="SAM 3: smaller masks are doubtful (default 0.05)")
+    p.add_argument("--threshold", type=FRACTION, help="SAM 3: minimum instance score, 0..1 (default text_seg_threshold)")
+    p.add_argument("--min-fraction", type=FRACTION, help="SAM 3: smaller masks are doubtful, 0..1 (default 0.05)")
     p.add_argument("--fill-holes", action="store_true", help="fill holes enclosed by the mask")
-    p.add_argument("--min-speck", type=int, default=0, metavar="N", help="drop mask pieces under N pixels")
+    p.add_argument("--min-speck", type=COUNT, default=0, metavar="N", help="drop mask pieces under N pixels")
     p.add_argument("--keep-largest", action="store_true", help="keep only the largest mask piece")
     g = p.add_argument_group("segmentation models")
     g.add_argument("--sam-variant", help="vit_b, vit_l, vit_h (vit_tiny: demo)")
@@ -299,7 +323,7 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--images", type=Path, help="opens2v: folder the manifest's img_paths are relative to (default "
                                                "the manifest's folder)")
     p.add_argument("--method", help="opens2v: the model that generated the videos (default the videos folder's name)")
-    p.add_argument("--max-problems", type=int, default=50, help="skipped rows listed in the report (default 50)")
+    p.add_argument("--max-problems", type=COUNT, default=50, help="skipped rows listed in the report (default 50)")
     _add_common(p)
     p.set_defaults(func=_cmd_import)
 
@@ -347,14 +371,16 @@ def _add_batch(sub: argparse._SubParsersAction) -> None:
                    help="stored: the samples' current masks; text: missing ones made from the subject's name "
                         "(SAM 3); none: no masks (only metrics that need none)")
     p.add_argument("--store-masks", action="store_true", help="with --masks text: save the masks made")
-    p.add_argument("--batch-size", type=int, default=16, help="samples scored and written together (default 16)")
-    p.add_argument("--limit", type=int, help="score at most N samples in this run")
+    p.add_argument("--batch-size", type=_bounded(int, 1, 4096), default=16,
+                   help="samples scored and written together, 1..4096 (default 16)")
+    p.add_argument("--limit", type=POSITIVE, help="score at most N samples in this run")
     p.add_argument("--retry-failed", action="store_true", help="score again samples whose scoring failed before")
     g = p.add_argument_group("metric parameters")
     g.add_argument("--siglip-model", help="SigLIP2 checkpoint (HF id or folder)")
     g.add_argument("--clip-model", help="CLIP checkpoint (HF id or folder)")
-    g.add_argument("--naflex-max-patches", type=int, help="MaSC NaFlex patch budget (default 1024)")
-    g.add_argument("--fg-threshold", type=float, help="MaSC mask threshold (default 0.5)")
+    g.add_argument("--naflex-max-patches", type=PATCHES, help=f"MaSC NaFlex patch budget, 1..{MAX_NAFLEX_PATCHES} "
+                                                              "(default 1024)")
+    g.add_argument("--fg-threshold", type=FRACTION, help="MaSC mask threshold, 0..1 (default 0.5)")
     g.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
     _add_common(p)
     p.set_defaults(func=_cmd_batch)
@@ -405,8 +431,9 @@ def _add_agreement(sub: argparse._SubParsersAction) -> None:
                    help="analyse the pairwise judgments (which of two outputs is better) instead of the 0-4 ratings")
     p.add_argument("--by", choices=("method", "category"), help="also one row per method or category")
     p.add_argument("--metrics", help="comma-separated metric names (default: every metric with values)")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (0 = no CIs; default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--n-boot", type=_bounded(int, 0, 1_000_000), default=2000,
+                   help="bootstrap resamples, 0..1,000,000 (0 = no CIs; default 2000)")
+    p.add_argument("--seed", type=SEED, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--human-level", choices=("interval", "ordinal", "nominal", "ratio"), default="interval",
                    help="Krippendorff level of the human-vs-human alpha (default interval)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -570,6 +597,7 @@ def _add_db(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=("upgrade", "check", "dump", "restore"))
     p.add_argument("file", nargs="?", type=Path, help="dump: file to write; restore: file to read")
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
+    p.add_argument("--deep", action="store_true", help="check: also hash every blob file (reads every byte)")
     _add_common(p)
     p.set_defaults(func=_cmd_db)
 
@@ -583,9 +611,11 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
             print(f"schema at revision {database.upgrade(CLI_USER)}")
             return 0
         if args.action == "check":
-            result = database.check(CLI_USER)
-            print(result)
-            return 0 if result == "ok" else 1
+            report = database.check(CLI_USER, deep=args.deep)
+            print("\n".join(report.lines()))
+            print(f"{report.blobs_checked} blob file(s) checked" + (" (sizes and SHA-256)" if args.deep
+                                                                    else " (present, sizes)"), file=sys.stderr)
+            return 0 if report.ok else 1
         if args.action == "dump":
             database.dump(CLI_USER, args.file, include_blobs=args.with_blobs)
             print(f"dump written to {args.file}")
@@ -600,8 +630,9 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
 def _add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="start the web app (same as `python app.py`)")
     p.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default 7860)")
-    p.add_argument("--users-file", type=Path, help="rater logins, one user:password per line")
+    p.add_argument("--port", type=PORT, help="port (default 7860)")
+    p.add_argument("--users-file", type=Path, help="logins, one name:password-hash:role per line "
+                                                    "(`masc-ui users add`)")
     _add_common(p)
     p.set_defaults(func=_cmd_serve)
 
@@ -621,6 +652,41 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> in
     return 0
 
 
+# --- users: logins ------------------------------------------------------------------------------------------------
+
+def _add_users(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("users", help="manage the logins of the web app (users file)",
+                       description="Add or replace a login in the users file: `name:argon2-hash:role`. The password "
+                                   "is read from the terminal (asked twice), or from the first line of standard "
+                                   "input with --password-stdin; it never appears on the command line.")
+    p.add_argument("action", choices=("add",))
+    p.add_argument("name", help="login name (letters, digits, _ . @ -)")
+    p.add_argument("--role", choices=("admin", "rater"), default="rater", help="admin: every tab; rater: only "
+                                                                             "their own rating tasks (default)")
+    p.add_argument("--users-file", type=Path, help="the users file (default MASC_USERS_FILE)")
+    p.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    p.set_defaults(func=_cmd_users)
+
+
+def _cmd_users(args: argparse.Namespace) -> int:
+    from .workbench.users import add_user
+
+    path = args.users_file or Settings.from_env().users_file
+    if path is None:
+        raise InputError("users add: give --users-file FILE (or set MASC_USERS_FILE)")
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        import getpass
+
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            raise InputError("users add: the two passwords differ; nothing was written")
+    new = add_user(Path(path), args.name, password, args.role)
+    print(f"{'added' if new else 'replaced'} {args.name} ({args.role}) in {path}")
+    return 0
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_demo_weights,
     _add_score,
@@ -634,11 +700,20 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_push,
     _add_db,
     _add_serve,
+    _add_users,
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit status 2, like every other error of the command line)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {self.prog}: {_one_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="masc-ui", description="MaSC Workbench command line")
+    parser = _Parser(prog="masc-ui", description="MaSC Workbench command line")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
@@ -646,15 +721,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command. Every error is one line on stderr and exit status 2 (argparse's usage errors too); an
+    unexpected failure says so on that line."""
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(getattr(exc, 'detail', None) or str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
+    except UnicodeError as exc:
+        print(f"error: {_one_line(f'text that is not valid UTF-8 ({exc}); save the file or argument as UTF-8')}",
+              file=sys.stderr)
+        return 2
+    except (OSError, MemoryError) as exc:
+        print(f"error: {_one_line(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        print(f"error: unexpected {type(exc).__name__}: {_one_line(str(exc))} (this is a bug: please report it "
+              "with the command that failed)", file=sys.stderr)
+        return 2
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from .errors import InputError
 ImageSource = Union[str, Path, bytes, Image.Image, np.ndarray]
 
 DEFAULT_MAX_PIXELS = 40_000_000
+MAX_FILE_BYTES = 512 * 1024 * 1024
+"""Largest image or mask file read (bytes); videos have their own limit (`VideoLimits.max_bytes`)."""
 
 
 def load_image(src: ImageSource, *, name: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
@@ -208,15 +211,31 @@ def _open(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Ima
     return _decode(data, label, max_pixels)
 
 
-def _read_bytes(src: Union[str, Path, bytes], name: str) -> tuple[bytes, str]:
-    """The bytes of a file path or a bytes object, and the label messages use for them."""
+def _read_bytes(src: Union[str, Path, bytes], name: str, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str]:
+    """The bytes of a file path or a bytes object, and the label messages use for them. Only regular files are
+    read (a device such as /dev/zero, a pipe or a socket is refused), and at most `max_bytes` of them."""
     if isinstance(src, (str, Path)):
         path = Path(src)
-        if not path.exists():
-            raise InputError(f"{name}: file not found: {path}")
-        if path.is_dir():
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise InputError(f"{name}: file not found: {path}") from None
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+        if stat.S_ISDIR(info.st_mode):
             raise InputError(f"{name}: {path} is a folder, not an image file")
-        data = path.read_bytes()
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{name}: {path} is not a regular file (a device, pipe or socket); give an image file")
+        if info.st_size > max_bytes:
+            raise InputError(f"{name}: {path} is {_bytes_text(info.st_size)}, over the limit of "
+                             f"{_bytes_text(max_bytes)}; downscale or re-encode it")
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+        if len(data) > max_bytes:
+            raise InputError(f"{name}: {path} grew past the limit of {_bytes_text(max_bytes)} while being read")
         label = f"{name} ({path.name})"
     elif isinstance(src, (bytes, bytearray)):
         data = bytes(src)
@@ -459,7 +478,7 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
     if isinstance(src, (str, Path)) and Path(src).is_file() and Path(src).stat().st_size > limits.max_bytes:
         raise InputError(f"{name} ({Path(src).name}): the file is {_bytes_text(Path(src).stat().st_size)}, over "
                          f"the limit of {_bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")
-    data, label = _read_bytes(src, name)
+    data, label = _read_bytes(src, name, max(limits.max_bytes, 1))
     if len(data) > limits.max_bytes:
         raise InputError(f"{label}: the file is {_bytes_text(len(data))}, over the limit of "
                          f"{_bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")

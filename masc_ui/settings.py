@@ -16,6 +16,8 @@ from .space_storage import space_data_dir
 PROFILES = ("auto", "paper", "fast", "demo")
 STRIPPERS = ("regex", "spacy", "none")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+MAX_NAFLEX_PATCHES = 16_384
+"""Largest MaSC NaFlex patch budget (16x the paper's 1024): larger ones only exhaust memory."""
 
 
 def _default_data_dir() -> Path:
@@ -97,6 +99,9 @@ class Settings:
     """Largest accepted upload, in MiB."""
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
+    anonymous_dataset_mb: int = 500
+    """Without logins (anyone reaching the app acts as admin): most MiB of images and masks the app's Save stores
+    per dataset (1 .. 1,048,576)."""
     max_video_mb: int = 256
     """Largest accepted video file, in MiB (1 .. 4096)."""
     max_video_seconds: float = 120.0
@@ -154,10 +159,14 @@ class Settings:
         _check_choice("dtype", self.dtype, DTYPES)
         if not 0.0 <= self.fg_threshold <= 1.0:
             raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
-        if self.naflex_max_patches < 1:
-            raise InputError(f"naflex_max_patches must be >= 1, got {self.naflex_max_patches}")
-        if self.rating_overlap < 1:
-            raise InputError(f"rating_overlap must be >= 1, got {self.rating_overlap}")
+        _check_bounds("naflex_max_patches", self.naflex_max_patches, 1, MAX_NAFLEX_PATCHES)
+        _check_bounds("rating_overlap", self.rating_overlap, 1, 1000)
+        _check_bounds("max_upload_mb", self.max_upload_mb, 1, 4096)
+        _check_bounds("max_image_pixels", self.max_image_pixels, 1, 1_000_000_000)
+        _check_bounds("anonymous_dataset_mb", self.anonymous_dataset_mb, 1, 1_048_576)
+        _check_bounds("text_seg_threshold", self.text_seg_threshold, 0.0, 1.0)
+        _check_bounds("text_seg_min_fraction", self.text_seg_min_fraction, 0.0, 1.0)
+        _check_bounds("port", self.port, 1, 65_535)
         _check_bounds("max_video_mb", self.max_video_mb, 1, 4096)
         _check_bounds("max_video_frames", self.max_video_frames, 1, 1_000_000)
         _check_bounds("max_video_pixels", self.max_video_pixels, 1, self.max_image_pixels)

@@ -39,6 +39,8 @@ SCORE_MIN, SCORE_MAX = 0, 4
 """Inclusive range of human scores."""
 PAIR_WINNERS = ("left", "right", "tie")
 """Answers of a pairwise judgment, as the rater saw the pair: the left output, the right one, or a tie."""
+MASKS_KEY_MAX = 500
+"""Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
 
 class UTCDateTime(sa.types.TypeDecorator):
@@ -169,12 +171,21 @@ class MaskVersion(Base):
 
 
 class MetricValue(Base):
-    """One computed (or imported) metric value with its provenance. Appended, never updated."""
+    """One computed (or imported) metric value with its provenance. Appended, never updated.
+
+    Identity (schema revision 0004): (sample, metric, provenance key, the mask versions used, `sequence`) is
+    unique. `sequence` counts the earlier values with the same sample, metric, provenance key and masks (0 for
+    the first), so a value appended after another (a retried failure, a changed imported number) gets the next
+    one, while two writers racing to store the same value compute the same identity and the second one is
+    left out (INSERT ... ON CONFLICT DO NOTHING): several batch processes never write duplicates.
+    """
 
     __tablename__ = "metric_values"
     __table_args__ = (
         sa.Index(None, "sample_id", "metric"),
         sa.Index(None, "metric", "provenance_key"),
+        sa.Index("uq_metric_values_identity", "sample_id", "metric", "provenance_key", "masks_key", "sequence",
+                 unique=True),
         sa.CheckConstraint("value IS NOT NULL OR reason IS NOT NULL", name="null_has_reason"),
     )
 
@@ -191,6 +202,10 @@ class MetricValue(Base):
     device: Mapped[str | None] = mapped_column(sa.String(50))
     dtype: Mapped[str | None] = mapped_column(sa.String(50))
     provenance_key: Mapped[str] = mapped_column(sa.String(64))
+    masks_key: Mapped[str] = mapped_column(sa.String(MASKS_KEY_MAX), server_default="")
+    """The ids of the mask versions the value was computed with, ascending, joined by `,` ("" for none)."""
+    sequence: Mapped[int] = mapped_column(server_default="0")
+    """How many values with the same sample, metric, provenance key and masks were stored before this one."""
     computed_at: Mapped[dt.datetime]
 
 

@@ -22,7 +22,6 @@ and judge values kept). `ingest_all` stores a layout with several datasets (`Par
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -93,13 +92,14 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     waiting = {k for k, s in stored_keys.items() if s.ratings_only}
     ratings_only_before = set(waiting)
     ids: dict[str, int] = {}
-    stored = 0
+    stored = created = 0
     complete = [e for e in parsed.samples if e.out is not None]
     fresh = [e for e in parsed.samples if e.out is None and e.key not in stored_keys]
     for entry in complete:
-        sample_id = _ingest_sample(store, dataset, entry, images, summary)
+        sample_id, is_new = _ingest_sample(store, dataset, entry, images, summary)
         if sample_id is not None:
             stored += 1
+            created += is_new
             if entry.key is not None:
                 ids[entry.key] = sample_id
             if entry.key in waiting:
@@ -119,8 +119,11 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
                 ids[entry.key] = sample_id  # type: ignore[index]
         if progress is not None:
             progress(len(fresh[start:start + RATINGS_ONLY_CHUNK]))
-    summary.added_samples = store.samples.count(dataset) - before
     summary.ratings_only_samples = len(_ratings_only_keys(store, dataset) - ratings_only_before)
+    # Complete samples count as added only when this import created them (another import running at the same
+    # time may have stored the same ones); ratings-only ones by what the dataset gained.
+    summary.added_samples = created + max(0, min(summary.ratings_only_samples,
+                                                 store.samples.count(dataset) - before - created))
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
@@ -148,13 +151,15 @@ def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_p
     return summaries
 
 
-def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
+def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images,
+                   summary: ImportSummary) -> tuple[int | None, bool]:
+    """(sample id or None when skipped, whether this import created the sample)."""
     try:
         refs = [images.add(store, p) for p in entry.refs]
         out_sha, out_size, video = images.add_output(store, entry.out)
         masks = _read_masks(entry, refs, (out_sha, out_size), summary)
         info = {**entry.info, "video": video} if video is not None else entry.info
-        record = store.samples.add(
+        record, created = store.samples.put(
             dataset, references=[sha for sha, _ in refs], output=out_sha, prompt=entry.prompt, subject=entry.subject,
             category=entry.category, method=entry.method, seed=entry.seed, external_key=entry.key,
             info=info or None)
@@ -164,11 +169,11 @@ def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images
         what = "video, image or mask" if entry.out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
         reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
-        return None
+        return None, False
     except StorageError as exc:
         summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
-        return None
-    return record.id
+        return None, False
+    return record.id, created
 
 
 def _ratings_only_keys(store: Any, dataset: str) -> set[str]:
@@ -217,12 +222,12 @@ def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out
 
 def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *,
                  video_output: bool = False) -> None:
+    """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
+    imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
+    reused on every frame."""
     for role, position, png in masks:
-        digest = hashlib.sha256(png).hexdigest()
-        if any(m.sha256 == digest for m in store.masks.history(sample_id, role, position)):
-            continue
         params = {"frame": 0, "propagation": "static"} if video_output and role == "output" else None
-        store.masks.add(sample_id, role, position, png, source="imported", created_by="import", params=params)
+        store.masks.add_if_new(sample_id, role, position, png, source="imported", created_by="import", params=params)
 
 
 def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:

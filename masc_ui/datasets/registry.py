@@ -75,4 +75,10 @@ def read_layout(name: str, path: Path, **options: Any) -> Parsed:
         raise InputError(f"import format {name!r} takes no option(s) {', '.join(unknown)}"
                          + (f"; it takes {', '.join(spec.options)}" if spec.options else ""))
     given = {k: v for k, v in options.items() if v is not None and k in spec.options}
-    return spec.read(Path(path), **{**{k: v for k, v in spec.options.items() if v is not None}, **given})
+    try:
+        return spec.read(Path(path), **{**{k: v for k, v in spec.options.items() if v is not None}, **given})
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: a {name} file is not UTF-8 text (byte {exc.start} cannot be decoded); save it "
+                         "as UTF-8 and import again") from None
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: expected a file, found a folder ({exc.filename})") from None

@@ -9,9 +9,11 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench.ratings import ANCHORS, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .users import user_of
 
+RATING_CONCURRENCY = 32
+"""Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
              "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
@@ -21,11 +23,19 @@ SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</sp
 
 @dataclass
 class TaskState:
-    """Per-session: the task on screen and when it appeared."""
+    """Per-session (kept on the server): the task on screen, the opaque token the browser knows it by, and
+    when it appeared. Updated in place, so a rater's next event sees the task the previous one moved on to."""
 
     sample_id: int | None = None
     order: int | None = None
     shown_at: float = 0.0
+    token: str = ""
+
+    def show(self, task: "TaskView | None") -> None:
+        self.sample_id = None if task is None else task.sample_id
+        self.order = None if task is None else task.presentation_order
+        self.shown_at = time.time() if task is not None else 0.0
+        self.token = "" if task is None else task.token
 
 
 def build(wb: Workbench) -> tuple:
@@ -50,37 +60,44 @@ def build(wb: Workbench) -> tuple:
         progress = gr.Markdown(elem_id="rate-progress")
         message = gr.Markdown(elem_id="rate-message")
     state = gr.State(TaskState())
-    # The id of the task the browser shows, sent back with every answer: an answer given to a task that is no
-    # longer the session's current one (a second key pressed before the first answer came back, a response
-    # lost on the way) is refused instead of being stored under the wrong sample.
+    # The opaque token of the task the browser shows (never the sample id), sent back with every answer: an answer
+    # given to a task that is no longer the session's current one (a second key pressed before the first answer
+    # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
-    def render(user: str | None, task: TaskView | None, msg: str = ""):
+    def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
+               progress: RaterProgress | None = None):
+        st = st if st is not None else TaskState()
+        st.show(task if user is not None else None)
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return TaskState(), "", note, "", [], None, None, None, "", msg
+            return st, "", note, "", [], None, None, None, "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
-            prog = wb.ratings.progress(user).text()
+            prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return TaskState(), "", who_md, "**No task left for you.** Thank you!", [], None, None, None, prog, msg
+            return st, "", who_md, "**No task left for you.** Thank you!", [], None, None, None, prog, msg
         prompt_md = f"### Prompt\n> {html.escape(task.prompt)}"
         status_note = f" (your earlier answer: {task.status})" if task.status else ""
-        return (TaskState(task.sample_id, task.presentation_order, time.time()), str(task.sample_id),
-                who_md + status_note, prompt_md,
+        return (st, task.token, who_md + status_note, prompt_md,
                 task.refs, task.out, task.scores.get("cp"), task.scores.get("pf"), prog, msg)
+
+    def _next(user: str):
+        task, prog = wb.ratings.next_task_and_progress(user)
+        return task, "", None, prog
 
     def on_open(request: gr.Request):
         user = user_of(request)
         if user is None:
             return render(None, None)
         try:
-            return render(user, wb.ratings.next_task(user))
+            with wb.ratings.one_at_a_time(user):
+                return render(user, *_next(user))
         except WorkbenchError as exc:
             return render(user, None, f"⚠ {exc}")
 
@@ -89,40 +106,44 @@ def build(wb: Workbench) -> tuple:
             user = user_of(request)
             if user is None:
                 return render(None, None, "⚠ log in to rate")
-            if st.sample_id is None:
-                return (st, *keep, "⚠ there is no task on screen")
-            if (screen or "") != str(st.sample_id):
-                return (st, *keep, "⚠ nothing saved: the task changed while you answered; "
-                                   "check the task shown now and answer it")
-            seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
-            try:
-                wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
-                                  seconds_spent=seconds, presentation_order=st.order)
-            except WorkbenchError as exc:
-                # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
-                return (st, *keep, f"⚠ not saved: {exc}")
-            done = f"saved sample #{st.sample_id} ({status})"
-            try:
-                return render(user, wb.ratings.next_task(user), done)
-            except WorkbenchError as exc:
-                return render(user, None, f"{done}; ⚠ next task: {exc}")
+            with wb.ratings.one_at_a_time(user):
+                if st.sample_id is None:
+                    return (st, *keep, "⚠ there is no task on screen")
+                if not screen or screen != st.token:
+                    return (st, *keep, "⚠ nothing saved: the task changed while you answered; "
+                                       "check the task shown now and answer it")
+                seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
+                try:
+                    wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
+                                      seconds_spent=seconds, presentation_order=st.order)
+                except WorkbenchError as exc:
+                    # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
+                    return (st, *keep, f"⚠ not saved: {exc}")
+                done = f"saved your answer ({status})"
+                try:
+                    task, prog = wb.ratings.next_task_and_progress(user)
+                    return render(user, task, done, st, prog)
+                except WorkbenchError as exc:
+                    return render(user, None, f"{done}; ⚠ next task: {exc}", st)
         return handler
 
     def on_back(st: TaskState, request: gr.Request):
         user = user_of(request)
         if user is None:
             return render(None, None, "⚠ log in to rate")
-        try:
-            task = wb.ratings.previous_task(user, st.sample_id)
-        except WorkbenchError as exc:
-            return (st, *keep, f"⚠ {exc}")
-        if task is None:
-            return (st, *keep, "this is your first task: there is nothing before it")
-        return render(user, task, f"back to sample #{task.sample_id}: change the scores and submit")
+        with wb.ratings.one_at_a_time(user):
+            try:
+                task = wb.ratings.previous_task(user, st.sample_id)
+            except WorkbenchError as exc:
+                return (st, *keep, f"⚠ {exc}")
+            if task is None:
+                return (st, *keep, "this is your first task: there is nothing before it")
+            return render(user, task, "back to your previous task: change the scores and submit", st)
 
-    # One rating event at a time (a write and a query, milliseconds): a Skip pressed right after Submit then
-    # sees the task Submit moved on to, and the on-screen check above refuses it.
-    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=1)
+    # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
+    # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
+    # above refuses it. Different raters are served in parallel, apart from the heavy work of the Score tab.
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
     submit.click(answer("rated"), [state, on_screen, cp, pf], shown, api_name="rate_submit", **one_at_a_time)
     skip.click(answer("skipped"), [state, on_screen, cp, pf], shown, api_name="rate_skip", **one_at_a_time)
     flag.click(answer("flagged"), [state, on_screen, cp, pf], shown, api_name="rate_flag", **one_at_a_time)

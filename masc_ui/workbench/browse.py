@@ -4,6 +4,7 @@ sample (a video's first frame), and the exports (samples as CSV / JSON lines / P
 Hugging Face `datasets` library, see `dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -21,10 +22,13 @@ from .records import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
+PAIRWISE_EXPORT_FORMATS = ("csv", "jsonl")
 FOLDER_FORMATS = ("imagefolder",)
 """Formats written as a folder (downloaded from the app as a zip of it)."""
 BROWSE_LIMIT = 500
 """Most rows the Browse table shows at once."""
+SAMPLE_ID_MAX = 2 ** 63 - 1
+"""Largest id a database row can have."""
 
 
 @dataclass
@@ -55,6 +59,7 @@ class StoredSamples:
 
     def filters(self, *, user: str | None) -> dict[str, list[str]]:
         """The values each Browse filter offers: dataset, method and subject names."""
+        self._database.accounts.require_admin(user, "browsing stored samples")
         def work(store: Any) -> dict[str, list[str]]:
             datasets = [d.name for d in store.samples.datasets()]
             subjects = sorted({s.name for d in datasets for s in store.samples.subjects(d)})
@@ -65,6 +70,7 @@ class StoredSamples:
                subject: str | None = None, limit: int = BROWSE_LIMIT) -> tuple[list[str], list[list[Any]]]:
         """(headers, rows): id, dataset, subject, method, prompt, every metric's latest value, mean CP/PF rating
         and how many raters; filtered by exact dataset / method / subject (None = any)."""
+        self._database.accounts.require_admin(user, "browsing stored samples")
         rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
                                                                    subject=subject or None, limit=limit))
         metric_names = sorted({m for r in rows for m in r.metrics})
@@ -81,7 +87,9 @@ class StoredSamples:
 
     def open(self, sample_id: int, *, user: str | None) -> StoredSample:
         """A stored sample with its current masks (InputError for a ratings-only sample: no images)."""
-        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        self._database.accounts.require_admin(user, "opening stored samples")
+        sid = sample_id_of(sample_id)
+        sample = self._database.run(lambda store: store.samples.get(sid))
         if sample.output is None:
             raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
                              "without images, so there is nothing to show or score. Import its images (the same "
@@ -117,6 +125,7 @@ class StoredSamples:
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """The latest stored value of every registered metric of a stored sample (computed with its current
         masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
+        self._database.accounts.require_admin(user, "seeing stored scores")
         latest = self.latest_values(sample_id, user=user)
         sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
         video = isinstance((sample.info or {}).get("video"), dict)
@@ -124,28 +133,30 @@ class StoredSamples:
 
     def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, Any]:
         """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
-        return self._database.run(lambda store: store.metrics.latest(int(sample_id)))
+        self._database.accounts.require_admin(user, "seeing stored scores")
+        sid = sample_id_of(sample_id)
+        return self._database.run(lambda store: store.metrics.latest(sid))
 
     def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
                target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
         """Write the export of `dataset` (None = all; one row per sample, latest values, every rater's ratings):
         `csv` or `jsonl` to `target` (a file path, or an open text stream such as stdout), `parquet` to a file path,
         `imagefolder` to a folder path (absent or empty; `dataset_export`). With `target` None, a file for download
-        in `folder` (None: a fresh temporary folder; never the data dir): `masc-export-<dataset or all>.<fmt>`, and
-        for `imagefolder` that folder zipped (`.zip`). Returns (where it went, rows written); InputError for an
-        unknown dataset or format."""
+        in `folder` (None: a fresh temporary folder; never the data dir) named `export_file_name(dataset, fmt)` (the
+        dataset name is data, never part of a path), and for `imagefolder` that folder zipped (`.zip`). Admins only.
+        Returns (where it went, rows written); InputError for an unknown dataset or format."""
         from .dataset_export import write_imagefolder, write_parquet, zip_folder
 
+        self._database.accounts.require_admin(user, "exporting")
         if fmt not in EXPORT_FORMATS:
-            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+            raise InputError(f"export format must be one of {', '.join(EXPORT_FORMATS)}")
         if dataset is not None:
             self._database.require_dataset(dataset)
         archive = None
         if target is None:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
-            stem = f"masc-export-{dataset or 'all'}"
-            target = folder / (stem if fmt in FOLDER_FORMATS else f"{stem}.{fmt}")
-            archive = folder / f"{stem}.zip" if fmt in FOLDER_FORMATS else None
+            target = folder / export_file_name(dataset, fmt)
+            archive = folder / f"{target.name}.zip" if fmt in FOLDER_FORMATS else None
         elif fmt in ("parquet", *FOLDER_FORMATS) and not isinstance(target, (str, Path)):
             raise InputError(f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
                              "not to standard output: give a path")
@@ -165,14 +176,15 @@ class StoredSamples:
                         target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
         """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
         `storage.repo.pair_exports`) like `export` writes the samples' (default file
-        `masc-pairwise-<dataset or all>.<fmt>`). Returns (where it went, rows written)."""
-        if fmt not in EXPORT_FORMATS:
-            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+        `masc-pairwise-<dataset or all>.<fmt>`). Admins only. Returns (where it went, rows written)."""
+        self._database.accounts.require_admin(user, "exporting")
+        if fmt not in PAIRWISE_EXPORT_FORMATS:
+            raise InputError(f"the pairwise export format must be one of {', '.join(PAIRWISE_EXPORT_FORMATS)}")
         if dataset is not None:
             self._database.require_dataset(dataset)
         if target is None:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
-            target = folder / f"masc-pairwise-{dataset or 'all'}.{fmt}"
+            target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
             n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
                                                   else store.pairwise.write_csv)(target, dataset))
@@ -192,6 +204,23 @@ class StoredSamples:
     def _mask(self, sha: str) -> np.ndarray:
         return load_mask_file(self._database.run(lambda store: store.images.read(sha)),
                               name=f"stored mask {sha[:12]}")
+
+
+def export_file_name(dataset: str | None, fmt: str, *, prefix: str = "masc-export") -> str:
+    """`<prefix>-<dataset>.<fmt>` (no suffix for a folder format) with the dataset name reduced to letters, digits,
+    `_` and `-` (at most 60), `all` for every dataset: a name the server chooses, whatever the dataset is called."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", dataset or "all").strip("-")[:60] or "dataset"
+    return f"{prefix}-{slug}" if fmt in FOLDER_FORMATS else f"{prefix}-{slug}.{fmt}"
+
+
+def sample_id_of(value: object) -> int:
+    """A sample id from what a user typed (an int, or a float with no fraction) within 1..2**63 - 1."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SAMPLE_ID_MAX:
+        raise InputError(f"sample id must be a whole number from 1 to {SAMPLE_ID_MAX:,}; type the id shown in the "
+                         "table")
+    return value
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:

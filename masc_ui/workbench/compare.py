@@ -88,7 +88,8 @@ class Comparisons:
 
     def partners(self, sample_id: int, *, user: str | None) -> list[tuple[str, int]]:
         """The other stored outputs of `sample_id`'s reference, as (label, sample id) choices for a picker: label
-        `#id method key`, by id."""
+        `#id method key`, by id. Admins only."""
+        self._database.accounts.require_admin(user, "comparing outputs")
         chosen = self._database.run(lambda store: store.samples.get(int(sample_id)))
         if chosen.output is None:
             return []

@@ -112,9 +112,17 @@ class PairwiseTasks:
         self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
         """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
 
+    def _rater(self, user: str | None) -> str:
+        """`user` when it may judge pairs: a login (any role) when the process has logins, else any name."""
+        if self._database.accounts.logins_enabled:
+            return self._database.accounts.require_login(user, "pairwise rating")
+        if user is None or not str(user).strip():
+            raise InputError("pairwise rating needs a logged-in rater: set MASC_USERS (or MASC_USERS_FILE) and log in")
+        return str(user)
+
     def next_task(self, user: str | None, *, dataset: str | None = None) -> PairTaskView | None:
         """The pair `user` should judge next (None when nothing is left); creates the rater on first use."""
-        rater = _rater(user)
+        rater = self._rater(user)
         if dataset is not None:
             self._database.require_dataset(dataset)
         rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans)
@@ -129,14 +137,14 @@ class PairwiseTasks:
                       dataset: str | None = None) -> PairTaskView | None:
         """The task `user` was given before the one with `before_token` (their latest when None); None at the
         beginning. Its answers are shown and can be changed."""
-        rater = _rater(user)
+        rater = self._rater(user)
         task = self._database.run(lambda store: store.pairwise.previous_task(
             rater, before_token=before_token or None, dataset=dataset))
         return None if task is None else self._view(task)
 
     def task_for(self, user: str | None, token: str) -> PairTaskView:
         """`user`'s task `token` with their current answers (going back and forth)."""
-        rater = _rater(user)
+        rater = self._rater(user)
         return self._view(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
 
     def submit(self, user: str | None, token: str, winners: Mapping[str, str], *,
@@ -147,7 +155,7 @@ class PairwiseTasks:
         InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails."""
         from storage import PairAnswer
 
-        rater = _rater(user)
+        rater = self._rater(user)
         if not winners:
             raise InputError("choose left, right or tie for " + " or ".join(CRITERION_NAMES[c] for c in criteria())
                              + " before submitting (or skip / flag the pair)")
@@ -169,7 +177,7 @@ class PairwiseTasks:
         """Mark task `token` skipped for every criterion (the pair goes to another rater)."""
         from storage import PairAnswer
 
-        rater = _rater(user)
+        rater = self._rater(user)
         return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in criteria()], seconds_spent)
 
     def flag(self, user: str | None, token: str, *, note: str | None = None,
@@ -178,13 +186,13 @@ class PairwiseTasks:
         note; the pair goes to another rater."""
         from storage import PairAnswer
 
-        rater = _rater(user)
+        rater = self._rater(user)
         text = (note or "").strip() or None
         return self._judge(rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()],
                            seconds_spent)
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
-        rater = _rater(user)
+        rater = self._rater(user)
         state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset))
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
@@ -274,10 +282,6 @@ def _answers(task: Any) -> PairAnswers:
                        {c: judged[c].status if c in judged else None for c in criteria()})
 
 
-def _rater(user: str | None) -> str:
-    if user is None or not str(user).strip():
-        raise InputError("pairwise rating needs a logged-in rater: set MASC_USERS (or MASC_USERS_FILE) and log in")
-    return str(user)
 
 
 def _token(token: object) -> str:

@@ -152,7 +152,8 @@ class PairwiseColumn:
 
 def pairwise_input(database: Database, *, user: str | None, dataset: str | None) -> PairwiseInput:
     """The stored judgments of `dataset` (None = all) as analysis input (see the module docstring); InputError for
-    an unknown dataset or when nothing was judged yet."""
+    an unknown dataset or when nothing was judged yet. Admins only."""
+    database.accounts.require_admin(user, "the pairwise analysis")
     if dataset is not None:
         database.require_dataset(dataset)
 

@@ -39,6 +39,7 @@ from ..metrics.sample import MetricValue, Sample
 from ..segmentation.masks import mask_to_png
 from ..version import code_version
 from .database import Database
+from .text_input import check_text_input
 
 Slot = tuple[str, int]
 """An image of a sample: ("reference", i) or ("output", 0)."""
@@ -160,6 +161,8 @@ class Recorder:
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') before saving")
         if not (dataset or "").strip():
             raise InputError("dataset name is empty: type a dataset name (e.g. 'workbench') to save into")
+        check_text_input(dataset, "dataset name", field="dataset")
+        check_text_input(method, "method name", field="method")
         sources = dict(mask_sources or {})
         masks: dict[Slot, UsedMask] = {}
         for slot, mask in [(("reference", i), m) for i, m in enumerate(sample.ref_masks)] + [

@@ -26,6 +26,7 @@ from ..metrics.sample import MetricValue, Sample
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
+from .text_input import check_text_input
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
@@ -132,6 +133,8 @@ class Scoring:
         out_img = self.load_output(out, "output image" if not isinstance(out, InputVideo) else "output video")
         masks = tuple(None if m is None else as_mask_array(m, name=f"mask of reference {i + 1}")
                       for i, m in enumerate(ref_masks))
+        check_text_input(prompt, "prompt")
+        check_text_input(subject, "subject name", field="subject")
         return Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
                       subject=(subject or "").strip() or None, ref_masks=masks,
                       out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
@@ -143,6 +146,8 @@ class Scoring:
                           ref_labels: Sequence[str | None] = ()) -> Sample:
         """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors. `out` may be
         a video: its mask file (drawn on frame `out_mask_frame`) is then reused on every frame."""
+        check_text_input(prompt, "--prompt", field="prompt")
+        check_text_input(subject, "--object", field="subject")
         if ref_masks and len(ref_masks) != len(refs):
             raise InputError(f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
                              "give one mask per reference, in the same order")

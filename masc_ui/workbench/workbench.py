@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 from ..metrics.sample import Sample
 from ..models.loading import pick_device, pick_dtype
 from ..models.registry import ModelRegistry
@@ -22,6 +24,8 @@ from .ratings import RatingTasks
 from .records import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
 from .status import Status, loaded_models, persistence_warning
+from .text_input import check_text_input
+from .users import Accounts
 from .video import FrameSeries, VideoViews
 
 if TYPE_CHECKING:
@@ -46,7 +50,8 @@ class Workbench:
     """
 
     def __init__(self, settings: Settings, *, profile: ResolvedProfile | None = None,
-                 models: ModelRegistry | None = None, store: "Store | None" = None) -> None:
+                 models: ModelRegistry | None = None, store: "Store | None" = None,
+                 accounts: Accounts | None = None) -> None:
         self.profile = profile or ResolvedProfile(settings.profile, settings.profile, None)
         self.settings = settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
         self.models = models or ModelRegistry()
@@ -54,17 +59,19 @@ class Workbench:
         self.dtype = str(pick_dtype(self.settings.dtype, self.device)).replace("torch.", "")
         self.scoring = Scoring(self.settings, self.models, self.device)
         self.segmentation = Segmentation(self.settings, self.models)
-        self.database = Database(self.settings, store)
+        self.accounts = accounts if accounts is not None else Accounts.from_settings(self.settings)
+        """Logins and roles (`users.Accounts`); every use case below applies them."""
+        self.database = Database(self.settings, store, accounts=self.accounts)
         """The database, opened on first use."""
         self.recorder = Recorder(self.database)
-        self.ratings = RatingTasks(self.database, self.settings)
+        self.scratch = ScratchSpace()
+        """Folders for files handed to the browser (exports, an opened sample's images, rating task images)."""
+        self.ratings = RatingTasks(self.database, self.settings, self.scratch.root / "task-images")
         self.pairwise = PairwiseTasks(self.database, self.settings)
         self.samples = StoredSamples(self.database, self.settings)
         self.videos = VideoViews(self.settings)
         """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""
         self.compare = Comparisons(self.database, self.samples, self.scoring)
-        self.scratch = ScratchSpace()
-        """Folders for files handed to the browser (exports, an opened sample's images)."""
         self.storage_warning = persistence_warning(self.settings)
         """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
 
@@ -109,18 +116,24 @@ class Workbench:
 
     def score(self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None,
               progress: Progress | None = None) -> ScoreReport:
-        """See `Scoring.score`."""
+        """See `Scoring.score`. Admins only."""
+        self.accounts.require_admin(user, "scoring")
         return self.scoring.score(sample, names, user=user, progress=progress)
 
     def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> Explanation:
-        """See `Scoring.explain`."""
+        """See `Scoring.explain`. Admins only."""
+        self.accounts.require_admin(user, "explaining scores")
         return self.scoring.explain(sample, user=user, progress=progress)
 
     def save_sample(self, sample: Sample, *, user: str | None, dataset: str, method: str | None = None,
                     mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,
                     progress: Progress | None = None) -> Saved:
         """Score `sample` (from the result cache when Run already scored it) and record it with its masks and
-        every value (`Recorder.save`). Saving the same thing twice adds nothing."""
+        every value (`Recorder.save`). Saving the same thing twice adds nothing. Admins only; without logins, a
+        dataset holds at most `settings.anonymous_dataset_mb`."""
+        self.accounts.require_admin(user, "saving samples")
+        check_text_input(dataset, "dataset name", field="dataset")
+        self._check_dataset_quota(sample, dataset)
         report = self.score(sample, names, user=user, progress=progress)
         if progress:
             progress(0.9, "writing to the database")
@@ -156,13 +169,28 @@ class Workbench:
 
     def sam_predict(self, image: "InputImage", points: list[tuple[float, float, int]],
                     box: tuple[float, float, float, float] | None, *, user: str | None) -> Any:
-        """See `Segmentation.sam_predict`."""
+        """See `Segmentation.sam_predict`. Admins only."""
+        self.accounts.require_admin(user, "segmenting")
         return self.segmentation.sam_predict(image, points, box, user=user)
 
     def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None) -> Any:
-        """See `Segmentation.segment_by_name`."""
+        """See `Segmentation.segment_by_name`. Admins only."""
+        self.accounts.require_admin(user, "segmenting")
         return self.segmentation.segment_by_name(image, subject, user=user)
 
     def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
         """See `Segmentation.mask_from_brush`."""
         return self.segmentation.mask_from_brush(editor_value, size)
+
+    def _check_dataset_quota(self, sample: Sample, dataset: str) -> None:
+        """Without logins anyone reaching the app saves: InputError when the save could take `dataset` over
+        `settings.anonymous_dataset_mb` (images already stored are counted again: an upper bound)."""
+        if self.accounts.logins_enabled or not (dataset or "").strip():
+            return
+        cap = self.settings.anonymous_dataset_mb * 1024 * 1024
+        adding = sum(len(img.data) for img in (*sample.refs, sample.out))
+        have = self.database.run(lambda store: store.samples.stored_bytes(dataset.strip()))
+        if have + adding > cap:
+            raise InputError(f"dataset {dataset.strip()!r} holds {have / 2**20:.1f} MiB; without logins the app "
+                             f"stores at most {self.settings.anonymous_dataset_mb} MiB per dataset "
+                             "(MASC_ANONYMOUS_DATASET_MB). Save into another dataset, or configure logins.")

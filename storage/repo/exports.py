@@ -8,6 +8,12 @@ for every rater and criterion (empty when not rated or skipped/flagged), `mean:<
 such a rating (imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and
 missing values are empty; in JSONL they are a list and missing values are null. A ratings-only sample
 (no images) has an empty `output_sha256` and no reference hashes.
+
+Spreadsheet safety (CSV only): a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+would be read as a formula by Excel, LibreOffice or Google Sheets (a subject `=1+1`, a prompt
+`=HYPERLINK(...)`), so it is written with a leading `'`, which spreadsheets show as text and do not display.
+Numbers (metric values, means, counts, ids) are written as numbers, negative ones included. The JSONL export
+keeps every text exactly as stored.
 """
 from __future__ import annotations
 
@@ -40,8 +46,8 @@ class ExportRepository:
         """Write the table as CSV (UTF-8, header row) to a path or text stream; return the row count."""
         columns, rows = self.table(dataset)
         with _open(target) as fh:
+            csv.writer(fh, lineterminator="\n").writerow([neutralize_formula(c) for c in columns])
             writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
-            writer.writeheader()
             for row in rows:
                 writer.writerow({k: _csv_cell(v) for k, v in row.items()})
         return len(rows)
@@ -79,14 +85,25 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
     return columns, out
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a CSV text cell as a formula (OWASP's list)."""
+
+
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, list):
-        return ";".join(value)
+        return neutralize_formula(";".join(value))
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, str):
+        return neutralize_formula(value)
     return value
+
+
+def neutralize_formula(text: str) -> str:
+    """`text` with a leading `'` when a spreadsheet would read it as a formula (see the module docstring)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 class _open:

@@ -1,7 +1,7 @@
 """pairwise judgments
 
 Revision ID: 0005
-Revises: 0002
+Revises: 0004
 Create Date: 2026-11-30 19:41:05
 
 Pairwise human judgments ("which of two outputs is better", per criterion) next to the absolute ratings:
@@ -11,7 +11,7 @@ Pairwise human judgments ("which of two outputs is better", per criterion) next 
   status rated / skipped / flagged, time spent, the task it answers (none for imported judgments);
 - `pair_judgment_history`: superseded revisions of a judgment.
 
-Downgrade refuses (changing nothing) while these tables hold rows: revision 0002 cannot represent them and
+Downgrade refuses (changing nothing) while these tables hold rows: revision 0004 cannot represent them and
 nothing is deleted silently.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0005'
-down_revision = '0002'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 
@@ -106,7 +106,7 @@ def downgrade() -> None:
         raise RuntimeError(
             "cannot downgrade below revision 0005: the database holds "
             + ", ".join(f"{n} rows of {table}" for table, n in found.items())
-            + " (pairwise tasks and judgments), which revision 0002 cannot represent; dump the database "
+            + " (pairwise tasks and judgments), which revision 0004 cannot represent; dump the database "
               "(masc-ui db dump) and downgrade an empty copy, or keep this revision")
     op.drop_table('pair_judgment_history')
     op.drop_index(op.f('ix_pair_judgments_task_id'), table_name='pair_judgments')
