@@ -8,6 +8,10 @@ PIL backend, as transformers 4.x ran it for t2v_metrics) turns text and image in
 forward pass (no `generate`, so no logits processor, temperature or repetition penalty of the generation config
 can touch the numbers); score = softmax over the full vocabulary (float32) of the last position's logits, at the
 first token of "Yes" tokenized without special tokens. P(No) in extras: the same softmax at "No"'s first token.
+Precision: the model runs in the precision policy's dtype (pixels cast to it); the softmax is float32 over the logits
+as the model returns them (in bfloat16, the language-model head's output is rounded to bfloat16: a real model's
+head has 0.5-0.8 G parameters, too big to keep a float32 copy of; what that costs is measured in README "Precision
+and speed").
 
 What is shared between prompts of one image, and what is not:
 
@@ -116,7 +120,13 @@ class ChatVlmVqa(PairEngine):
         except ValueError as exc:
             width, height = image.size
             return Refusal(f"the model's image processor cannot take this {width}x{height} image ({exc})")
-        return {k: v.to(self.device) for k, v in inputs.items()}
+        return {k: self._on_model(v) for k, v in inputs.items()}
+
+    def _on_model(self, value: Any) -> Any:
+        """A tensor moved to the model's device, floating ones (pixels) cast to its dtype (the precision policy's)."""
+        if not isinstance(value, torch.Tensor):
+            return value
+        return value.to(self.device, self.model.dtype) if value.is_floating_point() else value.to(self.device)
 
     def _encode(self, inputs: list[dict[str, torch.Tensor]]) -> list[Any]:
         if len(inputs) > 1:
@@ -141,7 +151,7 @@ class ChatVlmVqa(PairEngine):
         over = [i for i, n in enumerate(lengths) if self.limit is not None and n > self.limit]
         if over:
             return self._without(over, images, features, texts, lengths)
-        kwargs = {k: v.to(self.device) for k, v in inputs.items() if not (self.shared and k in PIXEL_KEYS)}
+        kwargs = {k: self._on_model(v) for k, v in inputs.items() if not (self.shared and k in PIXEL_KEYS)}
         if self.shared:
             from transformers.modeling_outputs import BaseModelOutputWithPooling
 

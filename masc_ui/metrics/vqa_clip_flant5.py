@@ -10,7 +10,8 @@ For an image and a prompt:
    own (each ends with `</s>`), the image tokens go between them;
 3. score = exp(-mean over the answer tokens of the cross-entropy of `Yes</s>` teacher-forced through the decoder
    (decoder input = start token + answer shifted right)), i.e. the geometric mean of P(Yes) and P(</s> | Yes).
-   P(No) in extras is the same with `No</s>`. Log-softmax in float32 over the tokenizer's vocabulary.
+   P(No) in extras is the same with `No</s>`. Log-softmax in float32 over the tokenizer's vocabulary (of the logits
+   as the model returns them: rounded to bfloat16 when the precision policy runs the model in bfloat16).
 
 Batched: the encoder reads each pair's embeddings right-padded with zeros (attention mask 0 there, as t2v_metrics
 pads), once per pair; the decoder runs twice on its output (Yes, No). The image tokens are computed once per

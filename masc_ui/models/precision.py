@@ -11,8 +11,11 @@
 
 `float32` is the exact mode (MaSC equals `masc-metric` within 1e-5 in it); `bfloat16` and `float16` can be
 asked for explicitly. The policy decides the dtype the weights and activations have; every score keeps its
-cosines in float32 (METRICS.md), and every stored value records the dtype in its provenance, which is part of
-its storage key, so bfloat16 and float32 values never mix silently.
+cosines, softmaxes and outputs in float32 (METRICS.md), inputs are cast to the model's dtype, and the small heads
+whose output is the score itself (a reward or regression head, a matching head, a detector's class/box heads) run in
+float32 whatever the policy says (`keep_float32`, listed in provenance params as `float32_parts`). Every stored
+value records the dtype in its provenance, which is part of its storage key, so bfloat16 and float32 values never
+mix silently.
 
 The capability report is a plain dataclass so tests (and users who know better) can hand the policy another
 machine's report instead of this one's.
@@ -20,8 +23,10 @@ machine's report instead of this one's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+from torch import nn
 
 from ..errors import InputError
 
@@ -143,3 +148,42 @@ def _asked(dtype: torch.dtype) -> str:
 def dtype_name(dtype: torch.dtype) -> str:
     """`torch.bfloat16` -> `bfloat16`."""
     return str(dtype).removeprefix("torch.")
+
+
+FLOAT32_PART = "_masc_float32_part"
+
+
+def keep_float32(module: nn.Module) -> nn.Module:
+    """Run `module` in float32 whatever dtype the rest of its model runs in: for small, numerically sensitive parts
+    whose output IS the score or decides it (a reward or regression head, a matching head, a detector's class and box
+    heads), where bfloat16 would round the result itself to 3 significant digits for a negligible saving.
+
+    Its parameters and buffers become float32, and a forward pre-hook casts the floating-point tensors it receives
+    (positional and keyword) to the dtype of its own parameters, so it takes the bfloat16 activations of the model
+    around it and returns float32. Idempotent; returns `module`.
+    """
+    module.float()
+    if not getattr(module, FLOAT32_PART, False):
+        module.register_forward_pre_hook(_cast_inputs, with_kwargs=True)
+        setattr(module, FLOAT32_PART, True)
+    return module
+
+
+def float32_parts(model: nn.Module) -> list[str]:
+    """The names of `model`'s submodules kept in float32 by `keep_float32` (for provenance)."""
+    return [name for name, module in model.named_modules() if getattr(module, FLOAT32_PART, False)]
+
+
+def _cast_inputs(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), torch.float32)
+
+    def cast(x: Any) -> Any:
+        return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    return tuple(cast(a) for a in args), {k: cast(v) for k, v in kwargs.items()}
+
+
+def precision_params(dtype: torch.dtype, float32_parts: list[str]) -> dict[str, Any]:
+    """Provenance params saying which parts of a model ran in float32 when the rest did not: `{}` in float32 (the
+    exact mode's provenance, and so its storage key, stays as it was), else `{"float32_parts": [...]}`."""
+    return {} if dtype == torch.float32 or not float32_parts else {"float32_parts": sorted(float32_parts)}
