@@ -31,7 +31,7 @@ from ..caching import LruCache
 from ..errors import InputError, ModelUnavailableError
 from ..imaging import InputImage
 from ..models.loading import pick_device, pick_dtype
-from ..models.precision import float32_parts, keep_float32, precision_params
+from ..models.precision import cast_model, float32_parts, precision_params
 from ..models.profiles import ModelIds
 from ..models.state_dicts import load_strict, read_state_dict
 from ..models.weight_files import resolve_weights_file
@@ -162,8 +162,7 @@ def load_artscore_backbone(settings: Settings, ids: ModelIds) -> ArtScoreBackbon
     path = resolve_weights_file(ids.artscore, filename=RELEASED_FILE, what="ArtScore checkpoint",
                                 setting="artscore_checkpoint", cache_dir=settings.resolved_cache_dir)
     net, label = load_artscore_network(path)
-    net = net.to(device, dtype)
-    keep_float32(net.fc)
+    net = cast_model(net, device, dtype, float32_parts=("fc",))
     info = ArtScoreInfo(model_id=str(path), revision="local", device=device, dtype=dtype, architecture=label,
                         float32_parts=tuple(float32_parts(net)))
     return ArtScoreBackbone(net, info)

@@ -10,8 +10,8 @@ tokenized with BLIP's BERT tokenizer padded to 35 tokens; no ImageReward mean/st
 are skipped (as the reference). No kept face: NaN "no face found in the output".
 Extras: `count`, `per_face` (scores, in detection order), `boxes` (grown boxes), `detector`.
 Precision: the BLIP towers run in the precision policy's dtype (face crops cast to it); the reward head
-(768-1024-128-64-16-1, 0.9 M parameters) always runs in float32 on the [CLS] token, so the score is not a bfloat16
-number (provenance params `float32_parts` in bfloat16/float16).
+(768-1024-128-64-16-1, 0.9 M parameters) always runs in float32, with the checkpoint's float32 weights, on the [CLS]
+token, so the score is not a bfloat16 number (provenance params `float32_parts` in bfloat16/float16).
 Per-face scores are cached by (image sha256, detector); faces of many images go through the model in batches.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from torchvision import transforms
 from ..caching import LruCache
 from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
-from ..models.precision import float32_parts, keep_float32, precision_params
+from ..models.precision import cast_model, float32_parts, precision_params
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
 from ..models.weight_files import resolve_weights_file
@@ -188,8 +188,7 @@ def load_facescore_backbone(settings: Settings, models: ModelRegistry, ids: Mode
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
     model_file, config_file = facescore_files(ids.facescore, settings)
-    model = load_facescore_model(model_file, config_file).to(device, dtype)
-    keep_float32(model.head)
+    model = cast_model(load_facescore_model(model_file, config_file), device, dtype, float32_parts=("head",))
     tokenizer, source = load_tokenizer(model_file.parent)
     text = tokenize_face_text(tokenizer, model.sizes.text_config["vocab_size"])
     choice = choose_detector("facescore", settings, ids)

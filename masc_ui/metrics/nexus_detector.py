@@ -15,7 +15,8 @@ Confidences of OWLv2 and YOLO-World are calibrated differently; NexusScore's 0.6
 
 Precision: the OWLv2 image tower runs in the precision policy's dtype (pixels cast to it); the heads that turn its
 patch features into the numbers the thresholds cut (`class_head`: query cosine, shift and scale -> logits;
-`box_head`; `objectness_head`, which picks the query's box) always run in float32, query embeddings stay float32
+`box_head` and its grid prior `box_bias`; `objectness_head`, which picks the query's box) always run in float32
+with the checkpoint's own weights (the model is read in float32, then cast), query embeddings stay float32
 (provenance params `detector_float32_parts` in bfloat16/float16).
 
 Loaders are chosen by the checkpoint's `model_type` (`DETECTOR_LOADERS`); a new detector is one more entry.
@@ -32,7 +33,7 @@ import torch
 from ..errors import ModelUnavailableError
 from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
-from ..models.precision import float32_parts, keep_float32
+from ..models.precision import cast_model, float32_parts
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .embedding_cache import EmbeddingCache
@@ -43,6 +44,8 @@ DETECTION_THRESHOLD = 0.5
 NMS_IOU = 0.7
 MAX_BOXES = 100
 BATCH_SIZE = 8
+FLOAT32_HEADS = ("class_head", "box_head", "objectness_head")
+"""OWLv2 parts kept in float32 under any precision (see the module docstring)."""
 _WHAT = "NexusScore detector (nexus_detector, env MASC_NEXUS_DETECTOR)"
 
 
@@ -147,9 +150,10 @@ def load_owlv2_detector(model_id: str, settings: Settings) -> Owlv2ImageGuidedDe
 
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    model = load_pretrained(Owlv2ForObjectDetection, model_id, what=_WHAT, dtype=dtype).to(device).eval()
-    for head in (model.class_head, model.box_head, model.objectness_head):
-        keep_float32(head)
+    model = load_pretrained(Owlv2ForObjectDetection, model_id, what=_WHAT, dtype=torch.float32)
+    box_bias = model.box_bias  # the grid's box prior, added to box_head's float32 output: kept in float32 too
+    model = cast_model(model, device, dtype, float32_parts=FLOAT32_HEADS).eval()
+    model.box_bias = box_bias.to(device)
     processor = load_pretrained(AutoProcessor, model_id, what=f"{_WHAT} processor")
     info = DetectorInfo(name=DETECTOR_NAME, model_id=model_id, revision=checkpoint_revision(model_id), device=device,
                         dtype=dtype, float32_parts=tuple(float32_parts(model)))

@@ -23,7 +23,7 @@ machine's report instead of this one's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -153,14 +153,32 @@ def dtype_name(dtype: torch.dtype) -> str:
 FLOAT32_PART = "_masc_float32_part"
 
 
+def cast_model(model: nn.Module, device: str | torch.device, dtype: torch.dtype, *,
+               float32_parts: Sequence[str] = ()) -> nn.Module:
+    """`model` moved to `device` and cast to `dtype`, except its submodules named in `float32_parts` (dotted names,
+    e.g. `head`, `class_head`), which keep the weights they have now and run in float32 (`keep_float32`).
+
+    Give it the model as loaded in float32, so that the kept parts hold the checkpoint's own values, not values
+    rounded to `dtype` and back. Returns `model` (changed in place).
+    """
+    kept = {name: model.get_submodule(name) for name in float32_parts}
+    for name in kept:
+        model.set_submodule(name, nn.Identity())  # out of the way of the cast below
+    model.to(device=device, dtype=dtype)
+    for name, part in kept.items():
+        model.set_submodule(name, keep_float32(part.to(device)))
+    return model
+
+
 def keep_float32(module: nn.Module) -> nn.Module:
     """Run `module` in float32 whatever dtype the rest of its model runs in: for small, numerically sensitive parts
     whose output IS the score or decides it (a reward or regression head, a matching head, a detector's class and box
     heads), where bfloat16 would round the result itself to 3 significant digits for a negligible saving.
 
-    Its parameters and buffers become float32, and a forward pre-hook casts the floating-point tensors it receives
-    (positional and keyword) to the dtype of its own parameters, so it takes the bfloat16 activations of the model
-    around it and returns float32. Idempotent; returns `module`.
+    Its parameters and buffers become float32 (values already rounded to a lower precision stay rounded: see
+    `cast_model`), and a forward pre-hook casts the floating-point tensors it receives (positional and keyword) to
+    the dtype of its own parameters, so it takes the bfloat16 activations of the model around it and returns float32.
+    Idempotent; returns `module`.
     """
     module.float()
     if not getattr(module, FLOAT32_PART, False):

@@ -7,7 +7,8 @@ import torch
 
 from masc_ui.errors import InputError
 from masc_ui.models import precision
-from masc_ui.models.precision import HardwareReport, dtype_name, hardware_report, precision_policy
+from masc_ui.models.precision import (HardwareReport, cast_model, dtype_name, float32_parts, hardware_report,
+                                      keep_float32, precision_params, precision_policy)
 
 CASES = [
     (HardwareReport("cuda", cuda_bf16=True, cuda_name="NVIDIA A100"), torch.bfloat16, "A100 computes bfloat16"),
@@ -84,3 +85,33 @@ def test_explicit_choices_win_over_the_hardware():
 def test_unknown_dtypes_are_refused(bad):
     with pytest.raises(InputError, match="dtype .* not supported; use one of auto, float32, bfloat16, float16"):
         precision_policy(bad, "cpu")
+
+
+def test_cast_model_keeps_a_head_with_its_float32_weights_inside_a_bfloat16_model():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))
+    exact_head = torch.nn.Linear(8, 1)
+    exact_head.load_state_dict(model[2].state_dict())
+    cast_model(model, "cpu", torch.bfloat16, float32_parts=("2",))
+    keep_float32(model[2])  # idempotent: still one hook
+    assert model[0].weight.dtype == torch.bfloat16 and model[2].weight.dtype == torch.float32
+    assert torch.equal(model[2].weight, exact_head.weight)  # the float32 values, not bfloat16-rounded ones
+    assert len(model[2]._forward_pre_hooks) == 1
+    x = torch.randn(4, 16).to(torch.bfloat16)
+    out = model(x)
+    assert out.dtype == torch.float32
+    assert torch.equal(out, exact_head(model[1](model[0](x)).float()))  # bfloat16 activations, a float32 head
+    assert float32_parts(model) == ["2"]
+
+
+def test_keep_float32_follows_its_own_parameters_when_cast_again():
+    head = keep_float32(torch.nn.Linear(4, 2))
+    head.to(torch.bfloat16)  # someone casts the whole model afterwards: inputs follow the head's dtype
+    assert head(torch.randn(3, 4)).dtype == torch.bfloat16
+    assert head(torch.randn(3, 4).to(torch.bfloat16)).dtype == torch.bfloat16
+
+
+def test_precision_params_leave_the_exact_modes_provenance_as_it_was():
+    assert precision_params(torch.float32, ["head"]) == {}
+    assert precision_params(torch.bfloat16, []) == {}
+    assert precision_params(torch.bfloat16, ["b", "a"]) == {"float32_parts": ["a", "b"]}
