@@ -1,4 +1,5 @@
-"""What the status line and the demo banner show: the profile in use, device, dtype, the models loaded so far."""
+"""What the status line and the demo banner show: the profile in use, device, dtype (and why the precision policy
+chose it), the models loaded so far."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ class Status:
     device: str
     dtype: str
     loaded: tuple[str, ...]
+    dtype_reason: str = ""
+    """Why the precision policy chose `dtype`, e.g. `auto: the CPU has AVX-512-BF16 (kernels: AVX512)`."""
 
     @property
     def is_demo(self) -> bool:
@@ -31,7 +34,9 @@ class Status:
     def line(self) -> str:
         loaded = ", ".join(self.loaded) if self.loaded else "none yet (loaded on first use)"
         asked = f" (asked: {self.profile.requested})" if self.profile.requested != self.profile.name else ""
-        return f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype} · models loaded: {loaded}"
+        why = f" ({self.dtype_reason})" if self.dtype_reason else ""
+        return (f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype}{why} · "
+                f"models loaded: {loaded}")
 
 
 def loaded_models(keys: Iterable[Hashable]) -> tuple[str, ...]:
