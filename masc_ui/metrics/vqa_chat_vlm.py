@@ -8,10 +8,10 @@ PIL backend, as transformers 4.x ran it for t2v_metrics) turns text and image in
 forward pass (no `generate`, so no logits processor, temperature or repetition penalty of the generation config
 can touch the numbers); score = softmax over the full vocabulary (float32) of the last position's logits, at the
 first token of "Yes" tokenized without special tokens. P(No) in extras: the same softmax at "No"'s first token.
-Precision: the model runs in the precision policy's dtype (pixels cast to it); the softmax is float32 over the logits
-as the model returns them (in bfloat16, the language-model head's output is rounded to bfloat16: a real model's
-head has 0.5-0.8 G parameters, too big to keep a float32 copy of; what that costs is measured in README "Precision
-and speed").
+Precision: the model runs in the precision policy's dtype (pixels cast to it). Outside float32 the last position's
+logits are recomputed in float32 from the input of the language-model head, with its weights upcast a slice at a
+time (`models.precision.model_logits`; bfloat16 logits would be rounded to 0.125 near 30, moving P(Yes) by
+percents); the softmax is float32 (provenance params `float32_parts`).
 
 What is shared between prompts of one image, and what is not:
 
@@ -41,6 +41,7 @@ import torch
 
 from ..imaging import InputImage
 from ..models.loading import load_pretrained
+from ..models.precision import model_logits, precision_params
 from .pair_engine import EngineInfo, PairEngine, PairScore, Refusal, nan_score
 from .provenance import checkpoint_revision
 from .vqa_questions import ANSWER, CHAT_VLM_QUESTION, NEGATIVE_ANSWER, chat_vlm_question
@@ -67,10 +68,14 @@ def shares_image_encodings(model: Any) -> bool:
     return hasattr(model, "get_image_features") and "mm_encoder_outputs" in inspect.signature(model.forward).parameters
 
 
+def text_config(model: Any) -> Any:
+    """The language model's config (the model's own when it has no separate text config)."""
+    return model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+
+
 def max_positions(model: Any) -> int | None:
     """The language model's trained length, or None when the config does not say."""
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    return getattr(config, "max_position_embeddings", None)
+    return getattr(text_config(model), "max_position_embeddings", None)
 
 
 class ChatVlmVqa(PairEngine):
@@ -86,6 +91,8 @@ class ChatVlmVqa(PairEngine):
         self.limit = max_positions(model)
         self.shared = shares_image_encodings(model)
         self.keeps_last_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self.head = model.get_output_embeddings()
+        self.softcap = getattr(text_config(model), "final_logit_softcapping", None)
         self._layout_reuse: bool | None = None
         """Whether the text inputs can be rebuilt from cached image layouts (None: not checked yet)."""
 
@@ -159,7 +166,8 @@ class ChatVlmVqa(PairEngine):
             kwargs["mm_encoder_outputs"] = {"image": BaseModelOutputWithPooling(pooler_output=encodings)}
         if self.keeps_last_logits:
             kwargs["logits_to_keep"] = 1
-        logits = self.model(**kwargs, use_cache=False).logits[:, -1]
+        logits = model_logits(lambda: self.model(**kwargs, use_cache=False), self.head, last_only=True,
+                              softcap=self.softcap)
         self.count_forward(len(texts))
         if not self.shared:
             self.count_images(len(images))  # the vision tower ran inside the forward, once per row
@@ -273,6 +281,8 @@ def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: s
         "image_processor": type(image_processor).__name__,
         "image_size": dict(getattr(image_processor, "size", None) or {}),
         "image_encoding_shared": shares_image_encodings(model),
+        **precision_params(dtype, [name for name, module in model.named_modules()
+                                   if module is model.get_output_embeddings()]),
     }
     engine = ChatVlmVqa(model, processor, EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id),
                                                      device=device, dtype=dtype, params=params))

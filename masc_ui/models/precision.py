@@ -23,7 +23,7 @@ machine's report instead of this one's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from torch import nn
@@ -205,3 +205,57 @@ def precision_params(dtype: torch.dtype, float32_parts: list[str]) -> dict[str, 
     """Provenance params saying which parts of a model ran in float32 when the rest did not: `{}` in float32 (the
     exact mode's provenance, and so its storage key, stays as it was), else `{"float32_parts": [...]}`."""
     return {} if dtype == torch.float32 or not float32_parts else {"float32_parts": sorted(float32_parts)}
+
+
+LOGIT_CHUNK_ROWS = 8192
+"""Rows of an LM head upcast at a time by `float32_logits` (8192 x 4096 float32 = 128 MiB transient)."""
+
+
+class HeadInput:
+    """Records what `head` (a model's LM head, an `nn.Linear`) receives while the `with` block runs: `value` is the
+    input of its last call. For `float32_logits`."""
+
+    def __init__(self, head: nn.Linear) -> None:
+        self.head = head
+        self.value: torch.Tensor | None = None
+        self._hook: Any = None
+
+    def __enter__(self) -> "HeadInput":
+        self._hook = self.head.register_forward_pre_hook(self._record)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._hook.remove()
+
+    def _record(self, module: nn.Module, args: tuple) -> None:
+        self.value = args[0]
+
+
+def float32_logits(head: nn.Linear, hidden: torch.Tensor, *, softcap: float | None = None,
+                   chunk_rows: int = LOGIT_CHUNK_ROWS) -> torch.Tensor:
+    """`head(hidden)` computed in float32, (..., out_features) float32: the logits of a language model whose head runs
+    in bfloat16, without bfloat16's rounding of the logits themselves (a logit near 30 would be a multiple of 0.125,
+    moving a softmax probability by up to 6%). The head's weights are upcast `chunk_rows` rows at a time, so no
+    float32 copy of a large head is kept. `softcap`: the model's final logit soft-capping (Gemma's
+    `final_logit_softcapping`: cap * tanh(logits / cap)), None when it has none."""
+    x = hidden.float()
+    parts = []
+    for start in range(0, head.out_features, chunk_rows):
+        bias = None if head.bias is None else head.bias[start:start + chunk_rows].float()
+        parts.append(torch.nn.functional.linear(x, head.weight[start:start + chunk_rows].float(), bias))
+    logits = torch.cat(parts, dim=-1)
+    return logits if softcap is None else torch.tanh(logits / softcap) * softcap
+
+
+def model_logits(forward: Callable[[], Any], head: nn.Linear, *, last_only: bool = False,
+                 softcap: float | None = None) -> torch.Tensor:
+    """The logits of `forward()`, a forward pass of the model whose LM head is `head`: the model's own `.logits` when
+    the head is float32 (the exact mode's numbers, untouched), else recomputed in float32 from the head's input
+    (`float32_logits`). `last_only`: only the last position's, (B, V) instead of (B, L, V)."""
+    if head.weight.dtype == torch.float32:
+        logits = forward().logits
+        return logits[:, -1] if last_only else logits
+    with HeadInput(head) as seen:
+        forward()
+    hidden = seen.value[:, -1] if last_only else seen.value
+    return float32_logits(head, hidden, softcap=softcap)

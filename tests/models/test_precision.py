@@ -8,7 +8,8 @@ import torch
 from masc_ui.errors import InputError
 from masc_ui.models import precision
 from masc_ui.models.precision import (HardwareReport, cast_model, dtype_name, float32_parts, hardware_report,
-                                      keep_float32, precision_params, precision_policy)
+                                      float32_logits, keep_float32, model_logits, precision_params,
+                                      precision_policy)
 
 CASES = [
     (HardwareReport("cuda", cuda_bf16=True, cuda_name="NVIDIA A100"), torch.bfloat16, "A100 computes bfloat16"),
@@ -115,3 +116,38 @@ def test_precision_params_leave_the_exact_modes_provenance_as_it_was():
     assert precision_params(torch.float32, ["head"]) == {}
     assert precision_params(torch.bfloat16, []) == {}
     assert precision_params(torch.bfloat16, ["b", "a"]) == {"float32_parts": ["a", "b"]}
+
+
+class _TinyLm(torch.nn.Module):
+    """An embedding, a mixing layer and an LM head: `forward(ids).logits` (B, L, V)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 16)
+        self.mix = torch.nn.Linear(16, 16)
+        self.lm_head = torch.nn.Linear(16, 300, bias=False)
+
+    def forward(self, ids: torch.Tensor):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(logits=self.lm_head(self.mix(self.embed(ids))))
+
+
+def test_model_logits_recompute_a_bfloat16_heads_output_in_float32():
+    torch.manual_seed(0)
+    lm = _TinyLm()
+    with torch.no_grad():
+        lm.lm_head.weight.mul_(40)  # logits of tens, where bfloat16's spacing is 0.125-0.25
+    ids = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    exact = model_logits(lambda: lm(ids), lm.lm_head)
+    assert torch.equal(exact, lm(ids).logits)  # float32 model: its own logits, untouched
+    lm.to(torch.bfloat16)
+    hidden = lm.mix(lm.embed(ids))
+    expected = torch.nn.functional.linear(hidden.float(), lm.lm_head.weight.float())
+    got = model_logits(lambda: lm(ids), lm.lm_head)
+    assert got.dtype == torch.float32 and torch.allclose(got, expected, rtol=1e-6, atol=1e-5)
+    assert not torch.equal(lm(ids).logits.float(), expected)  # what the bfloat16 head itself gives is rounded
+    last = model_logits(lambda: lm(ids), lm.lm_head, last_only=True)
+    assert torch.allclose(last, expected[:, -1], rtol=1e-6, atol=1e-5)
+    chunked = float32_logits(lm.lm_head, hidden, chunk_rows=7, softcap=30.0)
+    assert torch.allclose(chunked, torch.tanh(expected / 30.0) * 30.0, rtol=1e-6, atol=1e-5)
