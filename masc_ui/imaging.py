@@ -317,6 +317,8 @@ VIDEO_RULES = ("linspace", "stride")
 
 _VIDEO_MEDIA_TYPES = {"mov,mp4,m4a,3gp,3g2,mj2": "video/mp4", "matroska,webm": "video/webm", "avi": "video/x-msvideo",
                       "gif": "image/gif", "mpegts": "video/mp2t", "mpeg": "video/mpeg"}
+_STILL_IMAGE_BRANDS = (b"heic", b"heix", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis")
+"""`ftyp` brands of HEIF/AVIF still images (ISO base media files that are not videos)."""
 _TRUNCATION_SLACK_FRAMES = 2
 """A stream may end up to this many frame periods before its declared duration (rounding in muxers); more is
 reported as truncation."""
@@ -509,6 +511,42 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
                          f"declares {expected}; re-export or re-upload the whole file")
     return InputVideo(data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(), frame_count=count,
                       fps=fps, duration_s=duration, size=(width, height), codec=codec, name=name)
+
+
+def looks_like_video(head: bytes) -> bool:
+    """True when the first bytes of a file are those of a video container: MP4/MOV/3GP (`ftyp` box at offset 4, or
+    QuickTime's `moov`/`mdat`/`wide`/`free`; HEIF/AVIF still images, which use `ftyp` too, excluded), Matroska/WebM (EBML header), AVI (`RIFF....AVI `), FLV or Ogg. Image
+    formats (GIF included: an animated GIF is read as its first image) are not videos."""
+    head = bytes(head[:16])
+    if head[4:8] == b"ftyp" and head[8:12] in _STILL_IMAGE_BRANDS:
+        return False
+    return (head[4:8] in (b"ftyp", b"moov", b"mdat", b"wide", b"free") or head[:4] == b"\x1a\x45\xdf\xa3"
+            or (head[:4] == b"RIFF" and head[8:12] == b"AVI ") or head[:3] == b"FLV" or head[:4] == b"OggS")
+
+
+def open_media(src: "str | Path | bytes | InputImage | InputVideo", *, name: str = "output",
+               max_pixels: int = DEFAULT_MAX_PIXELS, limits: VideoLimits = VideoLimits()) -> "InputImage | InputVideo":
+    """An image or a video, told apart by the file's first bytes (`looks_like_video`): `open_video(src, limits)` for a
+    video, `open_image(src, max_pixels)` otherwise (PIL images and arrays are images). Decoded inputs are returned as
+    they are. Errors are those of `open_image` / `open_video`, naming `name`."""
+    if isinstance(src, (InputImage, InputVideo)):
+        return src
+    if isinstance(src, (str, Path)):
+        path = Path(src)
+        if path.is_file():
+            with path.open("rb") as fh:
+                head = fh.read(16)
+            if looks_like_video(head):
+                return open_video(path, name=name, limits=limits)
+    elif isinstance(src, (bytes, bytearray)) and looks_like_video(src):
+        return open_video(bytes(src), name=name, limits=limits)
+    return open_image(src, name=name, max_pixels=max_pixels)
+
+
+def poster_frame(video: InputVideo) -> InputImage:
+    """The frame that stands for a video in lists and in the rater's view before playback: its first frame (index 0,
+    what a browser shows before a video plays), as an `InputImage`."""
+    return read_frames(video, [0])[0].image
 
 
 def read_frames(video: InputVideo, indices: Sequence[int]) -> list[VideoFrame]:

@@ -16,6 +16,7 @@ from .repo.exports import ExportRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
+from .repo.pairwise import PairwiseRepository
 from .repo.ratings import RatingRepository
 from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
@@ -34,8 +35,8 @@ class Store:
     `images` (bytes <-> SHA-256), `samples` (datasets, subjects, samples), `masks` (versioned masks),
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
-    `tasks` (next/previous task, progress), `views` (browse rows), `exports` (CSV/JSONL),
-    `dumps` (full JSON dump and restore).
+    `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -51,6 +52,7 @@ class Store:
         self.ratings = RatingRepository(self.tx)
         self.recording = RecordingRepository(self.tx, self.blobs)
         self.tasks = TaskRepository(self.tx)
+        self.pairwise = PairwiseRepository(self.tx)
         self.views = ViewRepository(self.tx)
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)

@@ -42,6 +42,9 @@ def is_local(model_id: str) -> bool:
 def load_pretrained(auto_cls: Any, model_id: str, *, what: str, **kwargs: Any) -> Any:
     """`auto_cls.from_pretrained(model_id, **kwargs)`, turning every "cannot get the weights" failure into
     `ModelUnavailableError` that names `what` and `model_id`, says why, and what to do."""
+    from .quiet import drop_default_config_warnings
+
+    drop_default_config_warnings()
     path = Path(model_id).expanduser()
     if is_local(model_id) and not path.exists():
         raise ModelUnavailableError(

@@ -1,14 +1,26 @@
-"""What `SamService.encode_in_background` hands back, and the image encoder run so that it can be cancelled."""
+"""What `SamService.encode_in_background` hands back (an `ImageEmbedding`, wrapped in a `PreEncode`), and the image
+encoder run so that it can be cancelled."""
 from __future__ import annotations
 
 import threading
 from concurrent.futures import CancelledError, Future
-from typing import TYPE_CHECKING, Hashable
+from dataclasses import dataclass, field
+from typing import Hashable
 
 import torch
 
-if TYPE_CHECKING:
-    from .sam_service import ImageEmbedding
+
+@dataclass(frozen=True)
+class ImageEmbedding:
+    """SAM's encoding of one image."""
+
+    features: torch.Tensor = field(repr=False)
+    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models), whatever
+    precision the encoder ran in."""
+    input_size: tuple[int, int]
+    """(H, W) of the image after resizing its longest side to the model's input size, before padding."""
+    original_size: tuple[int, int]
+    """(H, W) of the original image."""
 
 
 class EncodeCancelled(Exception):
@@ -43,7 +55,7 @@ class PreEncode:
             return True
         return self._future.done() and isinstance(self._future.exception(), EncodeCancelled)
 
-    def result(self, timeout: float | None = None) -> "ImageEmbedding | None":
+    def result(self, timeout: float | None = None) -> ImageEmbedding | None:
         """Wait (at most `timeout` seconds; None = as long as it takes) and return the embedding; None when it was
         cancelled. Re-raises what the encoding raised (e.g. `ModelUnavailableError`); `TimeoutError` on timeout."""
         try:

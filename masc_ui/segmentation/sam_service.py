@@ -36,22 +36,9 @@ from ..settings import Settings
 from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_attention import use_sdpa_attention
-from .sam_background import EncodeCancelled, PreEncode, encode_cancellable
+from .sam_background import EncodeCancelled, ImageEmbedding, PreEncode, encode_cancellable
 from .sam_checkpoints import resolve_checkpoint
 from ..models.sam_variants import build_sam, sam_architecture
-
-
-@dataclass(frozen=True)
-class ImageEmbedding:
-    """SAM's encoding of one image."""
-
-    features: torch.Tensor = field(repr=False)
-    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models), whatever
-    precision the encoder ran in."""
-    input_size: tuple[int, int]
-    """(H, W) of the image after resizing its longest side to the model's input size, before padding."""
-    original_size: tuple[int, int]
-    """(H, W) of the original image."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
+from ..workbench.browse import EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from .score_table import score_table_html
 from .users import user_of
@@ -41,7 +42,8 @@ def build(wb: Workbench) -> BrowseTab:
         sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id")
         open_btn = gr.Button("Open in the Score tab", elem_id="browse-open")
     with gr.Row():
-        fmt = gr.Radio(["csv", "jsonl"], value="csv", label="Export format", elem_id="export-format")
+        fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format",
+                       info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
         export = gr.Button("Export", elem_id="export")
         download = gr.File(label="Download", interactive=False, elem_id="export-file")
     message = gr.Markdown(elem_id="browse-message")
@@ -96,6 +98,9 @@ def open_handler(wb: Workbench):
             table = score_table_html(wb.stored_report(s.sample_id, user=user), demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update())
+        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
+            return (*[gr.update()] * 6, f"⚠ sample #{s.sample_id} is a video; the Score tab does not show videos yet "
+                    "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)", table, gr.update())
         session.reset()
         for i, m in enumerate(s.ref_masks):
             if m is not None:

@@ -1,5 +1,7 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
-the stored `InputImage`s, current masks), its stored scores, and the export (CSV / JSON lines)."""
+the stored `InputImage`s, a video output as its `InputVideo`, current masks), its stored scores, a poster picture per
+sample (a video's first frame), and the exports (samples as CSV / JSON lines / Parquet / an image folder for the
+Hugging Face `datasets` library, see `dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
 from __future__ import annotations
 
 import sys
@@ -11,13 +13,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..errors import InputError
-from ..imaging import InputImage, load_mask_file, open_image
+from ..imaging import InputImage, InputVideo, VideoLimits, load_mask_file, open_image, open_media, poster_frame
+from ..metrics.frame_masks import FrameMasks
 from ..settings import Settings
 from .database import Database
 from .records import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
 
-EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
+FOLDER_FORMATS = ("imagefolder",)
+"""Formats written as a folder (downloaded from the app as a zip of it)."""
 BROWSE_LIMIT = 500
 """Most rows the Browse table shows at once."""
 
@@ -29,12 +34,16 @@ class StoredSample:
 
     sample_id: int
     refs: list[InputImage]
-    out: InputImage
+    out: InputImage | InputVideo
+    """The output image, or video."""
     prompt: str
     subject: str
     ref_masks: list[np.ndarray | None]
-    out_mask: np.ndarray | None
+    out_mask: np.ndarray | FrameMasks | None
+    """For a video: its stored mask as `FrameMasks.static` (drawn on the frame its params name)."""
     mask_sources: dict[str, str] = field(default_factory=dict)
+    ref_labels: list[str | None] = field(default_factory=list)
+    """Class labels of the references when stored (imported OpenS2V samples), else empty."""
 
 
 class StoredSamples:
@@ -79,23 +88,39 @@ class StoredSamples:
                              "benchmark folder with samples/) to attach them.")
         refs = [self._image(sha, f"reference {i + 1} of sample #{sample.id}")
                 for i, sha in enumerate(sample.references)]
-        out = self._image(sample.output, f"output of sample #{sample.id}")
+        out = self._output(sample.output, f"output of sample #{sample.id}")
         current = self._database.run(lambda store: store.masks.current(sample.id))
-        masks: dict[str, np.ndarray] = {}
+        masks: dict[str, Any] = {}
         sources: dict[str, str] = {}
         back = {v: k for k, v in MASK_SOURCE_TO_STORE.items()}
         for (role, position), rec in current.items():
             target = target_of((role, position))
             masks[target] = self._mask(rec.sha256)
+            if target == "out" and isinstance(out, InputVideo):
+                frame = (rec.params or {}).get("frame", 0)
+                masks[target] = FrameMasks.static(masks[target], frame if isinstance(frame, int) else 0)
             sources[target] = back.get(rec.source, "imported")
+        labels = (sample.info or {}).get("ref_labels")
         return StoredSample(sample.id, refs, out, sample.prompt, sample.subject,
-                            [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources)
+                            [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources,
+                            list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [])
+
+    def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
+        """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
+        None for a ratings-only sample (no images)."""
+        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        if sample.output is None:
+            return None
+        out = self._output(sample.output, f"output of sample #{sample.id}")
+        return poster_frame(out) if isinstance(out, InputVideo) else out
 
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """The latest stored value of every registered metric of a stored sample (computed with its current
         masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
         latest = self.latest_values(sample_id, user=user)
-        return ScoreReport(stored_rows(latest), {}, cached=True)
+        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        video = isinstance((sample.info or {}).get("video"), dict)
+        return ScoreReport(stored_rows(latest, video=video), {}, cached=True)
 
     def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, Any]:
         """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
@@ -103,20 +128,54 @@ class StoredSamples:
 
     def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
                target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
-        """Write the export (`csv` or `jsonl`: one row per sample, latest values, every rater's ratings) to
-        `target` (a file path, or an open text stream such as stdout), or when None to
-        `masc-export-<dataset or all>.<fmt>` in `folder` (None: a fresh temporary folder; never the data dir).
-        Returns (where it went, rows written); InputError for an unknown dataset."""
+        """Write the export of `dataset` (None = all; one row per sample, latest values, every rater's ratings):
+        `csv` or `jsonl` to `target` (a file path, or an open text stream such as stdout), `parquet` to a file path,
+        `imagefolder` to a folder path (absent or empty; `dataset_export`). With `target` None, a file for download
+        in `folder` (None: a fresh temporary folder; never the data dir): `masc-export-<dataset or all>.<fmt>`, and
+        for `imagefolder` that folder zipped (`.zip`). Returns (where it went, rows written); InputError for an
+        unknown dataset or format."""
+        from .dataset_export import write_imagefolder, write_parquet, zip_folder
+
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        archive = None
+        if target is None:
+            folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
+            stem = f"masc-export-{dataset or 'all'}"
+            target = folder / (stem if fmt in FOLDER_FORMATS else f"{stem}.{fmt}")
+            archive = folder / f"{stem}.zip" if fmt in FOLDER_FORMATS else None
+        elif fmt in ("parquet", *FOLDER_FORMATS) and not isinstance(target, (str, Path)):
+            raise InputError(f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
+                             "not to standard output: give a path")
+        writers = {"csv": lambda store: store.exports.write_csv(target, dataset),
+                   "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
+                   "parquet": lambda store: write_parquet(store, Path(target), dataset),
+                   "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset)}
+        try:
+            n = self._database.run(writers[fmt])
+            if archive is not None:
+                return zip_folder(Path(target), archive), n
+        except OSError as exc:
+            raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
+        return target, n
+
+    def export_pairwise(self, fmt: str, *, user: str | None, dataset: str | None = None,
+                        target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+        """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
+        `storage.repo.pair_exports`) like `export` writes the samples' (default file
+        `masc-pairwise-<dataset or all>.<fmt>`). Returns (where it went, rows written)."""
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
         if dataset is not None:
             self._database.require_dataset(dataset)
         if target is None:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
-            target = folder / f"masc-export-{dataset or 'all'}.{fmt}"
+            target = folder / f"masc-pairwise-{dataset or 'all'}.{fmt}"
         try:
-            n = self._database.run(lambda store: (store.exports.write_jsonl if fmt == "jsonl"
-                                                  else store.exports.write_csv)(target, dataset))
+            n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
+                                                  else store.pairwise.write_csv)(target, dataset))
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
@@ -124,6 +183,11 @@ class StoredSamples:
     def _image(self, sha: str, name: str) -> InputImage:
         data = self._database.run(lambda store: store.images.read(sha))
         return open_image(data, name=name, max_pixels=self._settings.max_image_pixels)
+
+    def _output(self, sha: str, name: str) -> InputImage | InputVideo:
+        data = self._database.run(lambda store: store.images.read(sha))
+        return open_media(data, name=name, max_pixels=self._settings.max_image_pixels,
+                          limits=VideoLimits.from_settings(self._settings))
 
     def _mask(self, sha: str) -> np.ndarray:
         return load_mask_file(self._database.run(lambda store: store.images.read(sha)),

@@ -30,10 +30,12 @@ class Imports:
                progress: Callable[[int], None] | None = None) -> list[Any]:
         """Store `parsed` (see `masc_ui.datasets.ingest.ingest_all`); one `ImportSummary` per dataset."""
         from ..datasets.ingest import ingest_all
+        from ..imaging import VideoLimits
 
         return self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
                                                            max_pixels=self._settings.max_image_pixels,
-                                                           progress=progress))
+                                                           progress=progress,
+                                                           video_limits=VideoLimits.from_settings(self._settings)))
 
 
 def sample_count(parsed: Any) -> int:

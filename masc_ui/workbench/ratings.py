@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from PIL import Image
 
 from ..errors import InputError
-from ..imaging import open_image
+from ..imaging import InputVideo, VideoLimits, open_image, open_media, poster_frame
 from ..settings import Settings
 from .database import Database
 
@@ -50,12 +50,21 @@ class TaskView:
     sample_id: int
     refs: list[Image.Image]
     out: Image.Image
+    """The output image; for a video output, its poster (first) frame."""
     prompt: str
     presentation_order: int
     scores: dict[str, int | None]
     """criterion -> this rater's current score (None = not rated, or skipped/flagged)."""
     status: str | None
     """This rater's current status on the sample (`rated`, `skipped`, `flagged`) or None when new."""
+    out_video: bytes | None = None
+    """The output video file's bytes, for playback (None for an image output); raters rate it as they rate an image."""
+    out_media_type: str | None = None
+    """Media type of `out_video` (e.g. `video/mp4`)."""
+
+    @property
+    def is_video(self) -> bool:
+        return self.out_video is not None
 
 
 @dataclass(frozen=True)
@@ -128,10 +137,15 @@ class RatingTasks:
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
         refs = [self._pixels(sha, f"reference {i + 1} of sample #{sample.id}")
                 for i, sha in enumerate(sample.references)]
-        out = self._pixels(sample.output, f"output of sample #{sample.id}")
+        data = self._database.run(lambda store: store.images.read(sample.output))
+        out = open_media(data, name=f"output of sample #{sample.id}", max_pixels=self._settings.max_image_pixels,
+                         limits=VideoLimits.from_settings(self._settings))
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
-        return TaskView(sample.id, refs, out, sample.prompt, order, scores, status)
+        if isinstance(out, InputVideo):
+            return TaskView(sample.id, refs, poster_frame(out).pixels, sample.prompt, order, scores, status,
+                            out_video=out.data, out_media_type=out.media_type)
+        return TaskView(sample.id, refs, out.pixels, sample.prompt, order, scores, status)
 
     def _pixels(self, sha: str, name: str) -> Image.Image:
         data = self._database.run(lambda store: store.images.read(sha))

@@ -13,19 +13,23 @@ from ..models.registry import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
 from .browse import StoredSamples
+from .compare import Comparisons
 from .database import Database
 from .explain import Explanation
 from .masks import Segmentation
+from .pairwise import PairwiseTasks
 from .profile import ResolvedProfile, resolve_profile
 from .ratings import RatingTasks
 from .records import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
-from .status import Status, loaded_models
+from .status import Status, loaded_models, persistence_warning
+from .video import FrameSeries, VideoViews
 
 if TYPE_CHECKING:
     from storage import Store
 
-    from ..imaging import InputImage
+    from ..imaging import InputImage, InputVideo, VideoFrame
+    from ..metrics.frame_masks import FrameMasks
 
 
 class Workbench:
@@ -34,7 +38,9 @@ class Workbench:
     - `scoring` (`Scoring`): inputs, Run (result cache), Explain (on Run's MaSC engine);
     - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks;
     - `recorder` (`Recorder`): the one path from scored values to the database (Save, batch, imports);
-    - `ratings` (`RatingTasks`), `samples` (`StoredSamples`: browse, open, export), `database` (`Database`).
+    - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks), `samples` (`StoredSamples`:
+      browse, open, export), `compare` (`Comparisons`: two stored outputs of one reference side by side, for
+      admins), `database` (`Database`).
 
     The Score tab's calls are also methods here (`score`, `explain`, `save_sample`, ...). Every use case takes
     the acting user (`user`: the logged-in name, None for a local process such as the CLI).
@@ -55,9 +61,15 @@ class Workbench:
         """The database, opened on first use."""
         self.recorder = Recorder(self.database)
         self.ratings = RatingTasks(self.database, self.settings)
+        self.pairwise = PairwiseTasks(self.database, self.settings)
         self.samples = StoredSamples(self.database, self.settings)
+        self.videos = VideoViews(self.settings)
+        """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""
+        self.compare = Comparisons(self.database, self.samples, self.scoring)
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images)."""
+        self.storage_warning = persistence_warning(self.settings)
+        """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
 
     @classmethod
     def open(cls, settings: Settings) -> "Workbench":
@@ -75,7 +87,8 @@ class Workbench:
         self.database.close()
 
     def status(self) -> Status:
-        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()), self.precision.reason)
+        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()),
+                      dtype_reason=self.precision.reason, storage_warning=self.storage_warning)
 
     # --- the Score tab --------------------------------------------------------------------------------------
 
@@ -83,13 +96,20 @@ class Workbench:
         """See `Scoring.load_image`."""
         return self.scoring.load_image(src, name)
 
-    def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
-                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: np.ndarray | None = None) -> Sample:
-        """See `Scoring.make_sample`."""
-        return self.scoring.make_sample(refs, out, prompt, subject, ref_masks, out_mask)
+    def load_output(self, src: object, name: str = "output") -> "InputImage | InputVideo":
+        """See `Scoring.load_output` (an image or a video)."""
+        return self.scoring.load_output(src, name)
 
-    def metric_specs(self) -> list:
-        return self.scoring.metric_specs()
+    def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
+                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: "np.ndarray | FrameMasks | None" = None,
+                    *, out_mask_frame: int = 0, ref_labels: Sequence[str | None] = ()) -> Sample:
+        """See `Scoring.make_sample` (the output may be a video)."""
+        return self.scoring.make_sample(refs, out, prompt, subject, ref_masks, out_mask,
+                                        out_mask_frame=out_mask_frame, ref_labels=ref_labels)
+
+    def metric_specs(self, sample: Sample | None = None) -> list:
+        """See `Scoring.metric_specs`."""
+        return self.scoring.metric_specs(sample)
 
     def score(self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None,
               progress: Progress | None = None) -> ScoreReport:
@@ -110,6 +130,29 @@ class Workbench:
             progress(0.9, "writing to the database")
         return self.recorder.save(sample, report.values, user=user, dataset=dataset, method=method,
                                   mask_sources=mask_sources or {})
+
+    # --- video outputs -------------------------------------------------------------------------------------------
+
+    def sampled_frames(self, video: "InputVideo") -> list["VideoFrame"]:
+        """See `VideoViews.sampled_frames` (the frame strip)."""
+        return self.videos.sampled_frames(video)
+
+    def frame_series(self, report: ScoreReport, video: "InputVideo") -> list[FrameSeries]:
+        """Per-frame values of every metric of a video's score report (for a line plot; `FrameSeries.rows`)."""
+        return self.videos.frame_series(report.values, video)
+
+    def explain_frame(self, sample: Sample, frame_index: int, *, user: str | None,
+                      progress: Progress | None = None) -> Explanation:
+        """See `Scoring.explain_frame` (MaSC overlays of one frame of a video sample)."""
+        return self.scoring.explain_frame(sample, frame_index, user=user, progress=progress)
+
+    def segment_frames_by_name(self, video: "InputVideo", subject: str | None, *, user: str | None) -> "FrameMasks":
+        """See `Segmentation.segment_frames_by_name` (a mask per sampled frame from the subject's name)."""
+        return self.segmentation.segment_frames_by_name(video, subject, user=user)
+
+    def poster(self, output: "InputImage | InputVideo") -> "InputImage":
+        """See `VideoViews.poster`."""
+        return self.videos.poster(output)
 
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """See `StoredSamples.stored_report`."""
