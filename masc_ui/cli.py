@@ -137,11 +137,11 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     if labels and len(labels) != len(args.ref):
         raise InputError(f"{len(args.ref)} --ref image(s) but {len(labels)} --label(s): give one label per reference, "
                          "in the same order")
-    print(f"precision: {precision_policy(settings.dtype, pick_device(settings.device)).describe()}", file=sys.stderr)
     sample = scoring.sample_from_files(args.ref, args.out, ref_masks=args.ref_mask or (), out_mask=args.out_mask,
                                        prompt=args.prompt, subject=args.object_name,
                                        out_mask_frame=getattr(args, "out_mask_frame", 0) or 0, ref_labels=labels)
     names = resolve_metric_names(asked, [sample], settings)
+    print(f"precision: {precision_policy(settings.dtype, pick_device(settings.device)).describe()}", file=sys.stderr)
     if sample.is_video:
         if not args.json:
             video = sample.out
