@@ -1,18 +1,28 @@
 """Scorer-catalogue throughput: our batched `score_metrics` vs a per-sample loop over the same scorer, in one run.
 
-The reference repositories score one sample per call (t2v_metrics' and OpenS2V's evaluation scripts loop over
-(image, prompt) pairs); the loop here does exactly that with our scorer (`scorer.score([sample])` per sample),
-so both sides run the same model and the same preprocessing and must give the same numbers (checked: the largest
-difference is printed). Both sides start from empty caches.
+The per-sample loop is how the reference repositories score (t2v_metrics' and OpenS2V's evaluation scripts,
+FaceScore's `get_reward`, ArtScore's script with batch 1): one sample per call, everything recomputed for it (its
+reference's face detection and embedding included) — here `scorer.score([sample])` with the scorer's caches emptied
+before each sample, so both sides run the same model and preprocessing and must give the same numbers (checked: the
+largest |difference| is printed). Batched: `score_metrics` over all samples in chunks of --batch-size, the model
+batch size set to the same (each distinct image detected and encoded once). Models are loaded and warmed up before
+timing; each side starts from empty caches; the best of --repeats alternating runs counts (a shared machine's load
+comes and goes; the best run is the least disturbed).
 
-Each row of `WORKLOADS` is one (metric, checkpoint) pair: the demo checkpoint (tiny, what the demo profile runs)
-and a seeded random checkpoint of base size built once in --workdir. Other metrics add their rows to `WORKLOADS`
-(a `Workload` says how to build its checkpoint, which settings point at it, and its samples).
+`WORKLOADS` is the one list of (metric, checkpoint size) rows: `demo` = the tiny demo checkpoint (what the demo
+profile runs), `base` = a seeded random checkpoint of the released architecture or a base-size one, built once in
+--workdir by `bench/workloads.py` (Qwen2.5-VL-style chat VLM with a Qwen2-0.5B-sized LM, BLIP-2 ITM ViT-B/14 +
+BERT-base Q-Former, IR-101, FaceScore BLIP ViT-B/16 + BERT-base, ResNet-50). Samples: VQAScore/ITMScore: distinct
+512 x 512 outputs, each with its own prompt (no image shared: the batching gain alone); FaceSim: views of the
+astronaut photo of scikit-image, two references each shared by half the outputs; FaceScore, ArtScore: those views as
+outputs. Face metrics use the packaged Haar detector (no SCRFD / RetinaFace weights here).
 
-    python bench/catalogue_throughput.py                    # every workload, 16 samples (2 batches of 8)
-    python bench/catalogue_throughput.py --only vqascore-chat-demo --samples 8 --threads 1
+    python bench/catalogue_throughput.py                                       # every workload
+    python bench/catalogue_throughput.py --only facesim-base --repeats 1
+    python bench/catalogue_throughput.py --sizes demo --samples 8 --repeats 1  # a quick check
 
 Not a test: numbers depend on the machine and its load; the ratio measured side by side is what to read.
+Goal: batched >= 3x the per-sample loop at batch 8 on CPU.
 """
 from __future__ import annotations
 
@@ -23,161 +33,160 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import torch
+from PIL import ImageOps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from masc_ui.imaging import as_input_image  # noqa: E402
 from masc_ui.metrics.registry import get_scorer, score_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
+from masc_ui.models.demo import write_demo_weights  # noqa: E402
 from masc_ui.models.registry import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
-from workloads import random_image  # noqa: E402
+from workloads import (PROMPTS, SUBJECTS, artscore_checkpoint, blip2_itm_checkpoint, face_photos,  # noqa: E402
+                       facescore_checkpoint, ir101_checkpoint, qwen_vl_checkpoint, random_image)
 
-PROMPTS = [
-    "a photo of a {} on a sandy beach at sunset", "a {} in a snowy forest", "a {} on a wooden table in a kitchen",
-    "a {} floating in outer space with stars", "a watercolor painting of a {}", "a {} in the style of pixel art",
-    "an oil painting of a {} in a museum", "a {} made of glass on a city street", "a giant {} next to the Eiffel tower",
-]
-SUBJECTS = ["kitten", "backpack", "teapot", "robot toy", "sneaker"]
 BATCH = 8
-"""The engines' batch size (VQAScore, ITMScore)."""
-
-QWEN_BASE = dict(text=dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                           num_key_value_heads=2, rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]}),
-                 vision=dict(depth=8, hidden_size=640, intermediate_size=1280, num_heads=10,
-                             fullatt_block_indexes=[3, 7]),
-                 max_pixels=256 * 256, vocab_size=151936)
-"""Qwen2.5-VL-shaped, base size: the language model of Qwen2-0.5B (896 wide, 24 layers, full 151936-token vocabulary)
-and a ViT of 8 layers x 640 (the 3B/7B models have 32 x 1280 and a 2048/3584-wide LM); images up to 256 x 256."""
-BLIP2_BASE = dict(vision=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
-                              patch_size=14),
-                  qformer=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072))
-"""BLIP-2 ITM with a ViT-B/14 at 224 (257 tokens; blip2-itm-vit-g has ViT-g: 1408 x 39) and the real Q-Former size
-(BERT-base: 768 x 12)."""
+SAME = 1e-5
+"""Largest |loop - batched| taken as the same number (batched and one-at-a-time forwards round differently)."""
 
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark row: `metric` scored with the checkpoint that `build(workdir, device) -> Settings` prepares."""
+    """One row: `metric` with the checkpoint that `overrides(workdir, demo_dir)` names (Settings overrides) on the
+    samples `samples(n)` makes."""
 
     name: str
     metric: str
-    build: Callable[[Path, str], Settings]
-    image_size: tuple[int, int] = (512, 512)
+    size: str
+    overrides: Callable[[Path, Path], dict[str, Any]]
+    samples: Callable[[int], list[Sample]]
 
 
-def demo_settings(workdir: Path, device: str, **models: str) -> Settings:
-    """Demo profile on CPU/float32 with the demo checkpoints under `workdir/demo`; `models` override settings
-    with demo folder names, e.g. `vqa_model="qwen2.5-vl"`."""
-    weights = workdir / "demo"
-    from masc_ui.models.demo import write_demo_weights
-
-    write_demo_weights(weights, list(models.values()))
-    return Settings(profile="demo", demo_weights_dir=weights, device=device, dtype="float32",
-                    **{k: str(weights / v) for k, v in models.items()})
-
-
-def random_checkpoint(workdir: Path, name: str, builder: Callable[..., None], **sizes) -> Path:
-    """A seeded random checkpoint built once under `workdir/name`."""
-    path = workdir / name
-    if not (path / "config.json").exists():
-        print(f"building {name} in {path} (once) ...", flush=True)
-        tmp = workdir / f".building-{name}"
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        builder(tmp, 0, **sizes)
-        tmp.rename(path)
-    return path
-
-
-def _qwen_base(workdir: Path, device: str) -> Settings:
-    from masc_ui.models.demo.qwen_vl import build
-
-    path = random_checkpoint(workdir, "qwen2.5-vl-base-random", build, **QWEN_BASE)
-    return demo_settings(workdir, device).replace(vqa_model=str(path))
-
-
-def _blip2_base(workdir: Path, device: str) -> Settings:
-    from masc_ui.models.demo.blip2_itm import build
-
-    path = random_checkpoint(workdir, "blip2-itm-base-random", build, **BLIP2_BASE)
-    return demo_settings(workdir, device).replace(itm_model=str(path))
-
-
-WORKLOADS: list[Workload] = [
-    Workload("vqascore-chat-demo", "vqascore", lambda w, d: demo_settings(w, d, vqa_model="qwen2.5-vl")),
-    Workload("vqascore-chat-base", "vqascore", _qwen_base),
-    Workload("itmscore-demo", "itmscore", lambda w, d: demo_settings(w, d, itm_model="blip2-itm")),
-    Workload("itmscore-base", "itmscore", _blip2_base),
-]
-
-
-def samples_for(workload: Workload, n: int, seed: int) -> list[Sample]:
-    """`n` outputs, each its own image with its own prompt (no image shared: the batching gain alone). The images
-    come decoded and hashed once (`InputImage`), as the workbench hands them to scorers."""
-    rng = np.random.default_rng(seed)
-    return [Sample(refs=(), out=as_input_image(random_image(rng, workload.image_size)),
+def prompted_outputs(n: int) -> list[Sample]:
+    """`n` distinct 512 x 512 outputs, each with its own prompt, decoded and hashed once (`InputImage`)."""
+    rng = np.random.default_rng(n)
+    return [Sample(refs=(), out=as_input_image(random_image(rng, (512, 512))),
                    prompt=PROMPTS[i % len(PROMPTS)].format(SUBJECTS[i % len(SUBJECTS)])) for i in range(n)]
 
 
-def clear(scorer) -> None:
-    """Empty the scorer's caches (image encodings and results)."""
-    scorer.backbone().clear_caches()
+def face_pairs(n: int) -> list[Sample]:
+    """`n` outputs (views of the astronaut, mirrored for the second half) against two references, each reference
+    shared by half of them (as a benchmark's subject has several outputs)."""
+    views = [as_input_image(v) for v in face_photos()]
+    mirrored = [as_input_image(ImageOps.mirror(v.pixels)) for v in views]
+    half = (n + 1) // 2
+    return [Sample(refs=(views[0],), out=views[1 + i % (len(views) - 1)]) for i in range(half)] + \
+        [Sample(refs=(mirrored[0],), out=mirrored[1 + i % (len(views) - 1)]) for i in range(n - half)]
 
 
-def run(workload: Workload, workdir: Path, device: str, n: int, repeats: int) -> tuple[float, float, float]:
-    """(loop seconds, batched seconds, largest |difference|) for `n` samples: the best of `repeats` alternating
-    runs of each side (a shared machine's load comes and goes; the best run is the least disturbed)."""
-    settings = workload.build(workdir, device)
+def face_outputs(n: int) -> list[Sample]:
+    """`n` outputs: the astronaut views and their mirror images, in turn."""
+    views = [as_input_image(v) for v in face_photos()]
+    views += [as_input_image(ImageOps.mirror(v.pixels)) for v in views]
+    return [Sample(refs=(), out=views[i % len(views)]) for i in range(n)]
+
+
+WORKLOADS: list[Workload] = [
+    Workload("vqascore-chat-demo", "vqascore", "demo", lambda w, d: {"vqa_model": str(d / "qwen2.5-vl")},
+             prompted_outputs),
+    Workload("vqascore-chat-base", "vqascore", "base", lambda w, d: {"vqa_model": str(qwen_vl_checkpoint(w))},
+             prompted_outputs),
+    Workload("itmscore-demo", "itmscore", "demo", lambda w, d: {}, prompted_outputs),
+    Workload("itmscore-base", "itmscore", "base", lambda w, d: {"itm_model": str(blip2_itm_checkpoint(w))},
+             prompted_outputs),
+    Workload("facesim-demo", "facesim", "demo", lambda w, d: {}, face_pairs),
+    Workload("facesim-base", "facesim", "base", lambda w, d: {"face_recognizer": str(ir101_checkpoint(w))},
+             face_pairs),
+    Workload("facescore-demo", "facescore", "demo", lambda w, d: {}, face_outputs),
+    Workload("facescore-base", "facescore", "base", lambda w, d: {"facescore_model": str(facescore_checkpoint(w))},
+             face_outputs),
+    Workload("artscore-demo", "artscore", "demo", lambda w, d: {}, face_outputs),
+    Workload("artscore-base", "artscore", "base", lambda w, d: {"artscore_checkpoint": str(artscore_checkpoint(w))},
+             face_outputs),
+]
+
+
+def clear_caches(backbone: Any) -> None:
+    """Empty every cache of a scorer's backbone (image encodings, results, face detections), so that the next call
+    recomputes everything."""
+    if hasattr(backbone, "clear_caches"):
+        backbone.clear_caches()
+    for name in ("cache", "embedding_cache"):
+        if hasattr(backbone, name):
+            getattr(backbone, name).clear()
+    detection = getattr(backbone, "detection", None)
+    if detection is not None:
+        detection.cache.clear()
+
+
+def run(workload: Workload, settings: Settings, n: int, batch: int, repeats: int) -> dict[str, Any]:
+    """Loop and batched seconds (best of `repeats` alternating runs), the largest |difference| and the detector."""
     models = ModelRegistry()
     scorer = get_scorer(workload.metric, settings, models)
-    samples = samples_for(workload, n, seed=n)
-    scorer.score(samples_for(workload, 1, seed=12345))  # untimed: loads the model, first-call costs
+    samples = workload.samples(n)
+    backbone = scorer.backbone()
+    backbone.batch_size = batch
+    scorer.score(samples[:1])  # untimed: first-call allocations
     loop_s = batch_s = math.inf
     for _ in range(repeats):
-        clear(scorer)
         start = time.perf_counter()
-        looped = [scorer.score([sample])[0].value for sample in samples]
+        looped = []
+        for sample in samples:
+            clear_caches(backbone)
+            looped += scorer.score([sample])
         loop_s = min(loop_s, time.perf_counter() - start)
-        clear(scorer)
+        clear_caches(backbone)
         start = time.perf_counter()
-        batched = [v.value for v in score_metrics(samples, workload.metric, settings, models)[workload.metric]]
+        batched = score_metrics(samples, workload.metric, settings, models, chunk_size=batch)[workload.metric]
         batch_s = min(batch_s, time.perf_counter() - start)
-    diff = max(abs(a - b) for a, b in zip(looped, batched))
-    return loop_s, batch_s, diff
+    pairs = [(a.value, b.value) for a, b in zip(looped, batched) if not (math.isnan(a.value) and math.isnan(b.value))]
+    detection = getattr(backbone, "detection", None)
+    return {"loop_s": loop_s, "batch_s": batch_s, "n": len(samples),
+            "max_diff": max((abs(a - b) for a, b in pairs), default=math.nan),
+            "detector": detection.name if detection is not None else "-"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=2 * BATCH, help="samples per workload (default 16)")
-    parser.add_argument("--only", action="append", help="run only this workload (repeatable)")
+    parser.add_argument("--batch-size", type=int, default=BATCH, help="model batch and score_metrics chunk (8)")
+    parser.add_argument("--only", action="append", choices=[w.name for w in WORKLOADS],
+                        help="run only this workload (repeatable)")
+    parser.add_argument("--sizes", nargs="+", choices=("demo", "base"), default=["demo", "base"])
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs per side; the best counts")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "auto"),
+                        help="the precision policy's dtype (default float32, the exact mode)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench",
                         help="where the checkpoints are built (and reused)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    chosen = [w for w in WORKLOADS if not args.only or w.name in args.only]
-    print(f"scorer catalogue throughput: {args.samples} samples per workload, batch {BATCH}, device {args.device}, "
-          f"float32, torch {torch.__version__}, {torch.get_num_threads()} threads, best of {args.repeats}\n")
-    header = f"{'workload':<22}{'loop s':>9}{'batched s':>11}{'loop /s':>9}{'batched /s':>12}{'ratio':>8}{'max |d|':>10}"
+    demo = args.workdir / "demo-weights"
+    write_demo_weights(demo)
+    chosen = [w for w in WORKLOADS if (not args.only or w.name in args.only) and w.size in args.sizes]
+    print(f"scorer catalogue throughput: {args.samples} samples per workload, batch {args.batch_size}, device "
+          f"{args.device}, {args.dtype}, torch {torch.__version__}, {torch.get_num_threads()} threads, best of "
+          f"{args.repeats}\n")
+    header = (f"{'workload':<21}{'n':>4}{'loop s':>9}{'batched s':>11}{'loop /s':>9}{'batched /s':>12}{'ratio':>8}"
+              f"{'max |d|':>10}  detector")
     print(header)
     print("-" * len(header))
     for workload in chosen:
-        loop_s, batch_s, diff = run(workload, args.workdir, args.device, args.samples, args.repeats)
-        n = args.samples
-        print(f"{workload.name:<22}{loop_s:>9.2f}{batch_s:>11.2f}{n / loop_s:>9.2f}{n / batch_s:>12.2f}"
-              f"{loop_s / batch_s:>7.2f}x{diff:>10.1e}", flush=True)
-        if math.isnan(diff):
-            print("    (NaN difference: one side returned NaN where the other did not)")
+        settings = Settings(profile="demo", demo_weights_dir=demo, device=args.device, dtype=args.dtype,
+                            data_dir=args.workdir / "data", **workload.overrides(args.workdir, demo))
+        r = run(workload, settings, args.samples, args.batch_size, args.repeats)
+        print(f"{workload.name:<21}{r['n']:>4}{r['loop_s']:>9.2f}{r['batch_s']:>11.2f}{r['n'] / r['loop_s']:>9.2f}"
+              f"{r['n'] / r['batch_s']:>12.2f}{r['loop_s'] / r['batch_s']:>7.2f}x{r['max_diff']:>10.1e}  "
+              f"{r['detector']}", flush=True)
+        if not r["max_diff"] <= SAME:
+            print(f"    the two sides differ (by more than {SAME:g}, or NaN on one side only): a bug to look into")
     print("\ngoal: batched >= 3x the per-sample loop at batch 8 on CPU")
     return 0
 

@@ -1,5 +1,6 @@
 """What the benchmark scripts share: random base-size checkpoints (SigLIP2 NaFlex, CLIP, PickScore-shaped CLIP,
-DINO) and synthetic images/masks."""
+DINO, and the scorer catalogue's: Qwen2.5-VL-style chat VLM, BLIP-2 ITM, IR-101, FaceScore BLIP, ArtScore
+ResNet-50), photos of a face, and synthetic images/masks."""
 from __future__ import annotations
 
 import math
@@ -96,6 +97,116 @@ def dino_checkpoint(workdir: Path) -> Path:
                           image_std=list(IMAGENET_STD)).save_pretrained(tmp)
         tmp.rename(path)
     return path
+
+
+QWEN_BASE = dict(text=dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                           num_key_value_heads=2, rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]}),
+                 vision=dict(depth=8, hidden_size=640, intermediate_size=1280, num_heads=10,
+                             fullatt_block_indexes=[3, 7]),
+                 max_pixels=256 * 256, vocab_size=151936)
+"""Qwen2.5-VL-shaped, base size: the language model of Qwen2-0.5B (896 wide, 24 layers, full 151936-token vocabulary)
+and a ViT of 8 layers x 640 (the 3B/7B models have 32 x 1280 and a 2048/3584-wide LM); images up to 256 x 256."""
+BLIP2_BASE = dict(vision=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+                              patch_size=14),
+                  qformer=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072))
+"""BLIP-2 ITM with a ViT-B/14 at 224 (257 tokens; blip2-itm-vit-g has ViT-g: 1408 x 39) and the real Q-Former size
+(BERT-base: 768 x 12)."""
+FACESCORE_BASE = dict(text=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+                                max_position_embeddings=512),
+                      vision=dict(vision_width=768, vision_layers=12, vision_mlp=3072, patch=16))
+"""FaceScore's BLIP with the real text encoder size (BERT-base with cross-attention, 768 x 12) and a ViT-B/16 at 224
+(the released FS_model.pt has BLIP's ViT-L/16: 1024 x 24)."""
+
+
+def built_once(workdir: Path, name: str, build, marker: str = "") -> Path:
+    """`workdir/name`, written by `build(folder)` the first time (into a temporary folder renamed when done);
+    `marker` is a file the finished folder holds (default: any file)."""
+    path = workdir / name
+    done = (path / marker).exists() if marker else path.is_dir() and any(path.iterdir())
+    if not done:
+        print(f"building {name} in {path} (once) ...", flush=True)
+        tmp = workdir / f".building-{name}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        build(tmp)
+        shutil.rmtree(path, ignore_errors=True)
+        tmp.rename(path)
+    return path
+
+
+def qwen_vl_checkpoint(workdir: Path) -> Path:
+    """A seeded random base-size Qwen2.5-VL-style chat VLM (`QWEN_BASE`) with the demo's tokenizer and chat template."""
+    from masc_ui.models.demo.qwen_vl import build
+
+    return built_once(workdir, "qwen2.5-vl-base-random", lambda d: build(d, 0, **QWEN_BASE), "config.json")
+
+
+def blip2_itm_checkpoint(workdir: Path) -> Path:
+    """A seeded random base-size BLIP-2 ITM model (`BLIP2_BASE`) with the demo's processor."""
+    from masc_ui.models.demo.blip2_itm import build
+
+    return built_once(workdir, "blip2-itm-base-random", lambda d: build(d, 0, **BLIP2_BASE), "config.json")
+
+
+def ir101_checkpoint(workdir: Path) -> Path:
+    """A seeded random IR-101 (the released CurricularFace backbone's architecture), as its released file."""
+    import torch
+
+    from masc_ui.metrics.faces.recognizer import IR101_UNITS, IR101_WIDTHS, RELEASED_FILE, IRArchitecture, IRBackbone
+    from masc_ui.models.demo.faces import _randomize_batchnorm
+
+    def build(folder: Path) -> None:
+        torch.manual_seed(0)
+        model = IRBackbone(IRArchitecture(64, IR101_UNITS, IR101_WIDTHS, 512))
+        _randomize_batchnorm(model)
+        torch.save(model.state_dict(), folder / RELEASED_FILE)
+
+    return built_once(workdir, "ir101-base-random", build, RELEASED_FILE) / RELEASED_FILE
+
+
+def facescore_checkpoint(workdir: Path) -> Path:
+    """A seeded random base-size FaceScore BLIP (`FACESCORE_BASE`) in the released `FS_model.pt` layout."""
+    from masc_ui.metrics.facescore_model import MODEL_FILE
+    from masc_ui.models.demo.catalogue import build_facescore
+
+    return built_once(workdir, "facescore-base-random", lambda d: build_facescore(d, 0, **FACESCORE_BASE), MODEL_FILE)
+
+
+def artscore_checkpoint(workdir: Path) -> Path:
+    """A seeded random ResNet-50 with ArtScore's head, as the released state-dict file."""
+    import torch
+
+    from masc_ui.metrics.artscore import RELEASED_FILE, build_artscore_network
+    from masc_ui.models.demo.faces import _randomize_batchnorm
+
+    def build(folder: Path) -> None:
+        torch.manual_seed(0)
+        net = build_artscore_network()
+        _randomize_batchnorm(net)
+        torch.save(net.state_dict(), folder / RELEASED_FILE)
+
+    return built_once(workdir, "artscore-resnet50-random", build, RELEASED_FILE) / RELEASED_FILE
+
+
+def catalogue_base_settings(workdir: Path) -> dict[str, str]:
+    """Settings overrides naming the scorer catalogue's base-size random checkpoints (built once under `workdir`):
+    VQAScore's chat-VLM family, ITMScore, FaceSim's recognizer, FaceScore, ArtScore."""
+    return {"vqa_model": str(qwen_vl_checkpoint(workdir)), "itm_model": str(blip2_itm_checkpoint(workdir)),
+            "face_recognizer": str(ir101_checkpoint(workdir)), "facescore_model": str(facescore_checkpoint(workdir)),
+            "artscore_checkpoint": str(artscore_checkpoint(workdir))}
+
+
+def face_photos() -> list[Image.Image]:
+    """Views of the astronaut photo that ships with scikit-image (`skimage.data.astronaut()`, 512 x 512), each
+    holding one face that the packaged Haar detector finds with both eyes: crops of 224-320 px, rotated +-8 degrees,
+    mirrored."""
+    from PIL import ImageOps
+    from skimage import data
+
+    photo = Image.fromarray(data.astronaut())
+    crop = photo.crop((100, 20, 400, 320))
+    return [crop, crop.rotate(8), crop.rotate(-8), ImageOps.mirror(crop), photo.crop((120, 30, 380, 290)),
+            crop.resize((224, 224)), photo.crop((80, 0, 400, 320)), photo.resize((300, 300))]
 
 
 def random_image(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:

@@ -49,10 +49,34 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--demo-weights-dir", type=Path, help="folder of the tiny demo checkpoints")
 
 
+CATALOGUE_FLAGS = (
+    ("--vqa-model", "vqa_model", "ID|DIR", "VQAScore model: a CLIP-FlanT5 checkpoint or any chat VLM (MASC_VQA_MODEL)"),
+    ("--itm-model", "itm_model", "ID|DIR", "ITMScore model, Blip2ForImageTextRetrieval (MASC_ITM_MODEL)"),
+    ("--facescore-model", "facescore_model", "DIR|FILE|REPO",
+     "FaceScore FS_model.pt + med_config.json (MASC_FACESCORE_MODEL)"),
+    ("--face-detector-dir", "face_detector_dir", "DIR",
+     "FaceSim's SCRFD: an insightface buffalo_l folder (MASC_FACE_DETECTOR_DIR)"),
+    ("--face-recognizer", "face_recognizer", "FILE|DIR|REPO",
+     "FaceSim's IR-101 CurricularFace weights (MASC_FACE_RECOGNIZER)"),
+    ("--retinaface-weights", "retinaface_weights", "FILE|URL|REPO",
+     "FaceScore's RetinaFace mobilenet0.25_Final.pth (MASC_RETINAFACE_WEIGHTS)"),
+    ("--artscore-checkpoint", "artscore_checkpoint", "FILE|DIR|URL|REPO",
+     "ArtScore's ResNet-50 state dict (MASC_ARTSCORE_CHECKPOINT)"),
+)
+"""The scorer catalogue's checkpoint settings: (flag, Settings field, metavar, help); default: the profile's."""
+
+
+def _add_catalogue_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scorer catalogue checkpoints (default: MASC_* environment variables, then the profile's)")
+    for flag, dest, metavar, text in CATALOGUE_FLAGS:
+        g.add_argument(flag, dest=dest, metavar=metavar, help=text)
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings from env vars, overridden by whichever settings flags the command has and were given."""
     names = ("profile", "device", "dtype", "data_dir", "database_url", "demo_weights_dir", "siglip_model",
-             "naflex_max_patches", "fg_threshold", "stripper", "clip_model")
+             "naflex_max_patches", "fg_threshold", "stripper", "clip_model",
+             *(dest for _, dest, _, _ in CATALOGUE_FLAGS))
     return Settings.from_env(**{n: getattr(args, n, None) for n in names})
 
 
@@ -80,7 +104,8 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="score one output against its reference(s): MaSC CP and PF, or any metric with --metrics",
                        description="Print MaSC Concept Preservation (CP) and Prompt Following (PF) of OUT against the "
                                    "reference image(s), with the diagnostics (extras). Masks are image files "
-                                   "(foreground = white, or opaque where the file has transparency).")
+                                   "(foreground = white, or opaque where the file has transparency). The precision "
+                                   "in use (dtype, and why the precision policy chose it) is printed to stderr.")
     p.add_argument("--ref", action="append", required=True, type=Path, metavar="IMAGE",
                    help="reference image of the subject (repeatable: CP per reference and their mean)")
     p.add_argument("--ref-mask", action="append", type=Path, metavar="MASK",
@@ -109,6 +134,7 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
                                                               "(default 1024)")
     p.add_argument("--fg-threshold", type=FRACTION, help="mask threshold, 0..1 (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object (NaN as null)")
+    _add_catalogue_flags(p)
     _add_common(p)
     p.set_defaults(func=_cmd_score)
 
@@ -117,6 +143,8 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     import json
 
     from .metrics.registry import parse_metric_names, resolve_metric_names
+    from .models.loading import pick_device
+    from .models.precision import precision_policy
     from .workbench.scoring import Scoring
 
     settings = settings or settings_from_args(args)
@@ -137,6 +165,7 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
                                        prompt=args.prompt, subject=args.object_name,
                                        out_mask_frame=getattr(args, "out_mask_frame", 0) or 0, ref_labels=labels)
     names = resolve_metric_names(asked, [sample], settings)
+    print(f"precision: {precision_policy(settings.dtype, pick_device(settings.device)).describe()}", file=sys.stderr)
     if sample.is_video:
         if not args.json:
             video = sample.out
@@ -382,6 +411,7 @@ def _add_batch(sub: argparse._SubParsersAction) -> None:
                                                               "(default 1024)")
     g.add_argument("--fg-threshold", type=FRACTION, help="MaSC mask threshold, 0..1 (default 0.5)")
     g.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
+    _add_catalogue_flags(p)
     _add_common(p)
     p.set_defaults(func=_cmd_batch)
 

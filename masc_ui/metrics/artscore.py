@@ -9,6 +9,9 @@ Preprocessing (its `InferenceDataset`): RGB, resized to 224x224 (bilinear, aspec
 The loader reads the block counts and the stem width from the file: (64, [3, 4, 6, 3]) is torchvision's
 `resnet50()`; other values build the same Bottleneck ResNet narrower (the tiny demo checkpoint).
 Scores are cached by image content; images go through the network in batches of `BATCH_SIZE`.
+Precision: the ResNet body runs in the precision policy's dtype (pixels cast to it); the regression head `fc`
+(2048-1000-1, 2 M parameters) always runs in float32, so the score is not a bfloat16 number (bfloat16 would round it
+to 3 significant digits and tie close images; provenance params `float32_parts` in bfloat16/float16).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..caching import LruCache
 from ..errors import InputError, ModelUnavailableError
 from ..imaging import InputImage
 from ..models.loading import pick_device, pick_dtype
+from ..models.precision import cast_model, float32_parts, precision_params
 from ..models.profiles import ModelIds
 from ..models.state_dicts import load_strict, read_state_dict
 from ..models.weight_files import resolve_weights_file
@@ -106,6 +110,8 @@ class ArtScoreInfo:
     device: str
     dtype: torch.dtype
     architecture: str
+    float32_parts: tuple[str, ...] = ()
+    """Parts kept in float32 whatever `dtype` is (the head `fc`)."""
 
 
 class ArtScoreBackbone:
@@ -156,8 +162,10 @@ def load_artscore_backbone(settings: Settings, ids: ModelIds) -> ArtScoreBackbon
     path = resolve_weights_file(ids.artscore, filename=RELEASED_FILE, what="ArtScore checkpoint",
                                 setting="artscore_checkpoint", cache_dir=settings.resolved_cache_dir)
     net, label = load_artscore_network(path)
-    info = ArtScoreInfo(model_id=str(path), revision="local", device=device, dtype=dtype, architecture=label)
-    return ArtScoreBackbone(net.to(device, dtype), info)
+    net = cast_model(net, device, dtype, float32_parts=("fc",))
+    info = ArtScoreInfo(model_id=str(path), revision="local", device=device, dtype=dtype, architecture=label,
+                        float32_parts=tuple(float32_parts(net)))
+    return ArtScoreBackbone(net, info)
 
 
 class ArtScoreScorer(BackboneScorer):
@@ -176,4 +184,5 @@ class ArtScoreScorer(BackboneScorer):
     def _extra_provenance(self, info: ArtScoreInfo) -> dict[str, Any]:
         return {"architecture": info.architecture,
                 "preprocess": f"RGB, resize ({SIZE}, {SIZE}) bilinear (squashed), ImageNet mean/std",
-                "convention": "raw regression output; only relative values (rankings) mean something"}
+                "convention": "raw regression output; only relative values (rankings) mean something",
+                **precision_params(info.dtype, list(info.float32_parts))}

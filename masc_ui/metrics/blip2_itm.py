@@ -12,6 +12,11 @@ For an image and a prompt:
    cross-attending to the image; the ITM head maps each query's output to 2 logits, averaged over the 32
    queries (as the model's own forward with `use_image_text_matching_head=True`);
    score = softmax(logits)[1] in float32 (not the ITC cosine, not BLIP-1).
+
+Precision: the ViT and the Q-Former run in the precision policy's dtype (pixels cast to it); the ITM head
+(Linear(768, 2)) always runs in float32 with the checkpoint's own weights (the model is read in float32, then cast:
+float32 memory for a moment while loading, as PickScore), so the two logits whose softmax is the score are not
+rounded to bfloat16 (provenance params `float32_parts` in bfloat16/float16).
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import torch
 
 from ..imaging import InputImage
 from ..models.loading import load_pretrained
+from ..models.precision import cast_model, float32_parts, precision_params
 from .pair_engine import EngineInfo, PairEngine, PairScore
 from .provenance import checkpoint_revision
 
@@ -87,12 +93,14 @@ def load_blip2_itm(model_id: str, *, device: str, dtype: torch.dtype, what: str)
     processor = load_pretrained(AutoProcessor, model_id, what=f"{what} processor")
     processor.image_processor = load_pretrained(AutoImageProcessor, model_id, what=f"{what} image processor",
                                                 backend="pil")
-    model = load_pretrained(Blip2ForImageTextRetrieval, model_id, what=what, dtype=dtype).to(device).eval()
+    model = load_pretrained(Blip2ForImageTextRetrieval, model_id, what=what, dtype=torch.float32)
+    model = cast_model(model, device, dtype, float32_parts=("itm_head",)).eval()
     image_processor = processor.image_processor
     params = {
         "head": "itm", "max_text_tokens": MAX_TEXT_TOKENS, "queries": int(model.config.num_query_tokens),
         "score": "softmax(ITM logits averaged over the queries)[1]",
         "image_processor": type(image_processor).__name__, "image_size": dict(image_processor.size),
+        **precision_params(dtype, float32_parts(model)),
     }
     info = EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype,
                       params=params)

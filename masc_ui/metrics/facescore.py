@@ -9,6 +9,9 @@ crop resized to 224 on its short side (bicubic), centre-cropped to 224, CLIP-nor
 tokenized with BLIP's BERT tokenizer padded to 35 tokens; no ImageReward mean/std normalization. Empty crops
 are skipped (as the reference). No kept face: NaN "no face found in the output".
 Extras: `count`, `per_face` (scores, in detection order), `boxes` (grown boxes), `detector`.
+Precision: the BLIP towers run in the precision policy's dtype (face crops cast to it); the reward head
+(768-1024-128-64-16-1, 0.9 M parameters) always runs in float32, with the checkpoint's float32 weights, on the [CLS]
+token, so the score is not a bfloat16 number (provenance params `float32_parts` in bfloat16/float16).
 Per-face scores are cached by (image sha256, detector); faces of many images go through the model in batches.
 """
 from __future__ import annotations
@@ -26,6 +29,7 @@ from torchvision import transforms
 from ..caching import LruCache
 from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
+from ..models.precision import cast_model, float32_parts, precision_params
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
 from ..models.weight_files import resolve_weights_file
@@ -64,6 +68,8 @@ class FaceScoreInfo:
     dtype: torch.dtype
     tokenizer: str
     detector: dict[str, Any]
+    float32_parts: tuple[str, ...] = ()
+    """Parts kept in float32 whatever `dtype` is (the reward head)."""
 
 
 def grown_box(face: Face, width: int, height: int) -> tuple[int, int, int, int]:
@@ -182,13 +188,13 @@ def load_facescore_backbone(settings: Settings, models: ModelRegistry, ids: Mode
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
     model_file, config_file = facescore_files(ids.facescore, settings)
-    model = load_facescore_model(model_file, config_file).to(device, dtype)
+    model = cast_model(load_facescore_model(model_file, config_file), device, dtype, float32_parts=("head",))
     tokenizer, source = load_tokenizer(model_file.parent)
     text = tokenize_face_text(tokenizer, model.sizes.text_config["vocab_size"])
     choice = choose_detector("facescore", settings, ids)
     detection = shared_face_detection(models, settings, choice, device)
     info = FaceScoreInfo(model_id=str(model_file), revision="local", device=device, dtype=dtype, tokenizer=source,
-                         detector=detection.describe(choice))
+                         detector=detection.describe(choice), float32_parts=tuple(float32_parts(model)))
     return FaceScoreBackbone(model, text, detection, choice, info)
 
 
@@ -230,7 +236,8 @@ class FaceScoreScorer(BackboneScorer):
         return {"text": FACE_TEXT, "text_length": TEXT_LENGTH, "tokenizer": info.tokenizer, "detector": info.detector,
                 "min_face_score": MIN_FACE_SCORE,
                 "preprocess": "box grown 1 px, clipped; resize short side 224 bicubic, centre crop 224, CLIP norm",
-                "output": "raw head output (no ImageReward mean/std); several faces: mean"}
+                "output": "raw head output (no ImageReward mean/std); several faces: mean",
+                **precision_params(info.dtype, list(info.float32_parts))}
 
     def explain(self, out: Any) -> FaceScoreExplanation:
         """FaceScore of `out` with the picture the Score tab shows (each face's box and score)."""

@@ -122,7 +122,7 @@ class FaceScoreModel(nn.Module):
         image_mask = torch.ones(tokens.shape[:2], dtype=torch.long, device=tokens.device)
         text = self.text(input_ids=input_ids, attention_mask=attention_mask, encoder_hidden_states=tokens,
                          encoder_attention_mask=image_mask, is_decoder=False, return_dict=True).last_hidden_state
-        return self.head(text[:, 0, :].float()).squeeze(-1)
+        return self.head(text[:, 0, :]).float().squeeze(-1)  # head in float32 under the policy: see facescore
 
 
 def read_med_config(path: Path) -> dict:

@@ -13,6 +13,12 @@ embedding, mmyolo/mmdet stack). That stack does not install with current torch/t
   to display alphas, so it is not used.)
 Confidences of OWLv2 and YOLO-World are calibrated differently; NexusScore's 0.6 cut is kept as OpenS2V wrote it.
 
+Precision: the OWLv2 image tower runs in the precision policy's dtype (pixels cast to it); the heads that turn its
+patch features into the numbers the thresholds cut (`class_head`: query cosine, shift and scale -> logits;
+`box_head` and its grid prior `box_bias`; `objectness_head`, which picks the query's box) always run in float32
+with the checkpoint's own weights (the model is read in float32, then cast), query embeddings stay float32
+(provenance params `detector_float32_parts` in bfloat16/float16).
+
 Loaders are chosen by the checkpoint's `model_type` (`DETECTOR_LOADERS`); a new detector is one more entry.
 """
 from __future__ import annotations
@@ -27,6 +33,7 @@ import torch
 from ..errors import ModelUnavailableError
 from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
+from ..models.precision import cast_model, float32_parts
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .embedding_cache import EmbeddingCache
@@ -37,6 +44,8 @@ DETECTION_THRESHOLD = 0.5
 NMS_IOU = 0.7
 MAX_BOXES = 100
 BATCH_SIZE = 8
+FLOAT32_HEADS = ("class_head", "box_head", "objectness_head")
+"""OWLv2 parts kept in float32 under any precision (see the module docstring)."""
 _WHAT = "NexusScore detector (nexus_detector, env MASC_NEXUS_DETECTOR)"
 
 
@@ -59,6 +68,8 @@ class DetectorInfo:
     revision: str
     device: str
     dtype: torch.dtype
+    float32_parts: tuple[str, ...] = ()
+    """Parts kept in float32 whatever `dtype` is (the heads)."""
 
 
 class Owlv2ImageGuidedDetector:
@@ -111,7 +122,7 @@ class Owlv2ImageGuidedDetector:
         b, h, w, d = feature_map.shape
         image_feats = feature_map.reshape(b, h * w, d)
         boxes = center_to_corners_format(self.model.box_predictor(image_feats, feature_map)).float()
-        queries = torch.as_tensor(query_vecs, device=self.info.device, dtype=self.info.dtype)
+        queries = torch.as_tensor(query_vecs, device=self.info.device, dtype=self.model.class_head.dense0.weight.dtype)
         query_embeds = queries[None].expand(b, -1, -1)
         logits = self.model.class_predictor(image_feats, query_embeds)[0].float()  # (b, patches, queries)
         confidences = torch.sigmoid(logits)
@@ -139,10 +150,13 @@ def load_owlv2_detector(model_id: str, settings: Settings) -> Owlv2ImageGuidedDe
 
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    model = load_pretrained(Owlv2ForObjectDetection, model_id, what=_WHAT, dtype=dtype).to(device).eval()
+    model = load_pretrained(Owlv2ForObjectDetection, model_id, what=_WHAT, dtype=torch.float32)
+    box_bias = model.box_bias  # the grid's box prior, added to box_head's float32 output: kept in float32 too
+    model = cast_model(model, device, dtype, float32_parts=FLOAT32_HEADS).eval()
+    model.box_bias = box_bias.to(device)
     processor = load_pretrained(AutoProcessor, model_id, what=f"{_WHAT} processor")
     info = DetectorInfo(name=DETECTOR_NAME, model_id=model_id, revision=checkpoint_revision(model_id), device=device,
-                        dtype=dtype)
+                        dtype=dtype, float32_parts=tuple(float32_parts(model)))
     return Owlv2ImageGuidedDetector(model, processor, info)
 
 

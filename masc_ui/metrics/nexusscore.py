@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..imaging import FrameRule, VideoFrame, open_image
 from ..models.auto_profile import effective_model_ids, ensure_demo_checkpoints
+from ..models.precision import precision_params
 from .gme import GME_QUERY_INSTRUCTION, GmeEmbedder, batched, gme_info_fields, shared_gme
 from .nexus_detector import DETECTION_THRESHOLD, MAX_BOXES, NMS_IOU, shared_nexus_detector
 from .video_sample import VideoNeeds, VideoSample
@@ -116,7 +117,8 @@ class NexusScoreScorer(VideoScorer):
         info = detector.info
         return {**gme_info_fields(gme.info), "detector": info.name, "detector_model_id": info.model_id,
                 "detector_revision": info.revision, "detection_threshold": DETECTION_THRESHOLD, "nms_iou": NMS_IOU,
-                "max_boxes": MAX_BOXES, "division": "frames with a detection (v1.1, OpenS2V issue #36)"}
+                "max_boxes": MAX_BOXES, "division": "frames with a detection (v1.1, OpenS2V issue #36)",
+                **{f"detector_{k}": v for k, v in precision_params(info.dtype, list(info.float32_parts)).items()}}
 
     def _score_video(self, sample: VideoSample, frames: Iterator[VideoFrame]) -> Computed:
         detector, gme = self.parts()

@@ -8,6 +8,10 @@ PIL backend, as transformers 4.x ran it for t2v_metrics) turns text and image in
 forward pass (no `generate`, so no logits processor, temperature or repetition penalty of the generation config
 can touch the numbers); score = softmax over the full vocabulary (float32) of the last position's logits, at the
 first token of "Yes" tokenized without special tokens. P(No) in extras: the same softmax at "No"'s first token.
+Precision: the model runs in the precision policy's dtype (pixels cast to it). Outside float32 the last position's
+logits are recomputed in float32 from the input of the language-model head, with its weights upcast a slice at a
+time (`models.precision.model_logits`; bfloat16 logits would be rounded to 0.125 near 30, moving P(Yes) by
+percents); the softmax is float32 (provenance params `float32_parts`).
 
 What is shared between prompts of one image, and what is not:
 
@@ -37,6 +41,7 @@ import torch
 
 from ..imaging import InputImage
 from ..models.loading import load_pretrained
+from ..models.precision import model_logits, precision_params
 from .pair_engine import EngineInfo, PairEngine, PairScore, Refusal, nan_score
 from .provenance import checkpoint_revision
 from .vqa_questions import ANSWER, CHAT_VLM_QUESTION, NEGATIVE_ANSWER, chat_vlm_question
@@ -63,10 +68,14 @@ def shares_image_encodings(model: Any) -> bool:
     return hasattr(model, "get_image_features") and "mm_encoder_outputs" in inspect.signature(model.forward).parameters
 
 
+def text_config(model: Any) -> Any:
+    """The language model's config (the model's own when it has no separate text config)."""
+    return model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+
+
 def max_positions(model: Any) -> int | None:
     """The language model's trained length, or None when the config does not say."""
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    return getattr(config, "max_position_embeddings", None)
+    return getattr(text_config(model), "max_position_embeddings", None)
 
 
 class ChatVlmVqa(PairEngine):
@@ -82,6 +91,8 @@ class ChatVlmVqa(PairEngine):
         self.limit = max_positions(model)
         self.shared = shares_image_encodings(model)
         self.keeps_last_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self.head = model.get_output_embeddings()
+        self.softcap = getattr(text_config(model), "final_logit_softcapping", None)
         self._layout_reuse: bool | None = None
         """Whether the text inputs can be rebuilt from cached image layouts (None: not checked yet)."""
 
@@ -116,7 +127,13 @@ class ChatVlmVqa(PairEngine):
         except ValueError as exc:
             width, height = image.size
             return Refusal(f"the model's image processor cannot take this {width}x{height} image ({exc})")
-        return {k: v.to(self.device) for k, v in inputs.items()}
+        return {k: self._on_model(v) for k, v in inputs.items()}
+
+    def _on_model(self, value: Any) -> Any:
+        """A tensor moved to the model's device, floating ones (pixels) cast to its dtype (the precision policy's)."""
+        if not isinstance(value, torch.Tensor):
+            return value
+        return value.to(self.device, self.model.dtype) if value.is_floating_point() else value.to(self.device)
 
     def _encode(self, inputs: list[dict[str, torch.Tensor]]) -> list[Any]:
         if len(inputs) > 1:
@@ -141,7 +158,7 @@ class ChatVlmVqa(PairEngine):
         over = [i for i, n in enumerate(lengths) if self.limit is not None and n > self.limit]
         if over:
             return self._without(over, images, features, texts, lengths)
-        kwargs = {k: v.to(self.device) for k, v in inputs.items() if not (self.shared and k in PIXEL_KEYS)}
+        kwargs = {k: self._on_model(v) for k, v in inputs.items() if not (self.shared and k in PIXEL_KEYS)}
         if self.shared:
             from transformers.modeling_outputs import BaseModelOutputWithPooling
 
@@ -149,7 +166,8 @@ class ChatVlmVqa(PairEngine):
             kwargs["mm_encoder_outputs"] = {"image": BaseModelOutputWithPooling(pooler_output=encodings)}
         if self.keeps_last_logits:
             kwargs["logits_to_keep"] = 1
-        logits = self.model(**kwargs, use_cache=False).logits[:, -1]
+        logits = model_logits(lambda: self.model(**kwargs, use_cache=False), self.head, last_only=True,
+                              softcap=self.softcap)
         self.count_forward(len(texts))
         if not self.shared:
             self.count_images(len(images))  # the vision tower ran inside the forward, once per row
@@ -263,6 +281,8 @@ def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: s
         "image_processor": type(image_processor).__name__,
         "image_size": dict(getattr(image_processor, "size", None) or {}),
         "image_encoding_shared": shares_image_encodings(model),
+        **precision_params(dtype, [name for name, module in model.named_modules()
+                                   if module is model.get_output_embeddings()]),
     }
     engine = ChatVlmVqa(model, processor, EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id),
                                                      device=device, dtype=dtype, params=params))

@@ -10,7 +10,9 @@ For an image and a prompt:
    own (each ends with `</s>`), the image tokens go between them;
 3. score = exp(-mean over the answer tokens of the cross-entropy of `Yes</s>` teacher-forced through the decoder
    (decoder input = start token + answer shifted right)), i.e. the geometric mean of P(Yes) and P(</s> | Yes).
-   P(No) in extras is the same with `No</s>`. Log-softmax in float32 over the tokenizer's vocabulary.
+   P(No) in extras is the same with `No</s>`. Log-softmax in float32 over the tokenizer's vocabulary; outside
+   float32 the logits are recomputed in float32 from the LM head's input (`models.precision.model_logits`: bfloat16
+   logits would be rounded to 0.125 near 30; provenance params `float32_parts`).
 
 Batched: the encoder reads each pair's embeddings right-padded with zeros (attention mask 0 there, as t2v_metrics
 pads), once per pair; the decoder runs twice on its output (Yes, No). The image tokens are computed once per
@@ -28,6 +30,7 @@ import torch
 from ..imaging import InputImage
 from ..models.clip_flant5 import FLANT5_TOKENIZER, ClipFlanT5, read_config, clip_flant5_spec, vision_tower_source
 from ..models.loading import is_local, load_pretrained
+from ..models.precision import model_logits, precision_params
 from .pair_engine import EngineInfo, PairEngine, PairScore, nan_score
 from .provenance import checkpoint_revision
 from .vqa_questions import (ANSWER, CLIP_FLANT5_QUESTION, LLAVA_V1_TEMPLATE, NEGATIVE_ANSWER, clip_flant5_question,
@@ -117,8 +120,10 @@ class ClipFlanT5Vqa(PairEngine):
         for answer in (self.answer_ids, self.negative_ids):
             labels = torch.tensor(answer, device=self.device).expand(embeds.shape[0], -1)
             start = torch.full_like(labels[:, :1], language_model.config.decoder_start_token_id)
-            logits = language_model(encoder_outputs=encoded, attention_mask=mask,
-                                    decoder_input_ids=torch.cat([start, labels[:, :-1]], dim=1)).logits
+            decoder_input_ids = torch.cat([start, labels[:, :-1]], dim=1)
+            logits = model_logits(lambda: language_model(encoder_outputs=encoded, attention_mask=mask,
+                                                         decoder_input_ids=decoder_input_ids),
+                                  language_model.get_output_embeddings())
             log_probs = logits.float().log_softmax(-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
             out.append(log_probs.mean(-1).exp().cpu())
         return out[0], out[1]
@@ -158,6 +163,7 @@ def load_clip_flant5_vqa(model_id: str, *, device: str, dtype: torch.dtype, what
         "image_preprocess": (f"pad to square with {mean_colour(image_processor.image_mean)}, then "
                              f"{type(image_processor).__name__} {dict(image_processor.size)} crop "
                              f"{dict(image_processor.crop_size)}"),
+        **precision_params(dtype, ["language_model.lm_head"]),
     }
     info = EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype,
                       params=params)

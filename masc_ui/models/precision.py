@@ -11,8 +11,11 @@
 
 `float32` is the exact mode (MaSC equals `masc-metric` within 1e-5 in it); `bfloat16` and `float16` can be
 asked for explicitly. The policy decides the dtype the weights and activations have; every score keeps its
-cosines in float32 (METRICS.md), and every stored value records the dtype in its provenance, which is part of
-its storage key, so bfloat16 and float32 values never mix silently.
+cosines, softmaxes and outputs in float32 (METRICS.md), inputs are cast to the model's dtype, and the small heads
+whose output is the score itself (a reward or regression head, a matching head, a detector's class/box heads) run in
+float32 whatever the policy says (`keep_float32`, listed in provenance params as `float32_parts`). Every stored
+value records the dtype in its provenance, which is part of its storage key, so bfloat16 and float32 values never
+mix silently.
 
 The capability report is a plain dataclass so tests (and users who know better) can hand the policy another
 machine's report instead of this one's.
@@ -20,8 +23,10 @@ machine's report instead of this one's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import torch
+from torch import nn
 
 from ..errors import InputError
 
@@ -143,3 +148,114 @@ def _asked(dtype: torch.dtype) -> str:
 def dtype_name(dtype: torch.dtype) -> str:
     """`torch.bfloat16` -> `bfloat16`."""
     return str(dtype).removeprefix("torch.")
+
+
+FLOAT32_PART = "_masc_float32_part"
+
+
+def cast_model(model: nn.Module, device: str | torch.device, dtype: torch.dtype, *,
+               float32_parts: Sequence[str] = ()) -> nn.Module:
+    """`model` moved to `device` and cast to `dtype`, except its submodules named in `float32_parts` (dotted names,
+    e.g. `head`, `class_head`), which keep the weights they have now and run in float32 (`keep_float32`).
+
+    Give it the model as loaded in float32, so that the kept parts hold the checkpoint's own values, not values
+    rounded to `dtype` and back. Returns `model` (changed in place).
+    """
+    kept = {name: model.get_submodule(name) for name in float32_parts}
+    for name in kept:
+        model.set_submodule(name, nn.Identity())  # out of the way of the cast below
+    model.to(device=device, dtype=dtype)
+    for name, part in kept.items():
+        model.set_submodule(name, keep_float32(part.to(device)))
+    return model
+
+
+def keep_float32(module: nn.Module) -> nn.Module:
+    """Run `module` in float32 whatever dtype the rest of its model runs in: for small, numerically sensitive parts
+    whose output IS the score or decides it (a reward or regression head, a matching head, a detector's class and box
+    heads), where bfloat16 would round the result itself to 3 significant digits for a negligible saving.
+
+    Its parameters and buffers become float32 (values already rounded to a lower precision stay rounded: see
+    `cast_model`), and a forward pre-hook casts the floating-point tensors it receives (positional and keyword) to
+    the dtype of its own parameters, so it takes the bfloat16 activations of the model around it and returns float32.
+    Idempotent; returns `module`.
+    """
+    module.float()
+    if not getattr(module, FLOAT32_PART, False):
+        module.register_forward_pre_hook(_cast_inputs, with_kwargs=True)
+        setattr(module, FLOAT32_PART, True)
+    return module
+
+
+def float32_parts(model: nn.Module) -> list[str]:
+    """The names of `model`'s submodules kept in float32 by `keep_float32` (for provenance)."""
+    return [name for name, module in model.named_modules() if getattr(module, FLOAT32_PART, False)]
+
+
+def _cast_inputs(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), torch.float32)
+
+    def cast(x: Any) -> Any:
+        return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    return tuple(cast(a) for a in args), {k: cast(v) for k, v in kwargs.items()}
+
+
+def precision_params(dtype: torch.dtype, float32_parts: list[str]) -> dict[str, Any]:
+    """Provenance params saying which parts of a model ran in float32 when the rest did not: `{}` in float32 (the
+    exact mode's provenance, and so its storage key, stays as it was), else `{"float32_parts": [...]}`."""
+    return {} if dtype == torch.float32 or not float32_parts else {"float32_parts": sorted(float32_parts)}
+
+
+LOGIT_CHUNK_ROWS = 8192
+"""Rows of an LM head upcast at a time by `float32_logits` (8192 x 4096 float32 = 128 MiB transient)."""
+
+
+class HeadInput:
+    """Records what `head` (a model's LM head, an `nn.Linear`) receives while the `with` block runs: `value` is the
+    input of its last call. For `float32_logits`."""
+
+    def __init__(self, head: nn.Linear) -> None:
+        self.head = head
+        self.value: torch.Tensor | None = None
+        self._hook: Any = None
+
+    def __enter__(self) -> "HeadInput":
+        self._hook = self.head.register_forward_pre_hook(self._record)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._hook.remove()
+
+    def _record(self, module: nn.Module, args: tuple) -> None:
+        self.value = args[0]
+
+
+def float32_logits(head: nn.Linear, hidden: torch.Tensor, *, softcap: float | None = None,
+                   chunk_rows: int = LOGIT_CHUNK_ROWS) -> torch.Tensor:
+    """`head(hidden)` computed in float32, (..., out_features) float32: the logits of a language model whose head runs
+    in bfloat16, without bfloat16's rounding of the logits themselves (a logit near 30 would be a multiple of 0.125,
+    moving a softmax probability by up to 6%). The head's weights are upcast `chunk_rows` rows at a time, so no
+    float32 copy of a large head is kept. `softcap`: the model's final logit soft-capping (Gemma's
+    `final_logit_softcapping`: cap * tanh(logits / cap)), None when it has none."""
+    x = hidden.float()
+    parts = []
+    for start in range(0, head.out_features, chunk_rows):
+        bias = None if head.bias is None else head.bias[start:start + chunk_rows].float()
+        parts.append(torch.nn.functional.linear(x, head.weight[start:start + chunk_rows].float(), bias))
+    logits = torch.cat(parts, dim=-1)
+    return logits if softcap is None else torch.tanh(logits / softcap) * softcap
+
+
+def model_logits(forward: Callable[[], Any], head: nn.Linear, *, last_only: bool = False,
+                 softcap: float | None = None) -> torch.Tensor:
+    """The logits of `forward()`, a forward pass of the model whose LM head is `head`: the model's own `.logits` when
+    the head is float32 (the exact mode's numbers, untouched), else recomputed in float32 from the head's input
+    (`float32_logits`). `last_only`: only the last position's, (B, V) instead of (B, L, V)."""
+    if head.weight.dtype == torch.float32:
+        logits = forward().logits
+        return logits[:, -1] if last_only else logits
+    with HeadInput(head) as seen:
+        forward()
+    hidden = seen.value[:, -1] if last_only else seen.value
+    return float32_logits(head, hidden, softcap=softcap)

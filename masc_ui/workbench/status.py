@@ -1,5 +1,6 @@
-"""What the status line and the banners show: the profile in use, device, dtype, the models loaded so far; the
-demo banner; on a Hugging Face Space without persistent storage, the storage banner."""
+"""What the status line and the banners show: the profile in use, device, dtype (and why the precision policy chose
+it), the models loaded so far; the demo banner; on a Hugging Face Space without persistent storage, the storage
+banner."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ class Status:
     device: str
     dtype: str
     loaded: tuple[str, ...]
+    dtype_reason: str = ""
+    """Why the precision policy chose `dtype`, e.g. `auto: the CPU has AVX-512-BF16 (kernels: AVX512)`."""
     storage_warning: str | None = None
     """`persistence_warning`: the permanent storage banner's text on a Space that would lose its data, else None."""
 
@@ -37,7 +40,9 @@ class Status:
     def line(self) -> str:
         loaded = ", ".join(self.loaded) if self.loaded else "none yet (loaded on first use)"
         asked = f" (asked: {self.profile.requested})" if self.profile.requested != self.profile.name else ""
-        return f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype} · models loaded: {loaded}"
+        why = f" ({self.dtype_reason})" if self.dtype_reason else ""
+        return (f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype}{why} · "
+                f"models loaded: {loaded}")
 
     def startup_line(self) -> str:
         """The one log line printed at start: which profile and why, device and dtype."""

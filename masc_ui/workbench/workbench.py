@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import InputError
 
 from ..metrics.sample import Sample
-from ..models.loading import pick_device, pick_dtype
+from ..models.loading import pick_device
+from ..models.precision import precision_policy
 from ..models.registry import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
@@ -56,7 +57,9 @@ class Workbench:
         self.settings = settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
         self.models = models or ModelRegistry()
         self.device = pick_device(self.settings.device)
-        self.dtype = str(pick_dtype(self.settings.dtype, self.device)).replace("torch.", "")
+        self.precision = precision_policy(self.settings.dtype, self.device)
+        """The precision policy's choice for this device (dtype and why)."""
+        self.dtype = self.precision.name
         self.scoring = Scoring(self.settings, self.models, self.device)
         self.segmentation = Segmentation(self.settings, self.models)
         self.accounts = accounts if accounts is not None else Accounts.from_settings(self.settings)
@@ -91,7 +94,8 @@ class Workbench:
         self.database.close()
 
     def status(self) -> Status:
-        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()), self.storage_warning)
+        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()),
+                      dtype_reason=self.precision.reason, storage_warning=self.storage_warning)
 
     # --- the Score tab --------------------------------------------------------------------------------------
 

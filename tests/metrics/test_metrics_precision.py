@@ -3,25 +3,56 @@ demo checkpoints, the dtype in every value's provenance (so the two never mix), 
 report, and the MaSC engine's CPU forward cap keeping batched == one-at-a-time."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from PIL import Image, ImageOps
+from skimage import data
 
+from masc_ui.imaging import open_image, open_video
 from masc_ui.metrics import MaSC
 from masc_ui.metrics import masc_encoding
-from masc_ui.metrics.registry import list_metrics, score_metrics
+from masc_ui.metrics.registry import get_scorer, list_metrics, metric_names, score_metrics
 from masc_ui.metrics.sample import Sample
+from masc_ui.metrics.video_sample import VideoSample
 from masc_ui.models import precision
 from masc_ui.models.precision import HardwareReport
 from masc_ui.models.registry import ModelRegistry
+from tests.video_files import encode_video, synthetic_frames
 
 COSINE_TOLERANCE = 1e-2
-"""README ("Precision"): bfloat16 stays within 0.01 of float32 in cosine units on the measured checkpoints; scores
-that scale a cosine (CLIPScore x2.5, PickScore x logit scale) scale the tolerance with it."""
+"""README ("Precision and speed"): bfloat16 stays within 0.01 of float32 in cosine units on the measured checkpoints."""
 SCALE = {"clipscore": 2.5, "pickscore": 100.0}
+"""Scores that scale a cosine (CLIPScore x 2.5, PickScore x its logit scale) scale the tolerance with it."""
+PROBABILITY_TOLERANCE = 1e-2
+LOG_PROBABILITY_TOLERANCE = 0.1
+"""Probabilities (VQAScore, ITMScore): |dp| <= 0.01 and |d ln p| <= 0.1 (the error of the score's log, i.e. of the
+logit gap it comes from; it compares the tiny P(Yes) of random checkpoints too)."""
+HEAD_RELATIVE, HEAD_ABSOLUTE = 0.05, 1e-3
+"""Unbounded head outputs (FaceScore, ArtScore): |d| <= 0.05 |float32 value| + 0.001 (in the head's own units)."""
+KINDS = {
+    "cosine": ("cp", "pf", "clip_i", "clip_i_seg", "clip_t", "dino_i", "facesim", "gmescore", "nexusscore"),
+    "scaled cosine": ("clipscore", "pickscore"),
+    "probability": ("vqascore", "itmscore"),
+    "unbounded head": ("facescore", "artscore"),
+}
+NO_LOCAL_MODEL = ("naturalscore",)
+"""Metrics that run no model here (NaturalScore asks a remote judge: its provenance dtype is None)."""
+KIND = {name: kind for kind, names in KINDS.items() for name in names}
+
+
+def within_tolerance(name: str, exact: float, fast: float) -> bool:
+    """Whether bfloat16 value `fast` is within the documented tolerance of float32 value `exact` for metric `name`."""
+    kind = KIND[name]
+    if kind == "probability":
+        return abs(exact - fast) <= PROBABILITY_TOLERANCE and abs(math.log(exact) - math.log(fast)) <= \
+            LOG_PROBABILITY_TOLERANCE
+    if kind == "unbounded head":
+        return abs(exact - fast) <= HEAD_RELATIVE * abs(exact) + HEAD_ABSOLUTE
+    return abs(exact - fast) <= COSINE_TOLERANCE * SCALE.get(name, 1.0)
 
 
 def _image(seed: int, w: int = 96, h: int = 80) -> Image.Image:
@@ -42,18 +73,68 @@ def _samples() -> list[Sample]:
                    ref_masks=(_mask(),), out_mask=_mask()) for k in range(4)]
 
 
-def test_every_metric_in_bfloat16_is_within_tolerance_of_float32(demo_settings):
-    samples = _samples()
-    names = [spec.name for spec in list_metrics()]
-    exact = score_metrics(samples, names, demo_settings, ModelRegistry())
-    fast = score_metrics(samples, names, demo_settings.replace(dtype="bfloat16"), ModelRegistry())
-    for name in names:
-        tolerance = COSINE_TOLERANCE * SCALE.get(name, 1.0)
-        for a, b in zip(exact[name], fast[name]):
-            assert not math.isnan(a.value) and not math.isnan(b.value), (name, a.reason, b.reason)
-            assert abs(a.value - b.value) <= tolerance, (name, a.value, b.value)
-            assert a.provenance["dtype"] == "float32" and b.provenance["dtype"] == "bfloat16", name
-            assert a.value != b.value or name in ("clipscore",), name  # bfloat16 really ran
+def _face_samples() -> list[Sample]:
+    """Views of `skimage.data.astronaut()` (224-300 px), each with one face the packaged Haar detector finds with
+    both eyes, so that every image metric, the face metrics included, scores every sample."""
+    photo = Image.fromarray(data.astronaut())
+    ref = photo.crop((100, 20, 400, 320))
+    outs = [ref.rotate(8), ImageOps.mirror(ref), photo.crop((120, 30, 380, 290)), ref.resize((224, 224))]
+    return [Sample(refs=(ref,), out=out, prompt=f"a photo of an astronaut {k} in a white space suit",
+                   subject="astronaut", ref_masks=(_mask(*ref.size[::-1]),), out_mask=_mask(*out.size[::-1]))
+            for k, out in enumerate(outs)]
+
+
+def test_every_registered_metric_has_a_precision_tolerance():
+    assert len(KIND) == sum(len(names) for names in KINDS.values())  # no metric in two kinds
+    assert set(KIND) | set(NO_LOCAL_MODEL) == set(metric_names(None))
+    assert not set(KIND) & set(NO_LOCAL_MODEL)
+
+
+IMAGE_CASES = [pytest.param(spec.name, {}, id=spec.name) for spec in list_metrics()] + \
+    [pytest.param("vqascore", {"vqa_model": "qwen2.5-vl"}, id="vqascore-chat-vlm")]
+
+
+@pytest.mark.parametrize("name, models", IMAGE_CASES)
+def test_every_image_metric_in_bfloat16_is_within_tolerance_of_float32(demo_settings, name, models):
+    samples = _face_samples()
+    settings = demo_settings.replace(**{k: str(demo_settings.demo_weights_dir / v) for k, v in models.items()})
+    exact = score_metrics(samples, name, settings, ModelRegistry())[name]
+    fast = score_metrics(samples, name, settings.replace(dtype="bfloat16"), ModelRegistry())[name]
+    for a, b in zip(exact, fast):
+        assert not math.isnan(a.value) and not math.isnan(b.value), (name, a.reason, b.reason)
+        assert within_tolerance(name, a.value, b.value), (name, a.value, b.value)
+        assert a.provenance["dtype"] == "float32" and b.provenance["dtype"] == "bfloat16", name
+        assert "float32_parts" not in a.provenance["params"]
+        ran = (a.extras["cos"], b.extras["cos"]) if name == "clipscore" else (a.value, b.value)
+        assert ran[0] != ran[1], name  # bfloat16 really ran
+
+
+def test_score_heads_stay_float32_in_bfloat16(demo_settings):
+    fast = demo_settings.replace(dtype="bfloat16")
+    heads = {"facescore": ["head"], "artscore": ["fc"], "itmscore": ["itm_head"]}
+    for name, parts in heads.items():
+        value = get_scorer(name, fast).score(_face_samples()[:1])[0]
+        assert value.provenance["params"]["float32_parts"] == parts, name
+
+
+def test_video_metrics_in_bfloat16_are_within_tolerance_of_float32(demo_settings):
+    """GmeScore and NexusScore on a small clip (NexusScore's cuts lowered so that its detections are kept: the same
+    detections in both precisions, their similarities within the cosine tolerance)."""
+    frames = synthetic_frames(12)
+    video = open_video(encode_video(frames, "mp4"))
+    ref = open_image(Image.fromarray(frames[0][16:40, 0:40]).resize((48, 48)))
+    sample = VideoSample(video=video, refs=(ref,), prompt="a green square moving right", class_labels=("square",))
+    for name, params in (("gmescore", {}), ("nexusscore", {"conf_threshold": 0.5, "text_threshold": -1.0})):
+        exact, fast = (get_scorer(name, demo_settings.replace(dtype=dtype), ModelRegistry(), **params).score([sample])[0]
+                       for dtype in ("float32", "bfloat16"))
+        assert within_tolerance(name, exact.value, fast.value), (name, exact.value, fast.value)
+        assert exact.value != fast.value, name  # bfloat16 really ran
+        assert (exact.provenance["dtype"], fast.provenance["dtype"]) == ("float32", "bfloat16")
+        if name == "nexusscore":
+            assert exact.extras["n_kept"] > 0
+            for key in ("n_kept", "n_frames_with_detection"):
+                assert exact.extras[key] == fast.extras[key], key
+            assert fast.provenance["params"]["detector_float32_parts"] == ["box_head", "class_head", "objectness_head"]
 
 
 @pytest.mark.parametrize("checkpoint, patches", [("siglip2-naflex", 256), ("siglip2-fixed", None)])
@@ -99,7 +180,14 @@ def test_score_prints_the_precision_in_use(demo_weights, tmp_path, capsys, monke
     assert main(["score", "--ref", str(ref), "--ref-mask", str(mask), "--out", str(out), "--out-mask", str(mask),
                  "--prompt", "a kitten", "--profile", "demo", "--demo-weights-dir", str(demo_weights),
                  "--device", "cpu", "--naflex-max-patches", "64"]) == 0
-    assert "provenance.dtype\tbfloat16" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "provenance.dtype\tbfloat16" in printed.out
+    assert "precision: bfloat16 (auto: the CPU has AVX-512-BF16)" in printed.err
+    assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
+                 "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu", "--json"]) == 0
+    printed = capsys.readouterr()
+    assert {v["provenance"]["dtype"] for v in json.loads(printed.out).values()} == {"bfloat16"}  # stdout stays JSON
+    assert "precision: bfloat16 (auto" in printed.err
     assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
                  "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

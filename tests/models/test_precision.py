@@ -7,7 +7,9 @@ import torch
 
 from masc_ui.errors import InputError
 from masc_ui.models import precision
-from masc_ui.models.precision import HardwareReport, dtype_name, hardware_report, precision_policy
+from masc_ui.models.precision import (HardwareReport, cast_model, dtype_name, float32_parts, hardware_report,
+                                      float32_logits, keep_float32, model_logits, precision_params,
+                                      precision_policy)
 
 CASES = [
     (HardwareReport("cuda", cuda_bf16=True, cuda_name="NVIDIA A100"), torch.bfloat16, "A100 computes bfloat16"),
@@ -84,3 +86,68 @@ def test_explicit_choices_win_over_the_hardware():
 def test_unknown_dtypes_are_refused(bad):
     with pytest.raises(InputError, match="dtype .* not supported; use one of auto, float32, bfloat16, float16"):
         precision_policy(bad, "cpu")
+
+
+def test_cast_model_keeps_a_head_with_its_float32_weights_inside_a_bfloat16_model():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))
+    exact_head = torch.nn.Linear(8, 1)
+    exact_head.load_state_dict(model[2].state_dict())
+    cast_model(model, "cpu", torch.bfloat16, float32_parts=("2",))
+    keep_float32(model[2])  # idempotent: still one hook
+    assert model[0].weight.dtype == torch.bfloat16 and model[2].weight.dtype == torch.float32
+    assert torch.equal(model[2].weight, exact_head.weight)  # the float32 values, not bfloat16-rounded ones
+    assert len(model[2]._forward_pre_hooks) == 1
+    x = torch.randn(4, 16).to(torch.bfloat16)
+    out = model(x)
+    assert out.dtype == torch.float32
+    assert torch.equal(out, exact_head(model[1](model[0](x)).float()))  # bfloat16 activations, a float32 head
+    assert float32_parts(model) == ["2"]
+
+
+def test_keep_float32_follows_its_own_parameters_when_cast_again():
+    head = keep_float32(torch.nn.Linear(4, 2))
+    head.to(torch.bfloat16)  # someone casts the whole model afterwards: inputs follow the head's dtype
+    assert head(torch.randn(3, 4)).dtype == torch.bfloat16
+    assert head(torch.randn(3, 4).to(torch.bfloat16)).dtype == torch.bfloat16
+
+
+def test_precision_params_leave_the_exact_modes_provenance_as_it_was():
+    assert precision_params(torch.float32, ["head"]) == {}
+    assert precision_params(torch.bfloat16, []) == {}
+    assert precision_params(torch.bfloat16, ["b", "a"]) == {"float32_parts": ["a", "b"]}
+
+
+class _TinyLm(torch.nn.Module):
+    """An embedding, a mixing layer and an LM head: `forward(ids).logits` (B, L, V)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 16)
+        self.mix = torch.nn.Linear(16, 16)
+        self.lm_head = torch.nn.Linear(16, 300, bias=False)
+
+    def forward(self, ids: torch.Tensor):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(logits=self.lm_head(self.mix(self.embed(ids))))
+
+
+def test_model_logits_recompute_a_bfloat16_heads_output_in_float32():
+    torch.manual_seed(0)
+    lm = _TinyLm()
+    with torch.no_grad():
+        lm.lm_head.weight.mul_(40)  # logits of tens, where bfloat16's spacing is 0.125-0.25
+    ids = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    exact = model_logits(lambda: lm(ids), lm.lm_head)
+    assert torch.equal(exact, lm(ids).logits)  # float32 model: its own logits, untouched
+    lm.to(torch.bfloat16)
+    hidden = lm.mix(lm.embed(ids))
+    expected = torch.nn.functional.linear(hidden.float(), lm.lm_head.weight.float())
+    got = model_logits(lambda: lm(ids), lm.lm_head)
+    assert got.dtype == torch.float32 and torch.allclose(got, expected, rtol=1e-6, atol=1e-5)
+    assert not torch.equal(lm(ids).logits.float(), expected)  # what the bfloat16 head itself gives is rounded
+    last = model_logits(lambda: lm(ids), lm.lm_head, last_only=True)
+    assert torch.allclose(last, expected[:, -1], rtol=1e-6, atol=1e-5)
+    chunked = float32_logits(lm.lm_head, hidden, chunk_rows=7, softcap=30.0)
+    assert torch.allclose(chunked, torch.tanh(expected / 30.0) * 30.0, rtol=1e-6, atol=1e-5)

@@ -43,28 +43,31 @@ def build_tokenizer():
                              cls_token="[CLS]", mask_token="[MASK]", do_lower_case=True, model_max_length=512)
 
 
-def build_facescore(out_dir: Path, seed: int) -> None:
+def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None) -> None:
+    """Write the tiny FaceScore checkpoint into `out_dir`; `text` / `vision` override the sizes (`TEXT`, `VISION`),
+    e.g. for the benchmarks' base-size checkpoint."""
     from ...metrics.facescore_model import (CONFIG_FILE, ITC_PROJECTION, MODEL_FILE, POSITION_IDS, FaceScoreModel,
                                             FaceScoreSizes, released_name)
 
+    text_sizes, vision_sizes = {**TEXT, **(text or {})}, {**VISION, **(vision or {})}
     tokenizer = build_tokenizer()
     tokenizer.save_pretrained(out_dir)
     med_config = {"architectures": ["BertModel"], "model_type": "bert", "hidden_act": "gelu",
                   "attention_probs_dropout_prob": 0.1, "hidden_dropout_prob": 0.1, "initializer_range": 0.02,
                   "layer_norm_eps": 1e-12, "pad_token_id": 0, "type_vocab_size": 2, "encoder_width": 768,
-                  "add_cross_attention": True, "vocab_size": len(tokenizer) + 2, **TEXT}
+                  "add_cross_attention": True, "vocab_size": len(tokenizer) + 2, **text_sizes}
     (out_dir / CONFIG_FILE).write_text(json.dumps(med_config, indent=2))
     torch.manual_seed(seed)
-    model = FaceScoreModel(FaceScoreSizes(text_config=med_config, **VISION))
+    model = FaceScoreModel(FaceScoreSizes(text_config=med_config, **vision_sizes))
     with torch.no_grad():
         for p in model.parameters():  # transformers' init leaves LayerNorms at 1/0; make every tensor matter
             p.add_(0.02 * torch.randn_like(p))
     state = {released_name(k): v.clone() for k, v in model.state_dict().items()}
-    state["blip.vision_proj.weight"] = 0.02 * torch.randn(ITC_PROJECTION, VISION["vision_width"])
+    state["blip.vision_proj.weight"] = 0.02 * torch.randn(ITC_PROJECTION, vision_sizes["vision_width"])
     state["blip.vision_proj.bias"] = torch.zeros(ITC_PROJECTION)
-    state["blip.text_proj.weight"] = 0.02 * torch.randn(ITC_PROJECTION, TEXT["hidden_size"])
+    state["blip.text_proj.weight"] = 0.02 * torch.randn(ITC_PROJECTION, text_sizes["hidden_size"])
     state["blip.text_proj.bias"] = torch.zeros(ITC_PROJECTION)
-    state[POSITION_IDS] = torch.arange(TEXT["max_position_embeddings"]).expand(1, -1).clone()
+    state[POSITION_IDS] = torch.arange(text_sizes["max_position_embeddings"]).expand(1, -1).clone()
     torch.save(state, out_dir / MODEL_FILE)
 
 
