@@ -102,7 +102,8 @@ def explain_itmscore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
 
 
 def explain_facesim(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
-    """Faces drawn on the output and each reference, and each pair of aligned 112x112 crops (`FaceSimScorer.explain`)."""
+    """Faces drawn on the output and each reference, and each pair of aligned 112x112 crops
+    (`FaceSimScorer.explain`)."""
     ex = _base(value)
     scorer = get_scorer("facesim", scoring.settings, scoring.models)
     extras = value.extras or {}

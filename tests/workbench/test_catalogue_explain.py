@@ -56,7 +56,8 @@ def test_facesim_draws_the_faces_and_the_two_aligned_crops(wb, astronaut):
     assert list(explained) == ["vqascore", "itmscore", "facesim", "facescore"]
     facesim = explained["facesim"]
     captions = [p.caption for p in facesim.pictures]
-    assert captions == ["FaceSim: faces found in the reference", "FaceSim: faces found in the output (vs the reference)",
+    assert captions == ["FaceSim: faces found in the reference",
+                        "FaceSim: faces found in the output (vs the reference)",
                         "FaceSim: aligned 112×112 crop of the reference (what the recognizer reads)",
                         "FaceSim: aligned 112×112 crop of the output (what the recognizer reads)"]
     # The crops: the largest face an independent run of the same detector finds, aligned by its landmarks.
