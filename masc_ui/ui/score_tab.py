@@ -9,7 +9,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.examples import list_examples, load_example
 from ..workbench.masks import MaskSession
-from . import mask_panel
+from . import catalogue_panel, mask_panel
 from .gpu import gpu
 from .score_table import score_table_html
 from .users import user_of
@@ -54,9 +54,10 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         masks = mask_panel.build()
     specs = wb.metric_specs()
     with gr.Row():
-        metrics = gr.CheckboxGroup([(s.display_name, s.name) for s in specs], value=[s.name for s in specs],
+        metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, specs), value=[s.name for s in specs],
                                    label="Metrics", elem_id="metric-pick", scale=4)
         x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1)
+    catalogue_panel.presets(metrics)
     run = gr.Button("Run", variant="primary", elem_id="run")
     scores = gr.HTML(elem_id="scores")
     report_state = gr.State(None)
@@ -70,6 +71,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         lines = gr.Image(label="Top correspondences", interactive=False, elem_id="corr-lines", buttons=["download"])
         pf_map = gr.Image(label="PF pooling attention", interactive=False, elem_id="pf-map", buttons=["download"])
     explain_notes = gr.Markdown(elem_id="explain-notes")
+    catalogue_panel.build(wb, lambda *fields: sample_of(*fields),
+                          [ref_image, extra_refs, out_image, prompt, subject, masks.session], metrics, status)
     with gr.Row():
         dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset")
         method = gr.Textbox(label="Method (optional)", elem_id="save-method")

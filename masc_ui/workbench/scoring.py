@@ -187,7 +187,8 @@ class Scoring:
         if progress:
             progress(0.05, f"scoring {len(wanted)} metric(s) on {self.device}")
         started = time.perf_counter()
-        results = score_metrics([sample], wanted, self.settings, self.models, missing="nan")
+        with self.models.reporting(self._load_reporter(progress)):
+            results = score_metrics([sample], wanted, self.settings, self.models, missing="nan")
         rows, values = [], {}
         for name in wanted:
             mv = results.get(name, [None])[0]
@@ -201,6 +202,15 @@ class Scoring:
         if progress:
             progress(1.0, "done")
         return report
+
+    def _load_reporter(self, progress: Progress | None) -> Callable[[Any], None]:
+        """on_load(model registry key): a progress message naming the model and its size (first use only)."""
+        from .model_sizes import load_message
+
+        def on_load(key: Any) -> None:
+            if progress:
+                progress(0.1, load_message(key, self.settings))
+        return on_load
 
     def masc_engine(self) -> Any:
         """The MaSC engine the registry's `cp`/`pf` scorers use (same registry key, same encoding caches)."""

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from storage import Store
 
     from ..imaging import InputImage, InputVideo, VideoFrame
+    from .catalogue_explain import CatalogueExplanations
     from ..metrics.frame_masks import FrameMasks
 
 
@@ -128,6 +129,14 @@ class Workbench:
         """See `Scoring.explain`. Admins only."""
         self.accounts.require_admin(user, "explaining scores")
         return self.scoring.explain(sample, user=user, progress=progress)
+
+    def explain_catalogue(self, sample: Sample, names: Sequence[str] | None, *, user: str | None,
+                          progress: Progress | None = None) -> "CatalogueExplanations":
+        """See `catalogue_explain.explain_catalogue` (VQAScore, ITMScore, FaceSim, FaceScore). Admins only."""
+        from .catalogue_explain import explain_catalogue
+
+        self.accounts.require_admin(user, "explaining scores")
+        return explain_catalogue(self.scoring, sample, names, user=user, progress=progress)
 
     def save_sample(self, sample: Sample, *, user: str | None, dataset: str, method: str | None = None,
                     mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from .types import Face
 
@@ -23,5 +23,11 @@ def draw_faces(image: Image.Image, faces: Sequence[Face], labels: Sequence[str] 
             for x, y in face.landmarks:
                 draw.ellipse((x - r, y - r, x + r, y + r), fill=LANDMARK_COLOUR)
         if labels is not None and i < len(labels):
-            draw.text((face.box[0] + width, face.box[1] + width), labels[i], fill=BOX_COLOUR)
+            # Above the box (inside it when the box touches the top), dark on the box colour: readable on any photo.
+            font = ImageFont.load_default(size=max(12, round(max(out.size) / 40)))
+            x0, y0, x1, y1 = draw.textbbox((0, 0), labels[i], font=font)
+            top = face.box[1] - (y1 - y0) - 2 * width if face.box[1] > (y1 - y0) + 2 * width else face.box[1]
+            draw.rectangle((face.box[0], top, face.box[0] + (x1 - x0) + 2 * width, top + (y1 - y0) + 2 * width),
+                           fill=BOX_COLOUR)
+            draw.text((face.box[0] + width - x0, top + width - y0), labels[i], fill=(0, 0, 0), font=font)
     return out

@@ -1,0 +1,96 @@
+"""The scorer catalogue in the Score tab: metric choices labelled with their model's size, preset buttons that set
+the metric checkboxes, and the catalogue explanations (VQAScore's question and P(Yes)/P(No), ITMScore's P(match),
+FaceSim's faces and aligned crops, FaceScore's faces with scores).
+
+The Score tab hooks these in with a few lines (`metric_choices` for its checkbox group, `presets` under it, `build`
+under MaSC's Explain). Every handler here is registered on the app and so wrapped by `roles.guard_endpoints`
+(admin-only, like the rest of the Score tab); the use case checks the role again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import gradio as gr
+
+from ..errors import WorkbenchError
+from ..metrics.sample import Sample
+from ..workbench import Workbench
+from ..workbench.metric_presets import PRESETS, preset_label, preset_metrics
+from ..workbench.model_sizes import metric_size_text
+from .gpu import gpu
+from .users import user_of
+
+EXPLAIN_API = "explain_catalogue"
+"""Api name of the catalogue explanation (rate-limited as a model call, `roles.HEAVY`)."""
+PRESET_API = "preset_"
+"""Api name prefix of the preset buttons (`preset_subject`, ...)."""
+SIZES_NOTE = ("Sizes: the model each metric loads on first use (once per process, with a progress message); "
+              "demo checkpoints are tiny random weights.")
+
+
+@dataclass
+class CataloguePanel:
+    explain: gr.Button
+    pictures: gr.Gallery
+    notes: gr.Markdown
+
+
+def metric_choices(wb: Workbench, specs: Sequence[Any]) -> list[tuple[str, str]]:
+    """(label, metric name) of each spec: the display name, and its model's size when it has a checkpoint
+    (`model_sizes.metric_size_text`), e.g. `VQAScore · demo checkpoint 2.1 MB`."""
+    choices = []
+    for spec in specs:
+        size = metric_size_text(spec, wb.settings)
+        choices.append((f"{spec.display_name} · {size}" if size else spec.display_name, spec.name))
+    return choices
+
+
+def presets(metrics: gr.CheckboxGroup) -> None:
+    """A row of preset buttons under `metrics`; each sets the checkbox selection to its preset."""
+    with gr.Row(elem_id="metric-presets"):
+        gr.Markdown("Presets:", elem_id="metric-presets-label")
+        for name in PRESETS:
+            button = gr.Button(preset_label(name), size="sm", elem_id=f"preset-{name}")
+            button.click(preset_handler(name), None, [metrics], api_name=f"{PRESET_API}{name}")
+
+
+def preset_handler(name: str) -> Callable[[], list[str]]:
+    def on_preset() -> list[str]:
+        return preset_metrics(name)
+
+    on_preset.__name__ = f"on_preset_{name}"
+    return on_preset
+
+
+def build(wb: Workbench, sample_of: Callable[..., Sample], inputs: list, metrics: gr.CheckboxGroup,
+          status: gr.Markdown) -> CataloguePanel:
+    """The catalogue explanation: a button, a gallery of the pictures, the text. `sample_of(*inputs)` is the Score
+    tab's sample on screen; `metrics` its metric selection (the explanation covers the chosen catalogue metrics,
+    with Run's values when Run scored the same selection)."""
+    gr.Markdown(SIZES_NOTE, elem_id="metric-sizes-note")
+    explain = gr.Button("Explain VQAScore, ITMScore, FaceSim, FaceScore", elem_id="explain-catalogue")
+    pictures = gr.Gallery(label="Faces found, aligned face crops, face scores", columns=4, object_fit="contain",
+                          interactive=False, elem_id="catalogue-pictures", buttons=["download"], height="auto")
+    notes = gr.Markdown(elem_id="catalogue-notes")
+    explain.click(explain_handler(wb, sample_of), [*inputs, metrics], [pictures, notes, status],
+                  concurrency_limit=2, api_name=EXPLAIN_API)
+    return CataloguePanel(explain, pictures, notes)
+
+
+def explain_handler(wb: Workbench, sample_of: Callable[..., Sample]) -> Callable[..., tuple]:
+    """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
+    session; the metric names; request, progress) -> (gallery items, markdown, status line). A bad input or a
+    refused role is a message, never a traceback."""
+    @gpu
+    def on_explain_catalogue(ref, extra, out, prompt_text, subject_text, session, names, request: gr.Request,
+                             progress=gr.Progress()) -> tuple:
+        try:
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            found = wb.explain_catalogue(sample, names or None, user=user_of(request),
+                                         progress=lambda f, what: progress(f, desc=what))
+        except WorkbenchError as exc:
+            return [], f"⚠ {exc}", wb.status().line()
+        return [(p.image, p.caption) for p in found.pictures], found.markdown(), wb.status().line()
+
+    return on_explain_catalogue

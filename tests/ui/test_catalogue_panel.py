@@ -1,0 +1,100 @@
+"""The Score tab's catalogue pieces, called directly: metric choices with sizes, preset buttons, the catalogue
+explanation handler, and the role gate around every endpoint they register (admins only)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+from gradio.context import LocalContext
+from PIL import Image
+
+from masc_ui.metrics.registry import get_spec, list_metrics
+from masc_ui.ui import catalogue_panel
+from masc_ui.ui.roles import guard_endpoints
+from masc_ui.workbench import Workbench
+from masc_ui.workbench.model_sizes import metric_size_text
+
+USERS = "ada:pw-ada-1:admin,ron:pw-ron-1:rater"
+PROMPT = "an astronaut in front of a flag"
+
+
+@pytest.fixture(scope="module")
+def astronaut(tmp_path_factory) -> str:
+    data = pytest.importorskip("skimage.data")
+    path = tmp_path_factory.mktemp("faces") / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(path)
+    return str(path)
+
+
+@pytest.fixture()
+def wb(demo_settings):
+    bench = Workbench(demo_settings.replace(users=USERS))
+    yield bench
+    bench.close()
+
+
+def _sample_of(wb: Workbench):
+    def sample_of(ref, extra, out, prompt_text, subject_text, session):
+        return wb.make_sample([ref], out, prompt_text, subject_text)
+    return sample_of
+
+
+def _app(wb: Workbench) -> gr.Blocks:
+    with gr.Blocks() as app:
+        fields = [gr.Textbox(), gr.File(), gr.Textbox(), gr.Textbox(), gr.Textbox(), gr.State(None)]
+        metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, list_metrics()), label="Metrics")
+        catalogue_panel.presets(metrics)
+        catalogue_panel.build(wb, _sample_of(wb), fields, metrics, gr.Markdown())
+    guard_endpoints(app, wb)
+    return app
+
+
+def _progress(fraction=None, desc=None):
+    return None
+
+
+def test_choices_show_each_models_size(wb):
+    choices = dict((name, label) for label, name in catalogue_panel.metric_choices(wb, list_metrics()))
+    assert choices["vqascore"] == f"VQAScore · {metric_size_text(get_spec('vqascore'), wb.settings)}"
+    assert choices["vqascore"].startswith("VQAScore · demo checkpoint ") and choices["vqascore"].endswith(" MB")
+
+
+def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
+    handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
+    request = SimpleNamespace(username="ada")
+    pictures, notes, status = handler(astronaut, None, astronaut, PROMPT, "astronaut", None,
+                                      ["cp", "vqascore", "facesim"], request=request, progress=_progress)
+    assert 'Does this figure show "an astronaut in front of a flag"? Please answer yes or no.' in notes
+    assert "P(Yes) = " in notes and "P(No) = " in notes
+    assert [img.size for img, caption in pictures if "aligned 112×112 crop" in caption] == [(112, 112), (112, 112)]
+    assert "models loaded" in status
+
+
+def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
+    handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
+    pictures, notes, _ = handler(astronaut, None, astronaut, PROMPT, None, None, ["clip_i"],
+                                 request=SimpleNamespace(username="ada"), progress=_progress)
+    assert pictures == [] and notes.startswith("⚠ none of the chosen metrics has a catalogue explanation")
+    pictures, notes, _ = handler(astronaut, None, astronaut, PROMPT, None, None, ["vqascore"],
+                                 request=SimpleNamespace(username="ron"), progress=_progress)
+    assert pictures == [] and notes.startswith("⚠ explaining scores needs an admin login")
+
+
+def test_every_catalogue_endpoint_refuses_a_rater(wb):
+    app = _app(wb)
+    endpoints = {fn.api_name: fn.fn for fn in app.fns.values() if isinstance(fn.api_name, str)}
+    assert set(endpoints) >= {"explain_catalogue", "preset_subject", "preset_prompt", "preset_quality"}
+    for name, fn in endpoints.items():
+        token = LocalContext.request.set(SimpleNamespace(username="ron", client=None, headers={}))
+        try:
+            with pytest.raises(gr.Error, match="needs an admin login"):
+                fn() if name.startswith("preset_") else fn(*([None] * 7), request=None, progress=_progress)
+        finally:
+            LocalContext.request.reset(token)
+    token = LocalContext.request.set(SimpleNamespace(username="ada", client=None, headers={}))
+    try:
+        assert endpoints["preset_quality"]() == ["pickscore", "facescore", "artscore"]
+        assert endpoints["preset_prompt"]() == ["pf", "clip_t", "vqascore", "itmscore"]
+    finally:
+        LocalContext.request.reset(token)
