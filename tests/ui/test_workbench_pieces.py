@@ -130,8 +130,13 @@ def test_launch_settings_are_locked_down(tmp_path: Path):
     assert str(s.resolved_demo_weights_dir) in kw["blocked_paths"]
     assert kw["show_error"] is False  # unexpected errors reach the browser without their text
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
-    assert asyncio.run(kw["auth"]("a", "b")) and not asyncio.run(kw["auth"]("a", "x"))
+    def check(name: str, password: str) -> bool:  # in a thread of its own: other tests may leave a loop running here
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, kw["auth"](name, password)).result()
+
+    assert check("a", "b") and not check("a", "x")
     assert "auth" not in launch_kwargs(Settings(data_dir=tmp_path))
 
 
