@@ -131,8 +131,8 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         with gr.Row(equal_height=True):
             with gr.Column(scale=3, min_width=300):
                 refs = gr.Gallery(label="Reference(s) of the subject", columns=REF_COLUMNS, height=REF_HEIGHT,
-                                  object_fit="contain", fit_columns=False, elem_id="pair-refs", interactive=False, format="png",
-                                  buttons=["fullscreen"])
+                                  object_fit="contain", fit_columns=False, elem_id="pair-refs", interactive=False,
+                                  format="png", buttons=["fullscreen"])
             with gr.Column(scale=2, min_width=250):
                 who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
                 progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
