@@ -7,7 +7,7 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.users import startup_warnings
-from . import agreement_tab, browse_tab, mask_panel, rate_tab, score_tab, status
+from . import agreement_tab, browse_tab, mask_panel, pair_rate_tab, rate_tab, score_tab, status
 from .roles import guard_endpoints
 from .users import user_of
 
@@ -31,6 +31,8 @@ def build_app(wb: Workbench) -> gr.Blocks:
                 score = score_tab.build(wb, status_line)
             with gr.Tab("Rate", id="rate", elem_id="tab-rate") as rate:
                 open_task, task_outputs = rate_tab.build(wb)
+            with gr.Tab("Rate pairs", id="pairs", elem_id="tab-pairs") as pairs_page:
+                pairs = pair_rate_tab.build(wb, pairs_page)
             with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
                 browse_ui = browse_tab.build(wb)
             with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
@@ -58,5 +60,5 @@ def build_app(wb: Workbench) -> gr.Blocks:
         app.load(status_text, None, [status_line])
         app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)
-    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for))
+    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, *pairs.handlers))
     return app

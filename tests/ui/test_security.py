@@ -16,7 +16,8 @@ from masc_ui.workbench.examples import EXAMPLES_DIR
 
 ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
 RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_back", "status_text", "pages_for",
-                   "on_open"}
+                   "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip", "rate_pair_flag",
+                   "rate_pair_back"}
 NEEDS_EVENT_DATA = {"on_click", "on_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 

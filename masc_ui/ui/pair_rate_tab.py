@@ -1,0 +1,267 @@
+"""Rate pairs tab: blind pairwise judgments (left / right / tie per criterion, "both bad" as a flag), keyboard
+first (`KEYS_JS`), over `masc_ui.workbench.pairwise.PairwiseTasks`.
+
+The browser knows a task only by its opaque token; every answer is checked against the session's task on screen
+(a key pressed while the previous answer was on its way is refused, not stored on the next task) and, by the use
+case, against the acting user (a token of another rater is refused). The acting user is always the request's
+login. An answer is committed before the next pair is shown; a refused or failed answer leaves the pair and the
+chosen answers on screen with a message next to the buttons.
+"""
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import gradio as gr
+
+from ..errors import InputError, WorkbenchError
+from ..workbench import Workbench
+from ..workbench.pairwise import QUESTIONS, PairProgress, PairTaskView
+from ..workbench.ratings import CRITERION_NAMES, criteria
+from .rate_tab import RATING_CONCURRENCY
+from .users import user_of
+
+WINNER_CHOICES = [("← Left", "left"), ("↓ Tie", "tie"), ("→ Right", "right")]
+"""(label, stored winner) of each criterion's radio, in the order of their keys on the keyboard."""
+SHORTCUTS = ("**Keyboard:** <span class='kbd'>←</span> left · <span class='kbd'>→</span> right · "
+             "<span class='kbd'>↓</span> tie for the highlighted question (then the next one is highlighted) · "
+             "<span class='kbd'>↑</span> previous question · <span class='kbd'>X</span> both bad · "
+             "<span class='kbd'>Enter</span> submit · <span class='kbd'>S</span> skip · <span class='kbd'>F</span> "
+             "flag · <span class='kbd'>B</span> back to the previous pair")
+LOG_IN = ("**Log in to rate pairs.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
+          "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
+IMAGE_HEIGHT = 320
+REF_HEIGHT = 210
+REF_COLUMNS = 3
+"""Sizes (pixels) of each output and of the references' strip (its cells are square: a third of its width):
+the references and both outputs fit a 1400x1000 window without scrolling, even under the demo banner."""
+
+# The Rate tab's keys (launch.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
+# is: the two tabs never both answer a key.
+KEYS_JS = """
+if (!window.mascPairKeys) {
+  window.mascPairKeys = true;
+  const order = %(criteria)s;
+  const winners = {arrowleft: 'left', arrowright: 'right', arrowdown: 'tie'};
+  let active = 0;
+  const visible = () => { const p = document.getElementById('pair-panel'); return p && p.offsetParent !== null; };
+  const mark = () => order.forEach((c, i) => {
+    const box = document.getElementById('pair-box-' + c);
+    if (box) box.classList.toggle('pair-active', i === active);
+  });
+  const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
+  const choose = (winner) => {
+    const box = document.getElementById('pair-' + order[active]);
+    const input = box && box.querySelector('input[type=radio][value="' + winner + '"]');
+    if (input) input.click();
+  };
+  // Enter on a complete answer starts the next pair at the first question; on a half answer (refused) it
+  // highlights the first question still open.
+  const answered = (c) => !!document.querySelector('#pair-' + c + ' input[type=radio]:checked');
+  const toggleBad = () => {
+    const input = document.querySelector('#pair-bad-' + order[active] + ' input[type=checkbox]');
+    if (input) input.click();
+  };
+  document.addEventListener('keydown', (e) => {
+    if (!visible() || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)))) return;
+    const k = e.key.toLowerCase();
+    if (k in winners) { choose(winners[k]); active = Math.min(active + 1, order.length - 1); }
+    else if (k === 'arrowup') active = Math.max(active - 1, 0);
+    else if (k === 'x') toggleBad();
+    else if (k === 'enter') { press('pair-submit'); active = Math.max(0, order.findIndex((c) => !answered(c))); }
+    else if (k === 's') { press('pair-skip'); active = 0; }
+    else if (k === 'f') { press('pair-flag'); active = 0; }
+    else if (k === 'b') { press('pair-back'); active = 0; }
+    else return;
+    e.preventDefault();
+    e.stopPropagation();
+    mark();
+  }, true);
+  // A mouse answer moves the highlight on too.
+  document.addEventListener('change', (e) => {
+    const i = order.findIndex((c) => e.target.closest && e.target.closest('#pair-' + c));
+    if (i >= 0 && e.target.type === 'radio') { active = Math.min(i + 1, order.length - 1); mark(); }
+  }, true);
+  new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+}
+"""
+CSS = """
+#pair-panel .pair-line p {margin:0}
+#pair-panel #pair-prompt blockquote {margin:2px 0;font-size:1.1em}
+#pair-message {min-height:1.6em;font-weight:600}
+#pair-panel .pair-active {outline:3px solid #4a7dff;outline-offset:3px;border-radius:8px}
+#pair-keys {display:none}
+"""
+
+
+@dataclass
+class PairState:
+    """Per session (kept on the server): the token of the task on screen and when it appeared. Updated in place,
+    so a rater's next event sees the task the previous one moved on to."""
+
+    token: str = ""
+    shown_at: float = 0.0
+
+    def show(self, view: PairTaskView | None) -> None:
+        self.token = "" if view is None else view.token
+        self.shown_at = time.time() if view is not None else 0.0
+
+    def seconds_spent(self) -> float | None:
+        return max(0.0, time.time() - self.shown_at) if self.shown_at else None
+
+
+@dataclass
+class PairTab:
+    """What the app wires: the handlers raters may call (for `roles.guard_endpoints`)."""
+
+    handlers: list[Callable] = field(default_factory=list)
+
+
+def build(wb: Workbench, page: gr.Tab) -> PairTab:
+    """Lay out the tab inside `page`; a pair is asked for when the rater opens the tab (`page.select`), so a
+    rater who never opens it is never assigned pairs."""
+    names = criteria()
+    if names != ("cp", "pf"):  # the answer handlers below take one winner and one flag per criterion, by name
+        raise RuntimeError(f"the Rate pairs tab knows the criteria cp and pf, not {names}")
+    with gr.Column(elem_id="pair-panel"):
+        with gr.Row(equal_height=True):
+            with gr.Column(scale=3, min_width=300):
+                refs = gr.Gallery(label="Reference(s) of the subject", columns=REF_COLUMNS, height=REF_HEIGHT,
+                                  object_fit="contain", fit_columns=False, elem_id="pair-refs", interactive=False,
+                                  format="png", buttons=["fullscreen"])
+            with gr.Column(scale=2, min_width=250):
+                who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
+                progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
+                prompt = gr.Markdown(elem_id="pair-prompt")
+        with gr.Row(equal_height=True):
+            left = gr.Image(label="Left output (←)", height=IMAGE_HEIGHT, interactive=False, format="png",
+                            elem_id="pair-left", buttons=["fullscreen"])
+            right = gr.Image(label="Right output (→)", height=IMAGE_HEIGHT, interactive=False, format="png",
+                             elem_id="pair-right", buttons=["fullscreen"])
+        radios, bad = [], []
+        with gr.Row(equal_height=True):
+            for name in names:
+                with gr.Column(elem_id=f"pair-box-{name}", min_width=300):
+                    radios.append(gr.Radio(WINNER_CHOICES, label=QUESTIONS[name], elem_id=f"pair-{name}"))
+                    bad.append(gr.Checkbox(label="Both bad (X)", elem_id=f"pair-bad-{name}", container=False))
+        with gr.Row(equal_height=True):
+            back = gr.Button("Back (B)", elem_id="pair-back", min_width=90)
+            skip = gr.Button("Skip (S)", elem_id="pair-skip", min_width=90)
+            note = gr.Textbox(placeholder="what is wrong with this pair (optional, for Flag)", show_label=False,
+                              container=False, elem_id="pair-note", scale=2, min_width=200)
+            flag = gr.Button("Flag a problem (F)", elem_id="pair-flag", min_width=140)
+            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=140)
+        message = gr.Markdown(elem_id="pair-message")
+        gr.Markdown(SHORTCUTS, elem_id="pair-shortcuts")
+        gr.HTML(f"<style>{CSS}</style>", js_on_load=KEYS_JS % {"criteria": list(names)}, elem_id="pair-keys")
+    state = gr.State(PairState())
+    # The token of the pair the browser shows, sent back with every answer (see the module docstring).
+    on_screen = gr.Textbox(visible=False, elem_id="pair-on-screen")
+    shown = [state, on_screen, who, prompt, refs, left, right, *radios, *bad, note, progress, message]
+    answers_in = [state, on_screen, *radios, *bad]
+
+    def keep(session: PairState, msg: str) -> tuple:
+        """Everything on screen stays as it is (the chosen answers too); only the message changes."""
+        return (session, *[gr.update()] * (len(shown) - 2), msg)
+
+    def render(user: str | None, view: PairTaskView | None, msg: str = "", session: PairState | None = None,
+               prog: PairProgress | None = None) -> tuple:
+        session = session if session is not None else PairState()
+        session.show(view if user is not None else None)
+        if user is None:
+            return (session, "", "", LOG_IN, [], None, None, *[None] * len(names), *[False] * len(names), "", "",
+                    msg)
+        who_md = f"Judging pairs as **{html.escape(user)}**"
+        try:
+            prog_md = (prog or wb.pairwise.progress(user)).text()
+        except WorkbenchError as exc:
+            prog_md = f"⚠ progress unavailable: {exc}"
+        if view is None:
+            return (session, "", who_md, "**No pair left for you.** Thank you!", [], None, None,
+                    *[None] * len(names), *[False] * len(names), "", prog_md, msg)
+        answers = view.answers
+        earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
+        if earlier:
+            who_md += f" (your earlier answer: {earlier[0]})"
+        prompt_md = f"**Pair {view.position}** · Prompt\n> {html.escape(view.prompt)}"
+        return (session, view.token, who_md, prompt_md, view.refs, view.left, view.right,
+                *[answers.winners[c] for c in names], *[answers.both_bad[c] for c in names], "", prog_md, msg)
+
+    def show_next(user: str, session: PairState, msg: str) -> tuple:
+        try:
+            view = wb.pairwise.next_task(user)
+            return render(user, view, msg, session, wb.pairwise.progress(user))
+        except WorkbenchError as exc:
+            return render(user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
+
+    def on_open(session: PairState, request: gr.Request) -> tuple:
+        user = user_of(request)
+        if user is None:
+            return render(None, None)
+        with wb.ratings.one_at_a_time(user):
+            return show_next(user, session, "")
+
+    def on_answer(action: str) -> Callable:
+        def handler(session: PairState, screen: str, cp: str | None, pf: str | None, cp_bad: bool, pf_bad: bool,
+                    request: gr.Request, note: str = "") -> tuple:
+            user = user_of(request)
+            if user is None:
+                return render(None, None, "⚠ log in to rate pairs")
+            with wb.ratings.one_at_a_time(user):
+                if not session.token:
+                    return keep(session, "⚠ there is no pair on screen")
+                if not screen or screen != session.token:
+                    return keep(session, "⚠ nothing saved: the pair changed while you answered; check the pair "
+                                         "shown now and answer it")
+                try:
+                    done = act(action, user, session, {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}, note)
+                except WorkbenchError as exc:
+                    return keep(session, f"⚠ not saved: {exc}")
+                return show_next(user, session, done)
+        handler.__name__ = f"pair_{action}"
+        return handler
+
+    def act(action: str, user: str, session: PairState, winners: dict[str, str | None], flags: dict[str, bool],
+            note: str) -> str:
+        """Store `action` for the task on screen; the message that says so. Raises WorkbenchError (nothing
+        stored) for a half answer or a refused write."""
+        seconds = session.seconds_spent()
+        if action == "skip":
+            wb.pairwise.skip(user, session.token, seconds_spent=seconds)
+            return "skipped the pair"
+        if action == "flag":
+            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds)
+            return "flagged the pair"
+        missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
+        if missing:
+            raise InputError("choose left, right or tie for " + " and ".join(missing)
+                             + " before submitting (or skip / flag the pair)")
+        wb.pairwise.submit(user, session.token, winners, both_bad={c: bool(flags[c]) for c in names},
+                           seconds_spent=seconds)
+        return "saved your answers"
+
+    def on_back(session: PairState, request: gr.Request) -> tuple:
+        user = user_of(request)
+        if user is None:
+            return render(None, None, "⚠ log in to rate pairs")
+        with wb.ratings.one_at_a_time(user):
+            try:
+                view = wb.pairwise.previous_task(user, session.token or None)
+            except WorkbenchError as exc:
+                return keep(session, f"⚠ {exc}")
+            if view is None:
+                return keep(session, "this is your first pair: there is nothing before it")
+            return render(user, view, "back to your previous pair: change the answers and submit", session)
+
+    submit_fn, skip_fn, flag_fn = on_answer("submit"), on_answer("skip"), on_answer("flag")
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
+    page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time)
+    submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time)
+    skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time)
+    flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time)
+    back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time)
+    return PairTab([on_open, submit_fn, skip_fn, flag_fn, on_back])
