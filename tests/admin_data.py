@@ -1,6 +1,6 @@
 """A small judged dataset for the admin views' tests (Leaderboard, Compare, Pairwise results): three methods, each
 with one output per reference, every output a real photo (the Score tab's example, recoloured per method so the
-outputs differ), synthetic metric values with known per-method order, 0-4 ratings by two raters and pairwise
+outputs differ), the examples' subject masks, synthetic metric values with known per-method order, 0-4 ratings by two raters and pairwise
 judgments by three imported raters. Everything is written straight into the store (no model runs)."""
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ def _jpeg(img: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
+def _png(mask: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    mask.point(lambda v: 255 if v >= 128 else 0).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def add_judged_dataset(store: Any, dataset: str = "lb", references: int = 4) -> list[Any]:
     """Store `dataset` (see the module docstring); returns its samples, references outer, methods inner."""
     from storage import ExternalPairJudgment
@@ -31,6 +37,8 @@ def add_judged_dataset(store: Any, dataset: str = "lb", references: int = 4) -> 
     ex = EXAMPLES_DIR / "cat-on-grass"
     ref_photo = Image.open(ex / "ref.jpg").convert("RGB").resize((192, 128))
     out_photo = Image.open(ex / "out.jpg").convert("RGB").resize((160, 137))
+    ref_mask = Image.open(ex / "ref_mask.png").convert("L").resize(ref_photo.size, Image.NEAREST)
+    out_mask = Image.open(ex / "out_mask.png").convert("L").resize(out_photo.size, Image.NEAREST)
     rng = np.random.default_rng(5)
     provenance = {"model_id": "synthetic", "code_version": "test"}
     for rater in ("r1", "r2"):
@@ -44,6 +52,8 @@ def add_judged_dataset(store: Any, dataset: str = "lb", references: int = 4) -> 
                                   subject=("cat", "kitten")[r % 2], category=("animal", "pet")[r % 2], method=method,
                                   external_key=f"r{r}/{method}")
             samples.append(s)
+            store.masks.add(s.id, "reference", 0, _png(ref_mask.rotate(3 * r)), source="imported")
+            store.masks.add(s.id, "output", 0, _png(out_mask.rotate(2 * r)), source="imported")
             store.metrics.record(s.id, "cp", 0.5 + 0.1 * STRENGTH[method] + rng.normal(0, 0.03),
                                  provenance=provenance)
             store.metrics.record(s.id, "clip_i", 0.7 - 0.05 * STRENGTH[method] + rng.normal(0, 0.02),
