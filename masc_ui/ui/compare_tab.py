@@ -33,7 +33,8 @@ def build(wb: Workbench) -> CompareTab:
     message = gr.Markdown(elem_id="cmp-message")
     summary = gr.Markdown(elem_id="cmp-summary")
     with gr.Row(equal_height=True):
-        refs = gr.Gallery(label="Reference(s)", columns=2, height=280, object_fit="contain", elem_id="cmp-refs")
+        refs = gr.Gallery(label="Reference(s)", columns=1, height=280, object_fit="scale-down", allow_preview=False,
+                          elem_id="cmp-refs")
         left_out = gr.Image(label="Left output", type="pil", interactive=False, height=280, elem_id="cmp-left")
         right_out = gr.Image(label="Right output", type="pil", interactive=False, height=280, elem_id="cmp-right")
     table = gr.Dataframe(interactive=False, wrap=True, elem_id="cmp-table",

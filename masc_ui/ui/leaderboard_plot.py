@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from ..workbench.leaderboard import LeaderboardView  # noqa: E402
 
-COLUMNS_PER_ROW = 4
+COLUMNS_PER_ROW = 3
 BEST, OTHER = "#21908d", "#9aa8c7"
 
 
@@ -53,5 +53,5 @@ def leaderboard_figure(view: LeaderboardView, *, demo: bool = False):
     fig.suptitle(f"mean per {board.by} ({ci}; darker = rank 1)"
                  + ("  —  demo weights: numbers are not meaningful" if demo else ""),
                  fontsize=10, color="#b35c00" if demo else "black")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig

@@ -36,7 +36,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     table = gr.Dataframe(interactive=False, wrap=True, elem_id="lb-table", label="Leaderboard")
     agreement = gr.Dataframe(interactive=False, wrap=True, elem_id="lb-agreement",
                              label="Rank agreement with the humans (Kendall tau-b over groups, 95% CI)")
-    plot = gr.Plot(label="Methods x metrics", elem_id="lb-plot")
+    plot = gr.Plot(label="Methods x metrics", show_label=False, elem_id="lb-plot")
     files = gr.File(label="Download (Markdown, CSV + rank agreement CSV, LaTeX)", file_count="multiple",
                     interactive=False, elem_id="lb-files")
     gr.Markdown(NOTE, elem_id="lb-note")
@@ -58,12 +58,22 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             return *[gr.update()] * 5, f"⚠ {exc}"
         caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
-        return (caption_text, {"headers": headers, "data": rows}, shown, fig, [str(p) for p in paths],
+        return (caption_text, fitted_grid(headers, rows, fixed=2), fitted_grid(shown["headers"], shown["data"], fixed=1),
+                fig, [str(p) for p in paths],
                 f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
                 f"{len(view.board.criteria)} human column(s)")
 
     run.click(on_run, [dataset, by, n_boot], [caption, table, agreement, plot, files, message],
               api_name="leaderboard")
+
+
+def fitted_grid(headers: list[str], rows: list[list], *, fixed: int) -> gr.Dataframe:
+    """A grid whose columns share the page's width (the first `fixed` narrow, the others equal), so long cells
+    (`mean [ci] (rank)`) wrap instead of running off a narrow screen."""
+    narrow = [10.0, 5.0][:fixed]
+    rest = max(1, len(headers) - fixed)
+    widths = [f"{w}%" for w in narrow] + [f"{(100 - sum(narrow)) / rest:.2f}%"] * (len(headers) - fixed)
+    return gr.Dataframe(value={"headers": headers, "data": rows}, column_widths=widths)
 
 
 def write_files(view: LeaderboardView, folder: Path) -> list[Path]:

@@ -39,8 +39,8 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     accuracy = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-accuracy",
                             label="Metric pairwise accuracy: share of human-decided pairs where the metric prefers "
                                   "the same output (95% CI over decided pairs)")
-    text = gr.Code(label="As printed by `masc-ui agreement --pairwise --criterion ...`", language=None,
-                   elem_id="pw-text")
+    with gr.Accordion("As printed by `masc-ui agreement --pairwise --criterion ...`", open=False):
+        text = gr.Code(show_label=False, language=None, elem_id="pw-text")
     if page is not None:
         refresh_on_open(wb, page, dataset, message, "pairwise_datasets")
 
