@@ -20,6 +20,11 @@ from .dataset_picker import dataset_picker, refresh_on_open
 from .users import user_of
 
 
+ACCURACY_WIDTHS = ["13%", "13%", "19%", "9%", "12%", "21%", "13%"]
+"""Columns of `accuracy_rows` (metric, accuracy, CI, pairs, metric ties, human ties, missing): every header
+fits its words at 800 px."""
+
+
 def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     """The report's inputs and outputs; with `page`, its dataset choices are refreshed when `page` is opened."""
     with gr.Row(equal_height=True):
@@ -36,7 +41,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
                            label="Method ranking: Bradley-Terry θ (95% bootstrap CI over output pairs), Elo")
     win_rate = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-winrate",
                             label="Win rate of the row method against the column method (a tie counts 1/2)")
-    accuracy = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-accuracy",
+    accuracy = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-accuracy", column_widths=ACCURACY_WIDTHS,
                             label="Metric pairwise accuracy: share of human-decided pairs where the metric prefers "
                                   "the same output (95% CI over decided pairs)")
     with gr.Accordion("As printed by `masc-ui agreement --pairwise --criterion ...`", open=False):
