@@ -58,8 +58,8 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             return *[gr.update()] * 5, f"⚠ {exc}"
         caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
-        return (caption_text, fitted_grid(headers, rows, fixed=2), fitted_grid(shown["headers"], shown["data"], fixed=1),
-                fig, [str(p) for p in paths],
+        return (caption_text, fitted_grid(headers, rows, fixed=2),
+                fitted_grid(shown["headers"], shown["data"], fixed=1), fig, [str(p) for p in paths],
                 f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
                 f"{len(view.board.criteria)} human column(s)")
 

@@ -28,6 +28,11 @@ def open_tab(page, name: str) -> None:
     page.get_by_role("tab", name=name, exact=True).click()
 
 
+def wait_value(page, selector: str, value: str) -> None:
+    page.wait_for_function("([s, v]) => { const i = document.querySelector(s); return i && i.value === v; }",
+                           arg=[selector, value], timeout=STEP_MS)
+
+
 def both_sizes(page, shots, name: str) -> None:
     shots(page, name)
     page.set_viewport_size(NARROW)
@@ -42,8 +47,7 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
 
     # Leaderboard: the dataset is offered when the tab opens; the grid holds the use case's cells.
     open_tab(page, "Leaderboard")
-    page.wait_for_function("() => { const i = document.querySelector('#lb-dataset input'); return i && i.value === 'lb'; }",
-                           timeout=STEP_MS)
+    wait_value(page, "#lb-dataset input", "lb")
     page.locator("#lb-run").click()
     wait_text(page, "#lb-message", "3 method(s)")
     view = leaderboard_view(app_server.wb.database, user=None, dataset="lb")
@@ -78,8 +82,7 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
 
     # Pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
     open_tab(page, "Pairwise results")
-    page.wait_for_function("() => { const i = document.querySelector('#pw-dataset input'); return i && i.value === 'lb'; }",
-                           timeout=STEP_MS)
+    wait_value(page, "#pw-dataset input", "lb")
     page.locator("#pw-run").click()
     wait_text(page, "#pw-message", "36 judgments")
     assert "alpha" in page.locator("#pw-ranking").inner_text()

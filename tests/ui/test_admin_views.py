@@ -35,8 +35,12 @@ def _cli(capsys, *args: str) -> str:
 
 
 def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
-    caption, table, agreement, plot, files, message = client.predict("lb", "method", N_BOOT, api_name="/leaderboard")
-    md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot", str(N_BOOT))
+    caption, table, agreement, plot, files, message = client.predict("lb", "method", N_BOOT,
+                                                                     api_name="/leaderboard")
+    assert table["column_widths"][:2] == ["10.0%", "5.0%"]  # a grid update: the columns share the width
+    table, agreement = table["value"], agreement["value"]
+    md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot",
+              str(N_BOOT))
     shown = [table["headers"], *[[str(c) for c in row] for row in table["data"]], agreement["headers"],
              *agreement["data"]]
     assert shown == _md_cells(md)
@@ -54,7 +58,7 @@ def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
                str(N_BOOT), "--format", "latex")
     assert by_suffix[".tex"].read_text() == tex
     by_category = client.predict("lb", "category", 0, api_name="/leaderboard")
-    assert [r[0] for r in by_category[1]["data"]] == ["animal", "pet"]
+    assert [r[0] for r in by_category[1]["value"]["data"]] == ["animal", "pet"]
 
 
 def test_leaderboard_errors_are_messages(served, judged, client):
