@@ -493,7 +493,8 @@ def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
                        description="Per method (or category) of DATASET: every metric's mean and each criterion's "
                                    "mean human rating with a stratified bootstrap 95% CI, n and the rank under each; "
                                    "then Kendall tau-b between each metric's ranking and the humans' (README "
-                                   "'Leaderboard'). md and latex print both tables; csv prints the leaderboard, a "
+                                   "'Leaderboard'). With pairwise judgments, columns 'human bt_cp' / 'human bt_pf' "
+                                   "(Bradley-Terry theta per method) follow the criteria. md and latex print both tables; csv prints the leaderboard, a "
                                    "blank line, then the rank agreement (with -o: FILE and FILE's "
                                    "<stem>-rank-agreement.csv).")
     p.add_argument("--dataset", required=True, help="dataset name in the database")

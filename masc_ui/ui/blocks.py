@@ -7,7 +7,8 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.users import startup_warnings
-from . import agreement_tab, browse_tab, mask_panel, pair_rate_tab, rate_tab, score_tab, status
+from . import (agreement_tab, browse_tab, compare_tab, leaderboard_tab, mask_panel, pair_rate_tab, pairwise_report,
+               rate_tab, score_tab, status)
 from .roles import guard_endpoints
 from .users import user_of
 
@@ -35,10 +36,18 @@ def build_app(wb: Workbench) -> gr.Blocks:
                 pairs = pair_rate_tab.build(wb, pairs_page)
             with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
                 browse_ui = browse_tab.build(wb)
+            with gr.Tab("Compare", id="compare", elem_id="tab-compare") as compare_page:
+                compare_ui = compare_tab.build(wb)
             with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
                 agreement_tab.build(wb)
+            with gr.Tab("Pairwise results", id="pairwise", elem_id="tab-pairwise") as pairwise_page:
+                pairwise_report.build(wb, pairwise_page)
+            with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as leaderboard_page:
+                leaderboard_tab.build(wb, leaderboard_page)
         rate.select(open_task, None, task_outputs, api_name="rate_open")
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
+        browse_ui.sample_id.change(compare_ui.take, [browse_ui.sample_id], compare_ui.take_outputs,
+                                   api_name="compare_take")
         refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
                                                         score.out_image)
         browse_ui.open.click(
@@ -53,10 +62,11 @@ def build_app(wb: Workbench) -> gr.Blocks:
         def pages_for(request: gr.Request):
             """Raters see only the Rate tab (their calls elsewhere are refused anyway)."""
             admin = wb.accounts.is_admin(user_of(request))
-            shown = [gr.Tab(visible=admin) for _ in range(3)]
+            shown = [gr.Tab(visible=admin) for _ in admin_pages]
             return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"))
 
-        app.load(pages_for, None, [score_page, browse, agreement_page, tabs])
+        admin_pages = [score_page, browse, agreement_page, compare_page, pairwise_page, leaderboard_page]
+        app.load(pages_for, None, [*admin_pages, tabs])
         app.load(status_text, None, [status_line])
         app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)

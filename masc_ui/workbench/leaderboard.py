@@ -3,12 +3,16 @@ method (or category) every metric's mean and each criterion's mean human rating 
 ranks, the rank agreement (Kendall tau-b) of each metric with the humans, and the methods x metrics matrix for a
 plot. The statistics are `masc_ui.analysis.leaderboard` (conventions there and in README "Leaderboard"); this
 use case reads the stored values and ratings, takes each metric's direction from the registry, and appends the
-extra human columns it is given (e.g. Bradley-Terry strengths from pairwise judgments)."""
+extra human columns it is given and, when the dataset has pairwise judgments, one pairwise column per judged
+criterion (`bt_cp`, `bt_pf`: each method's Bradley-Terry theta from `pairwise_analysis.pairwise_column`, see
+`pairwise_columns`)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+import numpy as np
 
 from ..errors import InputError
 from .agreement import agreement_data
@@ -45,7 +49,8 @@ class LeaderboardView:
 
 def leaderboard_view(database: Database, *, user: str | None, dataset: str | None, by: str = "method",
                      metrics: Sequence[str] | None = None, criteria: Sequence[str] | None = None,
-                     n_boot: int = 2000, seed: int = 0, extra_columns: Sequence[Any] = ()) -> LeaderboardView:
+                     n_boot: int = 2000, seed: int = 0, extra_columns: Sequence[Any] = (),
+                     pairwise: bool = True) -> LeaderboardView:
     """The leaderboard of `dataset` (None = every dataset) grouped `by` method or category.
 
     Args:
@@ -54,6 +59,8 @@ def leaderboard_view(database: Database, *, user: str | None, dataset: str | Non
         n_boot: bootstrap resamples per group (0..`MAX_N_BOOT`, 0 = no CIs); seed: their seed.
         extra_columns: `masc_ui.analysis.HumanColumn`s appended after the criteria (ranked, compared with every
             metric by Kendall tau-b; see `masc_ui.analysis.leaderboard_columns`).
+        pairwise: append the pairwise Bradley-Terry columns (`pairwise_columns`, same `n_boot` and `seed`) after
+            them when the dataset has pairwise judgments; never with `criteria=[]` (metrics only).
     Raises:
         InputError: unknown dataset, no samples, unknown metric / criterion, bad `by` / `n_boot` / `seed`.
     """
@@ -67,9 +74,40 @@ def leaderboard_view(database: Database, *, user: str | None, dataset: str | Non
     names = list(metrics) if metrics else list(data.metric_names)
     board = leaderboard(data, metrics, criteria, by=by, higher_is_better=metric_directions(names),
                         n_boot=n_boot, seed=seed)
+    if pairwise and (criteria is None or list(criteria)):
+        extra_columns = [*extra_columns, *pairwise_columns(database, user=user, dataset=dataset, n_boot=n_boot,
+                                                           seed=seed)]
     for column in extra_columns:
         board = with_human_column(board, column)
     return LeaderboardView(dataset, board, leaderboard_matrix(board))
+
+
+def pairwise_columns(database: Database, *, user: str | None, dataset: str | None, n_boot: int = 2000,
+                     seed: int = 0) -> list[Any]:
+    """The leaderboard's pairwise human columns of `dataset` (None = all): per judged criterion (cp, then pf) a
+    `HumanColumn` named `bt_<criterion>` holding each method's Bradley-Terry log-strength theta with its bootstrap
+    CI (`pairwise_analysis.pairwise_column`: Davidson ties, resampled output pairs) and, as its n, the votes between
+    two different methods that involve the method (the votes the fit uses). [] when the dataset has no rated
+    pairwise judgment. A fit without finite strengths (e.g. a method that never lost) gives a column of n/a, its
+    reason in the column's description. Admins only."""
+    from ..analysis import HumanColumn
+    from ..analysis.pairwise_data import method_votes
+    from .pairwise_analysis import pairwise_column, pairwise_input
+    from .ratings import criteria
+
+    database.accounts.require_admin(user, "the pairwise analysis")
+    if not database.run(lambda store: store.pairwise.current(dataset=dataset)):
+        return []
+    source = pairwise_input(database, user=user, dataset=dataset)
+    columns = []
+    for criterion in (c for c in criteria() if c in source.data.criteria):
+        votes = method_votes(source.data.votes(criterion))
+        counts = np.bincount(np.concatenate([votes.first, votes.second]), minlength=len(votes.methods))
+        column = pairwise_column(database, user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed)
+        described = column.name + (f": n/a because {column.reason}" if column.reason else "")
+        columns.append(HumanColumn(f"bt_{criterion}", dict(column.values),
+                                   {m: int(counts[i]) for i, m in enumerate(votes.methods)}, described))
+    return columns
 
 
 def metric_directions(names: Sequence[str]) -> dict[str, bool]:
@@ -89,6 +127,38 @@ def matrix_rows(view: LeaderboardView) -> tuple[list[str], list[list[Any]]]:
     rows = [[group, column, m.higher_is_better[k], _number(m.means[g, k]), _number(m.normalized[g, k])]
             for g, group in enumerate(m.groups) for k, column in enumerate(m.columns)]
     return headers, rows
+
+
+def table_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows) of the leaderboard for a grid, cell for cell the Markdown rendering's (`render("md")`):
+    group, n, then per metric (arrow = its direction) and per human column `mean [ci_low, ci_high] (rank)`."""
+    from ..analysis.report import format_estimate
+
+    board = view.board
+    headers = [board.by, "n", *(f"{m} {'↑' if board.higher_is_better[m] else '↓'}" for m in board.metrics),
+               *(f"human {c} ↑" for c in board.criteria)]
+    rows = [[r.group, r.n, *(_cell(r.metrics[m], digits, format_estimate) for m in board.metrics),
+             *(_cell(r.humans[c], digits, format_estimate) for c in board.criteria)] for r in board.rows]
+    return headers, rows
+
+
+def agreement_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows) of the rank agreement for a grid, as in `render("md")`: per metric, Kendall tau-b [CI]
+    (n = groups) against each human column; ([], []) when there is no human column."""
+    from ..analysis.report import format_estimate
+
+    board = view.board
+    if not board.agreement:
+        return [], []
+    headers = ["metric", *(f"tau vs human {c}" for c in board.criteria)]
+    rows = [[m, *(f"{format_estimate(a.tau, digits)} (n={a.n_groups})"
+                  for a in (board.rank_agreement(m, c) for c in board.criteria))] for m in board.metrics]
+    return headers, rows
+
+
+def _cell(cell: Any, digits: int, format_estimate: Any) -> str:
+    text = format_estimate(cell.mean, digits)
+    return text if cell.rank is None else f"{text} ({cell.rank})"
 
 
 def _number(x: float) -> float | None:

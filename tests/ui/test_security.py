@@ -137,7 +137,8 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     endpoints = _endpoint_inputs(rater)
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
-            "on_by_name"} <= set(admin_only)
+            "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
+            "pairwise_report", "pairwise_datasets"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -169,11 +170,12 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
 
 
 def test_tabs_are_hidden_for_raters_and_shown_for_admins(app):
-    kind, (score, browse, agreement, tabs) = _call(_http(app, RATER), "pages_for", [])
-    assert kind == "complete" and [score["visible"], browse["visible"], agreement["visible"]] == [False] * 3
+    kind, (*pages, tabs) = _call(_http(app, RATER), "pages_for", [])
+    # Score, Browse, Agreement, Compare, Pairwise results, Leaderboard
+    assert kind == "complete" and [page["visible"] for page in pages] == [False] * 6
     assert tabs["selected"] == "rate"
     kind, shown = _call(_http(app, ADMIN), "pages_for", [])
-    assert [page["visible"] for page in shown[:3]] == [True] * 3
+    assert [page["visible"] for page in shown[:-1]] == [True] * 6
 
 
 # --- 4. quotas and hygiene ------------------------------------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""End to end in Debian's Chromium: an admin opens the Leaderboard, Compare and Pairwise results tabs on a small
+judged dataset (three methods, four references) and sees the numbers the use cases give. Screenshots at 1400x1000
+and 800x900 go to test-artifacts/e2e/."""
+from __future__ import annotations
+
+import pytest
+
+from masc_ui.workbench.leaderboard import leaderboard_view, table_rows
+from tests.admin_data import add_judged_dataset
+
+from .conftest import login
+from .test_browser_flows import STEP_MS, wait_text
+
+pytestmark = pytest.mark.e2e
+NARROW, WIDE = {"width": 800, "height": 900}, {"width": 1400, "height": 1000}
+
+
+@pytest.fixture(scope="module")
+def judged(app_server):
+    return add_judged_dataset(app_server.wb.database.store)
+
+
+def open_tab(page, name: str) -> None:
+    tab = page.get_by_role("tab", name=name, exact=True)
+    more = page.locator('#tabs button[aria-label="More tabs"]')
+    if not tab.is_visible() and more.is_visible():  # narrow window: Gradio folds tabs into its overflow menu
+        more.click()
+    page.get_by_role("tab", name=name, exact=True).click()
+
+
+def wait_value(page, selector: str, value: str) -> None:
+    page.wait_for_function("([s, v]) => { const i = document.querySelector(s); return i && i.value === v; }",
+                           arg=[selector, value], timeout=STEP_MS)
+
+
+def both_sizes(page, shots, name: str) -> None:
+    shots(page, name)
+    page.set_viewport_size(NARROW)
+    page.wait_for_timeout(400)
+    shots(page, f"{name}-narrow")
+    page.set_viewport_size(WIDE)
+    page.wait_for_timeout(800)  # Gradio lays the tab bar out again
+
+
+def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_server, judged, shots):
+    page = login(browser, app_server.url, "alice")
+
+    # Leaderboard: the dataset is offered when the tab opens; the grid holds the use case's cells.
+    open_tab(page, "Leaderboard")
+    wait_value(page, "#lb-dataset input", "lb")
+    page.locator("#lb-run").click()
+    wait_text(page, "#lb-message", "3 method(s)")
+    view = leaderboard_view(app_server.wb.database, user=None, dataset="lb")
+    headers, rows = table_rows(view)
+    grid = page.locator("#lb-table").inner_text()
+    for cell in (rows[0][2], rows[1][headers.index("human bt_cp ↑")], rows[2][headers.index("human cp ↑")]):
+        assert cell in grid, cell
+    assert "tau vs human bt_cp" in page.locator("#lb-agreement").inner_text()
+    page.locator("#lb-plot img").first.wait_for(timeout=STEP_MS)
+    both_sizes(page, shots, "leaderboard")
+    files = page.locator("#lb-files").inner_text().replace("\n", "")
+    assert "leaderboard-lb-by-method.tex" in files and "leaderboard-lb-by-method-rank-agreement.csv" in files, files
+
+    # Compare: two outputs of one reference, their stored values and both patch maps.
+    open_tab(page, "Compare")
+    left, right = judged[0], judged[2]
+    page.locator("#cmp-sample-id input").fill(str(left.id))
+    page.locator("#cmp-find").click()
+    wait_text(page, "#cmp-message", "2 other output(s)")
+    page.locator("#cmp-partner input").click()
+    page.get_by_role("option", name=f"#{right.id} gamma {right.external_key}").click()
+    page.locator("#cmp-run").click()
+    wait_text(page, "#cmp-summary", f"right: #{right.id}", timeout=STEP_MS)
+    table = page.locator("#cmp-table").inner_text()
+    expected = app_server.wb.compare.compare(left.id, right.id, user=None).table()[1]
+    for row in expected:
+        assert row[1] in table and row[2] in table and row[4] in table
+    for side in ("left", "right"):
+        for part in ("cp", "best", "pf", "lines"):
+            page.locator(f"#cmp-{side}-{part} img").wait_for(timeout=STEP_MS)
+    both_sizes(page, shots, "compare")
+
+    # Pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
+    open_tab(page, "Pairwise results")
+    wait_value(page, "#pw-dataset input", "lb")
+    page.locator("#pw-run").click()
+    wait_text(page, "#pw-message", "36 judgments")
+    assert "alpha" in page.locator("#pw-ranking").inner_text()
+    assert "Human ties are left out" in page.locator("#pw-summary").inner_text()
+    both_sizes(page, shots, "pairwise")
+
+    # Browse hands the sample id it holds (typed or a clicked row) over to Compare.
+    open_tab(page, "Browse and export")
+    page.locator("#browse-sample-id input").fill(str(judged[4].id))
+    page.locator("#browse-sample-id input").press("Tab")
+    open_tab(page, "Compare")
+    wait_text(page, "#cmp-message", "2 other output(s)")
+    assert page.locator("#cmp-sample-id input").input_value() == str(judged[4].id)
+    assert not page.errors  # type: ignore[attr-defined]
