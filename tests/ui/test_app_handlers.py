@@ -134,14 +134,14 @@ def _seed_samples(served, n: int = 3) -> list[int]:
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(api_name="/rate_open")
+    screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(api_name="/rate_open")
     assert "alice" in who and "Prompt" in prompt and refs and out
     assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
         before = served.wb.database.store.ratings.current(rater="alice")
-        screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(screen, cp_score, pf_score,
+        screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(screen, cp_score, pf_score,
                                                                           api_name="/rate_submit")
         after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown

@@ -155,7 +155,7 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
     for sample in store.samples.list("secret-set"):
         store.ratings.rate_sample("someone-else", sample.id, {"cp": 4, "pf": 0})
     rater = Client(app.url, auth=RATER, verbose=False)
-    token, who, prompt, refs, out, cp, pf, progress, msg = rater.predict(api_name="/rate_open")
+    token, who, prompt, refs, out, cp, pf, progress, _, msg = rater.predict(api_name="/rate_open")
     shown = json.dumps([token, who, prompt, progress, msg])
     assert "secret-method" not in shown and "clip" not in shown.lower() and "someone-else" not in shown
     assert cp is None and pf is None and not token.isdigit()
