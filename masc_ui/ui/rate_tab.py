@@ -76,7 +76,7 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return st, "", note, "", [], None, None, None, "", gr.Video(value=None, visible=False), msg
+            return st, "", note, "", [], None, None, None, "", gr.update(value=None, visible=False), msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()

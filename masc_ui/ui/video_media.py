@@ -24,10 +24,10 @@ def task_media(task: TaskView | None) -> tuple[Any, Any]:
     """(update of the output image, update of the player) for `task`: a video output plays in the player (the
     image hidden); an image output shows in the image (the player hidden and emptied)."""
     if task is None:
-        return gr.Image(value=None, visible=True), gr.Video(value=None, visible=False)
+        return gr.update(value=None, visible=True), gr.update(value=None, visible=False)
     if task.is_video:
-        return gr.Image(value=None, visible=False), gr.Video(value=str(task.out_video), visible=True)
-    return gr.Image(value=task.out, visible=True), gr.Video(value=None, visible=False)
+        return gr.update(value=None, visible=False), gr.update(value=str(task.out_video), visible=True)
+    return gr.update(value=task.out, visible=True), gr.update(value=None, visible=False)
 
 
 def poster_preview(wb: Workbench, sample_id: Any, *, user: str | None) -> tuple[Any, str]:

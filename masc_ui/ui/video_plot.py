@@ -41,7 +41,7 @@ def frame_series_figure(series: Sequence[FrameSeries], *, selected_time_s: float
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(series):]:
-        ax.set_axis_off()
+        fig.delaxes(ax)
     for ax in list(axes.flat)[:len(series)]:
         ax.set_xlabel("time in the video (s)", fontsize=7)
     if demo:

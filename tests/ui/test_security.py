@@ -17,7 +17,7 @@ from masc_ui.workbench.examples import EXAMPLES_DIR
 ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
 RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_back", "status_text", "pages_for",
                    "on_open"}
-NEEDS_EVENT_DATA = {"on_click", "on_select"}
+NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 
 
@@ -136,7 +136,8 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     endpoints = _endpoint_inputs(rater)
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
-            "on_by_name"} <= set(admin_only)
+            "on_by_name", "video_load", "video_select", "video_explain", "video_mask_brush", "video_mask_by_name",
+            "video_mask_clear", "browse_poster"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
