@@ -129,7 +129,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         return html, report, note, wb.status().line()
 
     run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2,
-              api_name="run")
+              api_name="run").then(*video.after_run, show_progress="hidden")
     x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(
                     rep, x100=on, demo=wb.status().is_demo, notes=video_panel.row_notes(rep)),
                 [report_state, x100], [scores])

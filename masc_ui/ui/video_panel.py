@@ -89,6 +89,8 @@ class VideoPanel:
     clear_mask: gr.Button
     mask_view: gr.Image
     mask_note: gr.Markdown
+    after_run: tuple = ()
+    """After `wire`: (handler, inputs, outputs) that draws the per-frame plot of Run's report (chain it after Run)."""
 
 
 def build_upload() -> VideoUpload:
@@ -105,18 +107,18 @@ def build() -> VideoPanel:
         strip = gr.Gallery(label="Sampled frames: click one to explain it and to draw the video's mask on it",
                            columns=8, height=230, allow_preview=False, object_fit="contain", elem_id="frame-strip",
                            interactive=False, buttons=[])
-        plot = gr.Plot(label="Per-frame values (press Run)", elem_id="frame-plot")
+        plot = gr.Plot(label="Per-frame values of each metric (drawn by Run)", elem_id="frame-plot")
         frame_title = gr.Markdown("Click a frame of the strip to explain it.", elem_id="frame-title")
         with gr.Row():
             cp_map = gr.Image(label="CP over reference 1 (this frame)", interactive=False, elem_id="frame-cp-map",
-                              buttons=["download"], min_width=200)
+                              height=300, buttons=["download"], min_width=200)
             best_map = gr.Image(label="Best match on this frame", interactive=False, elem_id="frame-best-map",
-                                buttons=["download"], min_width=200)
+                                height=300, buttons=["download"], min_width=200)
         with gr.Row():
             lines = gr.Image(label="Top correspondences (this frame)", interactive=False, elem_id="frame-lines",
-                             buttons=["download"], min_width=200)
+                             height=300, buttons=["download"], min_width=200)
             pf_map = gr.Image(label="PF pooling attention (this frame)", interactive=False, elem_id="frame-pf-map",
-                              buttons=["download"], min_width=200)
+                              height=300, buttons=["download"], min_width=200)
         frame_notes = gr.Markdown(elem_id="frame-notes")
         with gr.Accordion("Mask of the output video", open=True):
             with gr.Row():
@@ -311,8 +313,8 @@ def wire(wb: Workbench, p: VideoPanel, out_video: VideoUpload, out_image: gr.Ima
          report: gr.State, sample_of: Callable[..., Sample], sample_inputs: list,
          metrics: gr.CheckboxGroup | None = None) -> None:
     """Connect the panel. `sample_of(*sample_inputs, state)` builds the sample on screen (with the video);
-    `report` holds Run's `ScoreReport`; `metrics` (the metric list) offers the video metrics while a video is
-    loaded."""
+    `report` holds Run's `ScoreReport` (chain `p.after_run` after Run); `metrics` (the metric list) offers the
+    video metrics while a video is loaded."""
     explained = [p.cp_map, p.best_map, p.lines, p.pf_map, p.frame_title, p.frame_notes]
     cleared = (None, None, None, None, "Click a frame of the strip to explain it.", "")
 
@@ -386,4 +388,4 @@ def wire(wb: Workbench, p: VideoPanel, out_video: VideoUpload, out_image: gr.Ima
     p.use_brush.click(on_brush, [p.state, p.editor], masked, api_name="video_mask_brush")
     p.by_name.click(on_by_name, [p.state, subject], masked, concurrency_limit=2, api_name="video_mask_by_name")
     p.clear_mask.click(on_clear, [p.state], masked, api_name="video_mask_clear")
-    report.change(lambda state, rep: plot_of(wb, state, rep), [p.state, report], [p.plot], show_progress="hidden")
+    p.after_run = (lambda state, rep: plot_of(wb, state, rep), [p.state, report], [p.plot])

@@ -32,13 +32,14 @@ def frame_series_figure(series: Sequence[FrameSeries], *, selected_time_s: float
         else:
             ax.text(0.5, 0.5, "no frame has a value", ha="center", va="center", transform=ax.transAxes, fontsize=8)
         if s.value is not None:
-            ax.axhline(s.value, ls="--", lw=1, color="#21908d", label=f"video {s.value:.4f}")
+            ax.axhline(s.value, ls="--", lw=1, color="#21908d", label=f"video {s.value:.4g}")
             ax.legend(fontsize=7, loc="best")
         if selected_time_s is not None:
             ax.axvline(selected_time_s, color="#d1495b", lw=1)
         arrow = "↑" if s.higher_is_better else "↓"
         ax.set_title(f"{s.display_name} {arrow} (per frame)", fontsize=9)
         ax.tick_params(labelsize=7)
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(series):]:
         fig.delaxes(ax)

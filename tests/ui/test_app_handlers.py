@@ -111,7 +111,8 @@ def test_save_twice_does_not_duplicate(client, served):
     assert all(v.provenance.code_version and v.provenance.model_id for v in values)
     assert len(store.masks.current(samples[0].id)) == 2
     fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
-    ref2, _, out2, prompt2, subject2, msg, stored = fresh.predict(samples[0].id, api_name="/open_sample")
+    ref2, _, out2, prompt2, subject2, msg, stored, video = fresh.predict(samples[0].id, api_name="/open_sample")
+    assert video is None  # an image sample: the video box stays empty
     assert prompt2 == prompt and subject2 == subject and "stored scores" in msg
     registered = {spec.name for spec in list_metrics()}  # the stored report lists every registered image metric
     assert set(_values(stored)) == registered and re.fullmatch(r"-?\d+\.\d{4}", _values(stored)["cp"])
@@ -192,7 +193,7 @@ def test_browse_filter_open_and_export(client, served):
     *_, only_m0, _ = client.predict("rating", "m0", "", "clip_i", True, api_name="/browse")
     assert {r[headers.index("method")] for r in only_m0["data"]} == {"m0"}
     sid = rows[0][0]
-    ref, extra, out, prompt, subject, message, stored = client.predict(sid, api_name="/open_sample")
+    ref, extra, out, prompt, subject, message, stored, _ = client.predict(sid, api_name="/open_sample")
     assert f"opened sample #{sid}" in message and Path(ref).is_file() and prompt == rows[0][headers.index("prompt")]
     shown = _values(stored)
     assert shown["clip_i"] == f"{rows[0][headers.index('clip_i')]:.4f}"
