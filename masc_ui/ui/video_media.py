@@ -15,9 +15,11 @@ from .video_panel import VideoState
 
 def build_player(height: int = 460) -> gr.Video:
     """The Rate tab's player of a video output (hidden for an image output). The browser loads the whole file
-    (`preload="auto"`), so the poster (first) frame shows before playback."""
+    (`preload="auto"`), so the poster (first) frame shows before playback. Built visible: Gradio's video frontend
+    throws ("reading 'canvas'") when a player built hidden gets an update before it was ever shown; the page-load
+    handler hides it at once for an image task."""
     return gr.Video(label="Generated video (press play; rate it as an image)", height=height, interactive=False,
-                    loop=True, autoplay=False, visible=False, elem_id="rate-out-video", buttons=["fullscreen"])
+                    loop=True, autoplay=False, visible=True, elem_id="rate-out-video", buttons=["fullscreen"])
 
 
 def task_media(task: TaskView | None) -> tuple[Any, Any]:
