@@ -51,9 +51,9 @@ def build_app(wb: Workbench) -> gr.Blocks:
         refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
                                                         score.out_image)
         browse_ui.open.click(
-            browse_tab.open_handler(wb), [browse_ui.sample_id, score.masks.session],
+            browse_tab.open_handler(wb), [browse_ui.sample_id, score.masks.session, score.video.state],
             [score.ref_image, score.extra_refs, score.out_image, score.prompt, score.subject, score.masks.session,
-             score.message, score.scores, tabs], api_name="open_sample"
+             score.message, score.scores, tabs, score.out_video, score.video.state], api_name="open_sample"
         ).then(score.masks.refresh, refresh_in, refresh_out).then(*score.explain)
 
         def status_text():

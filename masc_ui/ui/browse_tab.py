@@ -12,6 +12,7 @@ from ..workbench.browse import EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from .score_table import score_table_html
 from .users import user_of
+from .video_media import open_video, poster_preview
 
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 """File name suffix of an opened sample's image handed to the browser, by its stored media type."""
@@ -41,6 +42,8 @@ def build(wb: Workbench) -> BrowseTab:
     with gr.Row():
         sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id")
         open_btn = gr.Button("Open in the Score tab", elem_id="browse-open")
+        poster = gr.Image(label="Output (a video: its poster frame)", interactive=False, height=160,
+                          elem_id="browse-poster", buttons=[])
     with gr.Row():
         fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format",
                        info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
@@ -73,6 +76,15 @@ def build(wb: Workbench) -> BrowseTab:
 
     table.select(on_select, None, [sample_id])
 
+    def on_poster(sid, request: gr.Request):
+        try:
+            picture, caption = poster_preview(wb, sid, user=user_of(request))
+        except WorkbenchError as exc:
+            return None, f"⚠ {exc}"
+        return (gr.Image(value=picture, label=caption) if picture is not None else None), caption
+
+    sample_id.change(on_poster, [sample_id], [poster, message], api_name="browse_poster", show_progress="hidden")
+
     def on_export(kind, ds, request: gr.Request):
         try:
             path, _ = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
@@ -89,18 +101,19 @@ def open_handler(wb: Workbench):
     its message, its score table (the stored values) and the selected tab, for a stored sample with its
     current masks. The images go to the browser as their stored bytes (so a Save of the opened sample finds the
     same images and the same sample)."""
-    def handler(sample_id, session: MaskSession, request: gr.Request):
+    def handler(sample_id, session: MaskSession, vstate, request: gr.Request):
         if sample_id is None:
-            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update(), gr.update())
+            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update(), gr.update(),
+                    gr.update(), vstate)
         try:
             user = user_of(request)
             s = wb.samples.open(int(sample_id), user=user)
             table = score_table_html(wb.stored_report(s.sample_id, user=user), demo=wb.status().is_demo)
+            video = open_video(wb, s, vstate) if getattr(s.out, "frame_count", None) is not None else None
         except WorkbenchError as exc:
-            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update())
-        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
-            return (*[gr.update()] * 6, f"⚠ sample #{s.sample_id} is a video; the Score tab does not show videos yet "
-                    "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)", table, gr.update())
+            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update(), gr.update(), vstate)
+        if video is None:
+            vstate.reset()
         session.reset()
         for i, m in enumerate(s.ref_masks):
             if m is not None:
@@ -109,12 +122,12 @@ def open_handler(wb: Workbench):
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"))
         folder = wb.scratch.new_folder()
         files = []
-        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)]:
+        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)] * (not video):
             path = folder / f"{name}{SUFFIXES.get(img.media_type, '.png')}"
             path.write_bytes(img.data)
             files.append(str(path))
-        extra = files[1:-1]
-        return (files[0], extra or None, files[-1], s.prompt, s.subject, session,
+        extra = files[1:-1] if not video else files[1:]
+        return (files[0], extra or None, None if video else files[-1], s.prompt, s.subject, session,
                 f"opened sample #{s.sample_id} with its current masks and stored scores", table,
-                gr.Tabs(selected="score"))
+                gr.Tabs(selected="score"), video, vstate)
     return handler

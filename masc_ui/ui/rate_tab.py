@@ -11,6 +11,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .users import user_of
+from .video_media import build_player, task_media
 
 RATING_CONCURRENCY = 32
 """Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
@@ -49,6 +50,7 @@ def build(wb: Workbench) -> tuple:
                               elem_id="rate-refs", interactive=False, buttons=["fullscreen"])
             out = gr.Image(label="Generated image", height=460, interactive=False, elem_id="rate-out",
                            buttons=["fullscreen"])
+            player = build_player(460)
         with gr.Row():
             cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp")
             pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-pf")
@@ -64,7 +66,7 @@ def build(wb: Workbench) -> tuple:
     # given to a task that is no longer the session's current one (a second key pressed before the first answer
     # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
-    shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, message]
+    shown = [state, on_screen, who, prompt, refs, out, cp, pf, progress, player, message]
     keep = [gr.update()] * (len(shown) - 2)
 
     def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
@@ -74,18 +76,20 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return st, "", note, "", [], None, None, None, "", msg
+            return st, "", note, "", [], None, None, None, "", gr.update(value=None, visible=False), msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return st, "", who_md, "**No task left for you.** Thank you!", [], None, None, None, prog, msg
+            image, video = task_media(None)
+            return st, "", who_md, "**No task left for you.** Thank you!", [], image, None, None, prog, video, msg
         prompt_md = f"### Prompt\n> {html.escape(task.prompt)}"
         status_note = f" (your earlier answer: {task.status})" if task.status else ""
+        image, video = task_media(task)
         return (st, task.token, who_md + status_note, prompt_md,
-                task.refs, task.out, task.scores.get("cp"), task.scores.get("pf"), prog, msg)
+                task.refs, image, task.scores.get("cp"), task.scores.get("pf"), prog, video, msg)
 
     def _next(user: str):
         task, prog = wb.ratings.next_task_and_progress(user)

@@ -9,7 +9,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.examples import list_examples, load_example
 from ..workbench.masks import MaskSession
-from . import catalogue_panel, mask_panel
+from . import catalogue_panel, mask_panel, video_panel
 from .gpu import gpu
 from .score_table import score_table_html
 from .users import user_of
@@ -28,6 +28,8 @@ class ScoreTab:
     scores: gr.HTML
     explain: tuple
     """(handler, inputs, outputs) of the Explain button, for flows that open a sample."""
+    out_video: video_panel.VideoUpload
+    video: video_panel.VideoPanel
 
 
 def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
@@ -46,6 +48,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         with gr.Column():
             out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Output image (drag and drop, paste or click)", elem_id="out-image",
                                     height=300)
+            out_video = video_panel.build_upload()
     with gr.Row():
         prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",
                             scale=3)
@@ -61,6 +64,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     run = gr.Button("Run", variant="primary", elem_id="run")
     scores = gr.HTML(elem_id="scores")
     report_state = gr.State(None)
+    video = video_panel.build()
     explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain")
     with gr.Row():
         cp_map = gr.Gallery(label="CP over each reference", columns=2, object_fit="contain", interactive=False,
@@ -99,39 +103,46 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                api_name="load_example")\
         .then(lambda: None, None, [extra_refs]).then(masks.refresh, refresh_in, refresh_out)
 
-    def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession):
+    def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession, vstate=None):
         """The sample on screen, from the images the session decoded at upload (not decoded again)."""
         refs, out_path = mask_panel.image_paths(ref, extra, out)
         ref_masks, out_mask = mask_panel.masks_for_sample(session, len(refs))
         ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
+        if video_panel.has_video(vstate):
+            return video_panel.video_sample(wb, vstate, ref_imgs, prompt_text, subject_text, ref_masks)
         out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
         return wb.make_sample(ref_imgs, out_img, prompt_text, subject_text, ref_masks, out_mask)
 
-    inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
+    inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session, video.state]
+    video_panel.wire(wb, video, out_video, out_image, subject, report_state, sample_of, inputs[:-1], metrics)
 
     @gpu
-    def on_run(ref, extra, out, prompt_text, subject_text, session, names, as_x100, request: gr.Request,
+    def on_run(ref, extra, out, prompt_text, subject_text, session, vstate, names, as_x100, request: gr.Request,
                progress=gr.Progress()):
         try:
-            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session, vstate)
             if not names:
                 return gr.update(), None, "⚠ choose at least one metric", wb.status().line()
             report = wb.score(sample, names, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
         except WorkbenchError as exc:
             return "", None, f"⚠ {exc}", wb.status().line()
-        html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo)
+        html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo, notes=video_panel.row_notes(report))
         how = "reused cached scores" if report.cached else f"computed in {report.seconds:.2f} s"
         note = f"scored {len(report.rows)} metric(s) ({how}): " + ", ".join(r.display_name for r in report.rows)
         return html, report, note, wb.status().line()
 
     run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2,
-              api_name="run")
-    x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(rep, x100=on,
-                                                                                  demo=wb.status().is_demo),
+              api_name="run").then(*video.after_run, show_progress="hidden")
+    x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(
+                    rep, x100=on, demo=wb.status().is_demo, notes=video_panel.row_notes(rep)),
                 [report_state, x100], [scores])
 
     @gpu
-    def on_explain(ref, extra, out, prompt_text, subject_text, session, request: gr.Request, progress=gr.Progress()):
+    def on_explain(ref, extra, out, prompt_text, subject_text, session, vstate, request: gr.Request,
+                   progress=gr.Progress()):
+        if video_panel.has_video(vstate):
+            return None, None, None, None, "the output is a video: click a frame of the strip to explain it", \
+                wb.status().line()
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
             ex = wb.explain(sample, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
@@ -145,12 +156,13 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                   api_name="explain")
 
     @gpu
-    def on_save(ref, extra, out, prompt_text, subject_text, session: MaskSession, names, dataset_name, method_name,
-                request: gr.Request, progress=gr.Progress()):
+    def on_save(ref, extra, out, prompt_text, subject_text, session: MaskSession, vstate, names, dataset_name,
+                method_name, request: gr.Request, progress=gr.Progress()):
         try:
-            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
+            sample = sample_of(ref, extra, out, prompt_text, subject_text, session, vstate)
             saved = wb.save_sample(sample, user=user_of(request), dataset=dataset_name, method=method_name or None,
-                                   mask_sources=dict(session.sources), names=names or None,
+                                   mask_sources={**session.sources, **video_panel.mask_sources(vstate)},
+                                   names=names or None,
                                    progress=lambda f, d: progress(f, desc=d))
         except WorkbenchError as exc:
             return None, f"⚠ {exc}"
@@ -159,4 +171,5 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2,
                api_name="save")
     explain_io = (on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status])
-    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message, scores, explain_io)
+    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message, scores, explain_io,
+                    out_video, video)

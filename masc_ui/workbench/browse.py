@@ -115,7 +115,8 @@ class StoredSamples:
 
     def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
         """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
-        None for a ratings-only sample (no images)."""
+        None for a ratings-only sample (no images). Admins only."""
+        self._database.accounts.require_admin(user, "browsing stored samples")
         sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
         if sample.output is None:
             return None

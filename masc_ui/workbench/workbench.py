@@ -165,11 +165,13 @@ class Workbench:
 
     def explain_frame(self, sample: Sample, frame_index: int, *, user: str | None,
                       progress: Progress | None = None) -> Explanation:
-        """See `Scoring.explain_frame` (MaSC overlays of one frame of a video sample)."""
+        """See `Scoring.explain_frame` (MaSC overlays of one frame of a video sample). Admins only."""
+        self.accounts.require_admin(user, "explaining scores")
         return self.scoring.explain_frame(sample, frame_index, user=user, progress=progress)
 
     def segment_frames_by_name(self, video: "InputVideo", subject: str | None, *, user: str | None) -> "FrameMasks":
-        """See `Segmentation.segment_frames_by_name` (a mask per sampled frame from the subject's name)."""
+        """See `Segmentation.segment_frames_by_name` (a mask per sampled frame from the subject's name). Admins only."""
+        self.accounts.require_admin(user, "segmenting")
         return self.segmentation.segment_frames_by_name(video, subject, user=user)
 
     def poster(self, output: "InputImage | InputVideo") -> "InputImage":

@@ -111,7 +111,8 @@ def test_save_twice_does_not_duplicate(client, served):
     assert all(v.provenance.code_version and v.provenance.model_id for v in values)
     assert len(store.masks.current(samples[0].id)) == 2
     fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
-    ref2, _, out2, prompt2, subject2, msg, stored = fresh.predict(samples[0].id, api_name="/open_sample")
+    ref2, _, out2, prompt2, subject2, msg, stored, video = fresh.predict(samples[0].id, api_name="/open_sample")
+    assert video is None  # an image sample: the video box stays empty
     assert prompt2 == prompt and subject2 == subject and "stored scores" in msg
     registered = {spec.name for spec in list_metrics()}  # the stored report lists every registered image metric
     assert set(_values(stored)) == registered and re.fullmatch(r"-?\d+\.\d{4}", _values(stored)["cp"])
@@ -134,14 +135,14 @@ def _seed_samples(served, n: int = 3) -> list[int]:
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(api_name="/rate_open")
+    screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(api_name="/rate_open")
     assert "alice" in who and "Prompt" in prompt and refs and out
     assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
         before = served.wb.database.store.ratings.current(rater="alice")
-        screen, who, prompt, refs, out, cp, pf, progress, msg = c.predict(screen, cp_score, pf_score,
+        screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(screen, cp_score, pf_score,
                                                                           api_name="/rate_submit")
         after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
@@ -192,7 +193,7 @@ def test_browse_filter_open_and_export(client, served):
     *_, only_m0, _ = client.predict("rating", "m0", "", "clip_i", True, api_name="/browse")
     assert {r[headers.index("method")] for r in only_m0["data"]} == {"m0"}
     sid = rows[0][0]
-    ref, extra, out, prompt, subject, message, stored = client.predict(sid, api_name="/open_sample")
+    ref, extra, out, prompt, subject, message, stored, _ = client.predict(sid, api_name="/open_sample")
     assert f"opened sample #{sid}" in message and Path(ref).is_file() and prompt == rows[0][headers.index("prompt")]
     shown = _values(stored)
     assert shown["clip_i"] == f"{rows[0][headers.index('clip_i')]:.4f}"

@@ -18,7 +18,7 @@ ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
 RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_back", "status_text", "pages_for",
                    "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip", "rate_pair_flag",
                    "rate_pair_back"}
-NEEDS_EVENT_DATA = {"on_click", "on_select"}
+NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 
 
@@ -138,7 +138,8 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
             "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
-            "pairwise_report", "pairwise_datasets"} <= set(admin_only)
+            "pairwise_report", "pairwise_datasets", "video_load", "video_select", "video_explain", "video_mask_brush",
+            "video_mask_by_name", "video_mask_clear", "browse_poster"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -157,7 +158,7 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
     for sample in store.samples.list("secret-set"):
         store.ratings.rate_sample("someone-else", sample.id, {"cp": 4, "pf": 0})
     rater = Client(app.url, auth=RATER, verbose=False)
-    token, who, prompt, refs, out, cp, pf, progress, msg = rater.predict(api_name="/rate_open")
+    token, who, prompt, refs, out, cp, pf, progress, _, msg = rater.predict(api_name="/rate_open")
     shown = json.dumps([token, who, prompt, progress, msg])
     assert "secret-method" not in shown and "clip" not in shown.lower() and "someone-else" not in shown
     assert cp is None and pf is None and not token.isdigit()
