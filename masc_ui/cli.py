@@ -276,6 +276,10 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--outputs", type=Path, help="dreambooth: generated images, <method>/<subject>/<prompt_idx>_<seed>.png")
     p.add_argument("--unique-token", help="dreambooth: the token in the prompts (default sks)")
     p.add_argument("--max-problems", type=int, default=50, help="skipped rows listed in the report (default 50)")
+    p.add_argument("--for-rating", action=argparse.BooleanOptionalAction, default=None,
+                   help="mark the imported dataset(s) for rating: raters get their samples as tasks (default: a "
+                        "dataset the import creates is marked, an existing one keeps its mark; --no-for-rating "
+                        "leaves them unmarked)")
     _add_common(p)
     p.set_defaults(func=_cmd_import)
 
@@ -293,7 +297,8 @@ def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> i
                                        outputs=args.outputs, unique_token=args.unique_token)
         total = sample_count(parsed)
         with tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
-            summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update)
+            summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update,
+                                       for_rating=args.for_rating)
     for summary in summaries:
         print("\n".join(summary.lines(max_problems=args.max_problems)))
     return 0
@@ -423,10 +428,14 @@ def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> i
 # --- db: migrations, full dump and restore ---------------------------------------------------------------------
 
 def _add_db(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore")
-    p.add_argument("action", choices=("upgrade", "check", "dump", "restore"))
-    p.add_argument("file", nargs="?", type=Path, help="dump: file to write; restore: file to read")
+    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore, "
+                                  "datasets marked for rating")
+    p.add_argument("action", choices=("upgrade", "check", "dump", "restore", "datasets", "for-rating"),
+                   help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
+                        "(or unmark) a dataset for rating")
+    p.add_argument("file", nargs="?", help="dump: file to write; restore: file to read; for-rating: dataset name")
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
+    p.add_argument("--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)")
     _add_common(p)
     p.set_defaults(func=_cmd_db)
 
@@ -435,6 +444,11 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or settings_from_args(args)
     if args.action in ("dump", "restore") and args.file is None:
         raise InputError(f"masc-ui db {args.action} needs a FILE argument")
+    if args.action == "for-rating" and not args.file:
+        raise InputError("masc-ui db for-rating needs a DATASET argument (see `masc-ui db datasets`)")
+    if args.action in ("datasets", "for-rating"):
+        return _db_datasets(args, settings)
+    args.file = Path(args.file) if args.file is not None else None
     with _database(settings) as database:
         if args.action == "upgrade":
             print(f"schema at revision {database.upgrade(CLI_USER)}")
@@ -449,6 +463,19 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
             return 0
         database.restore(CLI_USER, args.file)
         print(f"restored {args.file}")
+    return 0
+
+
+def _db_datasets(args: argparse.Namespace, settings: Settings) -> int:
+    from .workbench.browse import StoredSamples
+
+    with _database(settings) as database:
+        samples = StoredSamples(database, settings)
+        if args.action == "for-rating":
+            print(samples.set_for_rating(args.file, not args.off, user=CLI_USER))
+            return 0
+        for d in samples.datasets(user=CLI_USER):
+            print(f"{d.name}\t{d.samples} samples\t{'for rating' if d.for_rating else 'not for rating'}")
     return 0
 
 

@@ -1,6 +1,11 @@
 """Rating use cases: the next task of a rater (blind: images and prompt only), going back, progress, and
 committing a rater's answers (both criteria in one transaction).
 
+Tasks come only from the datasets marked for rating (`storage` `for_rating_only`: imports mark theirs, the
+Score tab's scratch saves are not marked unless an admin marks their dataset). A skip never erases an answer: a
+rater who goes back to a task they answered and presses Skip moves on with the answer kept. A flag needs a
+reason (stored as the ratings' note); it replaces an earlier answer, which stays in the rating history.
+
 A write that finds the database busy is retried inside the storage layer (`storage.transactions`, up to its
 `max_wait_s`); any other failure is reported as `StoreError` with nothing stored, so the UI keeps the task and
 the chosen scores on screen for another try.
@@ -34,6 +39,8 @@ ANCHORS = {
 }
 """criterion -> (question, anchor text of levels 0..4); one entry per `criteria()`."""
 CRITERION_NAMES = {"cp": "concept preservation", "pf": "prompt following"}
+MAX_REASON_CHARS = 1000
+"""Longest flag reason accepted."""
 
 
 def criteria() -> tuple[str, ...]:
@@ -56,16 +63,40 @@ class TaskView:
     """criterion -> this rater's current score (None = not rated, or skipped/flagged)."""
     status: str | None
     """This rater's current status on the sample (`rated`, `skipped`, `flagged`) or None when new."""
+    reason: str | None = None
+    """The reason this rater gave when they flagged the sample."""
 
 
 @dataclass(frozen=True)
 class RaterProgress:
+    """One rater's progress over the tasks for rating: answered = rated + skipped + flagged."""
+
     rated: int
     assigned: int
     total: int
+    skipped: int = 0
+    flagged: int = 0
+
+    @property
+    def answered(self) -> int:
+        return self.rated + self.skipped + self.flagged
 
     def text(self) -> str:
-        return f"rated {self.rated} / assigned {self.assigned} / total {self.total}"
+        others = [f"{n} {what}" for n, what in ((self.skipped, "skipped"), (self.flagged, "flagged")) if n]
+        extra = f" ({', '.join(others)} not rated)" if others else ""
+        return f"rated {self.rated}{extra} / assigned {self.assigned} / total {self.total}"
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """What an answer did."""
+
+    sample_id: int
+    status: str
+    """The status now stored for the rater on the sample."""
+    stored: bool
+    """False when nothing was written (a skip of a task the rater had answered keeps the answer)."""
+    message: str
 
 
 class RatingTasks:
@@ -79,14 +110,14 @@ class RatingTasks:
         """The next sample `user` should rate (None when nothing is left); creates the rater on first use."""
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(user)
-            return store.tasks.next_task(user, dataset, overlap_k=self._settings.rating_overlap)
+            return store.tasks.next_task(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True)
         task = self._database.run(work)
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def previous_task(self, user: str, before_sample_id: int | None, *,
                       dataset: str | None = None) -> TaskView | None:
         task = self._database.run(lambda store: store.tasks.previous_task(user, before_sample_id=before_sample_id,
-                                                                          dataset=dataset))
+                                                                          dataset=dataset, for_rating_only=True))
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
@@ -98,17 +129,23 @@ class RatingTasks:
         return self._view(sample, order, ratings)
 
     def progress(self, user: str, *, dataset: str | None = None) -> RaterProgress:
-        p = self._database.run(lambda store: store.tasks.progress(user, dataset,
-                                                                  overlap_k=self._settings.rating_overlap))
-        return RaterProgress(p.rated, p.assigned, p.total)
+        def work(store: Any) -> tuple[Any, dict[int, str]]:
+            return (store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
+                    store.tasks.statuses(user, dataset, for_rating_only=True))
+        p, statuses = self._database.run(work)
+        found = list(statuses.values())
+        return RaterProgress(found.count("rated"), p.assigned, p.total, found.count("skipped"), found.count("flagged"))
 
     def submit(self, user: str, sample_id: int, scores: dict[str, int | None], *, status: str = "rated",
-               seconds_spent: float | None = None, presentation_order: int | None = None) -> None:
+               seconds_spent: float | None = None, presentation_order: int | None = None,
+               reason: str | None = None) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
-        score 0..4 for each criterion; `skipped` / `flagged` store no scores. Raises StoreError (nothing stored)
-        when the database refuses or fails the write."""
+        score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
+        wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated stores nothing
+        and keeps the answer. Raises StoreError (nothing stored) when the database refuses or fails the write."""
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
+        note = None
         if status == "rated":
             missing = [c for c in criteria() if scores.get(c) is None]
             if missing:
@@ -117,9 +154,30 @@ class RatingTasks:
             payload = {c: int(scores[c]) for c in criteria()}  # type: ignore[arg-type]
         else:
             payload = {c: None for c in criteria()}
+        if status == "flagged":
+            note = " ".join((reason or "").split())
+            if not note:
+                raise InputError("say what is wrong with this task (e.g. 'the output image is blank') in the reason "
+                                 "box, then flag it again")
+            if len(note) > MAX_REASON_CHARS:
+                raise InputError(f"the reason is {len(note)} characters long; keep it under {MAX_REASON_CHARS}")
+        if status == "skipped":
+            earlier = self._current(user, sample_id)
+            if earlier and all(r.status == "rated" for r in earlier.values()):
+                shown = ", ".join(f"{c.upper()} {earlier[c].score}" for c in criteria() if c in earlier)
+                return Submitted(sample_id, "rated", False,
+                                 f"kept your answer to sample #{sample_id} ({shown}): a skip never erases an answer")
         self._database.run(lambda store: store.ratings.rate_sample(
             user, sample_id, payload, status=status, seconds_spent=seconds_spent,
-            presentation_order=presentation_order or None))
+            presentation_order=presentation_order or None, note=note))
+        return Submitted(sample_id, status, True, f"saved sample #{sample_id} ({status})")
+
+    def _current(self, user: str, sample_id: int) -> dict[str, Any]:
+        """criterion -> `user`'s current rating of the sample (task criteria only)."""
+        def work(store: Any) -> list[Any]:
+            store.ratings.ensure_rater(user)
+            return store.ratings.current(rater=user, sample_id=sample_id)
+        return {r.criterion: r for r in self._database.run(work) if r.criterion in criteria()}
 
     def ratings_of(self, user: str) -> list[Any]:
         """`user`'s current ratings (storage records)."""
@@ -131,7 +189,8 @@ class RatingTasks:
         out = self._pixels(sample.output, f"output of sample #{sample.id}")
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
-        return TaskView(sample.id, refs, out, sample.prompt, order, scores, status)
+        reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
+        return TaskView(sample.id, refs, out, sample.prompt, order, scores, status, reason)
 
     def _pixels(self, sha: str, name: str) -> Image.Image:
         data = self._database.run(lambda store: store.images.read(sha))

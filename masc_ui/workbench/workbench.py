@@ -99,14 +99,16 @@ class Workbench:
 
     def save_sample(self, sample: Sample, *, user: str | None, dataset: str, method: str | None = None,
                     mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,
-                    progress: Progress | None = None) -> Saved:
+                    progress: Progress | None = None, sample_id: int | None = None) -> Saved:
         """Score `sample` (from the result cache when Run already scored it) and record it with its masks and
-        every value (`Recorder.save`). Saving the same thing twice adds nothing."""
+        every value (`Recorder.save`; `sample_id`: the stored sample on screen, which Save adds to). Saving the
+        same thing twice adds nothing; `score` with the same arguments afterwards returns the saved scores from
+        the result cache."""
         report = self.score(sample, names, user=user, progress=progress)
         if progress:
             progress(0.9, "writing to the database")
         return self.recorder.save(sample, report.values, user=user, dataset=dataset, method=method,
-                                  mask_sources=mask_sources or {})
+                                  mask_sources=mask_sources or {}, sample_id=sample_id)
 
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """See `StoredSamples.stored_report`."""

@@ -73,6 +73,21 @@ class TaskRepository:
             return Progress(rated=rated, assigned=rated + len(state.waiting(overlap_k)), total=len(state.scope))
         return self._tx.read(work)
 
+    def statuses(self, rater: str, dataset: str | None = None, *, for_rating_only: bool = False) -> dict[int, str]:
+        """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
+        current rating): `rated` when every criterion is rated, else `flagged` when one is flagged, else
+        `skipped`."""
+        def work(s: Session) -> dict[int, str]:
+            state = _State.load(s, rater, dataset, for_rating_only)
+            out = {}
+            for sample_id, by_criterion in state.mine.items():
+                if len(by_criterion) == len(t.CRITERIA):
+                    found = {r.status for r in by_criterion.values()}
+                    out[sample_id] = ("rated" if found == {"rated"} else "flagged" if "flagged" in found
+                                      else "skipped")
+            return out
+        return self._tx.read(work)
+
 
 def _order_key(seed: int, rater: str, sample_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater}:{sample_id}".encode()).hexdigest()

@@ -98,3 +98,14 @@ def test_upgrade_marks_existing_datasets_except_the_score_tabs_scratch_dataset(d
             assert c.execute(sa.text("SELECT COUNT(*) FROM datasets")).scalar() == 3
     finally:
         engine.dispose()
+
+
+def test_statuses_of_a_raters_finished_tasks(store, add_sample):
+    a, b, c, d = (add_sample() for _ in range(4))
+    store.ratings.ensure_rater("alice")
+    store.ratings.rate_sample("alice", a.id, {"cp": 3, "pf": 1})
+    store.ratings.rate_sample("alice", b.id, {"cp": None, "pf": None}, status="skipped")
+    store.ratings.rate_sample("alice", c.id, {"cp": None, "pf": None}, status="flagged", note="broken image")
+    store.ratings.rate("alice", d.id, "cp", 2)  # started, not finished
+    assert store.tasks.statuses("alice", "ds") == {a.id: "rated", b.id: "skipped", c.id: "flagged"}
+    assert store.tasks.statuses("alice", for_rating_only=True) == {}
