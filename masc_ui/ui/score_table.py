@@ -6,7 +6,8 @@ import html
 from ..workbench import ScoreReport
 
 
-def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = False) -> str:
+def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = False, caption: str = "") -> str:
+    """The table of `report`; `caption` (e.g. "stored values of sample #2") is shown above it."""
     head = ("<tr><th>metric</th><th>value</th><th>range</th><th>direction</th><th>convention</th></tr>")
     rows = []
     for r in report.rows:
@@ -19,4 +20,6 @@ def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = Fa
             f"<td>{html.escape(shown_range)}</td><td>{html.escape(r.direction)}</td>"
             f"<td><small>{html.escape(r.convention)}</small></td></tr>")
     note = ('<p class="demo-banner">demo weights: numbers are not meaningful</p>' if demo else "")
-    return f'{note}<table class="score-table" id="score-table">{head}{"".join(rows)}</table>'
+    title = f'<p class="score-caption" id="score-caption">{html.escape(caption)}</p>' if caption else ""
+    return (f'{note}{title}<div class="score-table-wrap"><table class="score-table" id="score-table">{head}'
+            f'{"".join(rows)}</table></div>')

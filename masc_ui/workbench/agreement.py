@@ -42,6 +42,8 @@ class ScatterSeries:
     sample_ids: tuple[str, ...]
 
 
+TABLE_HEADERS = ("group", "metric", "n", "raters", "alpha", "alpha 95% CI", "spearman", "kendall", "pearson", "note")
+"""Columns of `table_rows`."""
 SMALL_N = 30
 """Fewer samples than this in a row earn a warning: alpha and the correlations swing widely, CIs are wide."""
 MAX_BOOTSTRAP = 20_000
@@ -154,7 +156,7 @@ def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
     from ..metrics.registry import list_metrics
 
     shown = {spec.name: spec.display_name for spec in list_metrics()}
-    headers = ["group", "metric", "n", "raters", "alpha", "alpha 95% CI", "spearman", "kendall", "pearson", "note"]
+    headers = list(TABLE_HEADERS)
     rows = []
     for r in view.table.rows:
         rows.append([r.group, shown.get(r.metric, r.metric), r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),

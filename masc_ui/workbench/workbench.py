@@ -119,9 +119,10 @@ class Workbench:
         """See `Segmentation.sam_predict`."""
         return self.segmentation.sam_predict(image, points, box, user=user)
 
-    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None) -> Any:
+    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None,
+                        threshold: float | None = None) -> Any:
         """See `Segmentation.segment_by_name`."""
-        return self.segmentation.segment_by_name(image, subject, user=user)
+        return self.segmentation.segment_by_name(image, subject, user=user, threshold=threshold)
 
     def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
         """See `Segmentation.mask_from_brush`."""
