@@ -165,6 +165,22 @@ def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image
     return with_legend(canvas, title=title, lo=lo, hi=hi)
 
 
+def side_by_side(images: Sequence[Image.Image], *, gap: int = 16) -> Image.Image:
+    """`images` in a row on white, each scaled (keeping its aspect) to the height of the tallest, `gap` pixels
+    apart; one picture of several references' maps, each keeping its own legend."""
+    if not images:
+        raise ValueError("side_by_side needs at least one image")
+    height = max(im.height for im in images)
+    scaled = [im if im.height == height else im.resize((max(1, round(im.width * height / im.height)), height))
+              for im in images]
+    canvas = Image.new("RGB", (sum(im.width for im in scaled) + gap * (len(scaled) - 1), height), "white")
+    x = 0
+    for im in scaled:
+        canvas.paste(im.convert("RGB"), (x, 0))
+        x += im.width + gap
+    return canvas
+
+
 def mask_overlay(image: InputImage | Image.Image, mask: np.ndarray | None, *, opacity: float = 0.5,
                  color: tuple[int, int, int] = (255, 40, 120)) -> Image.Image:
     """`image` with the bool/0..1 (H, W) `mask` tinted in `color` at `opacity` and its outline drawn.

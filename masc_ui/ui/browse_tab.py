@@ -34,13 +34,13 @@ class BrowseTab:
 def build(wb: Workbench) -> BrowseTab:
     with gr.Row():
         dataset = gr.Dropdown([], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset",
-                              min_width=160)
+                              min_width=120)
         method = gr.Dropdown([], value=None, label="Method", allow_custom_value=True, elem_id="browse-method",
-                             min_width=160)
+                             min_width=120)
         subject = gr.Dropdown([], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject",
-                              min_width=160)
-        sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=160)
-        descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=120)
+                              min_width=120)
+        sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=120)
+        descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=110)
     with gr.Row(equal_height=True):
         refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=1, min_width=120)
         message = gr.Markdown(elem_id="browse-message", elem_classes=["action-message"], min_width=200)
@@ -49,7 +49,7 @@ def build(wb: Workbench) -> BrowseTab:
         mark = gr.Button("Mark for rating", size="sm", elem_id="browse-mark", scale=0, min_width=150)
         unmark = gr.Button("Stop rating tasks", size="sm", elem_id="browse-unmark", scale=0, min_width=150)
     table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=420, pinned_columns=1,
-                         show_row_numbers=False, max_chars=60)
+                         show_row_numbers=False, max_chars=48)
     with gr.Row(equal_height=True):
         sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id",
                               min_width=160)

@@ -272,8 +272,10 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             seg = wb.segment_by_name(img, name, user=user_of(request), threshold=threshold)
             found = f"'{seg.text}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:
-                msg = session.offer(target, seg.mask, "text-prompted", img, doubtful=seg.reason)
-                msg += ". Lower the Score threshold and segment again, or draw the mask with the brush or SAM clicks"
+                reason = (seg.reason or "").replace("lower the threshold", "lower the Score threshold and segment again")
+                if "Score threshold" not in reason:
+                    reason += "; or lower the Score threshold and segment again"
+                msg = session.offer(target, seg.mask, "text-prompted", img, doubtful=reason)
                 warn(f"doubtful mask of '{seg.text}': nothing was applied")
             else:
                 msg = f"{found}. {session.offer(target, seg.mask, 'text-prompted', img)}"

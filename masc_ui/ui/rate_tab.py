@@ -1,7 +1,7 @@
 """Rate tab: blind 0-4 ratings of the next assigned sample, keyboard first (see launch.KEYBOARD_JS).
 
 Tasks come only from datasets marked for rating. A skip never erases an answer given before (going back and
-pressing S moves on, the answer kept); a flag needs a reason, typed in the box next to the Flag button."""
+pressing S moves on, the answer kept); a flag needs a reason, typed in the box under the buttons."""
 from __future__ import annotations
 
 import html
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from .. import overlays
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, TaskView, criterion_choices
@@ -21,9 +22,9 @@ SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</sp
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
              "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
              "(type the reason first) · <span class='kbd'>B</span> back to the previous task")
-IMAGE_HEIGHT = "clamp(200px, calc(100vh - 660px), 480px)"
+IMAGE_HEIGHT = "clamp(200px, calc(100vh - 690px), 480px)"
 """Height of the rated images: what the window leaves after the scales and buttons (so that they stay in view on
-an 800 x 900 screen), between 200 and 480 pixels."""
+an 800 x 900 screen), between 200 and 480 pixels. Several references are shown side by side in one picture."""
 
 
 @dataclass
@@ -43,8 +44,8 @@ def build(wb: Workbench) -> tuple:
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
         prompt = gr.Markdown(elem_id="rate-prompt")
         with gr.Row(equal_height=True):
-            refs = gr.Gallery(label="Reference(s) of the subject", columns=2, height=IMAGE_HEIGHT, object_fit="contain",
-                              elem_id="rate-refs", interactive=False, buttons=["fullscreen"], min_width=240)
+            refs = gr.Image(label="Reference(s) of the subject", height=IMAGE_HEIGHT, interactive=False,
+                            elem_id="rate-refs", buttons=["fullscreen"], min_width=240)
             out = gr.Image(label="Generated image", height=IMAGE_HEIGHT, interactive=False, elem_id="rate-out",
                            buttons=["fullscreen"], min_width=240)
         with gr.Row():
@@ -54,7 +55,7 @@ def build(wb: Workbench) -> tuple:
             back = gr.Button("Back (B)", elem_id="rate-back", min_width=90)
             skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90)
             submit = gr.Button("Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130)
-            flag = gr.Button("Flag a problem (F)", elem_id="rate-flag", min_width=150)
+            flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90)
         reason = gr.Textbox(show_label=False, label="Reason for a flag", placeholder="Reason for a flag (needed to "
                             "flag): what is wrong with this task, e.g. 'the output image is blank'",
                             elem_id="rate-reason", max_lines=1, container=False)
@@ -73,14 +74,14 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return TaskState(), "", note, "", [], None, None, None, "", "", msg
+            return TaskState(), "", note, "", None, None, None, None, "", "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = wb.ratings.progress(user).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return (TaskState(), "", who_md, "**No task left for you.** Thank you!", [], None, None, None, "", prog,
+            return (TaskState(), "", who_md, "**No task left for you.** Thank you!", None, None, None, None, "", prog,
                     msg)
         prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
         earlier = ""
@@ -88,7 +89,8 @@ def build(wb: Workbench) -> tuple:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
         return (TaskState(task.sample_id, task.presentation_order, time.time()), str(task.sample_id),
-                who_md + earlier, prompt_md, task.refs, task.out, task.scores.get("cp"), task.scores.get("pf"),
+                who_md + earlier, prompt_md, overlays.side_by_side(task.refs), task.out, task.scores.get("cp"),
+                task.scores.get("pf"),
                 task.reason or "", prog, msg)
 
     def on_open(request: gr.Request):

@@ -11,6 +11,7 @@ from typing import Any
 
 import gradio as gr
 
+from .. import overlays
 from ..errors import WorkbenchError
 from ..metrics.registry import get_spec
 from ..metrics.sample import Sample
@@ -194,12 +195,12 @@ def on_explain(wb: Workbench, tab: Any):
         except WorkbenchError as exc:
             return {**empty, tab.explain_msg: warn(exc), tab.computed: (computed[0], None),
                     tab.status: wb.status().line()}
-        cp_maps = [(img, f"reference {i + 1}") for i, img in enumerate(ex.cp_ref) if img is not None]
+        cp_maps = [img for img in ex.cp_ref if img is not None]
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
         shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
         msg = f"{drawn} map(s) drawn" + (f" ({shown})" if shown else "") + "; what they show is explained below them"
         key = sample_fingerprint(sample)
-        return {tab.cp_map: cp_maps or None, tab.best_map: ex.out_best, tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
+        return {tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None, tab.best_map: ex.out_best, tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
                 tab.explain_notes: explain_summary(ex), tab.explain_msg: msg if drawn else warn(msg),
                 tab.computed: (computed[0], key), tab.stale: stale_note(key, (computed[0], key)),
                 tab.status: wb.status().line()}

@@ -37,7 +37,7 @@ class ScoreTab:
     """(fingerprint of the inputs of the score table, of the maps); None where nothing is shown."""
     explain: gr.Button
     explain_msg: gr.Markdown
-    cp_map: gr.Gallery
+    cp_map: gr.Image
     best_map: gr.Image
     lines: gr.Image
     pf_map: gr.Image
@@ -91,8 +91,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain", scale=1, min_width=200)
         explain_msg = gr.Markdown(elem_id="explain-message", elem_classes=["action-message"], min_width=240)
     with gr.Row():
-        cp_map = gr.Gallery(label="CP over each reference", columns=2, object_fit="contain", interactive=False,
-                            elem_id="cp-map", buttons=["download"], height=420, min_width=240)
+        cp_map = gr.Image(label="CP over each reference", interactive=False, elem_id="cp-map", buttons=["download"],
+                          height=420, min_width=240)
         best_map = gr.Image(label="Best match over the output", interactive=False, elem_id="best-map",
                             buttons=["download"], height=420, min_width=240)
     with gr.Row():

@@ -70,9 +70,10 @@ class StoredSamples:
 
     def browse(self, *, user: str | None, dataset: str | None = None, method: str | None = None,
                subject: str | None = None, limit: int = BROWSE_LIMIT) -> tuple[list[str], list[list[Any]]]:
-        """(headers, rows): id, dataset, subject, method, prompt, every metric's latest value (headed by the
-        registry's display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating
-        and how many raters; filtered by exact dataset / method / subject (None = any)."""
+        """(headers, rows): id, dataset, subject, method, every metric's latest value (headed by the registry's
+        display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many
+        raters, and the prompt last (long: the numbers come first on a narrow screen); filtered by exact
+        dataset / method / subject (None = any)."""
         from ..metrics.registry import list_metrics
 
         rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
@@ -81,15 +82,14 @@ class StoredSamples:
         order = list(shown)
         metric_names = sorted({m for r in rows for m in r.metrics},
                               key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m))
-        headers = ["id", "dataset", "subject", "method", "prompt", *[shown.get(m, m) for m in metric_names],
-                   "human CP (mean)", "human PF (mean)", "raters"]
+        headers = ["id", "dataset", "subject", "method", *[shown.get(m, m) for m in metric_names],
+                   "human CP (mean)", "human PF (mean)", "raters", "prompt"]
         table = []
         for r in rows:
             s = r.sample
-            table.append([s.id, s.dataset, s.subject, s.method or "", s.prompt or "(ratings only: no images)",
-                          *[_round(r.metrics.get(m)) for m in metric_names],
+            table.append([s.id, s.dataset, s.subject, s.method or "", *[_round(r.metrics.get(m)) for m in metric_names],
                           _round(r.means.get("cp")), _round(r.means.get("pf")),
-                          max(r.counts.values()) if r.counts else 0])
+                          max(r.counts.values()) if r.counts else 0, s.prompt or "(ratings only: no images)"])
         return headers, table
 
     def datasets(self, *, user: str | None) -> list[DatasetInfo]:

@@ -169,6 +169,8 @@ class MaskSession:
         self.pending[target] = Proposal(np.asarray(mask) > 0, source, why)
         if image is not None and getattr(image, "sha256", None) is not None and target not in self.masks:
             self.owners[target] = image.sha256
+        if doubtful is not None:
+            return f"{why}. It is shown under 'Proposed mask': apply it only if it is right"
         return f"{why}. Press 'Apply proposed mask' to use it, or 'Discard' to keep what you have"
 
     def apply_pending(self, target: str, image: Any = None) -> str:

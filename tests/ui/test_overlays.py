@@ -91,3 +91,13 @@ def test_draw_prompts_marks_points_and_box():
     out = np.asarray(overlays.draw_prompts(img, [(20, 20, 1), (80, 80, 0)], box=(10, 50, 40, 90)))
     assert out[20, 20, 1] > 150 and out[80, 80, 0] > 150
     assert out[50, 25, 2] > 200  # box edge
+
+
+def test_side_by_side_scales_to_the_tallest_and_keeps_each_whole():
+    a, b = Image.new("RGB", (30, 60), "red"), Image.new("RGB", (40, 20), "blue")
+    pic = overlays.side_by_side([a, b], gap=10)
+    assert pic.size == (30 + 10 + 120, 60)
+    arr = np.asarray(pic)
+    assert tuple(arr[30, 5]) == (255, 0, 0) and tuple(arr[30, 35]) == (255, 255, 255) and tuple(arr[59, 159]) == (0, 0, 255)
+    with pytest.raises(ValueError, match="at least one"):
+        overlays.side_by_side([])
