@@ -90,22 +90,22 @@ def row_note(row: Any, table: Any, data: Any) -> str:
     """Why a row's numbers are missing (empty when they are all there)."""
     if not row.is_human:
         if row.n == 0:
-            return "no sample has both a value of this metric and a rating"
+            return "no sample has a value and a rating"
         if row.n == 1:
-            return "1 sample only: agreement needs 2 or more"
+            return "1 sample only: needs 2 or more"
         if math.isnan(row.alpha.value):
-            return "the metric values or the ratings do not vary over these samples: agreement is undefined"
+            return "values or ratings do not vary: undefined"
     else:
         if row.n_raters < 2:
-            return "one rater only: human-vs-human agreement needs two or more raters rating the same samples"
+            return "one rater only: needs 2+ raters on the same samples"
         _, ratings = data.rating_matrix(data.select(table.by, row.group), table.criterion)
         shared = int(((~np.isnan(ratings)).sum(axis=0) >= 2).sum())
         if shared == 0:
-            return f"{row.n_raters} raters, but no sample was rated by two of them: nothing to compare"
+            return f"{row.n_raters} raters, but no sample rated by two of them"
         if math.isnan(row.alpha.value):
-            return "the ratings do not vary over the shared samples: agreement is undefined"
+            return "ratings do not vary: undefined"
     if table.n_boot and row.n >= 2 and math.isnan(row.alpha.ci_low):
-        return "no confidence interval: too few samples or no variation in the resamples"
+        return "no CI: too little variation in the resamples"
     return ""
 
 
