@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..errors import WorkbenchError
+from ..metrics.registry import list_metrics
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, agreement_view, scatter_series, table_rows
 from .agreement_plot import agreement_figure
@@ -12,6 +13,9 @@ from .feedback import warn
 from .users import user_of
 
 ALL = "(all datasets)"
+COLUMN_WIDTHS = ["70px", "110px", "50px", "70px", "80px", "150px", "90px", "90px", "90px", "280px"]
+"""Widths of the table's columns (`TABLE_HEADERS`): headers and numbers on one line; a narrow window scrolls the
+table inside its box."""
 
 
 def build(wb: Workbench):
@@ -30,8 +34,8 @@ def build(wb: Workbench):
         run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run", scale=1, min_width=180)
         message = gr.Markdown(elem_id="agree-message", elem_classes=["action-message"], min_width=240)
     warnings = gr.Markdown(elem_id="agree-warnings")
-    table = gr.Dataframe(value={"headers": list(TABLE_HEADERS), "data": []}, interactive=False, elem_id="agree-table", wrap=True,
-                         pinned_columns=2)
+    table = gr.Dataframe(value={"headers": list(TABLE_HEADERS), "data": []}, interactive=False, elem_id="agree-table",
+                         wrap=True, pinned_columns=2, column_widths=COLUMN_WIDTHS)
     gr.Markdown("#### Metric vs humans", elem_id="agree-plot-title")
     plot = gr.Plot(show_label=False, elem_id="agree-plot")
     text = gr.Code(label="As printed by `masc-ui agreement`", language=None, elem_id="agree-text")
@@ -42,16 +46,19 @@ def build(wb: Workbench):
             view = agreement_view(wb.database, user=user_of(request), dataset=None if ds in (None, "", ALL) else ds,
                                   criterion=crit, n_boot=int(boots or 0))
             names = view.data.metric_names
-            chosen = chosen if chosen in names else (names[0] if names else None)
+            if chosen not in names:  # the first metric with something to plot
+                with_data = [r.metric for r in view.table.rows if not r.is_human and r.n >= 2]
+                chosen = next(iter(with_data + list(names)), None)
             series = scatter_series(view, chosen) if chosen else None
             headers, rows = table_rows(view)
             fig = agreement_figure(view, series, demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return None, "", None, gr.update(), "", warn(exc)
+        shown = {spec.name: spec.display_name for spec in list_metrics()}
         caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
         n = max((r.n for r in view.table.rows if not r.is_human), default=0)
         return ({"headers": headers, "data": rows}, view.text, fig,
-                gr.update(choices=view.data.metric_names, value=chosen), caution,
+                gr.update(choices=[(shown.get(m, m), m) for m in names], value=chosen), caution,
                 f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples")
 
     run.click(on_run, [dataset, criterion, metric, n_boot], [table, text, plot, metric, warnings, message],

@@ -51,14 +51,14 @@ def build(wb: Workbench) -> BrowseTab:
     table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=420, pinned_columns=1,
                          show_row_numbers=False, max_chars=48)
     with gr.Row(equal_height=True):
-        sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id",
+        sample_id = gr.Number(None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id",
                               min_width=160)
         open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
         open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"], min_width=200)
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=False):
         fmt = gr.Radio(["csv", "jsonl"], value="csv", label="Export format", elem_id="export-format", min_width=160)
         export = gr.Button("Export", elem_id="export", min_width=120)
-        download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200)
+        download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
 
     def rating_state(ds: str | None, user: str | None) -> tuple[str, dict, dict]:

@@ -15,6 +15,8 @@ CSS = """
 .demo-banner {background:#fff3cd;border:2px solid #e0a800;border-radius:8px;padding:6px 12px;font-weight:600}
 .demo-banner summary {cursor:pointer}
 .status-line {font-size:0.85em;color:#555}
+.status-line p {white-space:nowrap;overflow:hidden;text-overflow:ellipsis;margin:0}
+.status-line:hover p, .status-line:focus-within p {white-space:normal}
 .score-table-wrap {overflow-x:auto}
 .score-table td, .score-table th {padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}
 .score-table .na {color:#a33}

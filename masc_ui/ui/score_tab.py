@@ -61,12 +61,12 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     with gr.Row():
         with gr.Column(min_width=240):
             ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="ref-image", height=300,
-                                    label="Reference image (drag and drop, paste or click)")
+                                    label="Reference image")
             extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
                                  file_types=["image"], elem_id="extra-refs", height=140)
         with gr.Column(min_width=240):
             out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300,
-                                    label="Output image (drag and drop, paste or click)")
+                                    label="Output image")
             upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
     with gr.Row():
         prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",

@@ -256,6 +256,7 @@ def test_agreement_tab_matches_cli_table(served):
     assert message.startswith("computed on up to 6 sample(s)")
     assert "fewer than 30" in warnings and "single rater" not in warnings
     assert {row[1] for row in table["data"]} >= {"CLIP-I", "DINO-I", "humans"}
+    assert metric["value"] == "clip_i" and ["CLIP-I", "clip_i"] in metric["choices"]  # a metric with values to plot
     from masc_ui.analysis import agreement_table, format_table
     from masc_ui.datasets.agreement_source import load_agreement_data
 
