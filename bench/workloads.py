@@ -1,6 +1,8 @@
-"""What the benchmark scripts share: random SigLIP2 NaFlex checkpoints and synthetic images/masks."""
+"""What the benchmark scripts share: random base-size checkpoints (SigLIP2 NaFlex, CLIP, PickScore-shaped CLIP,
+DINO) and synthetic images/masks."""
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -32,6 +34,70 @@ def naflex_checkpoint(workdir: Path, size: str) -> Path:
     return path
 
 
+CLIP_SIZES = {
+    "clip": dict(patch_size=32, hidden_act="quick_gelu", pad_token="<|endoftext|>", logit_scale=math.log(1 / 0.07)),
+    "pickscore": dict(patch_size=14, hidden_act="gelu", pad_token="!", logit_scale=math.log(100.0)),
+}
+"""Random CLIP shapes at base width (vision 768 x 12 layers, text 512 x 12 layers, projection 512): `clip` is
+openai/clip-vit-base-patch32's; `pickscore` has PickScore's patch 14, GELU and scale 100 at that base width (the real
+CLIP-H/14 is 1B parameters, too big for a benchmark machine)."""
+
+
+def clip_checkpoint(workdir: Path, kind: str) -> Path:
+    """A seeded random base-width CLIP checkpoint + processor (`kind` in `CLIP_SIZES`), built once under `workdir`,
+    with the demo's locally built CLIP tokenizer."""
+    path = workdir / f"{kind}-base-random"
+    if not (path / "model.safetensors").exists():
+        import torch
+        from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+        from masc_ui.models.demo.clip import TEXT_LENGTH, build_tokenizer
+
+        shape = CLIP_SIZES[kind]
+        print(f"building the base-width random {kind} checkpoint in {path} (once) ...", flush=True)
+        tokenizer = build_tokenizer(shape["pad_token"])
+        ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
+               "pad_token_id": tokenizer.pad_token_id}
+        config = CLIPConfig(
+            text_config=dict(vocab_size=len(tokenizer), hidden_size=512, intermediate_size=2048, num_hidden_layers=12,
+                             num_attention_heads=8, max_position_embeddings=TEXT_LENGTH,
+                             hidden_act=shape["hidden_act"], projection_dim=512, **ids),
+            vision_config=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+                               image_size=224, patch_size=shape["patch_size"], hidden_act=shape["hidden_act"],
+                               projection_dim=512),
+            projection_dim=512, logit_scale_init_value=shape["logit_scale"])
+        torch.manual_seed(0)
+        tmp = workdir / f".building-{kind}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        CLIPModel(config).eval().save_pretrained(tmp)
+        processor = CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
+        CLIPProcessor(image_processor=processor, tokenizer=tokenizer).save_pretrained(tmp)
+        tmp.rename(path)
+    return path
+
+
+def dino_checkpoint(workdir: Path) -> Path:
+    """A seeded random DINO ViT-S/16 (facebook/dino-vits16's shape: hidden 384, 12 layers, 6 heads), built once."""
+    path = workdir / "dino-vits16-random"
+    if not (path / "model.safetensors").exists():
+        import torch
+        from transformers import ViTConfig, ViTImageProcessor, ViTModel
+
+        from masc_ui.models.demo.dino import IMAGENET_MEAN, IMAGENET_STD
+
+        print(f"building the random DINO ViT-S/16 checkpoint in {path} (once) ...", flush=True)
+        config = ViTConfig(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536,
+                           image_size=224, patch_size=16, qkv_bias=True, layer_norm_eps=1e-6)
+        torch.manual_seed(0)
+        tmp = workdir / ".building-dino"
+        shutil.rmtree(tmp, ignore_errors=True)
+        ViTModel(config, add_pooling_layer=False).eval().save_pretrained(tmp)
+        ViTImageProcessor(size={"height": 224, "width": 224}, image_mean=list(IMAGENET_MEAN),
+                          image_std=list(IMAGENET_STD)).save_pretrained(tmp)
+        tmp.rename(path)
+    return path
+
+
 def random_image(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:
     """A smooth random RGB image of `size` (W, H)."""
     w, h = size
@@ -46,3 +112,29 @@ def random_ellipse(size: tuple[int, int], rng: np.random.Generator) -> np.ndarra
     cy, cx = h * rng.uniform(0.4, 0.6), w * rng.uniform(0.4, 0.6)
     ry, rx = h * rng.uniform(0.2, 0.35), w * rng.uniform(0.2, 0.35)
     return ((((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2) <= 1).astype(np.uint8) * 255
+
+
+PROMPTS = [
+    "a photo of a {} on a sandy beach at sunset", "a {} in a snowy forest", "a {} on a wooden table in a kitchen",
+    "a {} floating in outer space with stars", "a watercolor painting of a {}", "a {} in the style of pixel art",
+    "an oil painting of a {} in a museum", "a {} made of glass on a city street", "a giant {} next to the Eiffel tower",
+]
+SUBJECTS = ["kitten", "backpack", "teapot", "robot toy", "sneaker"]
+
+
+def masc_workload(n_refs: int, n_outputs: int, seed: int) -> list:
+    """A DreamBench++-shaped MaSC workload: `n_refs` references of mixed aspect ratios (`REF_SIZES`), each with
+    `n_outputs` square outputs (`OUT_SIZE`) of the prompts above, masks (random ellipses) on both."""
+    from masc_ui.metrics.sample import Sample
+
+    rng = np.random.default_rng(seed)
+    samples = []
+    for r in range(n_refs):
+        size = REF_SIZES[r % len(REF_SIZES)]
+        ref, ref_mask = random_image(rng, size), random_ellipse(size, rng)
+        subject = SUBJECTS[r % len(SUBJECTS)]
+        for k in range(n_outputs):
+            samples.append(Sample(refs=(ref,), out=random_image(rng, OUT_SIZE),
+                                  prompt=PROMPTS[k % len(PROMPTS)].format(subject), subject=subject,
+                                  ref_masks=(ref_mask,), out_mask=random_ellipse(OUT_SIZE, rng)))
+    return samples

@@ -33,6 +33,15 @@ done unless `retry_failed`.
 Ratings-only samples (imported ratings or judge values without images) are left out before sharding and
 counted in the summary ("N ratings-only samples have no images to score"); they are not failures.
 
+Videos: a sample whose output is a video is scored in the same run by the same call (`score_metrics`: every image
+metric per sampled frame, the frames of a video through each backbone together; the video metrics). Its values'
+provenance holds the sampled frame indices, which depend on its frame count T (read from the sample's info,
+`info["video"]["frame_count"]`, written when it was recorded or imported; decoded when absent), so what counts as done
+is decided per provenance of each video. Masks: a stored output mask is reused on every frame (`static`); with
+`masks="text"` a missing output mask is made per sampled frame from the subject's name and never stored (one mask per
+slot), the values say so (`out_mask_frames`). A video metric of an image output is not computed (counted under
+"lacking inputs").
+
 Sharding: process `i` of `n` takes the samples whose id % n == i (stable under resumption, whichever process
 starts first). Run under `accelerate launch`, each process uses its own device (`cuda:<local rank>`).
 """
@@ -46,12 +55,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .caching import LruCache
 from .errors import InputError, WorkbenchError
-from .imaging import InputImage, open_image
-from .metrics.registry import get_scorer, get_spec, parse_metric_names, score_metrics
+from .imaging import InputImage, InputVideo, VideoLimits, open_image, open_media
+from .metrics.frame_masks import FrameMasks, static_rule, text_rule
+from .metrics.registry import get_scorer, get_spec, parse_metric_names, resolve_metric_names, score_metrics
 from .metrics.sample import MetricValue, Sample
+from .metrics.video_frames import image_metric_frames, value_provenance
 from .models.registry import ModelRegistry
 from .settings import Settings
 from .workbench.database import Database
+from .workbench.masks import frame_masks_by_name, segmenter_id
 from .workbench.records import Recorder, ScoredSample, Slot, UsedMask, masks_used
 
 MASK_MODES = ("stored", "text", "none")
@@ -157,16 +169,28 @@ class BatchSummary:
 
 class _Images:
     """Decoded stored images by SHA-256 (`InputImage`s: the stored bytes' hash is their identity, so every
-    encoding cache below recognises them)."""
+    encoding cache below recognises them). Output videos are decoded when asked for and not kept (one per sample)."""
 
-    def __init__(self, database: Database, max_pixels: int) -> None:
+    def __init__(self, database: Database, settings: Settings) -> None:
         self._database = database
-        self._max_pixels = max_pixels
+        self._max_pixels = settings.max_image_pixels
+        self._limits = VideoLimits.from_settings(settings)
         self._cache: LruCache[InputImage] = LruCache(IMAGE_CACHE_SIZE)
 
     def get(self, sha: str, name: str) -> InputImage:
         return self._cache.get_or_compute(sha, lambda: open_image(
             self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels))
+
+    def output(self, record: Any, name: str) -> InputImage | InputVideo:
+        """The output of a stored sample: an image (kept), or a video (by its first bytes)."""
+        if _video_info(record) is None:
+            data = self._database.run(lambda store: store.images.read(record.output))
+            found = open_media(data, name=name, max_pixels=self._max_pixels, limits=self._limits)
+            if isinstance(found, InputImage):
+                self._cache.put(record.output, found)
+            return found
+        return open_media(self._database.run(lambda store: store.images.read(record.output)), name=name,
+                          max_pixels=self._max_pixels, limits=self._limits)
 
 
 class _TextMasks:
@@ -179,7 +203,7 @@ class _TextMasks:
 
     @property
     def model_id(self) -> str:
-        return str(getattr(self._segmenter, "model_id", type(self._segmenter).__name__))
+        return segmenter_id(self._segmenter)
 
     @property
     def threshold(self) -> float:
@@ -197,6 +221,11 @@ class _Plan:
 
     provenance: dict[str, dict[str, Any]]
     todo: dict[str, set[int]]
+    per_sample: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    """metric -> sample id -> provenance, for samples whose provenance is their own (videos: sampled frames)."""
+
+    def provenance_of(self, metric: str, sample_id: int) -> dict[str, Any]:
+        return self.per_sample.get(metric, {}).get(sample_id, self.provenance[metric])
 
 
 @dataclass(frozen=True)
@@ -250,16 +279,19 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     chunk with the number of samples it held. Raises `InputError` for an unknown dataset or metric.
     """
     started = time.perf_counter()
-    names = parse_metric_names(list(options.metrics))
+    parse_metric_names(list(options.metrics), media=None)  # unknown names fail before the database is opened
     models = models if models is not None else ModelRegistry()
     database = Database.of(store)
     database.require_dataset(options.dataset)
     recorder = Recorder(database)
     listed = database.run(lambda st: st.samples.list(options.dataset))
     samples = [s for s in listed if not s.ratings_only]
+    shard = [s for s in samples if s.id % options.num_processes == options.process_index]
+    frame_counts = _frame_counts(database, shard, settings)
+    names = resolve_metric_names(list(options.metrics), [], settings,
+                                 video=any(_video_info(s) is not None for s in samples) or bool(frame_counts))
     summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
                            samples_in_dataset=len(samples), ratings_only=len(listed) - len(samples))
-    shard = [s for s in samples if s.id % options.num_processes == options.process_index]
     summary.samples_in_shard = len(shard)
     text_masks = None
     if options.masks == "text":
@@ -268,14 +300,14 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
             segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
         text_masks = _TextMasks(segmenter, settings)
-    plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks)
+    plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks, frame_counts)
     todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
     todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
     if options.limit is not None and len(todo) > options.limit:
         todo, summary.stopped_early = todo[: options.limit], True
     if on_start is not None:
         on_start(len(todo))
-    images = _Images(database, settings.max_image_pixels)
+    images = _Images(database, settings)
     for start in range(0, len(todo), options.batch_size):
         chunk = todo[start:start + options.batch_size]
         _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options,
@@ -287,33 +319,99 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
 
 
 def _plan(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry, names: list[str],
-          shard: list[Any], options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None) -> _Plan:
+          shard: list[Any], options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None,
+          frame_counts: Mapping[int, int]) -> _Plan:
     """Per metric: the provenance and the shard's samples still to score (`Recorder.done`). Samples that lack a
     mask the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the
-    summary."""
-    provenance, todo = {}, {}
+    summary, as are image samples for a video metric. A video's provenance is its own (its sampled frames), so done
+    is asked once per distinct provenance."""
+    provenance, todo, per_sample = {}, {}, {}
     ids = [s.id for s in shard]
     current = (database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {})
     for name in names:
-        prov = get_scorer(name, settings, models).provenance()
+        scorer = get_scorer(name, settings, models)
+        prov = scorer.provenance()
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov
+        per_sample[name] = {
+            r.id: value_provenance(scorer, settings, prov, frame_counts[r.id],
+                                   _out_mask_rule(current.get(r.id, {}), text_masks))
+            for r in shard if r.id in frame_counts}
         missing = {r.id: _missing_masks(name, r, current.get(r.id, {})) for r in shard}
         # A value counts as done only if computed with exactly the masks the metric would use now.
         exact = ({sid: _mask_ids_used(name, current.get(sid, {})) for sid in ids if not missing[sid]}
                  if get_spec(name).needs_masks != "none" else None)
-        done = recorder.done(name, prov, ids, masks=exact)
-        if options.retry_failed and done:
-            done -= recorder.failed(name, prov, sorted(done), ERROR_PREFIX)
+        done: set[int] = set()
+        for key_prov, group in _groups(ids, prov, per_sample[name]):
+            found = recorder.done(name, key_prov, group, masks=exact)
+            if options.retry_failed and found:
+                found -= recorder.failed(name, key_prov, sorted(found), ERROR_PREFIX)
+            done |= found
         todo[name] = set(ids) - done
         summary.already_done[name] = len(ids) - len(todo[name])
+        if get_spec(name).media == "video":
+            for sid in ids:
+                if sid in todo[name] and sid not in frame_counts:
+                    todo[name].discard(sid)
+                    summary.lacking_inputs[f"{name} needs a video output"] += 1
         if options.masks != "text":
             for sid in ids:
                 if sid in todo[name] and missing[sid]:
                     todo[name].discard(sid)
                     summary.lacking_inputs[f"{name} needs {', '.join(missing[sid])}"] += 1
-    return _Plan(provenance, todo)
+    return _Plan(provenance, todo, per_sample)
+
+
+def _groups(ids: list[int], common: dict[str, Any],
+            own: Mapping[int, dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+    """The sample ids by the provenance their values would have (`own` where a sample has its own, else `common`)."""
+    import json
+
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    for sid in ids:
+        prov = own.get(sid, common)
+        groups.setdefault(json.dumps(prov, sort_keys=True, default=str), (prov, []))[1].append(sid)
+    return list(groups.values())
+
+
+def _video_info(record: Any) -> Mapping[str, Any] | None:
+    info = (record.info or {}).get("video")
+    return info if isinstance(info, Mapping) and isinstance(info.get("frame_count"), int) else None
+
+
+def _frame_counts(database: Database, shard: list[Any], settings: Settings) -> dict[int, int]:
+    """Sample id -> frame count T of the shard's video outputs: from the sample's info, else (a video stored before
+    its info was kept) decoded once, told apart by the stored media type."""
+    counts = {}
+    unknown = []
+    for record in shard:
+        info = _video_info(record)
+        if info is not None:
+            counts[record.id] = int(info["frame_count"])
+        else:
+            unknown.append(record)
+    if unknown:
+        kinds = database.run(lambda st: {r.id: st.images.media_type(r.output) for r in unknown})
+        limits = VideoLimits.from_settings(settings)
+        for record in unknown:
+            if kinds[record.id].startswith("video/"):
+                try:
+                    data = database.run(lambda st: st.images.read(record.output))
+                    counts[record.id] = open_media(data, name=f"sample #{record.id} output", limits=limits).frame_count
+                except (WorkbenchError, OSError, ValueError):
+                    continue  # scoring it fails with the reason, recorded as a failure
+    return counts
+
+
+def _out_mask_rule(current: Mapping[Slot, Any], text_masks: "_TextMasks | None") -> dict[str, Any] | None:
+    """How a video's frames get their output mask in this run: the stored one reused on every frame, else (masks
+    `text`) made per frame from the subject's name, else none."""
+    if ("output", 0) in current:
+        return static_rule()
+    if text_masks is not None:
+        return text_rule(text_masks.model_id, text_masks.threshold)
+    return None
 
 
 def _missing_masks(metric: str, record: Any, current: Mapping[Slot, Any]) -> list[str]:
@@ -357,7 +455,7 @@ def _score_chunk(database: Database, recorder: Recorder, settings: Settings, mod
         wanted = [m for m in names if record.id in plan.todo[m]]
         try:
             built.append(_build_sample(database, record, masks.get(record.id, {}), images, text_masks, options,
-                                       summary))
+                                       summary, settings))
         except (WorkbenchError, OSError, ValueError) as exc:
             stored = {slot: UsedMask.stored(m.sha256) for slot, m in masks.get(record.id, {}).items()}
             items.append(_failure(record, wanted, plan, exc, summary, stored))
@@ -378,14 +476,18 @@ def _score_chunk(database: Database, recorder: Recorder, settings: Settings, mod
 
 
 def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], images: _Images,
-                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary) -> _Built:
+                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary,
+                  settings: Settings) -> _Built:
     """The scorer's `Sample` of a stored sample and its masks: the stored ones, and (`masks="text"`) one made
     from the subject's name for each image without (recorded as a new mask version with `store_masks`)."""
     from .segmentation.masks import mask_from_png
 
     words = _subject_words(record)
     shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
-    pictures = {(role, pos): images.get(sha, f"sample #{record.id} {role} {pos}") for role, pos, sha in shas}
+    pictures: dict[Slot, Any] = {("reference", i): images.get(sha, f"sample #{record.id} reference {i}")
+                                 for i, sha in enumerate(record.references)}
+    pictures["output", 0] = images.output(record, f"sample #{record.id} output 0")
+    video = pictures["output", 0] if isinstance(pictures["output", 0], InputVideo) else None
     arrays: dict[Slot, Any] = {}
     used: dict[Slot, UsedMask] = {}
     for role, pos, _ in shas:
@@ -393,6 +495,14 @@ def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], 
         if stored is not None:
             arrays[role, pos] = mask_from_png(database.run(lambda st: st.images.read(stored.sha256)))
             used[role, pos] = UsedMask.stored(stored.sha256)
+            if video is not None and role == "output":
+                frame = (stored.params or {}).get("frame", 0)
+                arrays[role, pos] = FrameMasks.static(arrays[role, pos], frame if isinstance(frame, int) else 0)
+        elif video is not None and role == "output" and text_masks is not None:
+            made = frame_masks_by_name(text_masks.get, video, words, image_metric_frames(settings).indices(
+                video.frame_count), model_id=text_masks.model_id, threshold=text_masks.threshold)
+            arrays[role, pos] = made
+            summary.masks_made += len(made.masks)
         elif text_masks is not None:
             seg = text_masks.get(pictures[role, pos], words)
             arrays[role, pos] = seg.mask
@@ -402,10 +512,12 @@ def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], 
                           "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
                 used[role, pos] = UsedMask.new(seg.mask, "text", params)
     n_refs = len(record.references)
+    labels = (record.info or {}).get("ref_labels")
     sample = Sample(refs=tuple(pictures["reference", i] for i in range(n_refs)), out=pictures["output", 0],
                     prompt=record.prompt, subject=words,
                     ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
-                    out_mask=arrays.get(("output", 0)))
+                    out_mask=arrays.get(("output", 0)),
+                    ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else ())
     return _Built(record, sample, used)
 
 
@@ -432,7 +544,7 @@ def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built],
             reason = (v.reason or "not computable") if v.is_nan else None
             if reason is not None:
                 summary.nan_values[f"{m}: {reason}"] += 1
-            mine.append(MetricValue(m, v.value, reason, v.extras, plan.provenance[m]))
+            mine.append(MetricValue(m, v.value, reason, v.extras, plan.provenance_of(m, b.record.id)))
         items.append(ScoredSample(b.record.id, mine, b.masks))
     return items
 
@@ -444,7 +556,7 @@ def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException
     reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
     summary.failures.append((record.id, reason))
     return ScoredSample(record.id, [MetricValue(m, float("nan"), reason, {"error": type(exc).__name__},
-                                                plan.provenance[m]) for m in wanted], dict(masks))
+                                                plan.provenance_of(m, record.id)) for m in wanted], dict(masks))
 
 
 if __name__ == "__main__":  # `python -m masc_ui.batch ...` / `accelerate launch -m masc_ui.batch ...`

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from .errors import InputError
 ImageSource = Union[str, Path, bytes, Image.Image, np.ndarray]
 
 DEFAULT_MAX_PIXELS = 40_000_000
+MAX_FILE_BYTES = 512 * 1024 * 1024
+"""Largest image or mask file read (bytes); videos have their own limit (`VideoLimits.max_bytes`)."""
 
 
 def load_image(src: ImageSource, *, name: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
@@ -208,15 +211,31 @@ def _open(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Ima
     return _decode(data, label, max_pixels)
 
 
-def _read_bytes(src: Union[str, Path, bytes], name: str) -> tuple[bytes, str]:
-    """The bytes of a file path or a bytes object, and the label messages use for them."""
+def _read_bytes(src: Union[str, Path, bytes], name: str, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str]:
+    """The bytes of a file path or a bytes object, and the label messages use for them. Only regular files are
+    read (a device such as /dev/zero, a pipe or a socket is refused), and at most `max_bytes` of them."""
     if isinstance(src, (str, Path)):
         path = Path(src)
-        if not path.exists():
-            raise InputError(f"{name}: file not found: {path}")
-        if path.is_dir():
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise InputError(f"{name}: file not found: {path}") from None
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+        if stat.S_ISDIR(info.st_mode):
             raise InputError(f"{name}: {path} is a folder, not an image file")
-        data = path.read_bytes()
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{name}: {path} is not a regular file (a device, pipe or socket); give an image file")
+        if info.st_size > max_bytes:
+            raise InputError(f"{name}: {path} is {_bytes_text(info.st_size)}, over the limit of "
+                             f"{_bytes_text(max_bytes)}; downscale or re-encode it")
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+        if len(data) > max_bytes:
+            raise InputError(f"{name}: {path} grew past the limit of {_bytes_text(max_bytes)} while being read")
         label = f"{name} ({path.name})"
     elif isinstance(src, (bytes, bytearray)):
         data = bytes(src)
@@ -317,6 +336,8 @@ VIDEO_RULES = ("linspace", "stride")
 
 _VIDEO_MEDIA_TYPES = {"mov,mp4,m4a,3gp,3g2,mj2": "video/mp4", "matroska,webm": "video/webm", "avi": "video/x-msvideo",
                       "gif": "image/gif", "mpegts": "video/mp2t", "mpeg": "video/mpeg"}
+_STILL_IMAGE_BRANDS = (b"heic", b"heix", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis")
+"""`ftyp` brands of HEIF/AVIF still images (ISO base media files that are not videos)."""
 _TRUNCATION_SLACK_FRAMES = 2
 """A stream may end up to this many frame periods before its declared duration (rounding in muxers); more is
 reported as truncation."""
@@ -457,7 +478,7 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
     if isinstance(src, (str, Path)) and Path(src).is_file() and Path(src).stat().st_size > limits.max_bytes:
         raise InputError(f"{name} ({Path(src).name}): the file is {_bytes_text(Path(src).stat().st_size)}, over "
                          f"the limit of {_bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")
-    data, label = _read_bytes(src, name)
+    data, label = _read_bytes(src, name, max(limits.max_bytes, 1))
     if len(data) > limits.max_bytes:
         raise InputError(f"{label}: the file is {_bytes_text(len(data))}, over the limit of "
                          f"{_bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")
@@ -509,6 +530,42 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
                          f"declares {expected}; re-export or re-upload the whole file")
     return InputVideo(data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(), frame_count=count,
                       fps=fps, duration_s=duration, size=(width, height), codec=codec, name=name)
+
+
+def looks_like_video(head: bytes) -> bool:
+    """True when the first bytes of a file are those of a video container: MP4/MOV/3GP (`ftyp` box at offset 4, or
+    QuickTime's `moov`/`mdat`/`wide`/`free`; HEIF/AVIF still images, which use `ftyp` too, excluded), Matroska/WebM (EBML header), AVI (`RIFF....AVI `), FLV or Ogg. Image
+    formats (GIF included: an animated GIF is read as its first image) are not videos."""
+    head = bytes(head[:16])
+    if head[4:8] == b"ftyp" and head[8:12] in _STILL_IMAGE_BRANDS:
+        return False
+    return (head[4:8] in (b"ftyp", b"moov", b"mdat", b"wide", b"free") or head[:4] == b"\x1a\x45\xdf\xa3"
+            or (head[:4] == b"RIFF" and head[8:12] == b"AVI ") or head[:3] == b"FLV" or head[:4] == b"OggS")
+
+
+def open_media(src: "str | Path | bytes | InputImage | InputVideo", *, name: str = "output",
+               max_pixels: int = DEFAULT_MAX_PIXELS, limits: VideoLimits = VideoLimits()) -> "InputImage | InputVideo":
+    """An image or a video, told apart by the file's first bytes (`looks_like_video`): `open_video(src, limits)` for a
+    video, `open_image(src, max_pixels)` otherwise (PIL images and arrays are images). Decoded inputs are returned as
+    they are. Errors are those of `open_image` / `open_video`, naming `name`."""
+    if isinstance(src, (InputImage, InputVideo)):
+        return src
+    if isinstance(src, (str, Path)):
+        path = Path(src)
+        if path.is_file():
+            with path.open("rb") as fh:
+                head = fh.read(16)
+            if looks_like_video(head):
+                return open_video(path, name=name, limits=limits)
+    elif isinstance(src, (bytes, bytearray)) and looks_like_video(src):
+        return open_video(bytes(src), name=name, limits=limits)
+    return open_image(src, name=name, max_pixels=max_pixels)
+
+
+def poster_frame(video: InputVideo) -> InputImage:
+    """The frame that stands for a video in lists and in the rater's view before playback: its first frame (index 0,
+    what a browser shows before a video plays), as an `InputImage`."""
+    return read_frames(video, [0])[0].image
 
 
 def read_frames(video: InputVideo, indices: Sequence[int]) -> list[VideoFrame]:

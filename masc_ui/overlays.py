@@ -137,7 +137,8 @@ def patch_center(flat_index: int, grid: tuple[int, int], size: tuple[int, int]) 
     return ((c + 0.5) * size[0] / wp, (r + 0.5) * size[1] / hp)
 
 
-def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image, matches: Sequence[tuple[int, int, int, float]], *,
+def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image,
+                    matches: Sequence[tuple[int, int, int, float]], *,
                     ref_grid: tuple[int, int], out_grid: tuple[int, int], ref_index: int = 0, top_k: int = 20,
                     lo: float = 0.0, hi: float = 1.0, height: int = 320) -> Image.Image:
     """Reference and output side by side (both scaled to `height`), with the `top_k` strongest matches of

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
+from .space_storage import space_data_dir
 
 PROFILES = ("auto", "paper", "fast", "demo")
 STRIPPERS = ("regex", "spacy", "none")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+MAX_NAFLEX_PATCHES = 16_384
+"""Largest MaSC NaFlex patch budget (16x the paper's 1024): larger ones only exhaust memory."""
 
 
 def _default_data_dir() -> Path:
@@ -65,7 +68,9 @@ class Settings:
     device: str = "auto"
     """`auto` (cuda > mps > cpu), or a torch device string."""
     dtype: str = "auto"
-    """`auto` (bfloat16 on cuda, float32 elsewhere), `float32`, `bfloat16`, `float16`."""
+    """`auto` (the precision policy of `models.precision`: bfloat16 where the hardware computes it fast -- CUDA
+    with native bf16, CPUs with AMX or AVX-512-BF16 -- float32 elsewhere), `float32` (the exact mode),
+    `bfloat16`, `float16`."""
     naflex_max_patches: int = 1024
     """MaSC NaFlex patch budget."""
     fg_threshold: float = 0.5
@@ -94,6 +99,9 @@ class Settings:
     """Largest accepted upload, in MiB."""
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
+    anonymous_dataset_mb: int = 500
+    """Without logins (anyone reaching the app acts as admin): most MiB of images and masks the app's Save stores
+    per dataset (1 .. 1,048,576)."""
     max_video_mb: int = 256
     """Largest accepted video file, in MiB (1 .. 4096)."""
     max_video_seconds: float = 120.0
@@ -102,6 +110,9 @@ class Settings:
     """Most frames an accepted video may hold (1 .. 1,000,000)."""
     max_video_pixels: int = 3840 * 2160
     """Largest accepted video frame, width x height (1 .. max_image_pixels)."""
+    video_frames: int = 32
+    """Frames (numpy.linspace, first and last included) of a video output that the image metrics score, one by one,
+    before averaging (1 .. 1000); part of every such value's provenance."""
     gme_model: str | None = None
     """GME-Qwen2-VL checkpoint for GmeScore and NexusScore; None = the profile's
     (`Alibaba-NLP/gme-Qwen2-VL-7B-Instruct`, 2B in `fast`)."""
@@ -135,6 +146,12 @@ class Settings:
     """Address the web app binds to (default `0.0.0.0` when `SPACE_ID` is set, i.e. on Hugging Face Spaces)."""
     port: int = 7860
     """Port of the web app."""
+    space_id: str | None = None
+    """The Hugging Face Space the app runs in (`SPACE_ID`, which Spaces sets, or `MASC_SPACE_ID`); None elsewhere.
+    On a Space the app listens on 0.0.0.0 and keeps its data on the persistent storage when there is one."""
+    space_storage_dir: Path = Path("/data")
+    """Where a Space's persistent storage is mounted (Spaces: `/data`). On a Space, unless `MASC_DATA_DIR` (or
+    `--data-dir`) says otherwise, the data dir is `<this>/masc` when this is a writable directory."""
 
     def __post_init__(self) -> None:
         _check_choice("profile", self.profile, PROFILES)
@@ -142,13 +159,18 @@ class Settings:
         _check_choice("dtype", self.dtype, DTYPES)
         if not 0.0 <= self.fg_threshold <= 1.0:
             raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
-        if self.naflex_max_patches < 1:
-            raise InputError(f"naflex_max_patches must be >= 1, got {self.naflex_max_patches}")
-        if self.rating_overlap < 1:
-            raise InputError(f"rating_overlap must be >= 1, got {self.rating_overlap}")
+        _check_bounds("naflex_max_patches", self.naflex_max_patches, 1, MAX_NAFLEX_PATCHES)
+        _check_bounds("rating_overlap", self.rating_overlap, 1, 1000)
+        _check_bounds("max_upload_mb", self.max_upload_mb, 1, 4096)
+        _check_bounds("max_image_pixels", self.max_image_pixels, 1, 1_000_000_000)
+        _check_bounds("anonymous_dataset_mb", self.anonymous_dataset_mb, 1, 1_048_576)
+        _check_bounds("text_seg_threshold", self.text_seg_threshold, 0.0, 1.0)
+        _check_bounds("text_seg_min_fraction", self.text_seg_min_fraction, 0.0, 1.0)
+        _check_bounds("port", self.port, 1, 65_535)
         _check_bounds("max_video_mb", self.max_video_mb, 1, 4096)
         _check_bounds("max_video_frames", self.max_video_frames, 1, 1_000_000)
         _check_bounds("max_video_pixels", self.max_video_pixels, 1, self.max_image_pixels)
+        _check_bounds("video_frames", self.video_frames, 1, 1000)
         _check_bounds("judge_max_calls", self.judge_max_calls, 1, 1_000_000)
         _check_bounds("judge_max_attempts", self.judge_max_attempts, 1, 10)
         _check_bounds("judge_workers", self.judge_workers, 1, 64)
@@ -163,7 +185,7 @@ class Settings:
             raise InputError(f"judge_timeout_s must be within (0, 600], got {self.judge_timeout_s}")
         if not (self.judge_model or "").strip():
             raise InputError("judge_model must name a chat model, e.g. gpt-4o-2024-11-20")
-        for name in ("data_dir", "cache_dir", "demo_weights_dir", "users_file"):
+        for name in ("data_dir", "cache_dir", "demo_weights_dir", "users_file", "space_storage_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value).expanduser())
@@ -181,25 +203,32 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
-        """Settings from `MASC_*` env vars (and `DATABASE_URL`), then `overrides` (CLI flags; None = not given)."""
+        """Settings from `MASC_*` env vars (and `DATABASE_URL`, `SPACE_ID`), then `overrides` (CLI flags; None = not
+        given). On a Space, the data dir defaults to the persistent storage (`space_data_dir`) when usable."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             raw = env.get(f"MASC_{f.name.upper()}")
-            if raw is None and f.name == "database_url":
-                raw = env.get("DATABASE_URL")
+            if raw is None and f.name in _PLAIN_ENV:
+                raw = env.get(_PLAIN_ENV[f.name])
             if raw is not None and raw != "":
                 values[f.name] = _parse(f.name, raw, f.type)
-        if env.get("SPACE_ID") and "host" not in values:
+        if values.get("space_id") and "host" not in values:
             values["host"] = "0.0.0.0"  # Hugging Face Spaces routes to the container's public interface
         values.update({k: v for k, v in overrides.items() if v is not None})
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise InputError(f"unknown setting(s): {sorted(unknown)}")
+        if values.get("space_id") and "data_dir" not in values:
+            persistent = space_data_dir(Path(values.get("space_storage_dir", cls.space_storage_dir)))
+            if persistent is not None:
+                values["data_dir"] = persistent
         return cls(**values)
 
 
 ENV = {f.name: f"MASC_{f.name.upper()}" for f in dataclasses.fields(Settings)}
+_PLAIN_ENV = {"database_url": "DATABASE_URL", "space_id": "SPACE_ID"}
+"""Settings also read from a variable set by someone else (a hosting platform), when `MASC_<NAME>` is not set."""
 
 
 def _check_bounds(name: str, value: float, lo: float, hi: float) -> None:

@@ -1,5 +1,6 @@
-"""Persistent storage of MaSC Workbench: samples, masks, metric values with provenance, raters and
-ratings, in SQLite (embedded default) or PostgreSQL (`DATABASE_URL`), plus a content-addressed blob store.
+"""Persistent storage of MaSC Workbench: samples, masks, metric values with provenance, raters,
+ratings and pairwise judgments, in SQLite (embedded default) or PostgreSQL (`DATABASE_URL`), plus a
+content-addressed blob store.
 
     from storage import open_store
     store = open_store(None, Path("data"))          # SQLite at data/masc.sqlite3
@@ -16,13 +17,15 @@ from __future__ import annotations
 from .engine import RECOMMENDED_SQLITE, OldSQLiteWarning
 from .errors import (BlobCorrupt, BlobMissing, Conflict, DuplicateKey, InvalidInput, InvalidRating,
                      NotAMascDatabase, NotFound, RestoreError, SchemaTooNew, StorageBusy, StorageError)
+from .pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
+                           PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
 from .provenance import provenance_key
 from .repo.metrics import EXTERNAL_CODE_VERSION
 from .records import (DatasetRecord, ExternalRating, ImageInput, MaskInput, MaskRecord, MaskRef, MetricInput,
                       MetricValueRecord, Progress, Provenance, RaterRecord, RatingRecord, RatingRevision, RecordInput,
                       Recorded, SampleInput, SampleRecord, SampleRow, SubjectRecord, Task, ValueInput)
-from .schema import (CRITERIA, IMAGE_ROLES, IMPORTED_CRITERIA, MASK_SOURCES, RATING_CRITERIA, SCORE_MAX, SCORE_MIN,
-                     STATUSES)
+from .schema import (CRITERIA, IMAGE_ROLES, IMPORTED_CRITERIA, MASK_SOURCES, PAIR_WINNERS, RATING_CRITERIA, SCORE_MAX,
+                     SCORE_MIN, STATUSES)
 from .store import Store, open_store, upgrade_database
 
 __all__ = [
@@ -31,7 +34,8 @@ __all__ = [
     "DatasetRecord", "SubjectRecord", "SampleRecord", "MaskRecord", "Provenance", "MetricInput",
     "MetricValueRecord", "RaterRecord", "RatingRecord", "RatingRevision", "ExternalRating", "Task",
     "Progress", "SampleRow", "ImageInput", "SampleInput", "MaskInput", "MaskRef", "ValueInput", "RecordInput",
-    "Recorded",
+    "Recorded", "PAIR_WINNERS", "PairTaskRecord", "PairJudgmentRecord", "PairJudgmentRevision", "PairAnswer",
+    "ExternalPairJudgment", "PairChoice", "PairAssignmentState", "PairCandidateRecord",
     "StorageError", "InvalidInput", "InvalidRating", "NotFound", "BlobMissing", "BlobCorrupt",
     "DuplicateKey", "Conflict", "SchemaTooNew", "NotAMascDatabase", "StorageBusy", "RestoreError",
     "OldSQLiteWarning",

@@ -1,7 +1,8 @@
 """Database tables (SQLAlchemy 2.x declarative models). Only the `storage.repo` modules query them.
 
 Every timestamp is a timezone-aware UTC `datetime`. Nothing is ever deleted or overwritten by the
-repositories: masks get new versions, metric values are appended, rating edits keep their history.
+repositories: masks get new versions, metric values are appended, rating and pairwise-judgment edits keep
+their history.
 """
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ IMAGE_ROLES = ("reference", "output")
 """Role of an image within a sample."""
 SCORE_MIN, SCORE_MAX = 0, 4
 """Inclusive range of human scores."""
+PAIR_WINNERS = ("left", "right", "tie")
+"""Answers of a pairwise judgment, as the rater saw the pair: the left output, the right one, or a tie."""
+MASKS_KEY_MAX = 500
+"""Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
 
 class UTCDateTime(sa.types.TypeDecorator):
@@ -170,12 +175,21 @@ class MaskVersion(Base):
 
 
 class MetricValue(Base):
-    """One computed (or imported) metric value with its provenance. Appended, never updated."""
+    """One computed (or imported) metric value with its provenance. Appended, never updated.
+
+    Identity (schema revision 0004): (sample, metric, provenance key, the mask versions used, `sequence`) is
+    unique. `sequence` counts the earlier values with the same sample, metric, provenance key and masks (0 for
+    the first), so a value appended after another (a retried failure, a changed imported number) gets the next
+    one, while two writers racing to store the same value compute the same identity and the second one is
+    left out (INSERT ... ON CONFLICT DO NOTHING): several batch processes never write duplicates.
+    """
 
     __tablename__ = "metric_values"
     __table_args__ = (
         sa.Index(None, "sample_id", "metric"),
         sa.Index(None, "metric", "provenance_key"),
+        sa.Index("uq_metric_values_identity", "sample_id", "metric", "provenance_key", "masks_key", "sequence",
+                 unique=True),
         sa.CheckConstraint("value IS NOT NULL OR reason IS NOT NULL", name="null_has_reason"),
     )
 
@@ -192,6 +206,10 @@ class MetricValue(Base):
     device: Mapped[str | None] = mapped_column(sa.String(50))
     dtype: Mapped[str | None] = mapped_column(sa.String(50))
     provenance_key: Mapped[str] = mapped_column(sa.String(64))
+    masks_key: Mapped[str] = mapped_column(sa.String(MASKS_KEY_MAX), server_default="")
+    """The ids of the mask versions the value was computed with, ascending, joined by `,` ("" for none)."""
+    sequence: Mapped[int] = mapped_column(server_default="0")
+    """How many values with the same sample, metric, provenance key and masks were stored before this one."""
     computed_at: Mapped[dt.datetime]
 
 
@@ -257,6 +275,90 @@ class RatingHistory(Base):
     presentation_order: Mapped[int | None]
     note: Mapped[str | None] = mapped_column(sa.Text)
     rated_at: Mapped[dt.datetime]
+    replaced_at: Mapped[dt.datetime]
+
+
+class PairTask(Base):
+    """One pair of outputs handed to one rater (a pairwise assignment), with the side each output was shown on.
+
+    The pair is stored canonically (`sample_a_id < sample_b_id`); `left_sample_id` is the one shown on the
+    left. A rater is never given the same pair twice (unique key). `token` is the opaque, random handle the
+    rater's screen holds instead of sample ids (blind presentation); `position` numbers a rater's tasks 1, 2, ...
+    in the order they were handed out (for going back)."""
+
+    __tablename__ = "pair_tasks"
+    __table_args__ = (
+        sa.UniqueConstraint("token"),
+        sa.UniqueConstraint("rater_id", "sample_a_id", "sample_b_id"),
+        sa.UniqueConstraint("rater_id", "position"),
+        sa.Index(None, "sample_a_id", "sample_b_id"),
+        sa.CheckConstraint("sample_a_id < sample_b_id", name="canonical"),
+        sa.CheckConstraint("left_sample_id = sample_a_id OR left_sample_id = sample_b_id", name="left_in_pair"),
+        sa.CheckConstraint("position >= 1", name="position"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token: Mapped[str] = mapped_column(sa.String(64))
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    sample_a_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    sample_b_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    left_sample_id: Mapped[int]
+    position: Mapped[int]
+    assigned_at: Mapped[dt.datetime]
+
+
+class PairJudgment(Base):
+    """The current judgment of one (rater, pair, criterion): which output is better, as shown (left / right /
+    tie), plus a "both bad" flag; earlier revisions live in `pair_judgment_history`. Judgments made in the app
+    point at their task; imported ones have none."""
+
+    __tablename__ = "pair_judgments"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "sample_a_id", "sample_b_id", "criterion"),
+        sa.Index(None, "sample_a_id", "sample_b_id"),
+        sa.Index(None, "task_id"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(_in("status", STATUSES), name="status"),
+        sa.CheckConstraint(f"winner IS NULL OR {_in('winner', PAIR_WINNERS)}", name="winner"),
+        sa.CheckConstraint("(status = 'rated') = (winner IS NOT NULL)", name="winner_iff_rated"),
+        sa.CheckConstraint("sample_a_id < sample_b_id", name="canonical"),
+        sa.CheckConstraint("left_sample_id = sample_a_id OR left_sample_id = sample_b_id", name="left_in_pair"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    sample_a_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    sample_b_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    left_sample_id: Mapped[int]
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    winner: Mapped[str | None] = mapped_column(sa.String(8))
+    both_bad: Mapped[bool] = mapped_column(sa.Boolean)
+    status: Mapped[str] = mapped_column(sa.String(16))
+    seconds_spent: Mapped[float | None] = mapped_column(sa.Double)
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    task_id: Mapped[int | None] = mapped_column(sa.ForeignKey("pair_tasks.id"))
+    revision: Mapped[int]
+    judged_at: Mapped[dt.datetime]
+    created_at: Mapped[dt.datetime]
+    updated_at: Mapped[dt.datetime]
+
+
+class PairJudgmentHistory(Base):
+    """A superseded revision of a pairwise judgment, copied here when the judgment is changed."""
+
+    __tablename__ = "pair_judgment_history"
+    __table_args__ = (sa.UniqueConstraint("judgment_id", "revision"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    judgment_id: Mapped[int] = mapped_column(sa.ForeignKey("pair_judgments.id"))
+    revision: Mapped[int]
+    left_sample_id: Mapped[int]
+    winner: Mapped[str | None] = mapped_column(sa.String(8))
+    both_bad: Mapped[bool] = mapped_column(sa.Boolean)
+    status: Mapped[str] = mapped_column(sa.String(16))
+    seconds_spent: Mapped[float | None] = mapped_column(sa.Double)
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    judged_at: Mapped[dt.datetime]
     replaced_at: Mapped[dt.datetime]
 
 

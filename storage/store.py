@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.exc import ArgumentError, DBAPIError
@@ -16,12 +17,16 @@ from .repo.exports import ExportRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
+from .repo.pairwise import PairwiseRepository
 from .repo.ratings import RatingRepository
 from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
 from .repo.tasks import TaskRepository
 from .repo.views import ViewRepository
 from .transactions import Transactions, is_transient
+
+if TYPE_CHECKING:
+    from .repo.checks import IntegrityReport
 
 BLOB_DIRNAME = "blobs"
 """Folder of the blob store inside the data directory."""
@@ -34,8 +39,8 @@ class Store:
     `images` (bytes <-> SHA-256), `samples` (datasets, subjects, samples), `masks` (versioned masks),
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
-    `tasks` (next/previous task, progress), `views` (browse rows), `exports` (CSV/JSONL),
-    `dumps` (full JSON dump and restore).
+    `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -51,6 +56,7 @@ class Store:
         self.ratings = RatingRepository(self.tx)
         self.recording = RecordingRepository(self.tx, self.blobs)
         self.tasks = TaskRepository(self.tx)
+        self.pairwise = PairwiseRepository(self.tx)
         self.views = ViewRepository(self.tx)
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
@@ -67,6 +73,16 @@ class Store:
             self.tx.read(lambda s: s.execute(sa.text("SELECT 1")).scalar())
             return "ok"
         return self.tx.read(lambda s: "\n".join(str(r[0]) for r in s.execute(sa.text("PRAGMA integrity_check"))))
+
+    def check(self, *, deep: bool = False) -> "IntegrityReport":
+        """The database's own check, every blob file against its row (present, recorded size; with `deep`, its
+        SHA-256 too) and samples without values (`storage.repo.checks`)."""
+        from .repo.checks import IntegrityReport, check_blobs, samples_without_values
+
+        report = IntegrityReport(self.integrity_check())
+        report.blobs_checked, report.problems = check_blobs(self.tx, self.blobs, deep=deep)
+        report.notes = samples_without_values(self.tx)
+        return report
 
     def close(self) -> None:
         """Close every pooled connection (the SQLite WAL is checkpointed by the last one)."""
@@ -112,6 +128,9 @@ def open_store(database_url: str | None, data_dir: Path, *, max_wait_s: float = 
     except DBAPIError as exc:
         engine.dispose()
         where = engine.url.render_as_string(hide_password=True)
+        if engine.dialect.name == "sqlite":
+            raise StorageError(f"cannot open database {where}: {exc.orig}; check that the data directory "
+                               f"(MASC_DATA_DIR / --data-dir) exists and is writable by this process") from exc
         raise StorageError(f"cannot open database {where}: {exc.orig}; check DATABASE_URL and that the "
                            f"server is running and reachable") from exc
     except BaseException:

@@ -4,8 +4,9 @@ Pure and storage-free: build an `AgreementData` from per-sample records, call `a
 with `format_table` / `to_json`. `metric_difference` gives the paired-bootstrap CI of the difference
 between two metrics; `scatter_points` the per-sample points of a metric against the mean human rating.
 `leaderboard` gives per method (or category) each metric's and each human criterion's mean with CIs, ranks and
-the rank agreement of each metric with the humans; render it with `LEADERBOARD_RENDERERS` (md, csv, latex) and
-plot it with `leaderboard_matrix`.
+the rank agreement of each metric with the humans; `with_human_column` adds a human column that is not a mean
+rating (e.g. Bradley-Terry strengths); render it with `LEADERBOARD_RENDERERS` (md, csv, latex) and plot it with
+`leaderboard_matrix`.
 
 Pairwise judgments (`PairwiseData` of `PairJudgment`s: which of two outputs is better, per criterion) give
 method strengths by Davidson-Bradley-Terry (`bradley_terry`), arena-style Elo (`elo_ratings`), the win-rate
@@ -21,6 +22,7 @@ from .data import POOLED, AgreementData, AgreementRecord
 from .elo import EloRatings, elo_ratings
 from .kappa import fleiss_kappa
 from .leaderboard import Leaderboard, LeaderboardCell, LeaderboardRow, RankAgreement, leaderboard
+from .leaderboard_columns import HumanColumn, with_human_column
 from .leaderboard_matrix import LeaderboardMatrix, leaderboard_matrix
 from .leaderboard_render import RENDERERS as LEADERBOARD_RENDERERS
 from .leaderboard_render import leaderboard_csv, leaderboard_latex, leaderboard_markdown, rank_agreement_csv
@@ -39,7 +41,7 @@ from .win_rate import WinRateMatrix, win_rate_matrix
 
 __all__ = [
     "AgreementData", "AgreementRecord", "AgreementRow", "AgreementTable", "BradleyTerryFit", "CONTINUOUS",
-    "EloRatings", "Estimate", "HUMANS", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
+    "EloRatings", "Estimate", "HUMANS", "HumanColumn", "with_human_column", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
     "WinRateMatrix", "bradley_terry", "davidson_probabilities", "elo_ratings", "pairwise_accuracy",
     "pairwise_rater_agreement", "win_rate_matrix", "OutputPair", "PairCandidate", "PairPlan", "PairTask",
     "next_pair", "plan_pairs", "format_bradley_terry", "format_elo", "format_pair_agreement",

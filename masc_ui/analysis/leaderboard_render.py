@@ -129,7 +129,8 @@ def _md(text: str) -> str:
 
 
 def _md_table(head: list[str], body: list[list[str]], right_from: int) -> list[str]:
-    widths = [max(len(head[i]), *(len(row[i]) for row in body)) if body else len(head[i]) for i in range(len(head))]
+    # at least 3 wide: a delimiter cell needs a hyphen besides its colon (GitHub renders no table otherwise)
+    widths = [max(3, len(head[i]), *(len(row[i]) for row in body)) for i in range(len(head))]
     rule = ["-" * (w - 1) + ":" if i >= right_from else "-" * w for i, w in enumerate(widths)]
     rows = [head, rule, *body]
     return ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]

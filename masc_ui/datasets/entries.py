@@ -6,9 +6,12 @@ Paths are absolute (importers resolve them against the layout's root or the mani
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..analysis.pairwise_data import PairJudgment, canonical
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,38 @@ class MetricEntry:
 
 
 @dataclass(frozen=True)
+class PairwiseEntry:
+    """One judgment as the file gives it, with where it came from."""
+
+    where: str
+    left: str
+    right: str
+    criterion: str
+    winner: str
+    """`left`, `right` or `tie`."""
+    rater: str
+    both_bad: bool = False
+    judged_at: dt.datetime | None = None
+    """When it was judged (timezone-aware, UTC when the file gave no zone); None = not given."""
+    seconds: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """(rater, first key, second key, criterion) with the two sample keys sorted: the judgment's identity."""
+        first, second = canonical(self.left, self.right)
+        return (self.rater, first, second, self.criterion)
+
+    @property
+    def winner_key(self) -> str | None:
+        """The key of the preferred sample; None for a tie."""
+        return None if self.winner == "tie" else (self.left if self.winner == "left" else self.right)
+
+    def judgment(self, left_method: str | None = None, right_method: str | None = None) -> PairJudgment:
+        """As the analysis input (sample ids = the keys here)."""
+        return PairJudgment(self.left, self.right, self.criterion, self.winner, self.rater, left_method, right_method)
+
+
+@dataclass(frozen=True)
 class Problem:
     """A record that was skipped: where it is and why."""
 
@@ -92,6 +127,8 @@ class Parsed:
     samples: list[SampleEntry] = field(default_factory=list)
     ratings: list[RatingEntry] = field(default_factory=list)
     metrics: list[MetricEntry] = field(default_factory=list)
+    pairwise: list[PairwiseEntry] = field(default_factory=list)
+    """Pairwise human judgments (which of two samples, named by key, is better)."""
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things the user should know that skipped nothing (e.g. "no ratings found in this tree")."""
@@ -119,6 +156,9 @@ class ImportSummary:
     existing_ratings: int = 0
     added_metrics: int = 0
     existing_metrics: int = 0
+    added_judgments: int = 0
+    """Pairwise judgments written (new, or a changed answer: a new revision)."""
+    existing_judgments: int = 0
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -140,6 +180,9 @@ class ImportSummary:
             f"{self.existing_ratings} already present; metric values {self.added_metrics} imported, "
             f"{self.existing_metrics} already present; {self.skipped} skipped",
         ]
+        if self.added_judgments or self.existing_judgments or self.importer == "pairwise":
+            out.append(f"pairwise judgments {self.added_judgments} imported, {self.existing_judgments} already "
+                       "present")
         if self.ratings_only_samples:
             out.append(f"{self.ratings_only_samples} of the imported samples are ratings-only (no images; import "
                        f"their images later to complete them)")

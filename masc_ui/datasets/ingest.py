@@ -9,25 +9,31 @@ the same score counts as present. External metric values (judges) go through the
 (`masc_ui.workbench.records`, one transaction), which appends one only when the latest value with the same
 provenance differs.
 
+An output that is a video (told apart by its first bytes, `masc_ui.imaging.open_media`) is decoded once with
+`open_video` (within the video limits), stored as the file's bytes with its media type, and the sample's info gets
+`video` (frame count, fps, size, codec: `masc_ui.workbench.records.video_info`); its mask file, if any, is the mask
+reused on every frame (params `{"frame": 0, "propagation": "static"}`).
+
 A `SampleEntry` without an output image becomes a *ratings-only* sample (no images; see
 `storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
 complete entry whose key names a stored ratings-only sample completes that sample (same id, its ratings
-and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`).
+and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`). Pairwise judgments
+(`Parsed.pairwise`) name samples already stored in the dataset by key; they go in as external raters' judgments.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from storage import EXTERNAL_CODE_VERSION, ExternalRating, NotFound, StorageError
+from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
 
 from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import load_mask_file, open_image
+from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
 from ..segmentation.masks import mask_to_png
-from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .opens2v import VIDEO_SUFFIXES
 
 RATINGS_ONLY_CHUNK = 500
 """Ratings-only samples stored per transaction."""
@@ -43,9 +49,22 @@ class _Images:
     """SHA-256 and (width, height) of each image file stored during one import, so that a reference shared
     by many samples is read, checked and stored once."""
 
-    def __init__(self, max_pixels: int) -> None:
+    def __init__(self, max_pixels: int, video_limits: VideoLimits = VideoLimits()) -> None:
         self.max_pixels = max_pixels
+        self.video_limits = video_limits
         self._stored: LruCache[tuple[str, tuple[int, int]]] = LruCache(IMAGE_MEMO_SIZE)
+
+    def add_output(self, store: Any, path: Path) -> tuple[str, tuple[int, int], dict[str, Any] | None]:
+        """(SHA-256, (width, height), video info or None) of an output file: an image (as `add`) or a video."""
+        if not path.is_file():
+            raise InputError(f"missing file: {path}")
+        with path.open("rb") as fh:
+            if not looks_like_video(fh.read(16)):
+                return (*self.add(store, path), None)
+        from ..workbench.records import video_info
+
+        video = open_video(path, name=f"video {path.name}", limits=self.video_limits)
+        return store.images.add(video.data, media_type=video.media_type), video.size, video_info(video)
 
     def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
@@ -58,25 +77,29 @@ class _Images:
 
 
 def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-           progress: Callable[[int], None] | None = None) -> ImportSummary:
+           progress: Callable[[int], None] | None = None, video_limits: VideoLimits = VideoLimits()) -> ImportSummary:
     """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
     `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
     summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
                             notes=list(parsed.notes))
+    if parsed.pairwise and not parsed.samples and dataset not in {d.name for d in store.samples.datasets()}:
+        raise InputError(f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
+                         f"in it, so import its samples first (masc-ui import ... --dataset {dataset})")
     store.samples.ensure_dataset(dataset)
-    images = _Images(max_pixels)
+    images = _Images(max_pixels, video_limits)
     before = store.samples.count(dataset)
     stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
     waiting = {k for k, s in stored_keys.items() if s.ratings_only}
     ratings_only_before = set(waiting)
     ids: dict[str, int] = {}
-    stored = 0
+    stored = created = 0
     complete = [e for e in parsed.samples if e.out is not None]
     fresh = [e for e in parsed.samples if e.out is None and e.key not in stored_keys]
     for entry in complete:
-        sample_id = _ingest_sample(store, dataset, entry, images, summary)
+        sample_id, is_new = _ingest_sample(store, dataset, entry, images, summary)
         if sample_id is not None:
             stored += 1
+            created += is_new
             if entry.key is not None:
                 ids[entry.key] = sample_id
             if entry.key in waiting:
@@ -96,21 +119,27 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
                 ids[entry.key] = sample_id  # type: ignore[index]
         if progress is not None:
             progress(len(fresh[start:start + RATINGS_ONLY_CHUNK]))
-    summary.added_samples = store.samples.count(dataset) - before
     summary.ratings_only_samples = len(_ratings_only_keys(store, dataset) - ratings_only_before)
+    # Complete samples count as added only when this import created them (another import running at the same
+    # time may have stored the same ones); ratings-only ones by what the dataset gained.
+    summary.added_samples = created + max(0, min(summary.ratings_only_samples,
+                                                 store.samples.count(dataset) - before - created))
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
+    _ingest_pairwise(store, dataset, parsed.pairwise, ids, summary)
     return summary
 
 
 def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-               progress: Callable[[int], None] | None = None) -> list[ImportSummary]:
+               progress: Callable[[int], None] | None = None,
+               video_limits: VideoLimits = VideoLimits()) -> list[ImportSummary]:
     """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
     are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
     summaries = []
     if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
-        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress))
+        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress,
+                                video_limits=video_limits))
     else:
         parent = ImportSummary(dataset=f"{dataset}-*", importer=importer, problems=list(parsed.problems),
                                notes=list(parsed.notes))
@@ -118,29 +147,33 @@ def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_p
             summaries.append(parent)
     for suffix, part in parsed.parts.items():
         summaries.append(ingest(store, f"{dataset}-{suffix}", importer, part, max_pixels=max_pixels,
-                                progress=progress))
+                                progress=progress, video_limits=video_limits))
     return summaries
 
 
-def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary) -> int | None:
+def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images,
+                   summary: ImportSummary) -> tuple[int | None, bool]:
+    """(sample id or None when skipped, whether this import created the sample)."""
     try:
         refs = [images.add(store, p) for p in entry.refs]
-        out = images.add(store, entry.out)
-        masks = _read_masks(entry, refs, out, summary)
-        record = store.samples.add(
-            dataset, references=[sha for sha, _ in refs], output=out[0], prompt=entry.prompt, subject=entry.subject,
+        out_sha, out_size, video = images.add_output(store, entry.out)
+        masks = _read_masks(entry, refs, (out_sha, out_size), summary)
+        info = {**entry.info, "video": video} if video is not None else entry.info
+        record, created = store.samples.put(
+            dataset, references=[sha for sha, _ in refs], output=out_sha, prompt=entry.prompt, subject=entry.subject,
             category=entry.category, method=entry.method, seed=entry.seed, external_key=entry.key,
-            info=entry.info or None)
-        _store_masks(store, record.id, masks)
+            info=info or None)
+        _store_masks(store, record.id, masks, video_output=video is not None)
     except InputError as exc:
         text = str(exc)
-        reason = text if text.startswith("missing file") else f"unreadable image or mask: {text}"
+        what = "video, image or mask" if entry.out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
+        reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
-        return None
+        return None, False
     except StorageError as exc:
         summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
-        return None
-    return record.id
+        return None, False
+    return record.id, created
 
 
 def _ratings_only_keys(store: Any, dataset: str) -> set[str]:
@@ -187,12 +220,14 @@ def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out
     return masks
 
 
-def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]]) -> None:
+def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *,
+                 video_output: bool = False) -> None:
+    """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
+    imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
+    reused on every frame."""
     for role, position, png in masks:
-        digest = hashlib.sha256(png).hexdigest()
-        if any(m.sha256 == digest for m in store.masks.history(sample_id, role, position)):
-            continue
-        store.masks.add(sample_id, role, position, png, source="imported", created_by="import")
+        params = {"frame": 0, "propagation": "static"} if video_output and role == "output" else None
+        store.masks.add_if_new(sample_id, role, position, png, source="imported", created_by="import", params=params)
 
 
 def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:
@@ -256,6 +291,36 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     added = sum(r.new_values for r in Recorder(Database.of(store)).record(items, user="import"))
     summary.added_metrics += added
     summary.existing_metrics += sum(len(v) for v in by_sample.values()) - added
+
+
+def _ingest_pairwise(store: Any, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int],
+                     summary: ImportSummary) -> None:
+    """Store pairwise judgments as external raters' (`storage.repo.pairwise.PairwiseRepository.import_external`:
+    the same answer again writes nothing). Rows naming an unknown key, or a rater who logs into this app (their
+    own judgments must not be overwritten by a file), are skipped and reported."""
+    if not entries:
+        return
+    keys = {s.external_key: s.id for s in store.samples.list(dataset) if s.external_key is not None}
+    keys.update(ids)
+    app_raters = {r.username for r in store.ratings.raters() if not r.is_external}
+    by_rater: dict[str, list[ExternalPairJudgment]] = {}
+    for e in entries:
+        missing = [k for k in (e.left, e.right) if k not in keys]
+        if missing:
+            summary.problems.append(Problem(e.where, f"unknown key: no sample {missing[0]!r} in dataset {dataset!r} "
+                                                      "(import its samples first)"))
+            continue
+        if e.rater in app_raters:
+            summary.problems.append(Problem(e.where, f"rater of this app: {e.rater!r} logs in and judges here; "
+                                                      f"name the imported rater differently (e.g. 'import:{e.rater}')"))
+            continue
+        by_rater.setdefault(e.rater, []).append(ExternalPairJudgment(
+            keys[e.left], keys[e.right], e.criterion, e.winner, both_bad=e.both_bad, judged_at=e.judged_at,
+            seconds_spent=e.seconds))
+    for rater, items in by_rater.items():
+        written = store.pairwise.import_external(rater, items)
+        summary.added_judgments += written
+        summary.existing_judgments += len(items) - written
 
 
 def _scale_params(entry: MetricEntry) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""OpenS2V-Eval's layout, read without writing anything (the `--format opens2v` import comes later).
+"""OpenS2V-Eval's layout, read without writing anything; `read_opens2v` turns it into the records that
+`masc-ui import PATH --format opens2v` stores (`masc_ui.datasets.ingest`).
 
     <videos folder>/<key>.mp4                 one generated video per manifest key (OpenS2V reads .mp4; .webm,
                                               .mov, .mkv are accepted too)
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .entries import Problem
+from .entries import Parsed, Problem, SampleEntry
 
 VIDEO_SUFFIXES = (".mp4", ".webm", ".mov", ".mkv")
 
@@ -135,3 +136,60 @@ def _entry(key: str, value: object, videos: list[Path], root: Path,
     info = {k: v for k, v in value.items() if k not in ("img_paths", "class_label", "prompt")}
     return OpenS2VEntry(key=key, video=videos[0], refs=tuple(refs), class_labels=tuple(labels),
                         prompt=(prompt.strip() or None) if prompt is not None else None, info=info), ""
+
+
+def read_opens2v(path: Path, videos: Path | None = None, images: Path | None = None,
+                 method: str | None = None) -> Parsed:
+    """The import records of an OpenS2V layout (`--format opens2v`).
+
+    `path`: the manifest (e.g. `Open-Domain_Eval.json`), or the folder holding exactly one `.json` manifest.
+    `images`: where `img_paths` resolve (default: the manifest's folder, i.e. the OpenS2V-Eval root, as OpenS2V's
+    `--input_image_folder`). `videos`: the generated videos `<key>.mp4` (default `<manifest folder>/videos`).
+    `method`: the model that generated them (default: the videos folder's name).
+
+    One sample per usable manifest key: key `<method>/<key>` (so several models' videos share a dataset), output =
+    the video, references = `img_paths`, prompt, subject = the distinct class labels joined with " and ",
+    category = the key without its number (`singleobj_1` -> `singleobj`), info = the manifest's other fields plus
+    `opens2v_key`, `class_label` and `ref_labels` (NexusScore's labels, `nexus_class_labels`). Unusable keys are
+    problems named `<manifest> [<key>]`; videos with no key are listed in a note."""
+    manifest = _manifest_of(Path(path))
+    images = Path(images) if images is not None else manifest.parent
+    if videos is None:
+        videos = manifest.parent / "videos"
+        if not videos.is_dir():
+            raise InputError(f"OpenS2V import: no videos folder given and {videos} does not exist; pass --videos DIR "
+                             "(the generated videos, one <key>.mp4 per manifest key)")
+    videos = Path(videos)
+    method = (method or videos.resolve().name).strip()
+    layout = parse_opens2v(videos, images, manifest)
+    parsed = Parsed(problems=list(layout.problems))
+    for entry in layout.entries:
+        labels = list(dict.fromkeys(label.strip() for label in entry.class_labels))
+        parsed.samples.append(SampleEntry(
+            where=f"{manifest.name} [{entry.key}]", key=f"{method}/{entry.key}", subject=" and ".join(labels),
+            prompt=entry.prompt, out=entry.video, refs=entry.refs, method=method,
+            category=entry.key.rstrip("0123456789").rstrip("_") or None,
+            info={**entry.info, "opens2v_key": entry.key, "class_label": list(entry.class_labels),
+                  "ref_labels": list(nexus_class_labels(entry.key, entry.class_labels))}))
+    if layout.unmatched_videos:
+        names = ", ".join(p.name for p in layout.unmatched_videos[:10])
+        more = f" and {len(layout.unmatched_videos) - 10} more" if len(layout.unmatched_videos) > 10 else ""
+        parsed.notes.append(f"{len(layout.unmatched_videos)} video(s) in {videos} have no key in {manifest.name} and "
+                            f"were not imported (OpenS2V skips them too): {names}{more}")
+    if not layout.entries and not layout.problems:
+        parsed.notes.append(f"{manifest.name} holds no entries")
+    return parsed
+
+
+def _manifest_of(path: Path) -> Path:
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise InputError(f"OpenS2V import: {path} does not exist; give the manifest (e.g. Open-Domain_Eval.json) or "
+                         "the folder holding it")
+    found = sorted(p for p in path.glob("*.json") if p.is_file())
+    if len(found) != 1:
+        listed = ", ".join(p.name for p in found) or "none"
+        raise InputError(f"OpenS2V import: {path} must hold exactly one .json manifest (found {listed}); give the "
+                         "manifest file itself as PATH")
+    return found[0]

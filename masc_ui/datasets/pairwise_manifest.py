@@ -18,7 +18,9 @@ rater, pair and criterion, as for absolute ratings. Importing the same file agai
 compares `PairwiseEntry.key` and the answer (`winner_key`, which does not depend on the left/right order).
 Within one file a second row with an identity already seen is skipped and reported: a *duplicate* when it gives
 the same answer, a *conflicting* judgment when not (the first row is kept). Bad rows are skipped and reported
-with `file:line` (the CSV header is line 1); nothing is written here (ingest into the database comes later).
+with `file:line` (the CSV header is line 1). Nothing is written here: `read_pairwise` gives the same as a `Parsed`
+layout for the importers (`masc-ui import PATH --format pairwise --dataset NAME`), whose ingest resolves the keys in
+the dataset (an unknown key skips the row, reported) and stores the judgments as external raters'.
 """
 from __future__ import annotations
 
@@ -28,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.pairwise_data import PairJudgment, canonical
-from .entries import Problem
+from .entries import PairwiseEntry, Parsed, Problem
 from .table_rows import read_rows
 
 COLUMNS = ("left", "right", "criterion", "winner", "rater", "both_bad", "time", "seconds")
@@ -38,38 +39,6 @@ CRITERIA = ("cp", "pf")
 WINNER_ALIASES = {"left": "left", "right": "right", "tie": "tie", "a": "left", "b": "right"}
 TRUE_WORDS = ("true", "1", "yes", "y")
 FALSE_WORDS = ("false", "0", "no", "n")
-
-
-@dataclass(frozen=True)
-class PairwiseEntry:
-    """One judgment as the file gives it, with where it came from."""
-
-    where: str
-    left: str
-    right: str
-    criterion: str
-    winner: str
-    """`left`, `right` or `tie`."""
-    rater: str
-    both_bad: bool = False
-    judged_at: dt.datetime | None = None
-    """When it was judged (timezone-aware, UTC when the file gave no zone); None = not given."""
-    seconds: float | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        """(rater, first key, second key, criterion) with the two sample keys sorted: the judgment's identity."""
-        first, second = canonical(self.left, self.right)
-        return (self.rater, first, second, self.criterion)
-
-    @property
-    def winner_key(self) -> str | None:
-        """The key of the preferred sample; None for a tie."""
-        return None if self.winner == "tie" else (self.left if self.winner == "left" else self.right)
-
-    def judgment(self, left_method: str | None = None, right_method: str | None = None) -> PairJudgment:
-        """As the analysis input (sample ids = the keys here)."""
-        return PairJudgment(self.left, self.right, self.criterion, self.winner, self.rater, left_method, right_method)
 
 
 @dataclass
@@ -110,6 +79,12 @@ def parse_pairwise_manifest(path: Path) -> ParsedJudgments:
     if not parsed.judgments and not parsed.problems:
         parsed.notes.append(f"{path.name} holds no rows")
     return parsed
+
+
+def read_pairwise(path: Path) -> Parsed:
+    """`parse_pairwise_manifest(path)` as an importer layout: judgments in `Parsed.pairwise`."""
+    parsed = parse_pairwise_manifest(path)
+    return Parsed(pairwise=parsed.judgments, problems=parsed.problems, notes=parsed.notes)
 
 
 class _BadRow(Exception):

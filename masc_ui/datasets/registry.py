@@ -11,6 +11,8 @@ from .dreambooth import DEFAULT_TOKEN, parse_dreambooth
 from .entries import Parsed
 from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
+from .opens2v import read_opens2v
+from .pairwise_manifest import read_pairwise
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,15 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "imagenhub", "ImagenHub human ratings: <task>/<task>_rater<N>.tsv (or the folder holding human_ratings/); "
                      "one dataset <dataset>-<task> per task, ratings-only samples <model>/<uid>, criteria sc, pq",
         parse_imagenhub, {}, default_dataset="imagenhub"),
+    "opens2v": ImporterSpec(
+        "opens2v", "OpenS2V-Eval: the JSON manifest (or its folder; img_paths relative to it, or --images DIR) and "
+                   "the generated videos <key>.mp4 in --videos DIR (default <folder>/videos), one model per import "
+                   "(--method, default the videos folder's name)",
+        read_opens2v, {"videos": None, "images": None, "method": None}),
+    "pairwise": ImporterSpec(
+        "pairwise", "pairwise human judgments, a .jsonl or .csv file, one per row (left, right: sample keys of the "
+                    "dataset; criterion cp|pf; winner left|right|tie; rater; optional both_bad, time, seconds)",
+        read_pairwise, {}),
 }
 
 
@@ -64,4 +75,10 @@ def read_layout(name: str, path: Path, **options: Any) -> Parsed:
         raise InputError(f"import format {name!r} takes no option(s) {', '.join(unknown)}"
                          + (f"; it takes {', '.join(spec.options)}" if spec.options else ""))
     given = {k: v for k, v in options.items() if v is not None and k in spec.options}
-    return spec.read(Path(path), **{**{k: v for k, v in spec.options.items() if v is not None}, **given})
+    try:
+        return spec.read(Path(path), **{**{k: v for k, v in spec.options.items() if v is not None}, **given})
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: a {name} file is not UTF-8 text (byte {exc.start} cannot be decoded); save it "
+                         "as UTF-8 and import again") from None
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: expected a file, found a folder ({exc.filename})") from None

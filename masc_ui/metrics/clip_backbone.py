@@ -44,10 +44,11 @@ class ClipBackbone:
     """
 
     def __init__(self, model: Any, processor: Any, info: BackboneInfo, *, batch_size: int = BATCH_SIZE,
-                 cache_size: int = CACHE_SIZE) -> None:
+                 cache_size: int = CACHE_SIZE, logit_scale: float | None = None) -> None:
         self.model = model
         self.processor = processor
         self.info = info
+        self._logit_scale = logit_scale
         self.batch_size = batch_size
         self.image_cache = EmbeddingCache(cache_size)
         self.text_cache = EmbeddingCache(cache_size)
@@ -62,7 +63,11 @@ class ClipBackbone:
 
     @property
     def logit_scale(self) -> float:
-        """`logit_scale.exp()`, the model's learned temperature (100 for PickScore_v1)."""
+        """`logit_scale.exp()`, the model's learned temperature (100 for PickScore_v1), from the float32 weights
+        (given at construction) even when the model runs in bfloat16, whose 8-bit mantissa would turn 100 into
+        98.9."""
+        if self._logit_scale is not None:
+            return self._logit_scale
         return float(self.model.logit_scale.detach().float().exp().item())
 
     def image_embeddings(self, images: Sequence[InputImage | Image.Image]) -> np.ndarray:
@@ -104,17 +109,20 @@ class ClipBackbone:
 
 
 def load_clip_backbone(model_id: str, processor_id: str, settings: Settings, *, what: str) -> ClipBackbone:
-    """Load a CLIP-architecture checkpoint and its processor on the settings' device/dtype."""
+    """Load a CLIP-architecture checkpoint and its processor on the settings' device, in the dtype of the precision
+    policy (`settings.dtype`). The weights are read in float32 and cast, so that the learned temperature is kept
+    in float32."""
     from transformers import AutoModel, AutoProcessor
 
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    model = load_pretrained(AutoModel, model_id, what=what, dtype=dtype)
+    model = load_pretrained(AutoModel, model_id, what=what, dtype=torch.float32)
+    logit_scale = float(model.logit_scale.detach().exp().item()) if hasattr(model, "logit_scale") else None
     processor = load_pretrained(AutoProcessor, processor_id, what=f"{what} processor")
-    model = model.to(device).eval()
+    model = model.to(device=device, dtype=dtype).eval()
     info = BackboneInfo(model_id=model_id, processor_id=processor_id, revision=checkpoint_revision(model_id),
                         device=device, dtype=dtype)
-    return ClipBackbone(model, processor, info)
+    return ClipBackbone(model, processor, info, logit_scale=logit_scale)
 
 
 def shared_clip_backbone(models: ModelRegistry, settings: Settings, model_id: str, processor_id: str, *,

@@ -7,6 +7,14 @@ threshold 0.5, retry on the image padded by 25% with grey 128; or the packaged H
 similarity to 224 (`norm_crop`; 5 points, or the 2 eye centres of the Haar fallback), resized to 112
 (bilinear), RGB, (x / 255 - 0.5) / 0.5; the IR backbone's BatchNorm1d output, L2-normalized in float32.
 When the output or a reference has no face: NaN, reason "no face found in <the output / reference i>".
+
+A video output (METRICS.md "Subject-to-video", OpenS2V `get_facesim.py`): 32 frames (linspace), per frame
+max(0, cos(reference face, frame face)), frames without a face and zero values dropped, mean of the rest, 0 when none
+remain (`facesim_video.video_facesim`). The reference is each reference image in which a face is found (OpenS2V takes
+the one image of the `man`/`woman` folders; an object reference has no face): several such references -> the mean of
+their video FaceSims; NaN "no face found in any reference" when none has one. Extras: `per_frame` (per sampled frame,
+the mean over the used references of max(0, cos); None where the frame has no face), `per_ref` (each used
+reference's video FaceSim), `refs_used`, `n_with_face`, `n_used` (of the first used reference), `detector`.
 Extras: `per_ref` (max(0, cos) per reference), `cos` (raw cosines), `faces` (boxes, landmarks, scores of every
 face found, and which one was used), `detector`. Faces are detected once per (image, detector), embeddings
 cached per (image, detector); recognizer forwards run in batches of `BATCH_SIZE` crops.
@@ -36,7 +44,9 @@ from .faces.drawing import draw_faces
 from .faces.recognizer import RELEASED_FILE, IRBackbone, load_recognizer
 from .faces.types import Face, FaceDetections
 from .input_images import input_images
-from .sample import Sample
+from .facesim_video import FACESIM_FRAMES, video_facesim
+from .sample import MetricValue, Sample
+from .video_frames import value_provenance
 
 BATCH_SIZE = 32
 CACHE_SIZE = 4096
@@ -139,10 +149,50 @@ class FaceSimExplanation:
     reference_detector: bool
 
 
+VIDEO_AGGREGATE = ("OpenS2V get_facesim: per frame max(0, cos), frames without a face and zeros dropped, mean "
+                   "(0 when none); references with a face: mean")
+
+
 class FaceSimScorer(BackboneScorer):
     """FaceSim of the output against each reference; see the module docstring."""
 
     MODEL_FIELDS = ("face_recognizer",)
+    VIDEO_FRAME_RULE = FACESIM_FRAMES
+    VIDEO_AGGREGATE = VIDEO_AGGREGATE
+
+    def score_videos(self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]],
+                     samplings: Sequence[dict[str, Any]]) -> list[MetricValue]:
+        """FaceSim of each video sample (its 32 sampled `frames`, `samplings[i]` = how they were sampled), by the
+        module docstring's video rule. The references and frames of all samples go through detection and the
+        recognizer together; a reference (or frame) seen before comes from the embedding cache."""
+        backbone = self.backbone()
+        base = self.provenance()
+        refs = [input_images(s.refs, [f"reference {j + 1}" for j in range(len(s.refs))]) for s in samples]
+        everything = [img for rs in refs for img in rs] + [img for fs in frames for img in fs]
+        vectors = dict(zip((img.sha256 for img in everything), backbone.embeddings(everything)))
+        values = []
+        for rs, fs, sampling in zip(refs, frames, samplings):
+            provenance = value_provenance(self, self.settings, base, int(sampling["frame_count"]))
+            used = [j for j, r in enumerate(rs) if vectors[r.sha256] is not None]
+            extras: dict[str, Any] = {"detector": backbone.detection.name, "frames": dict(sampling),
+                                      "refs_used": [j + 1 for j in used]}
+            if not used:
+                values.append(MetricValue(self.spec.name, float("nan"), "no face found in any reference", extras,
+                                          provenance))
+                continue
+            per_ref, per_frame_ref, first = [], [], None
+            for j in used:
+                ref = vectors[rs[j].sha256]
+                cosines = [None if vectors[f.sha256] is None else float(np.dot(ref, vectors[f.sha256])) for f in fs]
+                value, detail = video_facesim(cosines)
+                per_ref.append(value)
+                per_frame_ref.append(detail["per_frame"])
+                first = first or detail
+            per_frame = [None if col[0] is None else float(np.mean(col)) for col in zip(*per_frame_ref)]
+            extras.update(per_frame=per_frame, per_ref=per_ref, n_frames=first["n_frames"],
+                          n_with_face=first["n_with_face"], n_used=first["n_used"])
+            values.append(MetricValue(self.spec.name, float(np.mean(per_ref)), None, extras, provenance))
+        return values
 
     def _load_backbone(self, ids: ModelIds) -> FaceSimBackbone:
         key = ("facesim", ids.face_recognizer, ids.face_detector_dir, self.settings.device, self.settings.dtype)

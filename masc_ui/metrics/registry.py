@@ -4,7 +4,8 @@ directions and conventions from here and nowhere else.
 
 Video metrics (OpenS2V's GmeScore, NexusScore, NaturalScore; `MetricSpec.media == "video"`) are declared here too;
 their scorers take `VideoSample`s (`score_video_metrics`). `list_metrics()`, `metric_names()` and "all" mean the
-image metrics unless `media="video"` (or None for every metric) is asked for.
+image metrics unless `media="video"` (or None for every metric) is asked for. `score_metrics` is the one entry point
+for samples whose output is an image or a video (`metrics_for(samples)`: what "all" means for them).
 
     >>> from masc_ui.metrics.registry import get_spec
     >>> get_spec("clipscore").range
@@ -171,9 +172,9 @@ def external_metric_spec(name: str, lo: float, hi: float, higher_is_better: bool
                       external=True)
 
 
-def parse_metric_names(text: str | Iterable[str], media: str = "image") -> list[str]:
+def parse_metric_names(text: str | Iterable[str], media: str | None = "image") -> list[str]:
     """`"all"` -> every built-in metric of `media`; `"cp,pf,clip_i"` (or a list) -> those, validated, duplicates
-    dropped. A metric of the other media is refused with an `InputError` that says so."""
+    dropped. A metric of the other media is refused with an `InputError` that says so (`media=None`: any)."""
     known = metric_names(media)
     items = [p.strip() for p in text.split(",")] if isinstance(text, str) else [str(p).strip() for p in text]
     items = [p for p in items if p]
@@ -183,7 +184,7 @@ def parse_metric_names(text: str | Iterable[str], media: str = "image") -> list[
         return known
     for name in items:
         spec = get_spec(name)
-        if spec.media != media:
+        if media is not None and spec.media != media:
             raise InputError(f"metric {name} judges {spec.media}s, not {media}s; {media} metrics: {', '.join(known)}")
     return list(dict.fromkeys(items))
 
@@ -198,16 +199,53 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     return factory(spec, settings, models, **params)
 
 
+def metrics_for(samples: Sequence[Any], settings: Settings | None = None, *,
+                video: bool | None = None) -> list[MetricSpec]:
+    """The built-in metrics that apply to `samples`: every image metric (applied per frame to a video output), plus
+    the video metrics when some sample's output is a video (or when `video` says so). With `settings`, NaturalScore
+    is left out while its judge cannot be asked (OpenAI's API without `MASC_JUDGE_API_KEY`): "all" never fails on a
+    paid API that is not configured; naming `naturalscore` gives the error that says what to set."""
+    video = any(isinstance(s, Sample) and s.is_video for s in samples) or bool(video)
+    specs = list_metrics(None if video else "image")
+    if video and settings is not None:
+        from ..errors import ModelUnavailableError
+        from .judge import JudgeConfig
+
+        try:
+            JudgeConfig.from_settings(settings)
+        except ModelUnavailableError:
+            specs = [spec for spec in specs if spec.name != "naturalscore"]
+    return specs
+
+
+def resolve_metric_names(names: str | Iterable[str], samples: Sequence[Any], settings: Settings | None = None, *,
+                         video: bool | None = None) -> list[str]:
+    """`"all"` -> the names of `metrics_for(samples, settings, video=video)`; otherwise the given names (of either
+    media), validated."""
+    items = [p.strip() for p in names.split(",")] if isinstance(names, str) else [str(p).strip() for p in names]
+    if "all" in items:
+        return [spec.name for spec in metrics_for(samples, settings, video=video)]
+    return parse_metric_names(items, media=None)
+
+
 def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], settings: Settings,
                   models: ModelRegistry | None = None, *, missing: str = "raise",
                   params: Mapping[str, Mapping[str, Any]] | None = None,
                   chunk_size: int = 256) -> dict[str, list[MetricValue]]:
-    """Every requested metric for every sample: name -> one `MetricValue` per sample, in order.
+    """Every requested metric for every sample, images and videos alike: name -> one `MetricValue` per sample, in
+    order. `names`: `"all"` (see `metrics_for`) or metric names of either media.
 
-    Samples go through in chunks of `chunk_size`; within a chunk each backbone encodes each distinct image
-    once (CLIP-I, CLIP-I-Seg, CLIP-T and CLIPScore share the CLIP embedding cache) and CP and PF come from
-    one MaSC pass. Inputs are checked for every metric before any model runs (see `Scorer.score`)."""
-    wanted = parse_metric_names(names)
+    Image outputs go through in chunks of `chunk_size`; within a chunk each backbone encodes each distinct image
+    once (CLIP-I, CLIP-I-Seg, CLIP-T and CLIPScore share the CLIP embedding cache) and CP and PF come from one MaSC
+    pass. A video output gets every image metric per sampled frame (`masc_ui.metrics.video_frames`: the frames of a
+    video through each backbone together, mean over frames) and the video metrics (GmeScore, NexusScore,
+    NaturalScore); a video metric of an image output is NaN (or an `InputError` with `missing="raise"`). Inputs are
+    checked for every metric before any model runs (see `Scorer.score`)."""
+    from .video_frames import as_video_sample, score_videos
+    from .video_sample import check_video_inputs
+
+    samples = list(samples)
+    wanted = resolve_metric_names(names, samples, settings)
     if chunk_size < 1:
         raise InputError(f"chunk_size must be >= 1, got {chunk_size}")
     models = models if models is not None else ModelRegistry()
@@ -216,28 +254,58 @@ def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], setting
         if name not in wanted:
             raise InputError(f"parameters given for metric {name!r}, which is not among the requested {wanted}")
     scorers = {name: get_scorer(name, settings, models, **params.get(name, {})) for name in wanted}
-    samples = list(samples)
+    on_images = {n: s for n, s in scorers.items() if s.spec.media == "image"}
+    on_videos = {n: s for n, s in scorers.items() if s.spec.media == "video"}
+    is_video = [isinstance(s, Sample) and s.is_video for s in samples]
+    videos = [i for i, v in enumerate(is_video) if v]
+    images = [i for i, v in enumerate(is_video) if not v]
     if missing == "raise":
         from .base import check_inputs
 
-        for name, scorer in scorers.items():
+        for name, scorer in on_images.items():
             check_inputs(name, scorer.needs, samples, missing)
-    results: dict[str, list[MetricValue]] = {name: [] for name in wanted}
-    for start in range(0, len(samples), chunk_size):
-        chunk = samples[start:start + chunk_size]
-        done: set[str] = set()
-        for name, scorer in scorers.items():
-            if name in done:
-                continue
-            partners = [n for n in getattr(scorer, "pair_names", ()) if n in scorers and n not in done]
-            if len(partners) > 1:
-                for partner, values in scorer.score_pair(chunk, partners, missing=missing).items():
-                    results[partner] += values
-                    done.add(partner)
-                continue
-            results[name] += scorer.score(chunk, missing=missing)
-            done.add(name)
-    return results
+        for name, scorer in on_videos.items():
+            if images:
+                raise InputError(f"{name} judges videos: the output of sample {images[0]} is an image; give a video "
+                                 "output or leave this metric out")
+            check_video_inputs(name, scorer.needs, [as_video_sample(samples[i]) for i in videos], missing)
+    results: dict[str, list[MetricValue | None]] = {name: [None] * len(samples) for name in wanted}
+    for start in range(0, len(images), chunk_size):
+        chunk = images[start:start + chunk_size]
+        for name, values in score_image_chunk([samples[i] for i in chunk], on_images, missing).items():
+            for i, value in zip(chunk, values):
+                results[name][i] = value
+    if videos:
+        video_samples = [samples[i] for i in videos]
+        scored = (score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos)
+                  if on_images else {})
+        for name, scorer in on_videos.items():
+            scored[name] = scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
+        for name, values in scored.items():
+            for i, value in zip(videos, values):
+                results[name][i] = value
+    for name, scorer in on_videos.items():
+        for i in images:
+            results[name][i] = _nan(name, f"{name} judges videos: the output of sample {i} is an image")
+    return {name: [v for v in values if v is not None] for name, values in results.items()}
+
+
+def score_image_chunk(samples: list[Sample], scorers: Mapping[str, Any], missing: str) -> dict[str, list[MetricValue]]:
+    """Image metrics of `scorers` (name -> scorer) on image samples: each scorer once, CP and PF from one pass."""
+    results: dict[str, list[MetricValue]] = {}
+    for name, scorer in scorers.items():
+        if name in results:
+            continue
+        partners = [n for n in getattr(scorer, "pair_names", ()) if n in scorers and n not in results]
+        if len(partners) > 1:
+            results.update(scorer.score_pair(samples, partners, missing=missing))
+            continue
+        results[name] = scorer.score(samples, missing=missing)
+    return {name: results[name] for name in scorers}
+
+
+def _nan(name: str, reason: str) -> MetricValue:
+    return MetricValue(metric=name, value=math.nan, reason=reason)
 
 
 def score_video_metrics(samples: Sequence[Any], names: str | Iterable[str], settings: Settings,

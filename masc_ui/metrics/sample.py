@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..imaging import InputImage, as_input_image
+from ..imaging import InputImage, InputVideo, as_input_image
 
 
 @dataclass(frozen=True)
@@ -21,28 +21,51 @@ class Sample:
     Masks are 2-D arrays (H, W) (bool, uint8 0..255 or float 0..1; foreground = non-zero), or None when
     not drawn; `ref_masks[i]` belongs to `refs[i]` (an empty tuple = no reference masks).
 
+    The output may be a video (`masc_ui.imaging.InputVideo`, from `open_video`; kept as it is): every image metric
+    then applies to its sampled frames (`masc_ui.metrics.video_frames`) and the video metrics apply to it. Its
+    `out_mask` is then a `masc_ui.metrics.frame_masks.FrameMasks` (the mask of each frame, and how it was made), or
+    a 2-D array = one mask reused on every frame (`FrameMasks.static`).
+
     Raises `InputError` naming `Sample.refs[i]` / `Sample.out` for an image that cannot be read.
     """
 
     refs: tuple[InputImage, ...]
     """Reference image(s) of the subject."""
-    out: InputImage
-    """The generated output image."""
+    out: InputImage | InputVideo
+    """The generated output: an image, or a video."""
     prompt: str | None = None
     """The full generation prompt."""
     subject: str | None = None
     """The subject's name (stripped from the prompt for PF; text segmentation)."""
     ref_masks: tuple[np.ndarray | None, ...] = ()
     """Masks of the references, same order as `refs`."""
-    out_mask: np.ndarray | None = None
-    """Mask of the subject in the output."""
+    out_mask: Any = None
+    """Mask of the subject in the output: a 2-D array; for a video, a `FrameMasks` or a 2-D array used on every
+    frame; None when not drawn."""
+    ref_labels: tuple[str | None, ...] = ()
+    """Class label of each reference (OpenS2V `class_label`, e.g. `cup`), read by NexusScore; None = that reference
+    is not detected; empty = the subject's name for every reference."""
 
     def __post_init__(self) -> None:
         refs = self.refs if isinstance(self.refs, (tuple, list)) else (self.refs,)
         object.__setattr__(self, "refs", tuple(as_input_image(r, name=f"Sample.refs[{i}]")
                                                for i, r in enumerate(refs)))
-        object.__setattr__(self, "out", as_input_image(self.out, name="Sample.out"))
+        if not isinstance(self.out, InputVideo):
+            object.__setattr__(self, "out", as_input_image(self.out, name="Sample.out"))
         object.__setattr__(self, "ref_masks", tuple(self.ref_masks))
+        object.__setattr__(self, "ref_labels", tuple(self.ref_labels))
+
+    @property
+    def is_video(self) -> bool:
+        """True when the output is a video."""
+        return isinstance(self.out, InputVideo)
+
+    def class_labels(self) -> tuple[str | None, ...]:
+        """`ref_labels`, or the subject's name for every reference when none were given (() without a subject)."""
+        if self.ref_labels:
+            return self.ref_labels
+        subject = (self.subject or "").strip()
+        return tuple(subject for _ in self.refs) if subject else ()
 
     def ref_mask(self, i: int) -> np.ndarray | None:
         return self.ref_masks[i] if i < len(self.ref_masks) else None

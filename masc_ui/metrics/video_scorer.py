@@ -3,7 +3,8 @@ frames of each video by the metric's `FrameRule`, stream them from a background 
 each number in a `MetricValue` with provenance. The math lives in the subclasses and their pure functions.
 
 Every value's extras hold `frames` = the sampling actually used (`rule`, `count`, `frame_count` T, `indices`); the
-rule and count are also in the provenance params (`frame_rule`, `frames`).
+rule and count are also in the provenance params (`frame_rule`, `frames`), and the whole sampling in the value's own
+provenance params (`video_frames`, as for the image metrics applied per frame: `video_frames.video_provenance`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..settings import Settings
 from .base import MetricSpec, check_params, nan_value
 from .provenance import make_provenance
 from .sample import MetricValue
+from .video_frames import value_provenance
 from .video_sample import VideoNeeds, VideoSample, check_video_inputs
 
 Computed = tuple[float, "str | None", dict[str, Any]]
@@ -59,7 +61,9 @@ class VideoScorer(ABC):
         if not samples:
             return []
         provenance = self.provenance()
-        values = [nan_value(self.spec.name, reasons.get(i, ""), provenance) for i in range(len(samples))]
+        values = [nan_value(self.spec.name, reasons.get(i, ""),
+                            value_provenance(self, self.settings, provenance, sample.video.frame_count))
+                  for i, sample in enumerate(samples)]
         for i in ok:
             sample = samples[i]
             sampling = self.FRAME_RULE.describe(sample.video.frame_count)
@@ -69,7 +73,9 @@ class VideoScorer(ABC):
             finally:
                 frames.close()
             values[i] = MetricValue(metric=self.spec.name, value=float(value), reason=reason,
-                                    extras={**extras, "frames": sampling}, provenance=provenance)
+                                    extras={**extras, "frames": sampling},
+                                    provenance=value_provenance(self, self.settings, provenance,
+                                                                sample.video.frame_count))
         return values
 
     def _validate(self, params: dict[str, Any]) -> dict[str, Any]:

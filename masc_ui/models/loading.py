@@ -7,8 +7,7 @@ from typing import Any
 import torch
 
 from ..errors import InputError, ModelUnavailableError
-
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+from .precision import HardwareReport, precision_policy
 
 
 def pick_device(preference: str | None = "auto") -> str:
@@ -29,16 +28,11 @@ def pick_device(preference: str | None = "auto") -> str:
     return preference
 
 
-def pick_dtype(preference: str | torch.dtype | None, device: str) -> torch.dtype:
-    """`auto`/None -> bfloat16 on CUDA, float32 elsewhere."""
-    if isinstance(preference, torch.dtype):
-        return preference
-    if preference in (None, "", "auto"):
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    try:
-        return _DTYPES[preference]
-    except KeyError:
-        raise InputError(f"dtype {preference!r} is not supported; use one of auto, {', '.join(_DTYPES)}") from None
+def pick_dtype(preference: str | torch.dtype | None, device: str,
+               hardware: HardwareReport | None = None) -> torch.dtype:
+    """The dtype of the precision policy (`models.precision`): `auto`/None -> bfloat16 where the device computes
+    it fast (CUDA with native bf16, CPUs with AMX or AVX-512-BF16), float32 elsewhere; a name -> that dtype."""
+    return precision_policy(preference, device, hardware).dtype
 
 
 def is_local(model_id: str) -> bool:
@@ -48,6 +42,9 @@ def is_local(model_id: str) -> bool:
 def load_pretrained(auto_cls: Any, model_id: str, *, what: str, **kwargs: Any) -> Any:
     """`auto_cls.from_pretrained(model_id, **kwargs)`, turning every "cannot get the weights" failure into
     `ModelUnavailableError` that names `what` and `model_id`, says why, and what to do."""
+    from .quiet import drop_default_config_warnings
+
+    drop_default_config_warnings()
     path = Path(model_id).expanduser()
     if is_local(model_id) and not path.exists():
         raise ModelUnavailableError(

@@ -2,6 +2,7 @@
 
     from masc_ui.segmentation import SamService, TextSegmenter
     sam = SamService("vit_b")                                    # official checkpoint, downloaded on first use
+    job = sam.encode_in_background(image)                        # on upload: the first click finds it ready
     pred = sam.predict(image, points=[(120, 80, 1)])             # XY pixels, label 1 = subject
     pred = sam.predict(image, points=[(120, 80, 1), (40, 30, 0)],
                        prev_low_res_logits=pred.best_low_res_logits)  # refine; same image -> no re-encoding
@@ -12,6 +13,7 @@ from ..caching import CacheInfo
 from .masks import (as_bool_mask, clean_mask, mask_fraction, mask_from_editor, mask_from_file, mask_from_png,
                     mask_to_png, overlay_mask, resize_mask)
 from .sam_checkpoints import OFFICIAL_CHECKPOINTS, CheckpointSource, download_checkpoint, resolve_checkpoint
+from .sam_background import EncodeCancelled, PreEncode
 from .sam_service import ImageEmbedding, SamPrediction, SamService
 from ..models.sam_variants import SAM_ARCHITECTURES, SAM_BUILDERS, SamArchitecture, build_sam, list_sam_variants
 from .text_segmenter import DEFAULT_SAM3, TextSegmentation, TextSegmenter, combine_instances, segment_by_text
@@ -20,7 +22,7 @@ __all__ = [
     "build_sam_service", "build_text_segmenter", "CacheInfo", "as_bool_mask", "clean_mask",
     "mask_fraction", "mask_from_editor", "mask_from_file", "mask_from_png", "mask_to_png", "overlay_mask",
     "resize_mask", "OFFICIAL_CHECKPOINTS", "CheckpointSource", "download_checkpoint", "resolve_checkpoint",
-    "ImageEmbedding", "SamPrediction", "SamService", "SAM_ARCHITECTURES", "SAM_BUILDERS", "SamArchitecture",
-    "build_sam", "list_sam_variants", "DEFAULT_SAM3", "TextSegmentation", "TextSegmenter", "combine_instances",
-    "segment_by_text",
+    "EncodeCancelled", "ImageEmbedding", "PreEncode", "SamPrediction", "SamService", "SAM_ARCHITECTURES",
+    "SAM_BUILDERS", "SamArchitecture", "build_sam", "list_sam_variants", "DEFAULT_SAM3", "TextSegmentation",
+    "TextSegmenter", "combine_instances", "segment_by_text",
 ]

@@ -9,16 +9,19 @@ from .text_segmenter import TextSegmenter
 
 
 def build_sam_service(settings: Settings, models: ModelRegistry | None = None, *, cache_size: int = 8) -> SamService:
-    """The SAM service of `settings`' profile (variant, checkpoint; `sam_variant`/`sam_checkpoint` override).
+    """The SAM service of `settings`' profile (variant, checkpoint; `sam_variant`/`sam_checkpoint` override), its
+    image encoder in the precision of `settings.dtype` (the policy of `models.precision` for `auto`).
 
     With `models`, one service (and so one embedding cache and one loaded model) is shared by every caller
     asking with the same settings. Nothing is loaded until the first prompt.
     """
     ids = model_ids(settings)
     models = models if models is not None else ModelRegistry()
-    key = ("sam-service", ids.sam_variant, ids.sam_checkpoint, settings.device, str(settings.resolved_cache_dir))
+    key = ("sam-service", ids.sam_variant, ids.sam_checkpoint, settings.device, str(settings.resolved_cache_dir),
+           settings.dtype)
     return models.get(key, lambda: SamService(ids.sam_variant, ids.sam_checkpoint, settings.device,
-                                              settings.resolved_cache_dir, cache_size, models=models))
+                                              settings.resolved_cache_dir, cache_size, models=models,
+                                              dtype=settings.dtype))
 
 
 def build_text_segmenter(settings: Settings, models: ModelRegistry | None = None) -> TextSegmenter:

@@ -5,13 +5,21 @@ embeddings keyed by `InputImage.sha256` (the image's one content hash, see `masc
 prompt on the same image (another click, a box, a refinement, an undo = the same prompts minus the last one)
 runs only the prompt encoder and the mask decoder. Safe to share between threads (web app sessions).
 
+`encode_in_background(image)` starts that image-encoder pass as soon as an image is uploaded or opened, on the
+service's one worker thread (once per image, cancellable), so the first click usually finds the embedding
+ready. The image encoder runs in the precision of the policy (`models.precision`: bfloat16 where the hardware
+computes it fast) with fused attention (`sam_attention`); the prompt encoder and the mask decoder, which are
+cheap, stay in float32.
+
 Coordinates are XY pixels of the original image (see `prompts`), masks are bool (H, W) at the image's size.
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 import torch
@@ -22,24 +30,15 @@ from segment_anything.utils.transforms import ResizeLongestSide
 from ..errors import InputError
 from ..imaging import InputImage, as_input_image
 from ..models.loading import pick_device
+from ..models.precision import precision_policy
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
+from .sam_attention import use_sdpa_attention
+from .sam_background import EncodeCancelled, ImageEmbedding, PreEncode, encode_cancellable
 from .sam_checkpoints import resolve_checkpoint
 from ..models.sam_variants import build_sam, sam_architecture
-
-
-@dataclass(frozen=True)
-class ImageEmbedding:
-    """SAM's encoding of one image."""
-
-    features: torch.Tensor = field(repr=False)
-    """Image embedding, float32 (1, C, E, E) on the model's device (C=256, E=64 for the official models)."""
-    input_size: tuple[int, int]
-    """(H, W) of the image after resizing its longest side to the model's input size, before padding."""
-    original_size: tuple[int, int]
-    """(H, W) of the original image."""
 
 
 @dataclass(frozen=True)
@@ -78,23 +77,27 @@ class SamService:
         variant: `vit_b`, `vit_l`, `vit_h` (official) or `vit_tiny` (offline demo weights).
         checkpoint: local state-dict file; None = the official file for `variant`, downloaded into `cache_dir`
             on first use (with a progress bar and a SHA-256 check).
-        device: `auto` (cuda > mps > cpu) or a torch device string. SAM runs in float32.
+        device: `auto` (cuda > mps > cpu) or a torch device string.
+        dtype: precision of the image encoder: `auto` (the policy of `models.precision`: bfloat16 where the hardware
+            computes it fast, float32 elsewhere), `float32` (exact: the official SamPredictor's numbers),
+            `bfloat16`, `float16`. The prompt encoder and mask decoder always run in float32.
         cache_dir: download folder for official checkpoints (default `~/.cache/masc-ui/checkpoints`).
         cache_size: how many image embeddings to keep (least recently used ones are dropped first).
         models: registry that owns the loaded model (shared with other services); None = this service owns it.
         model: an already built SAM of `variant` to use instead of loading `checkpoint` (e.g. random weights
-            in a benchmark); it is moved to `device`.
+            in a benchmark); it is moved to `device` and its image encoder cast to the precision (in place).
 
     The model is loaded on first use (`model`, `embed`, `predict`), not at construction.
     """
 
     def __init__(self, variant: str, checkpoint: str | Path | None = None, device: str | None = "auto",
                  cache_dir: str | Path | None = None, cache_size: int = 8, *, models: ModelRegistry | None = None,
-                 progress: bool = True, model: Sam | None = None) -> None:
+                 progress: bool = True, model: Sam | None = None, dtype: str | torch.dtype | None = "auto") -> None:
         self.variant = variant
         self.architecture = sam_architecture(variant)
         self.checkpoint = None if checkpoint is None else Path(checkpoint).expanduser()
         self.device = pick_device(device)
+        self.precision = precision_policy(dtype, self.device)
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else Settings().resolved_cache_dir
         if cache_size < 1:
             raise InputError(f"cache_size must be >= 1, got {cache_size}")
@@ -103,6 +106,9 @@ class SamService:
         self._progress = progress
         self._transform = ResizeLongestSide(self.architecture.image_size)
         self._given = model
+        self._jobs: dict[Hashable, PreEncode] = {}
+        self._jobs_lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
 
     # --- model ------------------------------------------------------------------------------------------------
 
@@ -110,22 +116,31 @@ class SamService:
     def model(self) -> Sam:
         """The loaded SAM (eval mode, on `device`); loads it the first time (downloading if needed)."""
         if self._given is not None:
-            key = ("sam", self.variant, f"given model {id(self._given):x}", self.device)
-            return self._models.get(key, lambda: self._given.eval().to(self.device))
-        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device)
+            key = ("sam", self.variant, f"given model {id(self._given):x}", self.device, self.precision.name)
+            return self._models.get(key, lambda: self._placed(self._given))
+        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device,
+               self.precision.name)
         return self._models.get(key, self._load)
 
     def _load(self) -> Sam:
         path = resolve_checkpoint(self.variant, self.checkpoint, self.cache_dir, progress=self._progress)
-        return build_sam(self.variant, path).to(self.device)
+        return self._placed(build_sam(self.variant, path))
+
+    def _placed(self, sam: Sam) -> Sam:
+        """`sam` in eval mode on the device, its image encoder in the policy's precision, with fused attention
+        (`sam_attention`: the same function, faster)."""
+        sam = sam.eval().to(self.device)
+        sam.image_encoder.to(self.precision.dtype)
+        use_sdpa_attention(sam.image_encoder)
+        return sam
 
     @property
     def provenance(self) -> dict[str, Any]:
-        """What produced the masks, for stored mask records."""
+        """What produced the masks, for stored mask records (`dtype`: the image encoder's precision)."""
         source = ("caller-built model" if self._given is not None else str(self.checkpoint) if self.checkpoint
                   else f"official {self.variant} checkpoint")
         return {"model": "segment-anything", "variant": self.variant, "checkpoint": source,
-                "device": self.device, "dtype": "float32"}
+                "device": self.device, "dtype": self.precision.name}
 
     # --- embeddings -------------------------------------------------------------------------------------------
 
@@ -137,14 +152,71 @@ class SamService:
     def _embed(self, image: InputImage) -> ImageEmbedding:
         return self._cache.get_or_compute(image.sha256, lambda: self._encode(image.pixels))
 
-    def _encode(self, rgb: Image.Image) -> ImageEmbedding:
+    def _encode(self, rgb: Image.Image, cancel: threading.Event | None = None) -> ImageEmbedding:
+        """Run the image encoder on `rgb` (in the policy's precision); with `cancel`, block by block, stopping with
+        `EncodeCancelled` as soon as the event is set."""
         sam = self.model
         pixels = np.asarray(rgb, dtype=np.uint8)
         resized = self._transform.apply_image(pixels)
         tensor = torch.as_tensor(resized, device=self.device).permute(2, 0, 1).contiguous()[None]
         with torch.inference_mode():
-            features = sam.image_encoder(sam.preprocess(tensor))
-        return ImageEmbedding(features, tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
+            x = sam.preprocess(tensor).to(self.precision.dtype)
+            features = sam.image_encoder(x) if cancel is None else encode_cancellable(sam.image_encoder, x, cancel)
+        return ImageEmbedding(features.float(), tuple(resized.shape[:2]), tuple(pixels.shape[:2]))
+
+    # --- background encoding ----------------------------------------------------------------------------------
+
+    def encode_in_background(self, image: InputImage | Image.Image | np.ndarray) -> PreEncode:
+        """Start encoding `image` on the service's worker thread and return at once (call it when an image is
+        uploaded or opened, so that the first click finds the embedding ready). `image`: see `predict`.
+
+        Once per image: an image already cached gives a finished job, one already being encoded gives that job.
+        Jobs run one at a time, in order.
+        """
+        img = as_input_image(image, name="image")
+        key: Hashable = img.sha256
+        pixels: Callable[[], Image.Image] = lambda: img.pixels  # noqa: E731
+        with self._jobs_lock:
+            running = self._jobs.get(key)
+            if running is not None and not running.done():
+                return running
+            event = threading.Event()
+            cached = self._cache.get(key) if key in self._cache else None
+            if cached is not None:
+                future: Future = Future()
+                future.set_result(cached)
+                return PreEncode(key, future, event)
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sam-{self.variant}-encoder")
+            future = self._worker.submit(self._run_job, key, pixels, event)
+            job = self._jobs[key] = PreEncode(key, future, event)
+        future.add_done_callback(lambda _: self._forget(key, job))
+        return job
+
+    def _run_job(self, key: Hashable, pixels: Callable[[], Image.Image], event: threading.Event) -> ImageEmbedding:
+        if event.is_set():
+            raise EncodeCancelled("cancelled before it started")
+        return self._cache.get_or_compute(key, lambda: self._encode(pixels(), event))
+
+    def _forget(self, key: Hashable, job: PreEncode) -> None:
+        with self._jobs_lock:
+            if self._jobs.get(key) is job:
+                del self._jobs[key]
+
+    def cancel_background(self) -> None:
+        """Cancel every background encoding not finished yet (e.g. when the user leaves the page)."""
+        with self._jobs_lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            job.cancel()
+
+    def close(self) -> None:
+        """Cancel the background encodings and stop the worker thread (the cache and the model stay usable)."""
+        self.cancel_background()
+        with self._jobs_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
 
     def cache_info(self) -> CacheInfo:
         return self._cache.info()

@@ -87,7 +87,8 @@ class TextSegmenter:
         model_id: Hugging Face id (default `facebook/sam3`) or a local `save_pretrained` folder holding the
             model and its processor.
         device: `auto` (cuda > mps > cpu) or a torch device string.
-        dtype: `auto` (bfloat16 on cuda, float32 elsewhere), `float32`, `bfloat16`, `float16`.
+        dtype: `auto` (the policy of `models.precision`: bfloat16 where the hardware computes it fast -- CUDA with
+            native bf16, CPUs with AMX or AVX-512-BF16 -- float32 elsewhere), `float32`, `bfloat16`, `float16`.
         models: registry that owns the loaded model (shared); None = this object owns it.
         mask_threshold: probability above which an instance's mask pixel is foreground.
 

@@ -1,29 +1,44 @@
-"""The whole app: banner + status line on top, then the tabs (one module each)."""
+"""The whole app: banner + status line on top, then the tabs (one module each); every endpoint behind
+`roles.guard_endpoints`."""
 from __future__ import annotations
+
+import html
 
 import gradio as gr
 
 from ..workbench import Workbench
+from ..workbench.users import startup_warnings
 from . import agreement_tab, browse_tab, mask_panel, rate_tab, score_actions, score_tab, status
+from .roles import guard_endpoints
+from .users import user_of
+
+DELETE_CACHE = (300, 3600)
+"""Gradio's cache cleanup: every 5 minutes, the uploads and outputs of this app older than an hour are deleted
+(an image left on screen longer must be uploaded again)."""
 
 
 def build_app(wb: Workbench) -> gr.Blocks:
     """The app's Blocks for `wb` (not launched; see `masc_ui.ui.launch.launch_kwargs`)."""
-    with gr.Blocks(title="MaSC Workbench", analytics_enabled=False) as app:
-        gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
+    with gr.Blocks(title="MaSC Workbench", analytics_enabled=False, delete_cache=DELETE_CACHE) as app:
+        with gr.Row():
+            gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
+            gr.Button("Log out", link="/logout", size="sm", scale=0, min_width=90, elem_id="logout",
+                      visible=wb.accounts.logins_enabled)
+        for warning in startup_warnings(wb.settings, wb.accounts):
+            gr.HTML(f'<div class="demo-banner" id="security-warning">⚠ {html.escape(warning)}</div>')
         status_line = status.build(wb)
         with gr.Tabs(elem_id="tabs") as tabs:
-            with gr.Tab("Score", id="score", elem_id="tab-score"):
+            with gr.Tab("Score", id="score", elem_id="tab-score") as score_page:
                 score = score_tab.build(wb, status_line)
             with gr.Tab("Rate", id="rate", elem_id="tab-rate") as rate:
                 open_task, task_outputs = rate_tab.build(wb)
             with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
                 browse_ui = browse_tab.build(wb)
-            with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement:
+            with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
                 show_agreement, agreement_io = agreement_tab.build(wb)
         rate.select(open_task, None, task_outputs, api_name="rate_open")
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
-        agreement.select(show_agreement, agreement_io, agreement_io)
+        agreement_page.select(show_agreement, agreement_io, agreement_io)
         refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
                                                         score.out_image)
         opened = [*score_actions.cleared_results(score), score.ref_image, score.extra_refs, score.out_image,
@@ -32,7 +47,19 @@ def build_app(wb: Workbench) -> gr.Blocks:
         browse_ui.open.click(browse_tab.open_handler(wb, score, browse_ui, tabs),
                              [browse_ui.sample_id, score.masks.session], opened, api_name="open_sample")\
             .then(score.masks.refresh, refresh_in, refresh_out)
-        app.load(lambda: wb.status().line(), None, [status_line])
+
+        def status_text():
+            return wb.status().line()
+
+        def pages_for(request: gr.Request):
+            """Raters see only the Rate tab (their calls elsewhere are refused anyway)."""
+            admin = wb.accounts.is_admin(user_of(request))
+            shown = [gr.Tab(visible=admin) for _ in range(3)]
+            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"))
+
+        app.load(pages_for, None, [score_page, browse, agreement_page, tabs])
+        app.load(status_text, None, [status_line])
         app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)
+    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for))
     return app

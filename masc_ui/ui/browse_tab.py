@@ -9,6 +9,7 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench, sample_fingerprint
+from ..workbench.browse import EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from . import score_actions as act
 from .feedback import warn
@@ -56,7 +57,8 @@ def build(wb: Workbench) -> BrowseTab:
         open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
         open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"], min_width=200)
     with gr.Row(equal_height=False):
-        fmt = gr.Radio(["csv", "jsonl"], value="csv", label="Export format", elem_id="export-format", min_width=160)
+        fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format", min_width=160,
+                       info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
         export = gr.Button("Export", elem_id="export", min_width=120)
         download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
@@ -141,6 +143,9 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
             report = wb.stored_report(s.sample_id, user=user)
         except WorkbenchError as exc:
             return {browse.open_msg: warn(exc)}
+        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
+            return {browse.open_msg: warn(f"sample #{s.sample_id} is a video; the Score tab does not show videos yet "
+                                          "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)")}
         session.reset()
         for i, (img, m) in enumerate(zip(s.refs, s.ref_masks)):
             if m is not None:
@@ -165,6 +170,7 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
                 score.dataset: s.dataset, score.method: s.method or "", score.example: None,
                 score.masks.session: session, score.scores: act.score_table(wb, report, False, caption),
                 score.report: report, score.computed: (sample_fingerprint(sample), None), score.load_msg: note,
-                score.link: act.link_text(session, s.dataset, s.method), browse.open_msg: f"opened sample #{s.sample_id}",
+                score.link: act.link_text(session, s.dataset, s.method),
+                browse.open_msg: f"opened sample #{s.sample_id}",
                 tabs: gr.Tabs(selected="score")}
     return handler

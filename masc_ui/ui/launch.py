@@ -1,13 +1,19 @@
 """How the app is served: safety settings, logins, theme, CSS and the rating keyboard shortcuts."""
 from __future__ import annotations
 
+import sys
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import anyio
 import gradio as gr
+from fastapi import HTTPException
+from starlette.middleware import Middleware
 
 from ..settings import Settings
-from ..workbench.users import check_login, load_users
+from ..workbench.users import Accounts, LoginThrottled, check_login, startup_warnings
+from .roles import client_address
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
 
@@ -77,32 +83,73 @@ KEYBOARD_JS = """
 """
 
 
-def launch_kwargs(settings: Settings) -> dict[str, Any]:
+def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings`: no share link, no monitoring dashboard, no SSR
     (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
-    directory, demo weights and checkpoint cache explicitly blocked, logins when raters are configured."""
-    users = load_users(settings)
+    directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
+    shown without their text (`show_error=False`), and, when logins are configured, Argon2 password checks
+    throttled per login name and per client address (`accounts.throttle`; 429 while a name or address must
+    wait)."""
+    accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     kwargs: dict[str, Any] = dict(
         server_name=settings.host, server_port=settings.port, share=False, enable_monitoring=False,
         ssr_mode=False, max_file_size=f"{settings.max_upload_mb}mb", allowed_paths=[str(ASSETS_DIR)],
-        blocked_paths=blocked, show_error=True, pwa=False, mcp_server=False,
+        blocked_paths=blocked, show_error=False, pwa=False, mcp_server=False,
         theme=gr.themes.Soft(), css=CSS, head=KEYBOARD_JS, footer_links=["gradio"],
+        app_kwargs={"middleware": [Middleware(ClientAddressMiddleware)]},
     )
-    if users:
-        kwargs["auth"] = lambda username, password: check_login(users, username, password)
-        kwargs["auth_message"] = "MaSC Workbench: log in with your rater account."
+    if accounts.logins_enabled:
+        kwargs["auth"] = login_checker(accounts)
+        kwargs["auth_message"] = "MaSC Workbench: log in with your account."
     return kwargs
 
 
+def login_checker(accounts: Accounts):
+    """Gradio's `auth` callable: the password check of `accounts`, throttled per name and per the client address
+    of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait. Async, with the Argon2
+    check in a worker thread: Gradio awaits it on the event loop, which a hash check (tens of milliseconds of CPU)
+    must not block for every other request."""
+    async def check(username: str, password: str) -> bool:
+        address = LOGIN_ADDRESS.get(None)
+        try:
+            return await anyio.to_thread.run_sync(check_login, accounts, username or "", password or "", address)
+        except LoginThrottled as exc:
+            raise HTTPException(status_code=429, detail=str(exc)) from None
+    return check
+
+
+LOGIN_ADDRESS: ContextVar[str | None] = ContextVar("masc_login_address")
+"""The client address of the HTTP request being handled (set by `ClientAddressMiddleware`)."""
+
+
+class ClientAddressMiddleware:
+    """ASGI middleware recording each HTTP request's client address in `LOGIN_ADDRESS` (for login throttling):
+    the connection's address, or the first X-Forwarded-For entry when the connection comes from a proxy on a
+    private or loopback address (Hugging Face Spaces)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            from starlette.requests import Request
+
+            LOGIN_ADDRESS.set(client_address(Request(scope)))
+        await self.app(scope, receive, send)
+
+
 def serve(wb, *, block: bool = True) -> gr.Blocks:
-    """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings)`; returns the launched
-    Blocks (its URL is `.local_url`). `block=False` returns once the server is up (tests, benchmarks); stop it
-    with `.close()`."""
+    """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings, wb.accounts)`; returns the
+    launched Blocks (its URL is `.local_url`). `block=False` returns once the server is up (tests, benchmarks);
+    stop it with `.close()`. Risky setups (no logins on a public address, logins without an admin) are
+    announced loudly on stderr first."""
     from .blocks import build_app
 
+    for warning in startup_warnings(wb.settings, wb.accounts):
+        print(warning, file=sys.stderr, flush=True)
     app = build_app(wb)
-    app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings))
+    app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
     return app
 
 

@@ -1,7 +1,8 @@
 """Rate tab: blind 0-4 ratings of the next assigned sample, keyboard first (see launch.KEYBOARD_JS).
 
 Tasks come only from datasets marked for rating. A skip never erases an answer given before (going back and
-pressing S moves on, the answer kept); a flag needs a reason, typed in the box under the buttons."""
+pressing S moves on, the answer kept); a flag needs a reason, typed in the box under the buttons. The browser
+knows a task only by an opaque token, never by its sample id; messages name no sample."""
 from __future__ import annotations
 
 import html
@@ -12,11 +13,14 @@ import gradio as gr
 
 from .. import overlays
 from ..errors import WorkbenchError
+from ..imaging import open_image
 from ..workbench import Workbench
-from ..workbench.ratings import ANCHORS, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
 from .users import user_of
 
+RATING_CONCURRENCY = 32
+"""Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
              "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
@@ -29,11 +33,29 @@ an 800 x 900 screen), between 200 and 480 pixels. Several references are shown s
 
 @dataclass
 class TaskState:
-    """Per-session: the task on screen and when it appeared."""
+    """Per-session (kept on the server): the task on screen, the opaque token the browser knows it by, and
+    when it appeared. Updated in place, so a rater's next event sees the task the previous one moved on to."""
 
     sample_id: int | None = None
     order: int | None = None
     shown_at: float = 0.0
+    token: str = ""
+
+    def show(self, task: "TaskView | None") -> None:
+        self.sample_id = None if task is None else task.sample_id
+        self.order = None if task is None else task.presentation_order
+        self.shown_at = time.time() if task is not None else 0.0
+        self.token = "" if task is None else task.token
+
+
+def references_picture(wb: Workbench, task: TaskView):
+    """What the references box shows: the one reference's file as stored, or several side by side in one picture
+    (a gallery crops them at small sizes)."""
+    if len(task.refs) == 1:
+        return task.refs[0]
+    limit = wb.settings.max_image_pixels
+    return overlays.side_by_side([open_image(path, name=f"reference {i + 1}", max_pixels=limit).pixels
+                                  for i, path in enumerate(task.refs)])
 
 
 def build(wb: Workbench) -> tuple:
@@ -63,42 +85,44 @@ def build(wb: Workbench) -> tuple:
         with gr.Accordion("Keyboard shortcuts", open=False, elem_id="rate-shortcuts-box"):
             gr.Markdown(SHORTCUTS, elem_id="rate-shortcuts")
     state = gr.State(TaskState())
-    # The id of the task the browser shows, sent back with every answer: an answer given to a task that is no
-    # longer the session's current one (a second key pressed before the first answer came back, a response
-    # lost on the way) is refused instead of being stored under the wrong sample.
+    # The opaque token of the task the browser shows (never the sample id), sent back with every answer: an answer
+    # given to a task that is no longer the session's current one (a second key pressed before the first answer
+    # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
-    def render(user: str | None, task: TaskView | None, msg: str = ""):
+    def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
+               progress: RaterProgress | None = None):
+        st = st if st is not None else TaskState()
+        st.show(task if user is not None else None)
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return TaskState(), "", note, "", None, None, None, None, "", "", msg
+            return st, "", note, "", None, None, None, None, "", "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
-            prog = wb.ratings.progress(user).text()
+            prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return (TaskState(), "", who_md, "**No task left for you.** Thank you!", None, None, None, None, "", prog,
-                    msg)
+            return st, "", who_md, "**No task left for you.** Thank you!", None, None, None, None, "", prog, msg
         prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
         earlier = ""
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        return (TaskState(task.sample_id, task.presentation_order, time.time()), str(task.sample_id),
-                who_md + earlier, prompt_md, overlays.side_by_side(task.refs), task.out, task.scores.get("cp"),
-                task.scores.get("pf"),
-                task.reason or "", prog, msg)
+        return (st, task.token, who_md + earlier, prompt_md, references_picture(wb, task), task.out,
+                task.scores.get("cp"), task.scores.get("pf"), task.reason or "", prog, msg)
 
     def on_open(request: gr.Request):
         user = user_of(request)
         if user is None:
             return render(None, None)
         try:
-            return render(user, wb.ratings.next_task(user))
+            with wb.ratings.one_at_a_time(user):
+                task, prog = wb.ratings.next_task_and_progress(user)
+                return render(user, task, "", None, prog)
         except WorkbenchError as exc:
             return render(user, None, warn(exc))
 
@@ -107,44 +131,49 @@ def build(wb: Workbench) -> tuple:
             user = user_of(request)
             if user is None:
                 return render(None, None, warn("log in to rate"))
-            if st.sample_id is None:
-                return (st, *keep, warn("there is no task on screen"))
-            if (screen or "") != str(st.sample_id):
-                return (st, *keep, warn("nothing saved: the task changed while you answered; check the task shown "
-                                        "now and answer it"))
-            seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
-            try:
-                done = wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
-                                         seconds_spent=seconds, presentation_order=st.order, reason=why)
-            except WorkbenchError as exc:
-                # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
-                return (st, *keep, warn(f"not saved: {exc}"))
-            try:
-                return render(user, wb.ratings.next_task(user), done.message)
-            except WorkbenchError as exc:
-                return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"))
+            with wb.ratings.one_at_a_time(user):
+                if st.sample_id is None:
+                    return (st, *keep, warn("there is no task on screen"))
+                if not screen or screen != st.token:
+                    return (st, *keep, warn("nothing saved: the task changed while you answered; check the task "
+                                            "shown now and answer it"))
+                seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
+                try:
+                    done = wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
+                                             seconds_spent=seconds, presentation_order=st.order, reason=why)
+                except WorkbenchError as exc:
+                    # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
+                    return (st, *keep, warn(f"not saved: {exc}"))
+                try:
+                    task, prog = wb.ratings.next_task_and_progress(user)
+                    return render(user, task, done.message, st, prog)
+                except WorkbenchError as exc:
+                    return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
         return handler
 
     def on_back(st: TaskState, request: gr.Request):
         user = user_of(request)
         if user is None:
             return render(None, None, warn("log in to rate"))
-        try:
-            task = wb.ratings.previous_task(user, st.sample_id)
-        except WorkbenchError as exc:
-            return (st, *keep, warn(exc))
-        if task is None:
-            return (st, *keep, "this is your first task: there is nothing before it")
-        return render(user, task, f"back to sample #{task.sample_id}: change the scores and submit, or press Skip "
-                                  "to go on with your answer kept")
+        with wb.ratings.one_at_a_time(user):
+            try:
+                task = wb.ratings.previous_task(user, st.sample_id)
+            except WorkbenchError as exc:
+                return (st, *keep, warn(exc))
+            if task is None:
+                return (st, *keep, "this is your first task: there is nothing before it")
+            return render(user, task, "back to your previous task: change the scores and submit, or press Skip to "
+                                      "go on with your answer kept", st)
 
-    # One rating event at a time (a write and a query, milliseconds): a Skip pressed right after Submit then
-    # sees the task Submit moved on to, and the on-screen check above refuses it.
-    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=1)
+    # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
+    # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
+    # above refuses it. Different raters are served in parallel, apart from the heavy work of the Score tab.
+    # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
     inputs = [state, on_screen, cp, pf, reason]
     submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)
     skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time)
     flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time)
-    reason.submit(answer("flagged"), inputs, shown, **one_at_a_time)
+    reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time)
     back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time)
     return on_open, shown

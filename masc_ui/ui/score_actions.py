@@ -200,7 +200,8 @@ def on_explain(wb: Workbench, tab: Any):
         shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
         msg = f"{drawn} map(s) drawn" + (f" ({shown})" if shown else "") + "; what they show is explained below them"
         key = sample_fingerprint(sample)
-        return {tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None, tab.best_map: ex.out_best, tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
+        return {tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None, tab.best_map: ex.out_best,
+                tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
                 tab.explain_notes: explain_summary(ex), tab.explain_msg: msg if drawn else warn(msg),
                 tab.computed: (computed[0], key), tab.stale: stale_note(key, (computed[0], key)),
                 tab.status: wb.status().line()}

@@ -20,6 +20,12 @@ def banner_html(wb: Workbench) -> str:
             f'{html.escape(rest)}{why}</details>')
 
 
+def storage_banner_html(wb: Workbench) -> str:
+    """The permanent banner of a Space without persistent storage (empty elsewhere)."""
+    warning = wb.status().storage_warning
+    return f'<div class="demo-banner" id="storage-banner">⚠ {html.escape(warning)}</div>' if warning else ""
+
+
 def status_text(wb: Workbench) -> str:
     return wb.status().line()
 
@@ -27,4 +33,5 @@ def status_text(wb: Workbench) -> str:
 def build(wb: Workbench) -> gr.Markdown:
     """Lay out banner + status line; returns the status Markdown so other tabs can refresh it."""
     gr.HTML(banner_html(wb), visible=wb.status().is_demo, elem_id="demo-banner-box")
+    gr.HTML(storage_banner_html(wb), visible=bool(wb.status().storage_warning), elem_id="storage-banner-box")
     return gr.Markdown(status_text(wb), elem_classes=["status-line"], elem_id="status-line")

@@ -5,8 +5,12 @@
 - `masks`: the Score tab's mask editing and uploads, Segment Anything / SAM 3 use cases, `masc-ui segment`;
 - `records`: the one path from scored values to the database (Save, batch, imported judge values);
 - `ratings`: rating tasks (next, back, progress, submit);
-- `browse`: browse, open and export stored samples;
+- `pairwise`: pairwise rating tasks (which of two outputs is better: next, back, answer, skip, flag, progress);
+- `browse`: browse, open and export stored samples (and the pairwise judgments);
+- `compare`: two stored outputs of one reference side by side (metrics, differences, patch maps on shared scales);
 - `agreement`: metric-vs-human agreement tables and scatter data;
+- `leaderboard`: per method (or category) means with CIs, ranks, rank agreement, the plot matrix;
+- `pairwise_analysis`: rankings, win rates, rater agreement and metric accuracy from pairwise judgments;
 - `imports`: `masc-ui import` (parse a benchmark layout, ingest it);
 - `database`: the store (opened once, errors as `StoreError`), database upkeep (`masc-ui db`);
 - `examples`, `users`, `profile`, `status`: example pairs, rater logins, the profile in use, the status line;

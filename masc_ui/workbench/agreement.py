@@ -57,6 +57,7 @@ def agreement_view(database: Database, *, user: str | None, dataset: str | None,
     against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
     from ..analysis import agreement_table, format_table
 
+    database.accounts.require_admin(user, "agreement with humans")
     if not 0 <= n_boot <= MAX_BOOTSTRAP:
         raise InputError(f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), "
                          f"got {n_boot:,}")
@@ -118,6 +119,7 @@ def agreement_data(database: Database, *, user: str | None, dataset: str | None)
     for an unknown dataset."""
     from ..datasets.agreement_source import load_agreement_data
 
+    database.accounts.require_admin(user, "agreement with humans")
     if dataset is not None:
         database.require_dataset(dataset)
     return database.run(lambda store: load_agreement_data(store, dataset))

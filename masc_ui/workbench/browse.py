@@ -1,8 +1,11 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
-the stored `InputImage`s, current masks, every field), its stored scores, the export (CSV / JSON lines), and which
-datasets are marked for rating."""
+the stored `InputImage`s, a video output as its `InputVideo`, current masks at their image's size, every field),
+its stored scores, a poster picture per sample (a video's first frame), which datasets are marked for rating, and
+the exports (samples as CSV / JSON lines / Parquet / an image folder for the Hugging Face `datasets` library, see
+`dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -12,15 +15,21 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..errors import InputError
-from ..imaging import InputImage, load_mask_file, open_image
+from ..imaging import InputImage, InputVideo, VideoLimits, load_mask_file, open_image, open_media, poster_frame
+from ..metrics.frame_masks import FrameMasks
 from ..settings import Settings
 from .database import Database
 from .records import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
 
-EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
+PAIRWISE_EXPORT_FORMATS = ("csv", "jsonl")
+FOLDER_FORMATS = ("imagefolder",)
+"""Formats written as a folder (downloaded from the app as a zip of it)."""
 BROWSE_LIMIT = 500
 """Most rows the Browse table shows at once."""
+SAMPLE_ID_MAX = 2 ** 63 - 1
+"""Largest id a database row can have."""
 
 
 @dataclass
@@ -31,12 +40,16 @@ class StoredSample:
 
     sample_id: int
     refs: list[InputImage]
-    out: InputImage
+    out: InputImage | InputVideo
+    """The output image, or video."""
     prompt: str
     subject: str
     ref_masks: list[np.ndarray | None]
-    out_mask: np.ndarray | None
+    out_mask: np.ndarray | FrameMasks | None
+    """For a video: its stored mask as `FrameMasks.static` (drawn on the frame its params name)."""
     mask_sources: dict[str, str] = field(default_factory=dict)
+    ref_labels: list[str | None] = field(default_factory=list)
+    """Class labels of the references when stored (imported OpenS2V samples), else empty."""
     dataset: str = ""
     method: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -62,6 +75,7 @@ class StoredSamples:
 
     def filters(self, *, user: str | None) -> dict[str, list[str]]:
         """The values each Browse filter offers: dataset, method and subject names."""
+        self._database.accounts.require_admin(user, "browsing stored samples")
         def work(store: Any) -> dict[str, list[str]]:
             datasets = [d.name for d in store.samples.datasets()]
             subjects = sorted({s.name for d in datasets for s in store.samples.subjects(d)})
@@ -73,9 +87,10 @@ class StoredSamples:
         """(headers, rows): id, dataset, subject, method, every metric's latest value (headed by the registry's
         display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many
         raters, and the prompt last (long: the numbers come first on a narrow screen); filtered by exact
-        dataset / method / subject (None = any)."""
+        dataset / method / subject (None = any). Admins only."""
         from ..metrics.registry import list_metrics
 
+        self._database.accounts.require_admin(user, "browsing stored samples")
         rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
                                                                    subject=subject or None, limit=limit))
         shown = {spec.name: spec.display_name for spec in list_metrics()}
@@ -93,14 +108,16 @@ class StoredSamples:
         return headers, table
 
     def datasets(self, *, user: str | None) -> list[DatasetInfo]:
-        """Every stored dataset with its for-rating mark and sample count, by name."""
+        """Every stored dataset with its for-rating mark and sample count, by name. Admins only."""
+        self._database.accounts.require_admin(user, "listing datasets")
         def work(store: Any) -> list[DatasetInfo]:
             return [DatasetInfo(d.name, d.for_rating, store.samples.count(d.name)) for d in store.samples.datasets()]
         return self._database.run(work)
 
     def set_for_rating(self, dataset: str, for_rating: bool, *, user: str | None) -> str:
         """Mark (or unmark) `dataset` for rating: raters get its samples as tasks. Returns what changed, as a
-        sentence. InputError for an unknown dataset."""
+        sentence. InputError for an unknown dataset. Admins only."""
+        self._database.accounts.require_admin(user, "marking datasets for rating")
         name = (dataset or "").strip()
         if not name:
             raise InputError("choose a dataset first (the Dataset filter above the table)")
@@ -115,19 +132,18 @@ class StoredSamples:
     def open(self, sample_id: int, *, user: str | None) -> StoredSample:
         """A stored sample with its fields and current masks (InputError for an unknown id or a ratings-only
         sample: no images). A stored mask of another size than its image is resized to the image (nearest
-        neighbour) and a warning says so."""
+        neighbour) and a warning says so. Admins only."""
         from storage import NotFound
 
-        if isinstance(sample_id, bool) or int(sample_id) != sample_id or int(sample_id) < 1:
-            raise InputError(f"sample ids are whole numbers from 1 up; {sample_id!r} is not one: type the id of a "
-                             "row of the table, or click the row")
+        self._database.accounts.require_admin(user, "opening stored samples")
+        sid = sample_id_of(sample_id)
 
         def get(store: Any) -> Any:
             try:
-                return store.samples.get(int(sample_id))
+                return store.samples.get(sid)
             except NotFound:
-                raise InputError(f"sample #{int(sample_id)} is not in the database: type the id of a row of the "
-                                 "table, or click the row") from None
+                raise InputError(f"sample #{sid} is not in the database: type the id of a row of the table, or click "
+                                 "the row") from None
         sample = self._database.run(get)
         if sample.output is None:
             raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
@@ -135,9 +151,9 @@ class StoredSamples:
                              "benchmark folder with samples/) to attach them.")
         refs = [self._image(sha, f"reference {i + 1} of sample #{sample.id}")
                 for i, sha in enumerate(sample.references)]
-        out = self._image(sample.output, f"output of sample #{sample.id}")
+        out = self._output(sample.output, f"output of sample #{sample.id}")
         current = self._database.run(lambda store: store.masks.current(sample.id))
-        masks: dict[str, np.ndarray] = {}
+        masks: dict[str, Any] = {}
         sources: dict[str, str] = {}
         warnings: list[str] = []
         back = {v: k for k, v in MASK_SOURCE_TO_STORE.items()}
@@ -147,39 +163,93 @@ class StoredSamples:
             if target not in images:
                 continue
             masks[target], note = fit_mask(self._mask(rec.sha256), images[target], _label(target))
-            sources[target] = back.get(rec.source, "imported")
             if note:
                 warnings.append(note)
+            if target == "out" and isinstance(out, InputVideo):
+                frame = (rec.params or {}).get("frame", 0)
+                masks[target] = FrameMasks.static(masks[target], frame if isinstance(frame, int) else 0)
+            sources[target] = back.get(rec.source, "imported")
+        labels = (sample.info or {}).get("ref_labels")
         return StoredSample(sample.id, refs, out, sample.prompt, sample.subject,
                             [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources,
+                            ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
                             dataset=sample.dataset, method=sample.method, warnings=warnings)
+
+    def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
+        """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
+        None for a ratings-only sample (no images)."""
+        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        if sample.output is None:
+            return None
+        out = self._output(sample.output, f"output of sample #{sample.id}")
+        return poster_frame(out) if isinstance(out, InputVideo) else out
 
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """The latest stored value of every registered metric of a stored sample (computed with its current
         masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
+        self._database.accounts.require_admin(user, "seeing stored scores")
         latest = self.latest_values(sample_id, user=user)
-        return ScoreReport(stored_rows(latest), {}, cached=True)
+        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        video = isinstance((sample.info or {}).get("video"), dict)
+        return ScoreReport(stored_rows(latest, video=video), {}, cached=True)
 
     def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, Any]:
         """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
-        return self._database.run(lambda store: store.metrics.latest(int(sample_id)))
+        self._database.accounts.require_admin(user, "seeing stored scores")
+        sid = sample_id_of(sample_id)
+        return self._database.run(lambda store: store.metrics.latest(sid))
 
     def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
                target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
-        """Write the export (`csv` or `jsonl`: one row per sample, latest values, every rater's ratings) to
-        `target` (a file path, or an open text stream such as stdout), or when None to
-        `masc-export-<dataset or all>.<fmt>` in `folder` (None: a fresh temporary folder; never the data dir).
-        Returns (where it went, rows written); InputError for an unknown dataset."""
+        """Write the export of `dataset` (None = all; one row per sample, latest values, every rater's ratings):
+        `csv` or `jsonl` to `target` (a file path, or an open text stream such as stdout), `parquet` to a file path,
+        `imagefolder` to a folder path (absent or empty; `dataset_export`). With `target` None, a file for download
+        in `folder` (None: a fresh temporary folder; never the data dir) named `export_file_name(dataset, fmt)` (the
+        dataset name is data, never part of a path), and for `imagefolder` that folder zipped (`.zip`). Admins only.
+        Returns (where it went, rows written); InputError for an unknown dataset or format."""
+        from .dataset_export import write_imagefolder, write_parquet, zip_folder
+
+        self._database.accounts.require_admin(user, "exporting")
         if fmt not in EXPORT_FORMATS:
-            raise InputError(f"export format must be one of {EXPORT_FORMATS}, got {fmt!r}")
+            raise InputError(f"export format must be one of {', '.join(EXPORT_FORMATS)}")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        archive = None
+        if target is None:
+            folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
+            target = folder / export_file_name(dataset, fmt)
+            archive = folder / f"{target.name}.zip" if fmt in FOLDER_FORMATS else None
+        elif fmt in ("parquet", *FOLDER_FORMATS) and not isinstance(target, (str, Path)):
+            raise InputError(f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
+                             "not to standard output: give a path")
+        writers = {"csv": lambda store: store.exports.write_csv(target, dataset),
+                   "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
+                   "parquet": lambda store: write_parquet(store, Path(target), dataset),
+                   "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset)}
+        try:
+            n = self._database.run(writers[fmt])
+            if archive is not None:
+                return zip_folder(Path(target), archive), n
+        except OSError as exc:
+            raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
+        return target, n
+
+    def export_pairwise(self, fmt: str, *, user: str | None, dataset: str | None = None,
+                        target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+        """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
+        `storage.repo.pair_exports`) like `export` writes the samples' (default file
+        `masc-pairwise-<dataset or all>.<fmt>`). Admins only. Returns (where it went, rows written)."""
+        self._database.accounts.require_admin(user, "exporting")
+        if fmt not in PAIRWISE_EXPORT_FORMATS:
+            raise InputError(f"the pairwise export format must be one of {', '.join(PAIRWISE_EXPORT_FORMATS)}")
         if dataset is not None:
             self._database.require_dataset(dataset)
         if target is None:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
-            target = folder / f"masc-export-{dataset or 'all'}.{fmt}"
+            target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
-            n = self._database.run(lambda store: (store.exports.write_jsonl if fmt == "jsonl"
-                                                  else store.exports.write_csv)(target, dataset))
+            n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
+                                                  else store.pairwise.write_csv)(target, dataset))
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
@@ -188,18 +258,24 @@ class StoredSamples:
         data = self._database.run(lambda store: store.images.read(sha))
         return open_image(data, name=name, max_pixels=self._settings.max_image_pixels)
 
+    def _output(self, sha: str, name: str) -> InputImage | InputVideo:
+        data = self._database.run(lambda store: store.images.read(sha))
+        return open_media(data, name=name, max_pixels=self._settings.max_image_pixels,
+                          limits=VideoLimits.from_settings(self._settings))
+
     def _mask(self, sha: str) -> np.ndarray:
         return load_mask_file(self._database.run(lambda store: store.images.read(sha)),
                               name=f"stored mask {sha[:12]}")
 
 
-def fit_mask(mask: np.ndarray, image: InputImage, label: str) -> tuple[np.ndarray, str | None]:
-    """`mask` at `image`'s size: unchanged when it has that size, else resized (nearest neighbour) with a
-    warning naming both sizes (the resized mask is what a later Save stores, as a new mask version)."""
+def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str | None]:
+    """`mask` at the size of `image` (an `InputImage`, or an `InputVideo`'s frames): unchanged when it has that
+    size, else resized (nearest neighbour) with a warning naming both sizes (the resized mask is what a later Save
+    stores, as a new mask version)."""
     from ..segmentation.masks import resize_mask
 
     h, w = np.shape(mask)
-    if (w, h) == image.size:
+    if (w, h) == tuple(image.size):
         return mask, None
     note = (f"the stored mask of {label} is {w}x{h}, its image {image.size[0]}x{image.size[1]}: it was stretched to "
             "the image; check it before scoring (Save stores the stretched mask as a new version)")
@@ -208,6 +284,23 @@ def fit_mask(mask: np.ndarray, image: InputImage, label: str) -> tuple[np.ndarra
 
 def _label(target: str) -> str:
     return "the output" if target == "out" else f"reference {int(target[3:]) + 1}"
+
+
+def export_file_name(dataset: str | None, fmt: str, *, prefix: str = "masc-export") -> str:
+    """`<prefix>-<dataset>.<fmt>` (no suffix for a folder format) with the dataset name reduced to letters, digits,
+    `_` and `-` (at most 60), `all` for every dataset: a name the server chooses, whatever the dataset is called."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", dataset or "all").strip("-")[:60] or "dataset"
+    return f"{prefix}-{slug}" if fmt in FOLDER_FORMATS else f"{prefix}-{slug}.{fmt}"
+
+
+def sample_id_of(value: object) -> int:
+    """A sample id from what a user typed (an int, or a float with no fraction) within 1..2**63 - 1."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SAMPLE_ID_MAX:
+        raise InputError(f"sample id must be a whole number from 1 to {SAMPLE_ID_MAX:,}; type the id shown in the "
+                         "table")
+    return value
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:

@@ -5,12 +5,15 @@ Only the use cases in this package (and the importers' `masc_ui.datasets.ingest`
 """
 from __future__ import annotations
 
+import logging
+import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import InputError, WorkbenchError
 from ..settings import Settings
+from .users import Accounts
 
 if TYPE_CHECKING:
     from storage import Store
@@ -18,28 +21,59 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+log = logging.getLogger(__name__)
+
+_SERVER_PATH = re.compile(r"[a-z]+(?:\+[a-z]+)?://[^\s'\",;()]+|(?:[A-Za-z]:)?(?:/[^\s'\",;:()]+){2,}")
+"""Database URLs and absolute file paths inside a message (hidden from users of the web app)."""
+
+
 class StoreError(WorkbenchError):
-    """The database or blob store refused or failed an operation; the message says what and what to do."""
+    """The database or blob store refused or failed an operation. `str()` is the message for users (no SQL, no
+    server path); `detail` the full one for the server's log and the local command line."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+def public_message(text: str) -> str:
+    """`text` with database URLs and server paths replaced by `<server path>`."""
+    return _SERVER_PATH.sub("<server path>", text)
 
 
 def guard(fn: Callable[[], T]) -> T:
-    """`fn()`, with storage errors turned into `StoreError`."""
+    """`fn()`, with storage errors turned into `StoreError` (paths hidden from the message users see), and any
+    other database failure (SQL the server refused, a read-only file) into a StoreError that shows no SQL: the
+    details go to the server's log."""
+    from sqlalchemy.exc import SQLAlchemyError
     from storage import StorageError
 
     try:
         return fn()
     except StorageError as exc:
-        raise StoreError(str(exc)) from exc
+        raise StoreError(public_message(str(exc)), str(exc)) from exc
+    except SQLAlchemyError as exc:
+        log.exception("database failure")
+        text = str(getattr(exc, "orig", exc)).lower()
+        if "readonly" in text or "read-only" in text or "permission denied" in text:
+            message = ("the database is read-only for the server (its data directory or database user may not "
+                       "write); nothing was stored. Tell the administrator.")
+        else:
+            message = (f"the database refused or failed the operation ({type(exc).__name__}); nothing was stored. "
+                       "The server's log has the details.")
+        raise StoreError(message, f"{message} [{exc}]") from exc
 
 
 class Database:
     """The store of `settings` (`database_url`, or SQLite in `data_dir`), shared by every session and
     thread of the process (the `storage.Store` is thread-safe). Pass `store` to use one already open."""
 
-    def __init__(self, settings: Settings, store: "Store | None" = None) -> None:
+    def __init__(self, settings: Settings, store: "Store | None" = None, *, accounts: Accounts | None = None) -> None:
         self._settings = settings
         self._store = store
         self._lock = threading.Lock()
+        self.accounts = accounts if accounts is not None else Accounts()
+        """The logins and role rules every use case over this database applies (none: local, acting as admin)."""
 
     @classmethod
     def of(cls, store: "Store") -> "Database":
@@ -58,7 +92,7 @@ class Database:
                         self._store = guard(lambda: open_store(self._settings.database_url,
                                                                self._settings.data_dir))
                     except StoreError as exc:
-                        raise StoreError(f"database: {exc}") from exc
+                        raise StoreError(f"database: {exc}", f"database: {exc.detail}") from exc
         return self._store
 
     def close(self) -> None:
@@ -93,21 +127,27 @@ class Database:
         """Create or upgrade the schema to the newest revision; the revision."""
         from storage import upgrade_database
 
+        self.accounts.require_admin(user, "upgrading the database")
+
         return guard(lambda: upgrade_database(self._settings.database_url, self._settings.data_dir))
 
-    def check(self, user: str | None) -> str:
-        """The integrity check's result (`ok` when healthy)."""
-        return self.run(lambda store: store.integrity_check())
+    def check(self, user: str | None, *, deep: bool = False) -> Any:
+        """The integrity check (`storage.repo.checks.IntegrityReport`: `.ok`, `.lines()`): the database's own
+        check, every blob file present with its recorded size (and, `deep`, its SHA-256), samples without values."""
+        self.accounts.require_admin(user, "checking the database")
+        return self.run(lambda store: store.check(deep=deep))
 
     def dump(self, user: str | None, target: Path, *, include_blobs: bool = False) -> None:
         """Every row of every table as JSON into `target` (with the image/mask bytes when `include_blobs`)."""
+        self.accounts.require_admin(user, "dumping the database")
         self.run(lambda store: store.dumps.dump(target, include_blobs=include_blobs))
 
     def restore(self, user: str | None, source: Path) -> None:
         """Load a dump into the (empty) database."""
+        self.accounts.require_admin(user, "restoring the database")
         if not Path(source).is_file():
             raise InputError(f"restore: {source} does not exist or is not a file")
         try:
             self.run(lambda store: store.dumps.restore(source))
         except StoreError as exc:
-            raise StoreError(f"restore of {source}: {exc}") from exc
+            raise StoreError(f"restore of {source}: {exc}", f"restore of {source}: {exc.detail}") from exc

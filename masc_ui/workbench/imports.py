@@ -35,11 +35,13 @@ class Imports:
         default) marks the datasets this import creates and leaves the mark of existing ones as it is (so a
         re-import never undoes an admin's choice). Each summary's notes say what was done."""
         from ..datasets.ingest import ingest_all
+        from ..imaging import VideoLimits
 
         before = {d.name: d.for_rating for d in self._database.run(lambda store: store.samples.datasets())}
         summaries = self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
                                                                 max_pixels=self._settings.max_image_pixels,
-                                                                progress=progress))
+                                                                progress=progress,
+                                                                video_limits=VideoLimits.from_settings(self._settings)))
         for summary in summaries:
             name = summary.dataset
             if name not in self._database.datasets():

@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..errors import InputError
-from ..imaging import InputImage
+from ..imaging import InputImage, InputVideo, read_frames
+from ..metrics.frame_masks import FrameMasks
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 
@@ -359,6 +360,22 @@ class Segmentation:
             image, subject.strip(), self.settings.text_seg_threshold if threshold is None else float(threshold),
             self.settings.text_seg_min_fraction)
 
+    def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
+        """A mask of `subject` in each frame of `video` that the image metrics score (`settings.video_frames`,
+        linspace), by SAM 3 from the name (`FrameMasks` method `text`; frames where the mask is doubtful are listed in
+        its params)."""
+        from ..metrics.video_frames import image_metric_frames
+        from ..segmentation import build_text_segmenter
+
+        if not subject or not subject.strip():
+            raise InputError("subject name is empty: type the subject's name (e.g. 'cat') to segment it by name")
+        segmenter = build_text_segmenter(self.settings, self.models)
+        s = self.settings
+        return frame_masks_by_name(
+            lambda image, words: segmenter.segment(image, words, s.text_seg_threshold, s.text_seg_min_fraction),
+            video, subject.strip(), image_metric_frames(s).indices(video.frame_count),
+            model_id=segmenter_id(segmenter), threshold=s.text_seg_threshold)
+
     def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
         """Bool (H, W) mask = alpha of the ImageEditor's brush layer(s), at the image's `size` (W, H)."""
         from ..segmentation.masks import mask_from_editor
@@ -400,3 +417,22 @@ class Segmentation:
             raise InputError(f"the segmentation of {path} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
                              f"{image.size[0]}x{image.size[1]}; nothing was written")
         return FileMask(mask, image.size, summary, doubtful)
+
+
+def segmenter_id(segmenter: Any) -> str:
+    """The model id a text segmenter records (its `model_id`, else its type)."""
+    return str(getattr(segmenter, "model_id", type(segmenter).__name__))
+
+
+def frame_masks_by_name(segment: Callable[[InputImage, str], Any], video: InputVideo, words: str,
+                        indices: Iterable[int], *, model_id: str, threshold: float) -> FrameMasks:
+    """`FrameMasks` (method `text`) of `words` in the frames `indices` of `video`: `segment(frame, words)` (a
+    `TextSegmentation`: `mask`, `doubtful`) on each distinct frame, decoded once."""
+    masks, doubtful = {}, []
+    for frame in read_frames(video, sorted(set(int(i) for i in indices))):
+        result = segment(frame.image, words)
+        masks[frame.index] = np.asarray(result.mask, dtype=bool)
+        if getattr(result, "doubtful", False):
+            doubtful.append(frame.index)
+    return FrameMasks.per_frame(masks, "text", {"text": words, "model_id": model_id, "threshold": threshold,
+                                                "doubtful_frames": doubtful}, name=f"mask of {words!r} in {video.name}")

@@ -1,7 +1,7 @@
 """Which model profile the app really runs (`auto` -> paper or demo), as the status line and banner show it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..models.auto_profile import resolve_auto_profile
 from ..models.registry import ModelRegistry
@@ -18,6 +18,8 @@ class ResolvedProfile:
     """What settings asked for (`auto`, `paper`, `fast`, `demo`)."""
     reason: str | None
     """Why `auto` became `demo` (None otherwise)."""
+    why: str = field(default="", compare=False)
+    """Why this profile is in use, for the start-up log line (filled for every profile by `resolve_profile`)."""
 
 
 def resolve_profile(settings: Settings, models: ModelRegistry | None = None) -> ResolvedProfile:
@@ -25,6 +27,6 @@ def resolve_profile(settings: Settings, models: ModelRegistry | None = None) -> 
     the Hub; `HF_HUB_OFFLINE=1` keeps it local), else `demo` with the reason
     (`masc_ui.models.auto_profile.resolve_auto_profile`). Other profiles are returned as they are."""
     if settings.profile != "auto":
-        return ResolvedProfile(settings.profile, settings.profile, None)
+        return ResolvedProfile(settings.profile, settings.profile, None, "chosen in the settings")
     name, reason = resolve_auto_profile(settings, models)
-    return ResolvedProfile(name, "auto", reason if name == "demo" else None)
+    return ResolvedProfile(name, "auto", reason if name == "demo" else None, reason)

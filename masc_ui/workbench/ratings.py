@@ -6,19 +6,29 @@ Score tab's scratch saves are not marked unless an admin marks their dataset). A
 rater who goes back to a task they answered and presses Skip moves on with the answer kept. A flag needs a
 reason (stored as the ratings' note); it replaces an earlier answer, which stays in the rating history.
 
+Blind means: what reaches a rater is the images, the prompt, the rater's own answers and progress counts; no
+metric, method, sample id or other rater's answer. A task is named to the browser by an opaque `token` (new for
+every view), never by its sample id. Each rater's events run one at a time (`one_at_a_time`), different raters'
+in parallel.
+
 A write that finds the database busy is retried inside the storage layer (`storage.transactions`, up to its
 `max_wait_s`); any other failure is reported as `StoreError` with nothing stored, so the UI keeps the task and
 the chosen scores on screen for another try.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
-
-from PIL import Image
+import os
+import secrets
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..imaging import open_image
+from ..imaging import VideoLimits, encode_png, open_video, poster_frame
 from ..settings import Settings
 from .database import Database
 
@@ -52,11 +62,14 @@ def criteria() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TaskView:
-    """What a rater sees: blind (no metric values, no method), images decoded, their previous answers."""
+    """What a rater sees: blind (no metric values, no method), the images as files, their previous answers."""
 
     sample_id: int
-    refs: list[Image.Image]
-    out: Image.Image
+    """The stored sample (stays on the server: the browser sees `token`)."""
+    refs: list[Path]
+    """Files holding each reference's stored bytes (named by content hash: no sample id in the name)."""
+    out: Path
+    """The output image's file; for a video output, a PNG of its poster (first) frame."""
     prompt: str
     presentation_order: int
     scores: dict[str, int | None]
@@ -65,6 +78,17 @@ class TaskView:
     """This rater's current status on the sample (`rated`, `skipped`, `flagged`) or None when new."""
     reason: str | None = None
     """The reason this rater gave when they flagged the sample."""
+    out_video: Path | None = None
+    """The output video's file as stored, for playback (None for an image output); raters rate it as they rate an
+    image."""
+    out_media_type: str | None = None
+    """Media type of `out_video` (e.g. `video/mp4`)."""
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    """Opaque name of this view of the task for the browser (random; says nothing about the sample)."""
+
+    @property
+    def is_video(self) -> bool:
+        return self.out_video is not None
 
 
 @dataclass(frozen=True)
@@ -102,26 +126,71 @@ class Submitted:
 class RatingTasks:
     """Rating tasks over one `Database`; the acting user is the rater."""
 
-    def __init__(self, database: Database, settings: Settings) -> None:
+    def __init__(self, database: Database, settings: Settings, image_folder: Path | None = None) -> None:
         self._database = database
         self._settings = settings
+        self._images = TaskImages(image_folder)
+        self._rater_locks: dict[str, threading.Lock] = {}
+        self._known_raters: set[str] = set()
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def one_at_a_time(self, user: str) -> Iterator[None]:
+        """Hold `user`'s rating lock: one event of a rater at a time (a Skip pressed right after Submit sees the
+        task Submit moved on to), while other raters go on in parallel. One lock per rater (logins are few)."""
+        with self._guard:
+            lock = self._rater_locks.setdefault(user, threading.Lock())
+        with lock:
+            yield
+
+    def _rater(self, user: str | None) -> str:
+        """`user` when it may rate: a login (any role), or any name when the process has no logins (local)."""
+        if user is None or (self._database.accounts.logins_enabled
+                            and user not in self._database.accounts.names()):
+            raise self._denied()
+        return user
+
+    @staticmethod
+    def _denied() -> Exception:
+        from .users import AccessDenied
+
+        return AccessDenied("rating needs a login: log in with your rater account")
 
     def next_task(self, user: str, *, dataset: str | None = None) -> TaskView | None:
         """The next sample `user` should rate (None when nothing is left); creates the rater on first use."""
-        def work(store: Any) -> Any:
-            store.ratings.ensure_rater(user)
-            return store.tasks.next_task(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True)
-        task = self._database.run(work)
-        return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
+        return self.next_task_and_progress(user, dataset=dataset)[0]
+
+    def next_task_and_progress(self, user: str, *, dataset: str | None = None
+                               ) -> tuple[TaskView | None, RaterProgress]:
+        """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
+        user = self._ensure_rater(self._rater(user))
+
+        def work(store: Any) -> tuple[Any, Any, dict[int, str]]:
+            task, p = store.tasks.next_task_and_progress(user, dataset, overlap_k=self._settings.rating_overlap,
+                                                         for_rating_only=True)
+            return task, p, store.tasks.statuses(user, dataset, for_rating_only=True)
+        task, p, statuses = self._database.run(work)
+        view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
+        return view, _progress(p, statuses)
+
+    def _ensure_rater(self, user: str) -> str:
+        """`user` as a rater in the database (created once; remembered, so later tasks need no write)."""
+        if user not in self._known_raters:
+            self._database.run(lambda store: store.ratings.ensure_rater(user))
+            with self._guard:
+                self._known_raters.add(user)
+        return user
 
     def previous_task(self, user: str, before_sample_id: int | None, *,
                       dataset: str | None = None) -> TaskView | None:
+        user = self._rater(user)
         task = self._database.run(lambda store: store.tasks.previous_task(user, before_sample_id=before_sample_id,
                                                                           dataset=dataset, for_rating_only=True))
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
         """The task view of `sample_id` with `user`'s current answers (for going back and forth)."""
+        user = self._rater(user)
         sample = self._database.run(lambda store: store.samples.get(sample_id))
         ratings = {r.criterion: r for r in self._database.run(
             lambda store: store.ratings.current(rater=user, sample_id=sample_id))}
@@ -129,12 +198,12 @@ class RatingTasks:
         return self._view(sample, order, ratings)
 
     def progress(self, user: str, *, dataset: str | None = None) -> RaterProgress:
+        user = self._rater(user)
+
         def work(store: Any) -> tuple[Any, dict[int, str]]:
             return (store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
                     store.tasks.statuses(user, dataset, for_rating_only=True))
-        p, statuses = self._database.run(work)
-        found = list(statuses.values())
-        return RaterProgress(found.count("rated"), p.assigned, p.total, found.count("skipped"), found.count("flagged"))
+        return _progress(*self._database.run(work))
 
     def submit(self, user: str, sample_id: int, scores: dict[str, int | None], *, status: str = "rated",
                seconds_spent: float | None = None, presentation_order: int | None = None,
@@ -142,7 +211,9 @@ class RatingTasks:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
         wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated stores nothing
-        and keeps the answer. Raises StoreError (nothing stored) when the database refuses or fails the write."""
+        and keeps the answer. Raises StoreError (nothing stored) when the database refuses or fails the write.
+        The returned message names no sample (raters are blind to ids)."""
+        user = self._rater(user)
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
         note = None
@@ -165,36 +236,106 @@ class RatingTasks:
             earlier = self._current(user, sample_id)
             if earlier and all(r.status == "rated" for r in earlier.values()):
                 shown = ", ".join(f"{c.upper()} {earlier[c].score}" for c in criteria() if c in earlier)
-                return Submitted(sample_id, "rated", False,
-                                 f"kept your answer to sample #{sample_id} ({shown}): a skip never erases an answer")
+                return Submitted(sample_id, "rated", False, f"kept your answer ({shown}): a skip never erases an answer")
         self._database.run(lambda store: store.ratings.rate_sample(
             user, sample_id, payload, status=status, seconds_spent=seconds_spent,
             presentation_order=presentation_order or None, note=note))
-        return Submitted(sample_id, status, True, f"saved sample #{sample_id} ({status})")
+        return Submitted(sample_id, status, True, f"saved your answer ({status})")
 
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
         """criterion -> `user`'s current rating of the sample (task criteria only)."""
-        def work(store: Any) -> list[Any]:
-            store.ratings.ensure_rater(user)
-            return store.ratings.current(rater=user, sample_id=sample_id)
-        return {r.criterion: r for r in self._database.run(work) if r.criterion in criteria()}
+        user = self._ensure_rater(user)
+        found = self._database.run(lambda store: store.ratings.current(rater=user, sample_id=sample_id))
+        return {r.criterion: r for r in found if r.criterion in criteria()}
 
     def ratings_of(self, user: str) -> list[Any]:
         """`user`'s current ratings (storage records)."""
+        user = self._rater(user)
         return self._database.run(lambda store: store.ratings.current(rater=user))
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
-        refs = [self._pixels(sha, f"reference {i + 1} of sample #{sample.id}")
-                for i, sha in enumerate(sample.references)]
-        out = self._pixels(sample.output, f"output of sample #{sample.id}")
+        refs = [self._file(sha) for sha in sample.references]
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
         reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
-        return TaskView(sample.id, refs, out, sample.prompt, order, scores, status, reason)
+        if not isinstance((sample.info or {}).get("video"), dict):
+            return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status, reason)
+        video = open_video(self._read(sample.output), name=f"output of sample #{sample.id}",
+                           limits=VideoLimits.from_settings(self._settings))
+        poster = self._images.file(f"{sample.output}-poster", lambda: encode_png(poster_frame(video).pixels),
+                                   suffix=".png")
+        out_video = self._images.file(sample.output, lambda: video.data, suffix=VIDEO_FILE_SUFFIXES.get(video.media_type))
+        return TaskView(sample.id, refs, poster, sample.prompt, order, scores, status, reason,
+                        out_video=out_video, out_media_type=video.media_type)
 
-    def _pixels(self, sha: str, name: str) -> Image.Image:
-        data = self._database.run(lambda store: store.images.read(sha))
-        return open_image(data, name=name, max_pixels=self._settings.max_image_pixels).pixels
+    def _read(self, sha: str) -> bytes:
+        return self._database.run(lambda store: store.images.read(sha))
+
+    def _file(self, sha: str) -> Path:
+        return self._images.file(sha, lambda: self._read(sha))
+
+
+class TaskImages:
+    """The files a rating task hands to the browser: each stored image's bytes as they are (no decoding, no
+    re-encoding: the browser shows the file the uploader gave), one file per content hash in `folder`, written
+    atomically (a file being sent is never rewritten). Beyond `MAX_FILES` files the oldest half is deleted (files
+    written in the last `MIN_AGE_S` are kept: Gradio may still be copying them)."""
+
+    MAX_FILES = 2000
+    MIN_AGE_S = 300.0
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._owned = None if folder is not None else tempfile.TemporaryDirectory(prefix="masc-task-images-")
+        self.folder = Path(folder) if folder is not None else Path(self._owned.name)  # type: ignore[union-attr]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._written: dict[str, Path] = {}
+
+    def file(self, sha: str, read: Callable[[], bytes], *, suffix: str | None = None) -> Path:
+        """The file named `sha` (a blob's hash, or a name derived from one) holding `read()`'s bytes (read the
+        first time only); its suffix is `suffix`, or else from the bytes' image type."""
+        with self._lock:
+            found = self._written.get(sha)
+        if found is not None and found.exists():
+            return found
+        from storage.blobs import sniff_media_type
+
+        data = read()
+        suffix = suffix or SUFFIXES.get(sniff_media_type(data[:16]), '.img')
+        path = self.folder / f"{sha}{suffix}"
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        with self._lock:
+            self._written[sha] = path
+            if len(self._written) > self.MAX_FILES:
+                self._prune()
+        return path
+
+    def _prune(self) -> None:
+        """Forget (and delete) the oldest half of the files, keeping any written in the last `MIN_AGE_S`."""
+        cutoff = time.time() - self.MIN_AGE_S
+        for sha, path in list(self._written.items())[: len(self._written) // 2]:
+            try:
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    del self._written[sha]
+            except FileNotFoundError:
+                del self._written[sha]
+
+
+SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
+            "image/bmp": ".bmp", "image/tiff": ".tif"}
+VIDEO_FILE_SUFFIXES = {"video/mp4": ".mp4", "video/webm": ".webm", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
+                       "image/gif": ".gif", "video/mp2t": ".ts", "video/mpeg": ".mpg"}
+"""Suffix of a video output's file by its media type (`imaging.open_video`), so the browser plays it."""
+
+
+def _progress(p: Any, statuses: dict[int, str]) -> RaterProgress:
+    """A rater's progress from the storage counts and their statuses on the finished samples."""
+    found = list(statuses.values())
+    return RaterProgress(found.count("rated"), p.assigned, p.total, found.count("skipped"), found.count("flagged"))
 
 
 def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:

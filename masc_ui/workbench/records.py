@@ -16,6 +16,13 @@ every stored value follows the same rules:
   masks add nothing.
 - **Idempotent by content:** images by their SHA-256 (`InputImage.sha256`, the stored bytes' hash), samples by
   key or content, masks by their PNG bytes (`mask_to_png`, foreground = weight >= 0.5).
+- **Videos:** a video output is stored like an image, as its file's bytes under their SHA-256 with its media type
+  (`video/mp4`, `video/webm`, ...); the sample's info gets `video` (`video_info`: frame count, fps, duration, size,
+  codec), which batch planning reads instead of decoding. Its mask, when one mask is reused on every frame
+  (`FrameMasks` `static`), is the output slot's mask version with params `{"frame": k, "propagation": "static"}`;
+  masks made per frame from the subject's name are not stored (one mask per slot): the values say how they were
+  made (provenance params `out_mask_frames`). Each value's provenance params hold the sampled frames
+  (`video_frames`: rule, count, T, indices).
 """
 from __future__ import annotations
 
@@ -25,11 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError
+from ..imaging import InputVideo
+from ..metrics.frame_masks import FrameMasks
 from ..metrics.records import json_safe
 from ..metrics.sample import MetricValue, Sample
 from ..segmentation.masks import mask_to_png
 from ..version import code_version
 from .database import Database
+from .text_input import check_text_input
 
 Slot = tuple[str, int]
 """An image of a sample: ("reference", i) or ("output", 0)."""
@@ -157,13 +167,24 @@ class Recorder:
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') before saving")
         if not (dataset or "").strip():
             raise InputError("dataset name is empty: type a dataset name (e.g. 'workbench') to save into")
+        check_text_input(dataset, "dataset name", field="dataset")
+        check_text_input(method, "method name", field="method")
         sources = dict(mask_sources or {})
         masks: dict[Slot, UsedMask] = {}
         for slot, mask in [(("reference", i), m) for i, m in enumerate(sample.ref_masks)] + [
                 (("output", 0), sample.out_mask)]:
-            if mask is not None:
-                source = MASK_SOURCE_TO_STORE.get(sources.get(target_of(slot), "drawn"), "drawn")
-                masks[slot] = UsedMask.new(mask, source, name=f"mask of {target_of(slot)}")
+            if mask is None:
+                continue
+            source = MASK_SOURCE_TO_STORE.get(sources.get(target_of(slot), "drawn"), "drawn")
+            params = None
+            if isinstance(mask, FrameMasks):
+                if mask.method != "static":
+                    continue  # one mask per frame: not storable as the slot's mask (module docstring)
+                params = {**mask.params, "propagation": "static"}
+                mask = mask.for_frame(0)
+            elif slot[0] == "output" and sample.is_video:
+                params = {"frame": 0, "propagation": "static"}
+            masks[slot] = UsedMask.new(mask, source, params, name=f"mask of {target_of(slot)}")
         new = NewSample(sample, dataset.strip(), (method or "").strip() or None)
         if sample_id is not None:
             self._check_same_sample(int(sample_id), new)
@@ -234,7 +255,8 @@ class Recorder:
             images = tuple(ImageInput(img.data, img.media_type) for img in (*s.refs, s.out))
             target: Any = SampleInput(item.target.dataset, subject=s.subject or "",
                                       references=tuple(r.sha256 for r in s.refs), output=s.out.sha256,
-                                      prompt=s.prompt, method=item.target.method)
+                                      prompt=s.prompt, method=item.target.method,
+                                      info=sample_info(s) or None)
         else:
             target = int(item.target)
         masks = tuple(MaskInput(role, pos, m.png, m.source, created_by=user, params=m.params)
@@ -258,3 +280,20 @@ def stored_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
     out["params"] = json_safe(dict(out.get("params") or {}))
     return json_safe(out)
 
+
+
+def video_info(video: InputVideo) -> dict[str, Any]:
+    """What a sample's info keeps of its output video (`info["video"]`): `frame_count`, `fps`, `duration_s`,
+    `width`, `height`, `codec`, `media_type`."""
+    return {"frame_count": video.frame_count, "fps": video.fps, "duration_s": video.duration_s,
+            "width": video.size[0], "height": video.size[1], "codec": video.codec, "media_type": video.media_type}
+
+
+def sample_info(sample: Sample) -> dict[str, Any]:
+    """The info a new sample is stored with: `video` for a video output, `ref_labels` when given."""
+    info: dict[str, Any] = {}
+    if sample.is_video:
+        info["video"] = video_info(sample.out)
+    if sample.ref_labels:
+        info["ref_labels"] = list(sample.ref_labels)
+    return info

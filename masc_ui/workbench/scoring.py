@@ -2,7 +2,9 @@
 results cached per sample content), explain MaSC with patch maps on the same engine, score files for the CLI.
 
 Images arrive as `InputImage`s decoded once at the edge (upload, CLI file, database blob); every cache below
-them (the result cache here, MaSC's encodings, the CLIP/DINO/PickScore embeddings) keys by their `sha256`.
+them (the result cache here, MaSC's encodings, the CLIP/DINO/PickScore embeddings) keys by their `sha256`. The
+output may be a video (`InputVideo`, same identity rule): the same calls score it (every image metric per frame,
+the video metrics), see `masc_ui.metrics.video_frames`.
 """
 from __future__ import annotations
 
@@ -18,11 +20,13 @@ import numpy as np
 
 from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import InputImage, as_mask_array, load_mask_file, open_image
+from ..imaging import InputImage, InputVideo, VideoLimits, as_mask_array, load_mask_file, open_image, open_media
+from ..metrics.frame_masks import FrameMasks
 from ..metrics.sample import MetricValue, Sample
 from ..models.registry import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
+from .text_input import check_text_input
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
@@ -89,9 +93,12 @@ def sample_fingerprint(sample: Sample) -> str:
     for img in (*sample.refs, sample.out):
         h.update(img.sha256.encode())
     for m in (*sample.ref_masks, sample.out_mask):
+        if isinstance(m, FrameMasks):
+            h.update(m.digest().encode())
+            continue
         h.update(b"-" if m is None else hashlib.sha256(np.ascontiguousarray(m, dtype=np.float32).tobytes()).digest())
         h.update(b"" if m is None else str(np.shape(m)).encode())
-    h.update(repr((sample.prompt, sample.subject, len(sample.ref_masks))).encode())
+    h.update(repr((sample.prompt, sample.subject, len(sample.ref_masks), sample.ref_labels)).encode())
     return h.hexdigest()
 
 
@@ -113,52 +120,74 @@ class Scoring:
             raise InputError(f"{name} is missing: upload an image (drag and drop, paste or pick a file)")
         return check_judgeable(open_image(src, name=name, max_pixels=self.settings.max_image_pixels))
 
+    def load_output(self, src: object, name: str = "output") -> "InputImage | InputVideo":
+        """The generated output: an image (as `load_image`) or a video (`open_video` within the settings' video
+        limits), told apart by the file's first bytes; decoded inputs are returned as they are."""
+        if src is None:
+            raise InputError(f"{name} is missing: upload the generated image or video")
+        return judgeable(open_media(src, name=name, max_pixels=self.settings.max_image_pixels,
+                                    limits=VideoLimits.from_settings(self.settings)))
+
     def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
-                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: np.ndarray | None = None) -> Sample:
-        """Validate the pieces of a sample (images by `load_image`, masks by `as_mask_array`)."""
+                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: "np.ndarray | FrameMasks | None" = None,
+                    *, out_mask_frame: int = 0, ref_labels: Sequence[str | None] = ()) -> Sample:
+        """Validate the pieces of a sample (images by `load_image`, the output by `load_output`, masks by
+        `as_mask_array`). For a video output, `out_mask` is a `FrameMasks`, or an array drawn on frame
+        `out_mask_frame` and reused on every frame (`FrameMasks.static`)."""
         if not refs:
             raise InputError("reference image is missing: upload at least one image of the subject")
         ref_imgs = tuple(self.load_image(r, f"reference image {i + 1}") for i, r in enumerate(refs))
-        out_img = self.load_image(out, "output image")
+        out_img = self.load_output(out, "output image" if not isinstance(out, InputVideo) else "output video")
         masks = tuple(None if m is None else as_mask_array(m, name=f"mask of reference {i + 1}")
                       for i, m in enumerate(ref_masks))
-        omask = None if out_mask is None else as_mask_array(out_mask, name="mask of the output")
+        check_text_input(prompt, "prompt")
+        check_text_input(subject, "subject name", field="subject")
         return Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
-                      subject=(subject or "").strip() or None, ref_masks=masks, out_mask=omask)
+                      subject=(subject or "").strip() or None, ref_masks=masks,
+                      out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
+                      ref_labels=tuple(ref_labels))
 
     def sample_from_files(self, refs: Sequence[Path], out: Path, *, ref_masks: Sequence[Path] = (),
                           out_mask: Path | None = None, prompt: str | None = None,
-                          subject: str | None = None) -> Sample:
-        """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors."""
+                          subject: str | None = None, out_mask_frame: int = 0,
+                          ref_labels: Sequence[str | None] = ()) -> Sample:
+        """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors. `out` may be
+        a video: its mask file (drawn on frame `out_mask_frame`) is then reused on every frame."""
+        check_text_input(prompt, "--prompt", field="prompt")
+        check_text_input(subject, "--object", field="subject")
         if ref_masks and len(ref_masks) != len(refs):
             raise InputError(f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
                              "give one mask per reference, in the same order")
         limit = self.settings.max_image_pixels
+        output = judgeable(open_media(out, name=f"--out {out}", max_pixels=limit,
+                                      limits=VideoLimits.from_settings(self.settings)))
+        omask = None if out_mask is None else load_mask_file(out_mask, name=f"--out-mask {out_mask}", max_pixels=limit)
         return Sample(
             refs=tuple(check_judgeable(open_image(r, name=f"--ref {r}", max_pixels=limit)) for r in refs),
-            out=check_judgeable(open_image(out, name=f"--out {out}", max_pixels=limit)), prompt=prompt, subject=subject,
+            out=output, prompt=prompt, subject=subject,
             ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
-            out_mask=None if out_mask is None else load_mask_file(out_mask, name=f"--out-mask {out_mask}",
-                                                                  max_pixels=limit))
+            out_mask=output_mask(output, omask, out_mask_frame, f"--out-mask {out_mask}"), ref_labels=tuple(ref_labels))
 
     # --- scoring ---------------------------------------------------------------------------------------------
 
-    def metric_specs(self) -> list:
-        from ..metrics.registry import list_metrics
+    def metric_specs(self, sample: Sample | None = None) -> list:
+        """The metrics the Score tab offers: the image metrics, and for a video output the video metrics too."""
+        from ..metrics.registry import list_metrics, metrics_for
 
-        return list_metrics()
+        return list_metrics() if sample is None else metrics_for([sample], self.settings)
 
     def score(self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None,
               progress: Progress | None = None) -> ScoreReport:
         """Every metric in `names` (default: all) for `sample`, each backbone run once; a metric that cannot be
         computed gets a row with value None and the reason. Results are cached per (sample content, metrics)."""
-        from ..metrics.registry import list_metrics, score_metrics
+        from ..metrics.registry import get_spec, list_metrics, metrics_for, score_metrics
 
-        specs = {s.name: s for s in list_metrics()}
-        wanted = list(specs) if not names else list(names)
-        unknown = [n for n in wanted if n not in specs]
+        known = [s.name for s in list_metrics(None if sample.is_video else "image")]
+        wanted = [s.name for s in metrics_for([sample], self.settings)] if not names else list(names)
+        unknown = [n for n in wanted if n not in known]
         if unknown:
-            raise InputError(f"unknown metric(s) {unknown}; choose among {list(specs)}")
+            raise InputError(f"unknown metric(s) {unknown}; choose among {known}")
+        specs = {n: get_spec(n) for n in wanted}
         key = sample_fingerprint(sample) + ":" + ",".join(wanted)
         hit = self._results.get(key)
         if hit is not None:
@@ -194,9 +223,20 @@ class Scoring:
         the engine Run used: images Run encoded are not encoded again."""
         from .explain import explain_sample
 
+        if sample.is_video:
+            raise InputError("the output is a video: choose one of its frames to explain (explain_frame)")
         if progress:
             progress(0.1, "computing MaSC patch maps")
         return explain_sample(self.masc_engine(), sample)
+
+    def explain_frame(self, sample: Sample, frame_index: int, *, user: str | None,
+                      progress: Progress | None = None) -> "Explanation":
+        """Explain frame `frame_index` of a video sample (the frame as an image sample with its own output mask,
+        `VideoViews.frame_sample`): a frame Run scored is not encoded again."""
+        from .video import VideoViews
+
+        return self.explain(VideoViews(self.settings).frame_sample(sample, frame_index), user=user,
+                            progress=progress)
 
     def masc_record(self, sample: Sample, *, user: str | None) -> dict[str, Any]:
         """MaSC CP and PF of `sample` with every diagnostic, as `{"cp", "pf", "extras"}` (NaN as None; extras
@@ -221,6 +261,11 @@ def check_judgeable(image: InputImage) -> InputImage:
     return image
 
 
+def judgeable(output: "InputImage | InputVideo") -> "InputImage | InputVideo":
+    """`check_judgeable` for an image output; a video output as it is (its frames are checked by its limits)."""
+    return output if isinstance(output, InputVideo) else check_judgeable(output)
+
+
 def missing_inputs_text(lacking: Sequence[str]) -> str:
     """A score-table reason for the inputs a metric lacks (`Needs.missing` names), in the Score tab's words,
     e.g. `needs a mask of reference 1 and the prompt: add them, then Run`."""
@@ -235,13 +280,29 @@ def missing_inputs_text(lacking: Sequence[str]) -> str:
     return f"needs {' and '.join(words)}: {how}"
 
 
-def stored_rows(latest: Mapping[str, Any]) -> list[ScoreRow]:
-    """Score rows of every registered metric from stored records (`value`, `reason`); metrics never stored
-    show `n/a (not stored for this sample: press Run to compute it)`."""
+def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: str) -> Any:
+    """The output mask as a `Sample` holds it: a validated array for an image; for a video, a `FrameMasks` (given,
+    or an array drawn on frame `frame` and reused on every frame); None stays None."""
+    if mask is None:
+        return None
+    if isinstance(output, InputVideo):
+        if isinstance(mask, FrameMasks):
+            return mask
+        if not 0 <= frame < output.frame_count:
+            raise InputError(f"{name}: it was drawn on frame {frame}, but the video has frames 0..{output.frame_count - 1}")
+        return FrameMasks.static(mask, frame, name=name)
+    if isinstance(mask, FrameMasks):
+        raise InputError(f"{name}: frame masks belong to a video output, and the output is an image")
+    return as_mask_array(mask, name=name)
+
+
+def stored_rows(latest: Mapping[str, Any], *, video: bool = False) -> list[ScoreRow]:
+    """Score rows of every registered metric (the video metrics too for a `video` output) from stored records
+    (`value`, `reason`); metrics never stored show `n/a (not stored for this sample: press Run to compute it)`."""
     from ..metrics.registry import list_metrics
 
     rows = []
-    for spec in list_metrics():
+    for spec in list_metrics(None if video else "image"):
         rec = latest.get(spec.name)
         value = None if rec is None else rec.value
         reason = NOT_STORED if rec is None else rec.reason

@@ -1,16 +1,20 @@
-"""What the status line and the demo banner show: the profile in use, device, dtype, the models loaded so far."""
+"""What the status line and the banners show: the profile in use, device, dtype, the models loaded so far; the
+demo banner; on a Hugging Face Space without persistent storage, the storage banner."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Hashable, Iterable
 
+from ..settings import Settings
+from ..space_storage import SPACE_DATA_SUBDIR, storage_problem
 from .profile import ResolvedProfile
 
 DEMO_BANNER = ("demo weights: numbers are not meaningful. These are tiny random checkpoints built offline so "
                "that the app runs anywhere. To load real weights, start with `--profile paper` (or `fast`) "
                "where the Hugging Face Hub is reachable, or point MASC_SIGLIP_MODEL, MASC_CLIP_MODEL, ... at "
                "local checkpoint folders (see README, 'Model profiles and offline use').")
+SPACE_STORAGE_BANNER = "this Space has no persistent storage: samples and ratings are lost on restart"
 SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-engine", "auto-profile", "demo-checkpoints")
 """Model registry keys of wrappers (their models appear under their own keys), left out of the status line."""
 
@@ -23,6 +27,8 @@ class Status:
     device: str
     dtype: str
     loaded: tuple[str, ...]
+    storage_warning: str | None = None
+    """`persistence_warning`: the permanent storage banner's text on a Space that would lose its data, else None."""
 
     @property
     def is_demo(self) -> bool:
@@ -32,6 +38,44 @@ class Status:
         loaded = ", ".join(self.loaded) if self.loaded else "none yet (loaded on first use)"
         asked = f" (asked: {self.profile.requested})" if self.profile.requested != self.profile.name else ""
         return f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype} · models loaded: {loaded}"
+
+    def startup_line(self) -> str:
+        """The one log line printed at start: which profile and why, device and dtype."""
+        asked = f" (asked: {self.profile.requested})" if self.profile.requested != self.profile.name else ""
+        why = f": {self.profile.why}" if self.profile.why else ""
+        return f"profile: {self.profile.name}{asked}{why} · device: {self.device} · dtype: {self.dtype}"
+
+
+def persistence_warning(settings: Settings) -> str | None:
+    """On a Hugging Face Space (`settings.space_id`) whose data directory is not on a usable persistent storage
+    (`settings.space_storage_dir`), the banner text: `SPACE_STORAGE_BANNER`, why, and what to do. None elsewhere.
+    With a PostgreSQL `database_url` the rows survive a restart but the images (blob store in the data dir) do not,
+    and the text says so."""
+    if not settings.space_id:
+        return None
+    storage = settings.space_storage_dir
+    problem = storage_problem(storage)
+    if problem is None and _inside(settings.data_dir, storage):
+        return None
+    if problem:
+        fix = (f"{problem}: attach persistent storage in the Space's settings and the app keeps its data in "
+               f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides).")
+    else:
+        fix = (f"The data directory {settings.data_dir} is outside the persistent storage {storage}: unset "
+               f"MASC_DATA_DIR (the app then uses {storage / SPACE_DATA_SUBDIR}) or point it inside {storage}.")
+    if settings.database_url and not settings.database_url.startswith("sqlite"):
+        scheme = settings.database_url.split(":")[0]
+        return (f"this Space has no persistent storage: the database ({scheme}) keeps samples and ratings, but "
+                f"their images in {settings.data_dir} are lost on restart. {fix}")
+    return f"{SPACE_STORAGE_BANNER}. {fix}"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def loaded_models(keys: Iterable[Hashable]) -> tuple[str, ...]:

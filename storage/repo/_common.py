@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from typing import Any, Iterable, Sequence
 
 import sqlalchemy as sa
@@ -15,6 +16,10 @@ from ..records import RaterRecord, RatingRecord, SampleRecord
 
 IN_CHUNK = 5000
 """Largest IN (...) list sent at once (SQLite limits bound parameters)."""
+INT64_MAX = 2 ** 63 - 1
+"""Largest integer any column holds (SQLite INTEGER, PostgreSQL BIGINT); ids and counts are refused above it."""
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+"""Characters no column can hold: NUL (PostgreSQL text refuses it) and lone surrogates (not encodable as UTF-8)."""
 
 
 def utcnow() -> dt.datetime:
@@ -29,6 +34,17 @@ def check_text(value: object, name: str, *, max_len: int, allow_empty: bool = Fa
         raise InvalidInput(f"{name} must not be empty")
     if len(value) > max_len:
         raise InvalidInput(f"{name} is {len(value)} characters long; at most {max_len} are allowed")
+    check_storable(value, name)
+    return value
+
+
+def check_storable(value: str, name: str) -> str:
+    """`value` unless it holds a character no database column can store (NUL, a lone surrogate such as a
+    byte that was not valid UTF-8); InvalidInput naming `name` and the position, without echoing the text."""
+    bad = _UNSTORABLE.search(value)
+    if bad is not None:
+        what = "a NUL character" if bad.group() == "\x00" else "a character that is not valid UTF-8 text"
+        raise InvalidInput(f"{name} contains {what} at position {bad.start() + 1}; remove it and try again")
     return value
 
 
@@ -41,6 +57,9 @@ def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
         raise InvalidInput(f"{name} must be an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise InvalidInput(f"{name} must fit in 64 bits (at most {INT64_MAX:,}), got a {len(str(abs(value)))}-digit "
+                           "number")
     return value
 
 
@@ -69,6 +88,18 @@ def insert_ignore(session: Session, model: type[t.Base], values: dict[str, Any])
     if dialect == "postgresql":  # psycopg reports no rowcount here; RETURNING says whether a row went in
         return session.execute(stmt.returning(sa.literal_column("1"))).first() is not None
     return bool(session.execute(stmt).rowcount)
+
+
+def insert_returning_id(session: Session, model: type[t.Base], values: dict[str, Any]) -> int | None:
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING id: the new row's id, or None when a unique key clashed
+    (another writer stored that row first)."""
+    dialect = session.get_bind().dialect.name
+    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if make is None:
+        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+    stmt = make(model).values(**values).on_conflict_do_nothing().returning(model.__table__.c.id)
+    found = session.execute(stmt).first()
+    return None if found is None else int(found[0])
 
 
 def insert_ignore_many(session: Session, model: type[t.Base], rows: list[dict[str, Any]]) -> None:

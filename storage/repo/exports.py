@@ -8,8 +8,15 @@ status on the sample: `rated`, `skipped` or `flagged`; `criterion=status;...` wh
 empty when the rater has no rating of the sample), `note:<rater>` (the rater's note, e.g. why they flagged the
 sample; distinct notes of several criteria joined by ` | `), then `mean:<criterion>` and `n:<criterion>`.
 Criteria: `cp` and `pf` always, then `sc` / `pq` only when some exported sample has such a rating
-(imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and missing values are empty; in JSONL they are a list and missing values are null. A ratings-only sample
+(imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and missing values are
+empty; in JSONL they are a list and missing values are null. A ratings-only sample
 (no images) has an empty `output_sha256` and no reference hashes.
+
+Spreadsheet safety (CSV only): a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+would be read as a formula by Excel, LibreOffice or Google Sheets (a subject `=1+1`, a prompt
+`=HYPERLINK(...)`), so it is written with a leading `'`, which spreadsheets show as text and do not display.
+Numbers (metric values, means, counts, ids) are written as numbers, negative ones included. The JSONL export
+keeps every text exactly as stored.
 """
 from __future__ import annotations
 
@@ -42,8 +49,8 @@ class ExportRepository:
         """Write the table as CSV (UTF-8, header row) to a path or text stream; return the row count."""
         columns, rows = self.table(dataset)
         with _open(target) as fh:
+            csv.writer(fh, lineterminator="\n").writerow([neutralize_formula(c) for c in columns])
             writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
-            writer.writeheader()
             for row in rows:
                 writer.writerow({k: _csv_cell(v) for k, v in row.items()})
         return len(rows)
@@ -95,14 +102,25 @@ def _status_text(by_criterion: dict[str, str]) -> str | None:
     return ";".join(f"{c}={s}" for c, s in sorted(by_criterion.items()))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a CSV text cell as a formula (OWASP's list)."""
+
+
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, list):
-        return ";".join(value)
+        return neutralize_formula(";".join(value))
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, str):
+        return neutralize_formula(value)
     return value
+
+
+def neutralize_formula(text: str) -> str:
+    """`text` with a leading `'` when a spreadsheet would read it as a formula (see the module docstring)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 class _open:

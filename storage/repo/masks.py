@@ -35,7 +35,25 @@ class MaskRepository:
         mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params,
                             created_at=created_at)
         self._blobs.put(mask.png)
-        return self._tx.write(lambda s: add_version(s, sample_id, mask))
+        return self._tx.write(lambda s: add_version(s, sample_id, mask, unless_current=False)[0])
+
+    def add_if_new(self, sample_id: int, role: str, position: int, png: bytes, *, source: str,
+                   created_by: str | None = None, params: Mapping[str, Any] | None = None) -> tuple[MaskRecord, bool]:
+        """Like `add`, unless one of the image's versions already has exactly these bytes: then that version,
+        and nothing is written. Returns (mask, added). The check and the insert are one transaction holding the
+        image's row lock, so two imports of the same masks at once add each mask once."""
+        mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params)
+        self._blobs.put(mask.png)
+
+        def work(s: Session) -> tuple[MaskRecord, bool]:
+            image = _image_row(s, sample_id, role, position, lock=True)
+            found = s.scalar(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id,
+                                                            t.MaskVersion.blob_sha256 == mask.sha256)
+                             .order_by(t.MaskVersion.version.desc()).limit(1))
+            if found is not None:
+                return _record(found, image), False
+            return add_version(s, sample_id, mask, unless_current=False)
+        return self._tx.write(work)
 
     def current(self, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
         """(role, position) -> current mask, for every image of the sample that has one."""
@@ -105,19 +123,27 @@ def prepare_mask(role: str, position: int, png: bytes, *, source: str, created_b
     return PreparedMask(role, position, png, sha256_hex(png), source, created_by, params_json, when)
 
 
-def add_version(s: Session, sample_id: int, mask: PreparedMask) -> MaskRecord:
-    """Add `mask` as the new current version of its image (its bytes already in the blob store)."""
+def add_version(s: Session, sample_id: int, mask: PreparedMask, *,
+                unless_current: bool = True) -> tuple[MaskRecord, bool]:
+    """Add `mask` as the new current version of its image (its bytes already in the blob store); returns (the
+    image's current mask, added). With `unless_current`, nothing is added when the current version, read while
+    holding the image's row lock, already has these bytes (another writer stored the same mask meanwhile)."""
     image = _image_row(s, sample_id, mask.role, mask.position, lock=True)
-    insert_ignore(s, t.Blob, {"sha256": mask.sha256, "size_bytes": len(mask.png), "media_type": "image/png",
-                              "created_at": mask.created_at})
     latest = s.scalar(sa.select(sa.func.max(t.MaskVersion.version))
                       .where(t.MaskVersion.sample_image_id == image.id)) or 0
+    if unless_current and latest:
+        current = s.scalars(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id,
+                                                           t.MaskVersion.version == latest)).one()
+        if current.blob_sha256 == mask.sha256:
+            return _record(current, image), False
+    insert_ignore(s, t.Blob, {"sha256": mask.sha256, "size_bytes": len(mask.png), "media_type": "image/png",
+                              "created_at": mask.created_at})
     row = t.MaskVersion(sample_image_id=image.id, version=latest + 1, source=mask.source,
                         created_by=mask.created_by, created_at=mask.created_at, blob_sha256=mask.sha256,
                         params=mask.params)
     s.add(row)
     s.flush()
-    return _record(row, image)
+    return _record(row, image), True
 
 
 def current_of(s: Session, sample_id: int) -> dict[tuple[str, int], MaskRecord]:

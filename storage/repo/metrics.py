@@ -16,7 +16,7 @@ from ..provenance import as_provenance, json_safe, provenance_key
 from ..records import MetricInput, MetricValueRecord, Provenance
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_text, check_timestamp, chunks, dataset_id,
-                      require_sample, utcnow)
+                      insert_returning_id, require_sample, utcnow)
 from .masks import current_mask_ids
 
 EXTERNAL_CODE_VERSION = "external"
@@ -45,7 +45,7 @@ class MetricRepository:
         def work(s: Session) -> list[MetricValueRecord]:
             for sample_id in sorted({r["sample_id"] for r, _ in rows}):
                 require_sample(s, sample_id)
-            return insert_values(s, rows)
+            return [record for record, _ in insert_values(s, rows)]
         return self._tx.write(work)
 
     def record_external(self, sample_id: int, metric: str, value: float | None, *, source: str,
@@ -215,33 +215,56 @@ def value_columns(where: str, *, metric: str, value: float | None, provenance: P
         "provenance_key": provenance_key(prov), "computed_at": when}
 
 
-def insert_values(s: Session, rows: list[tuple[dict[str, Any], tuple[int, ...]]]) -> list[MetricValueRecord]:
+def insert_values(s: Session, rows: list[tuple[dict[str, Any], tuple[int, ...]]]
+                  ) -> list[tuple[MetricValueRecord, bool]]:
     """Insert checked values (`_validated` / `value_columns` + `sample_id`, mask version ids), in order, inside
-    a write transaction; the samples must exist. InvalidInput when a mask belongs to another sample."""
+    a write transaction; the samples must exist. InvalidInput when a mask belongs to another sample.
+
+    Each value gets its identity (`masks_key`, `sequence`: see `schema.MetricValue`); a value whose identity
+    another writer stored meanwhile is not inserted again. Returns (record, inserted) per row: the new record,
+    or the one already stored under that identity with inserted = False."""
     _check_masks_belong(s, rows)
     out = []
     for values, masks in rows:
-        row = t.MetricValue(**values)
-        s.add(row)
+        masks_key = masks_key_of(masks)
+        same = (t.MetricValue.sample_id == values["sample_id"], t.MetricValue.metric == values["metric"],
+                t.MetricValue.provenance_key == values["provenance_key"], t.MetricValue.masks_key == masks_key)
+        values = dict(values)
+        sequence = values.pop("sequence", None)  # the caller's, when it decided to append from what it saw
+        if sequence is None:
+            sequence = int(s.scalar(sa.select(sa.func.count()).select_from(t.MetricValue).where(*same)) or 0)
+        new_id = insert_returning_id(s, t.MetricValue, {**values, "masks_key": masks_key, "sequence": sequence})
+        if new_id is None:
+            row = s.scalars(sa.select(t.MetricValue).where(*same, t.MetricValue.sequence == sequence)).one()
+            out.append((_record(row, masks), False))
+            continue
+        s.add_all([t.MetricValueMask(metric_value_id=new_id, mask_version_id=m) for m in masks])
         s.flush()
-        s.add_all([t.MetricValueMask(metric_value_id=row.id, mask_version_id=m) for m in masks])
-        out.append(_record(row, masks))
-    s.flush()
+        out.append((_record(s.get(t.MetricValue, new_id), masks), True))
     return out
 
 
+def masks_key_of(mask_version_ids: Sequence[int]) -> str:
+    """`metric_values.masks_key` of a value computed with these mask versions."""
+    key = ",".join(str(m) for m in sorted(set(mask_version_ids)))
+    if len(key) > t.MASKS_KEY_MAX:
+        raise InvalidInput(f"a metric value names {len(mask_version_ids)} mask versions; at most "
+                           f"{t.MASKS_KEY_MAX} characters of their ids can be stored")
+    return key
+
+
 def most_recent_with(s: Session, sample_id: int, metric: str, key: str,
-                     masks: tuple[int, ...]) -> MetricValueRecord | None:
-    """The most recently recorded value of `metric` for the sample with provenance key `key`, computed with
-    exactly the mask versions `masks` (None when there is none)."""
+                     masks: tuple[int, ...]) -> tuple[MetricValueRecord | None, int]:
+    """(the most recently recorded value of `metric` for the sample with provenance key `key`, computed with
+    exactly the mask versions `masks`, or None; how many such values there are), read in one statement: the
+    count is the `sequence` a value appended after them takes, so a writer that saw no value and one that
+    stored it meanwhile compute the same identity."""
     rows = list(s.scalars(sa.select(t.MetricValue).where(
-        t.MetricValue.sample_id == sample_id, t.MetricValue.metric == metric,
-        t.MetricValue.provenance_key == key).order_by(t.MetricValue.id.desc())))
-    used = _masks_of(s, [r.id for r in rows])
-    for row in rows:
-        if used.get(row.id, set()) == set(masks):
-            return _record(row, used.get(row.id, set()))
-    return None
+        t.MetricValue.sample_id == sample_id, t.MetricValue.metric == metric, t.MetricValue.provenance_key == key,
+        t.MetricValue.masks_key == masks_key_of(masks)).order_by(t.MetricValue.id.desc())))
+    if not rows:
+        return None, 0
+    return _record(rows[0], set(masks)), len(rows)
 
 
 def _record(row: t.MetricValue, masks: set[int] | tuple[int, ...]) -> MetricValueRecord:

@@ -113,8 +113,9 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
     for mask in item.masks:
         have = current.get((mask.role, mask.position))
         if have is None or have.sha256 != mask.sha256:
-            current[(mask.role, mask.position)] = add_version(s, sample_id, mask)
-            new_masks += 1
+            record, added = add_version(s, sample_id, mask)
+            current[(mask.role, mask.position)] = record
+            new_masks += added
     rows = []
     for columns, refs in item.values:
         ids = []
@@ -126,18 +127,20 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
                                    f"same record call")
             ids.append(found)
         masks = tuple(sorted(set(ids)))
-        if not _already_recorded(s, sample_id, columns, masks):
-            rows.append(({"sample_id": sample_id, **columns}, masks))
-    values = insert_values(s, rows)
+        recorded, sequence = _already_recorded(s, sample_id, columns, masks)
+        if not recorded:
+            rows.append(({"sample_id": sample_id, **columns, "sequence": sequence}, masks))
+    values = [record for record, inserted in insert_values(s, rows) if inserted]
     sample = load_samples(s, [t.Sample.id == sample_id])[0]
     return Recorded(sample=sample, new_masks=new_masks, new_values=tuple(values), masks=current)
 
 
-def _already_recorded(s: Session, sample_id: int, columns: dict, masks: tuple[int, ...]) -> bool:
-    old = most_recent_with(s, sample_id, columns["metric"], columns["provenance_key"], masks)
+def _already_recorded(s: Session, sample_id: int, columns: dict, masks: tuple[int, ...]) -> tuple[bool, int]:
+    """(whether the value is already stored, the `sequence` it takes when appended)."""
+    old, count = most_recent_with(s, sample_id, columns["metric"], columns["provenance_key"], masks)
     if old is None:
-        return False
+        return False, count
     if (old.value, old.reason) == (columns["value"], columns["reason"]):
-        return True
+        return True, count
     computed = columns["code_version"] != EXTERNAL_CODE_VERSION
-    return computed and old.value is not None and columns["value"] is not None
+    return computed and old.value is not None and columns["value"] is not None, count

@@ -107,9 +107,23 @@ class SampleRepository:
         images are attached and its prompt, subject, category, seed and info become the complete sample's
         (info merged), keeping its id, ratings and metric values. Adding the same again changes nothing.
         """
+        return self.put(dataset, references=references, output=output, prompt=prompt, subject=subject,
+                        category=category, method=method, seed=seed, external_key=external_key, info=info)[0]
+
+    def put(self, dataset: str, *, references: Sequence[str] = (), output: str | None = None,
+            prompt: str | None = None, subject: str, category: str | None = None, method: str | None = None,
+            seed: int | None = None, external_key: str | None = None,
+            info: Mapping[str, Any] | None = None) -> tuple[SampleRecord, bool]:
+        """`add`, also saying whether this call created the sample: (record, created). Two processes adding
+        the same sample at once both get its record, and exactly one of them gets created = True (the unique
+        keys on (dataset, external key) and (dataset, content) decide), so import counts stay honest."""
         item = prepare_sample(dataset, references=references, output=output, prompt=prompt, subject=subject,
-                        category=category, method=method, seed=seed, external_key=external_key, info=info)
-        return self._tx.write(lambda s: load_samples(s, [t.Sample.id == store_sample(s, item)])[0])
+                              category=category, method=method, seed=seed, external_key=external_key, info=info)
+
+        def work(s: Session) -> tuple[SampleRecord, bool]:
+            sample_id, created = store_sample_created(s, item)
+            return load_samples(s, [t.Sample.id == sample_id])[0], created
+        return self._tx.write(work)
 
     def add_many(self, dataset: str, samples: Sequence[Mapping[str, Any]]) -> list[SampleRecord]:
         """`add` for many samples of `dataset` in one transaction (all or nothing): each item holds the
@@ -159,6 +173,18 @@ class SampleRepository:
         check_int(offset, "offset", minimum=0)
         where = sample_filters(dataset=dataset, method=method, subject=subject)
         return self._tx.read(lambda s: load_samples(s, where, limit=limit, offset=offset))
+
+    def stored_bytes(self, dataset: str) -> int:
+        """Bytes of the distinct images and masks the samples of `dataset` hold (0 for an unknown dataset)."""
+        def work(s: Session) -> int:
+            in_dataset = (sa.select(t.SampleImage.id).join(t.Sample, t.Sample.id == t.SampleImage.sample_id)
+                          .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id).where(t.Dataset.name == dataset))
+            images = sa.select(t.SampleImage.blob_sha256).where(t.SampleImage.id.in_(in_dataset))
+            masks = sa.select(t.MaskVersion.blob_sha256).where(t.MaskVersion.sample_image_id.in_(in_dataset))
+            used = sa.union(images, masks).subquery()
+            return int(s.scalar(sa.select(sa.func.coalesce(sa.func.sum(t.Blob.size_bytes), 0))
+                                .where(t.Blob.sha256.in_(sa.select(used.c[0])))) or 0)
+        return self._tx.read(work)
 
     def count(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None) -> int:
         where = sample_filters(dataset=dataset, method=method, subject=subject)
@@ -227,6 +253,11 @@ def prepare_sample(dataset: str, *, references: Sequence[str] = (), output: str 
 
 def store_sample(s: Session, p: PreparedSample) -> int:
     """Insert, complete or find the sample `p` (see `SampleRepository.add`); its id."""
+    return store_sample_created(s, p)[0]
+
+
+def store_sample_created(s: Session, p: PreparedSample) -> tuple[int, bool]:
+    """`store_sample`, and whether this call inserted the sample's row."""
     blobs = p.refs + ([] if p.output is None else [p.output])
     missing = sorted(set(blobs) - set(s.scalars(sa.select(t.Blob.sha256).where(t.Blob.sha256.in_(blobs)))))
     if missing:
@@ -234,6 +265,7 @@ def store_sample(s: Session, p: PreparedSample) -> int:
                        f"the bytes with store.images.add(data) first and pass the returned SHA-256")
     ds = _ensure_dataset(s, p.dataset)
     existing = _find_existing(s, ds, p.external_key, p.content)
+    inserted = False
     if existing is None:
         subj = _ensure_subject(s, ds, p.subject, p.category)
         inserted = insert_ignore(s, t.Sample, {
@@ -259,7 +291,7 @@ def store_sample(s: Session, p: PreparedSample) -> int:
                 f"dataset {p.dataset!r} already has a sample with external key {p.external_key!r} "
                 f"(sample #{existing.id}) whose images, prompt, subject, method or seed differ; give "
                 f"this sample another key, or leave the stored one as it is")
-    return existing.id
+    return existing.id, inserted
 
 
 def _dataset_record(s: Session, ds_id: int) -> DatasetRecord:

@@ -36,17 +36,17 @@ class TaskRepository:
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
-        def work(s: Session) -> Task | None:
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).next(s, rater, overlap_k, seed))
+
+    def next_task_and_progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
+                               seed: int = 0, for_rating_only: bool = False) -> tuple[Task | None, Progress]:
+        """`next_task` and `progress` from one snapshot, read once (what a rater's screen shows after a submit)."""
+        check_int(overlap_k, "overlap_k", minimum=1)
+        check_int(seed, "seed")
+
+        def work(s: Session) -> tuple[Task | None, Progress]:
             state = _State.load(s, rater, dataset, for_rating_only)
-            started = sorted((sid for sid, crit in state.mine.items() if len(crit) < len(t.CRITERIA)),
-                             key=state.first_seen.__getitem__)
-            if started:
-                return state.task(s, started[0])
-            waiting = state.waiting(overlap_k)
-            if not waiting:
-                return None
-            best = min(waiting, key=lambda sid: _order_key(seed, rater, sid))
-            return state.task(s, best)
+            return state.next(s, rater, overlap_k, seed), state.progress(overlap_k)
         return self._tx.read(work)
 
     def previous_task(self, rater: str, *, before_sample_id: int | None = None,
@@ -67,11 +67,7 @@ class TaskRepository:
         """Counts for the rater's progress bar (see `storage.records.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
-        def work(s: Session) -> Progress:
-            state = _State.load(s, rater, dataset, for_rating_only)
-            rated = sum(1 for crit in state.mine.values() if len(crit) == len(t.CRITERIA))
-            return Progress(rated=rated, assigned=rated + len(state.waiting(overlap_k)), total=len(state.scope))
-        return self._tx.read(work)
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).progress(overlap_k))
 
     def statuses(self, rater: str, dataset: str | None = None, *, for_rating_only: bool = False) -> dict[int, str]:
         """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
@@ -122,16 +118,30 @@ class _State:
             mine[row.sample_id][row.criterion] = rating_record(row, who.username)
             first = first_seen.get(row.sample_id)
             first_seen[row.sample_id] = row.created_at if first is None else min(first, row.created_at)
-        rated_by: dict[tuple[int, int], int] = defaultdict(int)
-        for sample_id, rater_id in s.execute(
-                sa.select(t.Rating.sample_id, t.Rating.rater_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
-                .where(t.Rating.status == "rated", t.Rater.is_external.is_(False), in_scope)):
-            rated_by[(sample_id, rater_id)] += 1
+        # Complete ratings per sample (a rater with status `rated` on every criterion), counted by the database.
+        per_rater = (sa.select(t.Rating.sample_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
+                     .where(t.Rating.status == "rated", t.Rater.is_external.is_(False), in_scope)
+                     .group_by(t.Rating.sample_id, t.Rating.rater_id)
+                     .having(sa.func.count() == len(t.CRITERIA)).subquery())
         complete: dict[int, int] = defaultdict(int)
-        for (sample_id, _), n in rated_by.items():
-            if n == len(t.CRITERIA):
-                complete[sample_id] += 1
+        complete.update(s.execute(sa.select(per_rater.c.sample_id, sa.func.count())
+                                  .group_by(per_rater.c.sample_id)).all())
         return cls(who, scope, dict(mine), first_seen, complete)
+
+    def next(self, s: Session, rater: str, overlap_k: int, seed: int) -> Task | None:
+        """The next task (see the module docstring), or None when nothing is left."""
+        started = sorted((sid for sid, crit in self.mine.items() if len(crit) < len(t.CRITERIA)),
+                         key=self.first_seen.__getitem__)
+        if started:
+            return self.task(s, started[0])
+        waiting = self.waiting(overlap_k)
+        if not waiting:
+            return None
+        return self.task(s, min(waiting, key=lambda sid: _order_key(seed, rater, sid)))
+
+    def progress(self, overlap_k: int) -> Progress:
+        rated = sum(1 for crit in self.mine.values() if len(crit) == len(t.CRITERIA))
+        return Progress(rated=rated, assigned=rated + len(self.waiting(overlap_k)), total=len(self.scope))
 
     def waiting(self, overlap_k: int) -> list[int]:
         return [sid for sid in self.scope if sid not in self.mine and self.complete.get(sid, 0) < overlap_k]

@@ -1,4 +1,5 @@
-"""A launched app (demo profile, temporary DB, free port, rater logins) and a headless Debian Chromium."""
+"""A launched app (demo profile, temporary DB, free port, an admin and a rater login) and a headless Debian
+Chromium."""
 from __future__ import annotations
 
 import os
@@ -12,6 +13,7 @@ CHROMIUM = os.environ.get("MASC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 USERS = {"alice": "pw-alice", "bob": "pw-bob", "carol": "pw-carol"}
+ROLES = {"alice": "admin", "bob": "rater", "carol": "rater"}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 WIDE, SMALL = {"width": 1400, "height": 1000}, {"width": 800, "height": 900}
 """The two window sizes every tab is checked at."""
@@ -37,7 +39,7 @@ def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
 
     data = tmp_path_factory.mktemp("e2e-data")
     settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
+                        data_dir=data, users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()), port=free_port())
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")

@@ -142,7 +142,7 @@ def test_browse_open_errors_stay_where_the_user_is(browser, app_server, shots):
     page = login(browser, app_server.url, "alice")
     page.get_by_role("tab", name="Browse and export").click()
     wait_text(page, "#browse-message", "sample(s)")
-    for typed, expected in (("999", "#999 is not in the database"), ("0", "whole numbers from 1 up")):
+    for typed, expected in (("999", "#999 is not in the database"), ("0", "whole number from 1")):
         page.locator("#browse-sample-id input").fill(typed)
         page.locator("#browse-open").click()
         assert expected in wait_text(page, "#browse-open-message", expected)

@@ -36,9 +36,9 @@ def _args(files: dict[str, Path], demo_weights: Path, *extra: str) -> list[str]:
 
 
 def test_json_output_matches_the_library(files, demo_weights: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(_args(files, demo_weights, "--json", "--naflex-max-patches", "64")) == 0
+    assert main(_args(files, demo_weights, "--json", "--naflex-max-patches", "64", "--dtype", "float32")) == 0
     record = json.loads(capsys.readouterr().out)
-    masc = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)
+    masc = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)  # float32 checkpoint
     expected = masc.score(load_image(files["ref"]), load_mask_file(files["ref_mask"]), load_image(files["out"]),
                           load_mask_file(files["out_mask"]), "a photo of a kitten on the beach", "kitten")
     assert record["cp"] == pytest.approx(expected.cp, abs=1e-6)

@@ -1,6 +1,7 @@
 """Video metrics in the registry: declared once, kept apart from the image metrics' "all"."""
 import math
 
+import numpy as np
 import pytest
 
 from masc_ui.errors import InputError
@@ -8,6 +9,7 @@ from masc_ui.imaging import open_video
 from masc_ui.metrics.base import MetricSpec
 from masc_ui.metrics.registry import (get_scorer, get_spec, list_metrics, metric_names, parse_metric_names,
                                       score_metrics, score_video_metrics)
+from masc_ui.metrics.sample import Sample
 from masc_ui.metrics.video_sample import VideoSample
 from masc_ui.models.registry import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
@@ -35,8 +37,10 @@ def test_names_of_the_other_media_are_refused_clearly():
         parse_metric_names("cp,gmescore")
     with pytest.raises(InputError, match="metric cp judges images, not videos"):
         parse_metric_names("cp", media="video")
-    with pytest.raises(InputError, match="judges videos"):
-        score_metrics([], "gmescore", None)
+    image = Sample(refs=(np.zeros((8, 8, 3), np.uint8),), out=np.zeros((8, 8, 3), np.uint8), prompt="a square")
+    with pytest.raises(InputError, match="gmescore judges videos: the output of sample 0 is an image"):
+        score_metrics([image], "gmescore", None)
+    assert math.isnan(score_metrics([image], "gmescore", None, missing="nan")["gmescore"][0].value)
 
 
 def test_score_video_metrics_checks_every_metric_first_and_shares_gme(demo_settings):

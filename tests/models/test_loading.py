@@ -6,14 +6,17 @@ import torch
 
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.models.loading import load_pretrained, pick_device, pick_dtype
+from masc_ui.models.precision import HardwareReport, precision_policy
 from masc_ui.models.registry import ModelRegistry
 
 
 def test_pick_device_and_dtype():
     assert pick_device("auto") in ("cpu", "cuda", "mps")
     assert pick_device("cpu") == "cpu"
-    assert pick_dtype("auto", "cpu") == torch.float32
-    assert pick_dtype("auto", "cuda") == torch.bfloat16
+    plain_cpu = HardwareReport("cpu", cpu_capability="AVX2")
+    assert pick_dtype("auto", "cpu", plain_cpu) == torch.float32
+    assert pick_dtype("auto", "cuda", HardwareReport("cuda", cuda_bf16=True)) == torch.bfloat16
+    assert pick_dtype("auto", "cpu") == precision_policy("auto", "cpu").dtype  # this machine's report
     assert pick_dtype("float16", "cpu") == torch.float16
     with pytest.raises(InputError, match="dtype"):
         pick_dtype("int4", "cpu")

@@ -15,7 +15,7 @@ from masc_ui.segmentation import SamService, build_sam_service
 
 @pytest.fixture()
 def service(tiny_sam_checkpoint) -> SamService:
-    return SamService("vit_tiny", tiny_sam_checkpoint, "cpu", cache_size=2)
+    return SamService("vit_tiny", tiny_sam_checkpoint, "cpu", cache_size=2, dtype="float32")  # the exact mode
 
 
 def _count_encoder_runs(service: SamService) -> list[int]:
@@ -174,9 +174,9 @@ def test_build_from_demo_settings_shares_one_service(seg_settings, make_image):
     assert service is build_sam_service(seg_settings, models)
     assert service.variant == "vit_tiny" and service.device == "cpu"
     assert models.loaded() == [("sam-service", "vit_tiny", str(service.checkpoint), "cpu",
-                                str(seg_settings.resolved_cache_dir))]
+                                str(seg_settings.resolved_cache_dir), "float32")]
     service.predict(make_image(40, 30), points=[(3, 3, 1)])
-    assert ("sam", "vit_tiny", str(service.checkpoint), "cpu") in models.loaded()
+    assert ("sam", "vit_tiny", str(service.checkpoint), "cpu", "float32") in models.loaded()
     assert service.provenance["variant"] == "vit_tiny"
 
 

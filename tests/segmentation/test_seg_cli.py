@@ -17,7 +17,8 @@ def run(seg_weights, tmp_path, make_image, monkeypatch):
 
     def run_cli(*args: str) -> int:
         return main(["segment", str(image), *args, "-o", str(out), "--profile", "demo",
-                     "--demo-weights-dir", str(seg_weights), "--device", "cpu", "--cache-dir", str(tmp_path)])
+                     "--demo-weights-dir", str(seg_weights), "--device", "cpu", "--dtype", "float32",
+                     "--cache-dir", str(tmp_path)])
 
     run_cli.out = out
     return run_cli

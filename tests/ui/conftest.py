@@ -1,4 +1,5 @@
-"""The launched app for handler tests: demo profile, temporary database, free port, two rater logins."""
+"""The launched app for handler tests: demo profile, temporary database, free port, two admin logins (alice,
+bob: they score, save, browse and rate) and one rater (carol)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-USERS = {"alice": "pw-alice", "bob": "pw-bob"}
+USERS = {"alice": "pw-alice", "bob": "pw-bob", "carol": "pw-carol"}
+ROLES = {"alice": "admin", "bob": "admin", "carol": "rater"}
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +19,7 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
 
     data = tmp_path_factory.mktemp("app-data")
     settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=",".join(f"{u}:{p}" for u, p in USERS.items()), port=free_port())
+                        data_dir=data, users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()), port=free_port())
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")

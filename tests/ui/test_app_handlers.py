@@ -55,7 +55,7 @@ def test_demo_banner_and_status_line(client):
     html = str(client.config)
     assert "demo weights: numbers are not meaningful" in html
     assert "--profile paper" in html
-    status = client.predict(api_name="/lambda_1")
+    status = client.predict(api_name="/status_text")
     assert "profile: demo" in status and "device: cpu" in status and "dtype: float32" in status
 
 
@@ -156,6 +156,12 @@ def _seed_samples(served, n: int = 3) -> list[int]:
     return ids
 
 
+def current_of(served, rater: str, sample_id: int) -> dict:
+    """criterion -> (status, score) of `rater`'s current ratings of a sample."""
+    return {r.criterion: (r.status, r.score)
+            for r in served.wb.database.store.ratings.current(rater=rater, sample_id=sample_id)}
+
+
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
@@ -170,12 +176,14 @@ def test_rating_flow_commits_and_can_go_back(served):
                                                                                   api_name="/rate_submit")
         after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
-        seen.append(int(re.search(r"saved sample #(\d+)", msg).group(1)))
+        assert "#" not in msg and screen and not screen.isdigit()  # the browser never sees a sample id
+        seen.append(({r.sample_id for r in after} - {r.sample_id for r in before}).pop())
     assert "rated 3 /" in progress
     back = c.predict(api_name="/rate_back")
-    assert f"#{seen[-1]}" in back[-1] and str(back[5]) == "0" and str(back[6]) == "0"
+    assert "back to your previous task" in back[-1] and str(back[5]) == "0" and str(back[6]) == "0"
     kept = c.predict(back[0], None, None, "", api_name="/rate_skip")  # a skip keeps the answer
-    assert f"kept your answer to sample #{seen[-1]} (CP 0, PF 0)" in kept[-1]
+    assert "kept your answer (CP 0, PF 0)" in kept[-1]
+    assert current_of(served, "alice", seen[-1]) == {"cp": ("rated", 0), "pf": ("rated", 0)}
     back = c.predict(api_name="/rate_back")
     c.predict(back[0], 2, 3, "", api_name="/rate_submit")
     current = {(r.sample_id, r.criterion): r for r in served.wb.database.store.ratings.current(rater="alice")}
@@ -191,11 +199,13 @@ def test_submit_without_scores_is_refused_and_keeps_the_task(served):
     result = c.predict(first[0], None, 2, "", api_name="/rate_submit")
     assert "not saved" in result[-1] and "concept preservation" in result[-1]
     assert result[2] == {"__type__": "update"}  # prompt and images left as they are on screen
-    assert c.predict(api_name="/rate_open")[2] == first[2]  # and nothing was stored: same task
-    unflagged = c.predict(first[0], None, None, "  ", api_name="/rate_flag")
+    again = c.predict(api_name="/rate_open")
+    assert again[2] == first[2]  # and nothing was stored: same task (a new view of it: a new opaque token)
+    assert again[0] != first[0]
+    unflagged = c.predict(again[0], None, None, "  ", api_name="/rate_flag")
     assert "not saved" in unflagged[-1] and "reason box" in unflagged[-1]  # a flag needs a reason
     assert served.wb.database.store.ratings.current(rater="bob") == []
-    flagged = c.predict(first[0], None, None, "the output is blank", api_name="/rate_flag")
+    flagged = c.predict(again[0], None, None, "the output is blank", api_name="/rate_flag_by_enter")
     assert "(flagged)" in flagged[-1] and "1 flagged not rated" in flagged[-2]
     notes = {r.note for r in served.wb.database.store.ratings.current(rater="bob")}
     assert notes == {"the output is blank"}
@@ -232,7 +242,7 @@ def test_browse_filter_open_and_export(client, served):
     shown = _values(opened["scores"])
     assert shown["clip_i"] == f"{rows[0][headers.index('CLIP-I')]:.4f}"
     assert shown["cp"] == "n/a (not stored for this sample: press Run to compute it)"
-    for bad, said in ((999_999, "#999999 is not in the database"), (0, "whole numbers from 1 up")):
+    for bad, said in ((999_999, "#999999 is not in the database"), (0, "whole number from 1")):
         failed = _open(client, bad)
         assert said in failed["open_msg"] and failed["prompt"] == {"__type__": "update"}  # the Score tab untouched
     path, note = client.predict("csv", "rating", api_name="/export")

@@ -41,3 +41,31 @@ def test_app_starts_offline_on_demo_weights(tmp_path: Path, command: list[str]):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_start_without_network_is_quiet(tmp_path: Path):
+    """No network and nothing cached, without HF_HUB_OFFLINE (the Hub endpoint is a closed loopback port): the app
+    starts on demo weights and prints only the profile line (which profile and why) and Gradio's URL lines: no
+    retry, no traceback, no transformers warning, no progress bar."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SPACE_ID", "PYTHONWARNINGS")}
+    env |= {"HF_HOME": str(tmp_path / "hf-home"), "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+            "MASC_PROFILE": "auto", "MASC_DATA_DIR": str(tmp_path / "data"), "MASC_PORT": str(port),
+            "MASC_DEVICE": "cpu"}
+    log = tmp_path / "app.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None and "Running on" not in log.read_text():
+            time.sleep(0.5)
+        lines = [ln for ln in log.read_text().splitlines() if ln.strip()]
+        assert proc.poll() is None, "\n".join(lines[-40:])
+        assert lines[0].startswith("profile: demo (asked: auto): using the demo profile"), lines
+        assert "unreachable" in lines[0] and "not in the local Hugging Face cache" in lines[0]
+        assert [ln for ln in lines[1:] if not ln.startswith("* ")] == [], lines
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

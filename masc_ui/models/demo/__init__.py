@@ -46,7 +46,11 @@ def write_demo_weights(weights_dir: Path, names: Iterable[str] | None = None, *,
 
     Idempotent: a folder with a completion marker for the same seed is kept unless `force`.
     Each is written into a temporary sibling and renamed into place, so a crash leaves no half checkpoint.
+    Written quietly: no progress bars, no transformers warnings about its own default configs (`..quiet`).
     """
+    from ..quiet import drop_default_config_warnings, quiet_progress
+
+    drop_default_config_warnings()
     weights_dir = Path(weights_dir)
     weights_dir.mkdir(parents=True, exist_ok=True)
     wanted = list(DEMO_BUILDERS) if names is None else list(names)
@@ -64,7 +68,8 @@ def write_demo_weights(weights_dir: Path, names: Iterable[str] | None = None, *,
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         try:
-            _builder(name)(tmp, seed)
+            with quiet_progress():
+                _builder(name)(tmp, seed)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

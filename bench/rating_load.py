@@ -1,0 +1,260 @@
+"""Rating load on the launched app: 16 simulated raters submitting as fast as they can, plus 1 admin saving scored
+samples, for 60 s, over gradio_client (the same HTTP path as a browser), on SQLite and PostgreSQL.
+
+    python bench/rating_load.py [--seconds 60] [--raters 16] [--postgres-url URL] [--modes per-rater,global]
+
+Modes, measured side by side in one run:
+- `per-rater`: the app as it is (each rater's events one at a time, raters in parallel);
+- `global`: every rating event of every rater through one queue slot (what the app did before issue 12).
+A submit's latency is the time until its answer (the next task) is back; the clients do not download the images
+(a browser fetches them in parallel). Prints, per backend and mode, the rating submits acknowledged, their
+latency (p50 / p95 / max, seconds), the saves
+done, and whether every acknowledged rating is in the database afterwards (each acknowledged submit is one more
+sample rated by that rater), then the global / per-rater ratio of p95. Goal (not a test): p95 <= 0.3 s with 16
+raters and 1 saver. Exits 1 when an acknowledged rating is missing. Figures from a busy shared machine are noisy:
+compare the modes of one run, not runs with each other.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
+SAMPLES = 600
+"""Samples every rater may rate (overlap = number of raters, so nobody runs out within a minute)."""
+
+
+@dataclass
+class Result:
+    backend: str
+    mode: str
+    latencies: list[float] = field(default_factory=list)
+    acknowledged: dict[str, int] = field(default_factory=dict)
+    stored: dict[str, int] = field(default_factory=dict)
+    saves: int = 0
+    save_errors: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def intact(self) -> bool:
+        return all(self.stored.get(r, 0) == n for r, n in self.acknowledged.items())
+
+    def line(self) -> str:
+        lat = sorted(self.latencies)
+        if not lat:
+            return f"{self.backend:10s} {self.mode:9s} no submits ({'; '.join(self.errors[:3])})"
+        p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
+        return (f"{self.backend:10s} {self.mode:9s} submits {len(lat):5d}  p50 {statistics.median(lat):.3f} s  "
+                f"p95 {p95:.3f} s  max {lat[-1]:.3f} s  saves {self.saves} (refused {self.save_errors})  "
+                f"acknowledged ratings all present: {'yes' if self.intact else 'NO'}")
+
+    def p95(self) -> float:
+        lat = sorted(self.latencies)
+        return lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
+
+
+def _png(seed: int) -> bytes:
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    Image.fromarray(rng.integers(0, 255, (96, 128, 3), dtype=np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _seed(store, n: int) -> None:
+    ref = store.images.add(_png(0))
+    items = []
+    for i in range(n):
+        out = store.images.add(_png(i + 1))
+        items.append(dict(references=[ref], output=out, prompt=f"a toy on a table, take {i}", subject="toy",
+                          method=f"m{i % 3}", external_key=f"load-{i}"))
+    store.samples.add_many("load", items)
+
+
+def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, weights: Path, tmp: Path,
+        savers: int = 1) -> Result:
+    from masc_ui.settings import Settings
+    from masc_ui.ui import rate_tab
+    from masc_ui.ui.launch import free_port, serve
+    from masc_ui.workbench import Workbench
+
+    names = [f"rater{i:02d}" for i in range(raters)]
+    users = ",".join([f"saver:saver-pw-1:admin"] + [f"{n}:pw-{n}-1:rater" for n in names])
+    settings = Settings(profile="demo", demo_weights_dir=weights, device="cpu", dtype="float32",
+                        data_dir=tmp / f"{backend}-{mode}", database_url=url, users=users, port=free_port(),
+                        rating_overlap=raters)
+    wb = Workbench.open(settings)
+    _seed(wb.database.store, SAMPLES)
+    before = rate_tab.RATING_CONCURRENCY
+    rate_tab.RATING_CONCURRENCY = 1 if mode == "global" else before
+    try:
+        app = serve(wb, block=False)
+    finally:
+        rate_tab.RATING_CONCURRENCY = before
+    result = Result(backend, mode)
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, queue))
+    clients.start()
+    measured = queue.get(timeout=seconds + 600)
+    clients.join(timeout=60)
+    result.latencies, result.acknowledged = measured["latencies"], measured["acknowledged"]
+    result.saves, result.save_errors, result.errors = measured["saves"], measured["save_errors"], measured["errors"]
+    app.close()
+    store = wb.database.store
+    for name in names:
+        current = [r for r in store.ratings.current(rater=name) if r.status == "rated"] if name in \
+            {r.username for r in store.ratings.raters()} else []
+        result.stored[name] = len({r.sample_id for r in current if r.criterion == "cp"})
+    wb.close()
+    return result
+
+
+def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> None:
+    """In a process of its own (the server's interpreter lock is not shared with 17 clients): the raters and the
+    savers as threads, started together; puts the measurements on `queue`."""
+    from gradio_client import Client, handle_file
+
+    out = {"latencies": [], "acknowledged": {}, "saves": 0, "save_errors": 0, "errors": []}
+    lock, connecting = threading.Lock(), threading.Lock()
+    start = threading.Barrier(len(names) + savers + 1)
+    stop_at = [time.monotonic() + 3600]
+
+    def rater(name: str) -> None:
+        try:
+            with connecting:  # raters log in one after the other, as people do
+                client = Client(url, auth=(name, f"pw-{name}-1"), verbose=False, download_files=False,
+                                httpx_kwargs={"timeout": 120})
+            token = client.predict(api_name="/rate_open")[0]
+        except Exception as exc:  # noqa: BLE001 - reported in the figures
+            with lock:
+                out["errors"].append(f"{name}: {exc}")
+            start.wait()
+            return
+        start.wait()
+        acked = k = 0
+        while time.monotonic() < stop_at[0] and token:
+            k += 1
+            began = time.perf_counter()
+            answer = client.predict(token, k % 5, (k * 3) % 5, api_name="/rate_submit")
+            took = time.perf_counter() - began
+            with lock:
+                out["latencies"].append(took)
+            acked += "saved your answer" in answer[-1]
+            token = answer[0]
+        with lock:
+            out["acknowledged"][name] = acked
+
+    def saver() -> None:
+        try:
+            with connecting:
+                client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False,
+                                httpx_kwargs={"timeout": 120})
+        except Exception as exc:  # noqa: BLE001 - reported in the figures
+            with lock:
+                out["errors"].append(f"saver: {exc}")
+            start.wait()
+            return
+        ex = EXAMPLES / "cat-on-grass"
+        start.wait()
+        i = 0
+        while time.monotonic() < stop_at[0]:
+            i += 1
+            try:
+                msg = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")),
+                                     f"a cat on the grass, save {i}", "cat", ["clip_i"], "saved", "",
+                                     api_name="/save")
+                with lock:
+                    out["saves"] += "saved as sample" in msg
+            except Exception:  # noqa: BLE001 - rate-limited saves are part of the load
+                with lock:
+                    out["save_errors"] += 1
+                time.sleep(1.0)
+
+    threads = ([threading.Thread(target=rater, args=(n,)) for n in names]
+               + [threading.Thread(target=saver) for _ in range(savers)])
+    for th in threads:
+        th.start()
+    start.wait()
+    stop_at[0] = time.monotonic() + seconds
+    for th in threads:
+        th.join()
+    queue.put(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--raters", type=int, default=16)
+    parser.add_argument("--postgres-url", default=os.environ.get("MASC_TEST_POSTGRES_URL"),
+                        help="a PostgreSQL server (a fresh schema is made and dropped); default MASC_TEST_POSTGRES_URL")
+    parser.add_argument("--modes", default="per-rater,global")
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--savers", type=int, default=1, help="admins saving scored samples meanwhile (default 1)")
+    args = parser.parse_args()
+
+    from masc_ui.models.demo import write_demo_weights
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="masc-rating-load-") as tmp_name:
+        tmp = Path(tmp_name)
+        weights = tmp / "weights"
+        write_demo_weights(weights)
+        for backend in args.backends.split(","):
+            if backend == "postgres" and not args.postgres_url:
+                print("postgres: skipped (no --postgres-url / MASC_TEST_POSTGRES_URL)")
+                continue
+            for mode in args.modes.split(","):
+                url, drop = (None, None) if backend == "sqlite" else _schema(args.postgres_url)
+                try:
+                    result = run(backend, url, mode, args.seconds, args.raters, weights, tmp, args.savers)
+                finally:
+                    if drop:
+                        drop()
+                print(result.line(), flush=True)
+                results.append(result)
+    print(f"\n{args.raters} raters + {args.savers} saver(s), {args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
+          "(busy shared machines give noisy absolute figures)")
+    for backend in args.backends.split(","):
+        by_mode = {r.mode: r for r in results if r.backend == backend}
+        if "per-rater" in by_mode and "global" in by_mode:
+            print(f"{backend}: p95 global / per-rater = {by_mode['global'].p95() / by_mode['per-rater'].p95():.2f}; "
+                  f"submits per-rater / global = {len(by_mode['per-rater'].latencies)}"
+                  f" / {len(by_mode['global'].latencies)}")
+    return 0 if all(r.intact for r in results) else 1
+
+
+def _schema(base_url: str):
+    import sqlalchemy as sa
+
+    name = f"load_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {name}")
+    url = sa.engine.make_url(base_url).update_query_dict({"options": f"-csearch_path={name}"})
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        admin.dispose()
+    return url.render_as_string(hide_password=False), drop
+
+
+if __name__ == "__main__":
+    sys.exit(main())

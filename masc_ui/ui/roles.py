@@ -1,0 +1,127 @@
+"""Every endpoint of the app behind one gate: roles, per-client rate limits, and errors that leak nothing.
+
+Gradio keeps the endpoints of tabs a rater does not see (anyone can call them with gradio_client or raw HTTP),
+so `guard_endpoints` wraps every registered function after the app is built:
+- default deny: a rater may call only the rating endpoints (api names starting with `rate_`) and the functions
+  given as `for_raters` (the page-load handlers); any other call by a rater is refused. The use cases check the
+  role again (`masc_ui.workbench.users.Accounts`), so a handler added later stays closed even if it forgets;
+- heavy endpoints take one request from the caller's rate-limit bucket (`masc_ui.workbench.quotas`); the caller
+  is the login name, or the client's address when the app runs without logins;
+- an exception a handler did not turn into a message is logged with its traceback and shown as a plain
+  "something went wrong" (no traceback, SQL or server path reaches the browser).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import ipaddress
+import logging
+from typing import Any, Callable, Iterable
+
+import gradio as gr
+from gradio.context import LocalContext
+
+from ..errors import WorkbenchError
+from ..workbench import Workbench
+from ..workbench.quotas import RateLimits
+
+log = logging.getLogger(__name__)
+
+RATER_PREFIX = "rate_"
+"""Api names of the endpoints raters may call."""
+HEAVY = {"run": "model", "explain": "model", "on_click": "model", "on_undo": "model", "on_by_name": "model",
+         "save": "save", "save_new": "save", "export": "export", "agreement": "analysis", "browse": "analysis"}
+"""Api name -> rate-limit kind (`masc_ui.workbench.quotas.LIMITS`)."""
+UNEXPECTED = "something went wrong on the server; the error was logged. Try again, or tell the administrator."
+
+
+def client_of(request: Any) -> str:
+    """The caller's rate-limit key: its login name, else its address (the first X-Forwarded-For entry when the
+    connection comes from a proxy on a private or loopback address, as on Hugging Face Spaces)."""
+    name = getattr(request, "username", None)
+    if name:
+        return f"user:{name}"
+    return f"address:{client_address(request)}"
+
+
+def client_address(request: Any) -> str:
+    host = getattr(getattr(request, "client", None), "host", None) or "unknown"
+    headers = getattr(request, "headers", None) or {}
+    forwarded = headers.get("x-forwarded-for") if hasattr(headers, "get") else None
+    try:
+        proxied = ipaddress.ip_address(host).is_private or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        proxied = False
+    if forwarded and proxied:
+        return forwarded.split(",")[0].strip() or host
+    return host
+
+
+def guard_endpoints(app: gr.Blocks, wb: Workbench, *, for_raters: Iterable[Callable] = (),
+                    limits: RateLimits | None = None) -> None:
+    """Wrap every function registered on `app` (see the module docstring)."""
+    limits = limits or RateLimits()
+    allowed = {id(fn) for fn in for_raters}
+    for block_fn in app.fns.values():
+        fn = block_fn.fn
+        if fn is None or getattr(fn, "_masc_guarded", False):
+            continue
+        api_name = block_fn.api_name if isinstance(block_fn.api_name, str) else ""
+        raters_ok = api_name.startswith(RATER_PREFIX) or id(fn) in allowed
+        block_fn.fn = _guarded(fn, wb, raters_ok, HEAVY.get(api_name), limits)
+
+
+def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, limits: RateLimits) -> Callable:
+    def check() -> None:
+        request = LocalContext.request.get(None)
+        user = getattr(request, "username", None)
+        if user is not None and not raters_ok and not wb.accounts.is_admin(user):
+            raise gr.Error("this part of the app needs an admin login; raters only rate their own tasks")
+        if kind is not None:
+            try:
+                limits.take(client_of(request), kind)
+            except WorkbenchError as exc:
+                raise gr.Error(str(exc)) from None
+
+    def unexpected(exc: Exception) -> gr.Error:
+        log.error("unexpected error in %s", getattr(fn, "__name__", fn), exc_info=exc)
+        return gr.Error(UNEXPECTED)
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            check()
+            try:
+                yield from fn(*args, **kwargs)
+            except gr.Error:
+                raise
+            except WorkbenchError as exc:
+                raise gr.Error(str(exc)) from None
+            except Exception as exc:
+                raise unexpected(exc) from None
+    elif inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            check()
+            try:
+                return await fn(*args, **kwargs)
+            except gr.Error:
+                raise
+            except WorkbenchError as exc:
+                raise gr.Error(str(exc)) from None
+            except Exception as exc:
+                raise unexpected(exc) from None
+    else:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            check()
+            try:
+                return fn(*args, **kwargs)
+            except gr.Error:
+                raise
+            except WorkbenchError as exc:
+                raise gr.Error(str(exc)) from None
+            except Exception as exc:
+                raise unexpected(exc) from None
+    wrapper._masc_guarded = True  # type: ignore[attr-defined]
+    return wrapper

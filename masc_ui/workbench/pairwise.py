@@ -1,0 +1,290 @@
+"""Pairwise rating use cases: the rater's next pair of outputs (blind), going back, answering per criterion
+(left / right / tie, plus a "both bad" flag), skipping, flagging, progress.
+
+Pairs (`masc_ui.analysis.plan_pairs`): within a dataset, two outputs with the same reference images and the same
+prompt, of different methods. Scope: samples with an output image, a method and a prompt (ratings-only samples
+have nothing to show).
+
+Assignment rule (`masc_ui.analysis.next_pair`, with `prefer_uncertain=False`): a rater is handed their earliest
+unfinished pair first (one without an answer for every criterion). Otherwise they get a pair they were never given
+that fewer than K raters hold (K = `Settings.rating_overlap`), chosen from the method pair with the fewest
+assignments so far (every method pair is covered evenly), then among pairs other raters already started (so the
+K raters of a pair complete it early), then in a fixed random order (seed `PAIR_SEED`). Left/right is a seeded
+coin per (rater, pair), recorded with the task. The rule runs inside the storage transaction that records its
+choice, so two raters asking at once never both take a pair's last slot. Outcome-uncertainty first
+(`prefer_uncertain=True`) is not used: with K >= 2 it would start new pairs before finishing started ones.
+
+What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task handed out
+less than `ASSIGNMENT_EXPIRY` ago. A task nobody answered within that time *expires*: it stops holding the slot
+and another rater may be given the pair; it stays its rater's unfinished task (handed back to them first, and
+their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
+needs K judgments). A rater is never given the same pair twice, whatever became of their task.
+
+Blind: a view holds the reference and the two outputs (decoded pixels, no file metadata), the prompt, the answers
+so far, and an opaque random token for the task — no sample id, method, metric value or other rater's answer.
+Every call takes the acting user (the rater); a token of another rater is refused.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+from PIL import Image
+
+from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pairs
+from ..analysis.pairwise_data import PairJudgment
+from ..caching import LruCache
+from ..errors import InputError
+from ..imaging import open_image
+from ..settings import Settings
+from .database import Database
+from .ratings import CRITERION_NAMES, criteria
+
+PAIR_SEED = 0
+"""Seed of the pairs' fixed random order and of the left/right coins."""
+ASSIGNMENT_EXPIRY = dt.timedelta(minutes=30)
+"""An unanswered task older than this no longer holds a slot of its pair (see the module docstring)."""
+PREFER_UNCERTAIN = False
+"""Whether assignment puts pairs with the closest votes first within a method pair (not used; see above)."""
+PLAN_CACHE_SIZE = 8
+"""Pair plans a `PairwiseTasks` keeps (each scope a rater works in: a dataset, or every dataset)."""
+WINNERS = ("left", "right", "tie")
+QUESTIONS = {
+    "cp": "Concept preservation: which output shows the subject of the reference more faithfully?",
+    "pf": "Prompt following: apart from the subject, which output shows what the prompt asks better?",
+}
+"""criterion -> the question a rater answers with left / right / tie."""
+
+
+@dataclass(frozen=True)
+class PairAnswers:
+    """A rater's current answers to one task."""
+
+    winners: dict[str, str | None]
+    """criterion -> `left` / `right` / `tie`, or None (not answered, or skipped / flagged)."""
+    both_bad: dict[str, bool]
+    statuses: dict[str, str | None]
+    """criterion -> `rated` / `skipped` / `flagged`, or None when not answered."""
+
+    @property
+    def complete(self) -> bool:
+        """Every criterion has an answer (any status): the next task may come."""
+        return all(s is not None for s in self.statuses.values())
+
+
+@dataclass(frozen=True)
+class PairTaskView:
+    """What a rater sees of a pairwise task: blind (see the module docstring)."""
+
+    token: str
+    """Opaque handle of the task: pass it back with the answers."""
+    refs: list[Image.Image]
+    left: Image.Image
+    right: Image.Image
+    prompt: str
+    position: int
+    """1, 2, ... in the order the rater was given their pairs."""
+    answers: PairAnswers
+
+
+@dataclass(frozen=True)
+class PairProgress:
+    judged: int
+    """Tasks the rater finished (every criterion answered, any status)."""
+    assigned: int
+    """judged + the rater's unfinished tasks + pairs still open to them (never theirs, fewer than K holders)."""
+    total: int
+    """Pairs in scope."""
+
+    def text(self) -> str:
+        return f"judged {self.judged} / assigned {self.assigned} / total {self.total} pairs"
+
+
+class PairwiseTasks:
+    """Pairwise rating tasks over one `Database`; the acting user is the rater."""
+
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self._database = database
+        self._settings = settings
+        self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
+        """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
+
+    def _rater(self, user: str | None) -> str:
+        """`user` when it may judge pairs: a login (any role) when the process has logins, else any name."""
+        if self._database.accounts.logins_enabled:
+            return self._database.accounts.require_login(user, "pairwise rating")
+        if user is None or not str(user).strip():
+            raise InputError("pairwise rating needs a logged-in rater: set MASC_USERS (or MASC_USERS_FILE) and log in")
+        return str(user)
+
+    def next_task(self, user: str | None, *, dataset: str | None = None) -> PairTaskView | None:
+        """The pair `user` should judge next (None when nothing is left); creates the rater on first use."""
+        rater = self._rater(user)
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans)
+
+        def work(store: Any) -> Any:
+            store.ratings.ensure_rater(rater)
+            return store.pairwise.next_task(rater, rule, dataset=dataset)
+        task = self._database.run(work)
+        return None if task is None else self._view(task)
+
+    def previous_task(self, user: str | None, before_token: str | None, *,
+                      dataset: str | None = None) -> PairTaskView | None:
+        """The task `user` was given before the one with `before_token` (their latest when None); None at the
+        beginning. Its answers are shown and can be changed."""
+        rater = self._rater(user)
+        task = self._database.run(lambda store: store.pairwise.previous_task(
+            rater, before_token=before_token or None, dataset=dataset))
+        return None if task is None else self._view(task)
+
+    def task_for(self, user: str | None, token: str) -> PairTaskView:
+        """`user`'s task `token` with their current answers (going back and forth)."""
+        rater = self._rater(user)
+        return self._view(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+
+    def submit(self, user: str | None, token: str, winners: Mapping[str, str], *,
+               both_bad: Mapping[str, bool] | None = None, seconds_spent: float | None = None) -> PairAnswers:
+        """Commit `user`'s answer(s) to task `token`: one criterion (a key press) or several, in one transaction,
+        committed before this returns. `winners`: criterion -> `left` / `right` / `tie`; `both_bad`: criterion ->
+        flag (default False). Returns the task's answers now; when `.complete`, ask for the next task. Raises
+        InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails."""
+        from storage import PairAnswer
+
+        rater = self._rater(user)
+        if not winners:
+            raise InputError("choose left, right or tie for " + " or ".join(CRITERION_NAMES[c] for c in criteria())
+                             + " before submitting (or skip / flag the pair)")
+        flags = dict(both_bad or {})
+        for criterion, winner in winners.items():
+            if criterion not in criteria():
+                raise InputError(f"unknown criterion {criterion!r}; a pair is judged on "
+                                 + " and ".join(f"{c} ({CRITERION_NAMES[c]})" for c in criteria()))
+            if winner not in WINNERS:
+                raise InputError(f"the answer for {CRITERION_NAMES[criterion]} must be left, right or tie; "
+                                 f"got {winner!r}")
+        unknown = sorted(set(flags) - set(winners))
+        if unknown:
+            raise InputError(f"'both bad' given for {', '.join(unknown)} without an answer for it")
+        answers = [PairAnswer(c, w, both_bad=bool(flags.get(c, False))) for c, w in winners.items()]
+        return self._judge(rater, token, answers, seconds_spent)
+
+    def skip(self, user: str | None, token: str, *, seconds_spent: float | None = None) -> PairAnswers:
+        """Mark task `token` skipped for every criterion (the pair goes to another rater)."""
+        from storage import PairAnswer
+
+        rater = self._rater(user)
+        return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in criteria()], seconds_spent)
+
+    def flag(self, user: str | None, token: str, *, note: str | None = None,
+             seconds_spent: float | None = None) -> PairAnswers:
+        """Flag a problem with task `token` (broken image, wrong pair...) for every criterion, with an optional
+        note; the pair goes to another rater."""
+        from storage import PairAnswer
+
+        rater = self._rater(user)
+        text = (note or "").strip() or None
+        return self._judge(rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()],
+                           seconds_spent)
+
+    def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
+        rater = self._rater(user)
+        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset))
+        plan = plan_of(state, self._plans)
+        mine = [x for x in state.tasks if x.rater == rater]
+        judged = sum(x.complete(criteria()) for x in mine)
+        rows, raters = plan.assigned(holders(state, rater))
+        given = np.bincount(rows, minlength=len(plan.pairs))
+        taken = np.zeros(len(plan.pairs), dtype=bool)
+        taken[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
+        open_to_me = int((~taken & (given < self._settings.rating_overlap)).sum())
+        return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
+
+    def _judge(self, rater: str, token: str, answers: list, seconds_spent: float | None) -> PairAnswers:
+        if not isinstance(seconds_spent, (int, float)) or isinstance(seconds_spent, bool) \
+                or not math.isfinite(seconds_spent) or seconds_spent < 0:
+            seconds_spent = None  # a clock glitch on the client must not cost the answer
+        self._database.run(lambda store: store.pairwise.judge(rater, _token(token), answers,
+                                                              seconds_spent=seconds_spent))
+        return _answers(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+
+    def _view(self, task: Any) -> PairTaskView:
+        left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
+                                                        store.samples.get(task.right_sample_id)))
+        refs = [self._pixels(sha, f"reference {i + 1} of pair {task.position}")
+                for i, sha in enumerate(left.references)]
+        return PairTaskView(task.token, refs, self._pixels(left.output, f"left output of pair {task.position}"),
+                            self._pixels(right.output, f"right output of pair {task.position}"), left.prompt or "",
+                            task.position, _answers(task))
+
+    def _pixels(self, sha: str, name: str) -> Image.Image:
+        data = self._database.run(lambda store: store.images.read(sha))
+        pixels = open_image(data, name=name, max_pixels=self._settings.max_image_pixels).pixels
+        return Image.fromarray(np.asarray(pixels.convert("RGB")))  # pixels only: no file metadata reaches a rater
+
+
+def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN,
+                    plans: LruCache[PairPlan] | None = None) -> Callable[[Any], Any]:
+    """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
+    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`)."""
+    def choose(state: Any) -> Any:
+        from storage import PairChoice
+
+        plan = plan_of(state, plans)
+        judgments = _judgments(state) if prefer_uncertain else ()
+        task = next_pair(plan, rater, holders(state, rater), overlap, judgments, prefer_uncertain=prefer_uncertain)
+        if task is None:
+            return None
+        return PairChoice(int(task.pair.a), int(task.pair.b), int(task.left))
+    return choose
+
+
+def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:
+    """Every pair of the state's candidates: same dataset, same reference images, same prompt, different methods
+    (`cache`: plans by their candidates, so a plan is built once while the scope's samples stay the same)."""
+    candidates = tuple(PairCandidate(str(c.sample_id), reference_key(c), c.prompt, c.method) for c in state.candidates)
+    if cache is None:
+        return plan_pairs(candidates, seed=PAIR_SEED)
+    return cache.get_or_compute(candidates, lambda: plan_pairs(candidates, seed=PAIR_SEED))
+
+
+def reference_key(sample: Any) -> str:
+    """Identity of a sample's reference: its dataset and reference images (their SHA-256, in any order); of a
+    `storage.PairCandidateRecord` or a `storage.SampleRecord`."""
+    return "\0".join([sample.dataset, *sorted(sample.references)])
+
+
+def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:
+    """(rater, pair) of the tasks that hold a slot of their pair (see the module docstring), plus every task of
+    `rater` (so they are never given a pair twice)."""
+    out = []
+    for task in state.tasks:
+        rated = any(j.status == "rated" for j in task.judgments.values())
+        waiting = not task.complete(criteria()) and state.now - task.assigned_at < ASSIGNMENT_EXPIRY
+        if task.rater == rater or rated or waiting:
+            out.append((task.rater, (str(task.sample_a_id), str(task.sample_b_id))))
+    return out
+
+
+def _judgments(state: Any) -> list[PairJudgment]:
+    return [PairJudgment(str(j.left_sample_id), str(j.right_sample_id), j.criterion, j.winner, j.rater)
+            for j in state.judgments if j.status == "rated"]
+
+
+def _answers(task: Any) -> PairAnswers:
+    judged = task.judgments
+    return PairAnswers({c: judged[c].winner if c in judged else None for c in criteria()},
+                       {c: bool(judged[c].both_bad) if c in judged else False for c in criteria()},
+                       {c: judged[c].status if c in judged else None for c in criteria()})
+
+
+
+
+def _token(token: object) -> str:
+    if not isinstance(token, str) or not token.strip():
+        raise InputError("there is no pairwise task on screen: ask for the next task")
+    return token

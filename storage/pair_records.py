@@ -1,0 +1,157 @@
+"""Plain, frozen records of pairwise tasks and judgments (see `storage.repo.pairwise`).
+
+A pair is stored canonically: `sample_a_id < sample_b_id`; `left_sample_id` says which of the two was shown on
+the left. A judgment's `winner` is what the rater answered about what they saw: `left`, `right` or `tie`.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Mapping
+
+
+
+@dataclass(frozen=True)
+class PairCandidateRecord:
+    """An output that may be paired: what an assignment rule needs of a sample."""
+
+    sample_id: int
+    dataset: str
+    method: str
+    prompt: str
+    references: tuple[str, ...]
+    """SHA-256 of the reference images, sorted."""
+
+
+@dataclass(frozen=True)
+class PairJudgmentRecord:
+    id: int
+    rater: str
+    sample_a_id: int
+    sample_b_id: int
+    left_sample_id: int
+    """The sample shown on the left (one of a, b)."""
+    criterion: str
+    """`cp` (concept preservation) or `pf` (prompt following)."""
+    winner: str | None
+    """`left`, `right` or `tie` when status is `rated`, else None."""
+    both_bad: bool
+    """The rater flagged both outputs as bad (an extra flag; the winner still counts)."""
+    status: str
+    """`rated`, `skipped` or `flagged`."""
+    seconds_spent: float | None
+    note: str | None
+    task_id: int | None
+    """The task it answers; None for an imported judgment."""
+    revision: int
+    """1 for the first answer, +1 per change."""
+    judged_at: dt.datetime
+    """When the current answer was given (imports: the file's time when it gives one)."""
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @property
+    def right_sample_id(self) -> int:
+        return self.sample_b_id if self.left_sample_id == self.sample_a_id else self.sample_a_id
+
+    @property
+    def winner_sample_id(self) -> int | None:
+        """The preferred sample; None for a tie or an answer without a winner (skipped / flagged)."""
+        if self.winner == "left":
+            return self.left_sample_id
+        if self.winner == "right":
+            return self.right_sample_id
+        return None
+
+
+@dataclass(frozen=True)
+class PairJudgmentRevision:
+    """One revision of a pairwise judgment; `replaced_at` is None for the current one."""
+
+    revision: int
+    left_sample_id: int
+    winner: str | None
+    both_bad: bool
+    status: str
+    seconds_spent: float | None
+    note: str | None
+    judged_at: dt.datetime
+    replaced_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class PairTaskRecord:
+    """A pair handed to a rater, with that rater's current judgments of it."""
+
+    id: int
+    token: str
+    """Opaque random handle of the task (what a rater's screen holds instead of sample ids)."""
+    rater: str
+    sample_a_id: int
+    sample_b_id: int
+    left_sample_id: int
+    position: int
+    """1, 2, ... in the order the rater was given their tasks."""
+    assigned_at: dt.datetime
+    judgments: Mapping[str, PairJudgmentRecord]
+    """criterion -> the rater's current judgment of this pair (any status)."""
+
+    @property
+    def right_sample_id(self) -> int:
+        return self.sample_b_id if self.left_sample_id == self.sample_a_id else self.sample_a_id
+
+    def complete(self, criteria: tuple[str, ...]) -> bool:
+        """Whether every one of `criteria` has a judgment (any status)."""
+        return all(c in self.judgments for c in criteria)
+
+
+@dataclass(frozen=True)
+class PairAnswer:
+    """One criterion's answer to a task (see `PairwiseRepository.judge`)."""
+
+    criterion: str
+    winner: str | None
+    """`left`, `right` or `tie` when `status` is `rated`; None when skipped / flagged."""
+    status: str = "rated"
+    both_bad: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ExternalPairJudgment:
+    """One imported judgment (see `PairwiseRepository.import_external`)."""
+
+    left_sample_id: int
+    right_sample_id: int
+    criterion: str
+    winner: str | None
+    both_bad: bool = False
+    status: str = "rated"
+    judged_at: dt.datetime | None = None
+    """When it was judged (None: the import time)."""
+    seconds_spent: float | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class PairChoice:
+    """The new pair an assignment rule picked: the two samples (any order) and the one to show on the left."""
+
+    first_sample_id: int
+    second_sample_id: int
+    left_sample_id: int
+
+
+@dataclass(frozen=True)
+class PairAssignmentState:
+    """What an assignment rule sees, read in the transaction that records its choice."""
+
+    rater: str
+    now: dt.datetime
+    """The database transaction's notion of now (UTC), for expiry rules."""
+    candidates: tuple[PairCandidateRecord, ...]
+    """The outputs that may be paired: samples in scope with an output image, a method and a prompt, by id."""
+    tasks: tuple[PairTaskRecord, ...]
+    """Every task of every rater whose pair is in scope, by id."""
+    judgments: tuple[PairJudgmentRecord, ...]
+    """Every current judgment in scope (app raters and imported ones), by judged_at then id."""

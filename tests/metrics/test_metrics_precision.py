@@ -1,0 +1,135 @@
+"""Every metric under the precision policy: bfloat16 within README's measured tolerance of float32 on the tiny
+demo checkpoints, the dtype in every value's provenance (so the two never mix), `auto` following the hardware
+report, and the MaSC engine's CPU forward cap keeping batched == one-at-a-time."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from masc_ui.metrics import MaSC
+from masc_ui.metrics import masc_encoding
+from masc_ui.metrics.registry import list_metrics, score_metrics
+from masc_ui.metrics.sample import Sample
+from masc_ui.models import precision
+from masc_ui.models.precision import HardwareReport
+from masc_ui.models.registry import ModelRegistry
+
+COSINE_TOLERANCE = 1e-2
+"""README ("Precision"): bfloat16 stays within 0.01 of float32 in cosine units on the measured checkpoints; scores
+that scale a cosine (CLIPScore x2.5, PickScore x logit scale) scale the tolerance with it."""
+SCALE = {"clipscore": 2.5, "pickscore": 100.0}
+
+
+def _image(seed: int, w: int = 96, h: int = 80) -> Image.Image:
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, (h // 8, w // 8, 3), dtype=np.uint8)
+    return Image.fromarray(coarse).resize((w, h), Image.BILINEAR)
+
+
+def _mask(h: int = 80, w: int = 96) -> np.ndarray:
+    m = np.zeros((h, w), dtype=np.uint8)
+    m[h // 4:3 * h // 4, w // 4:3 * w // 4] = 255
+    return m
+
+
+def _samples() -> list[Sample]:
+    ref = _image(100)
+    return [Sample(refs=(ref,), out=_image(k), prompt=f"a photo of a kitten {k} on a sunny beach", subject="kitten",
+                   ref_masks=(_mask(),), out_mask=_mask()) for k in range(4)]
+
+
+def test_every_metric_in_bfloat16_is_within_tolerance_of_float32(demo_settings):
+    samples = _samples()
+    names = [spec.name for spec in list_metrics()]
+    exact = score_metrics(samples, names, demo_settings, ModelRegistry())
+    fast = score_metrics(samples, names, demo_settings.replace(dtype="bfloat16"), ModelRegistry())
+    for name in names:
+        tolerance = COSINE_TOLERANCE * SCALE.get(name, 1.0)
+        for a, b in zip(exact[name], fast[name]):
+            assert not math.isnan(a.value) and not math.isnan(b.value), (name, a.reason, b.reason)
+            assert abs(a.value - b.value) <= tolerance, (name, a.value, b.value)
+            assert a.provenance["dtype"] == "float32" and b.provenance["dtype"] == "bfloat16", name
+            assert a.value != b.value or name in ("clipscore",), name  # bfloat16 really ran
+
+
+@pytest.mark.parametrize("checkpoint, patches", [("siglip2-naflex", 256), ("siglip2-fixed", None)])
+def test_masc_bfloat16_within_tolerance(demo_weights, checkpoint, patches):
+    kwargs = {"naflex_max_patches": patches} if patches else {}
+    exact = MaSC(str(demo_weights / checkpoint), device="cpu", dtype="float32", **kwargs)
+    fast = MaSC(str(demo_weights / checkpoint), device="cpu", dtype="bfloat16", **kwargs)
+    assert fast.backbone.dtype == torch.bfloat16 and fast.provenance["dtype"] == "bfloat16"
+    for a, b in zip(exact.score_many(_samples()), fast.score_many(_samples())):
+        assert abs(a.cp - b.cp) <= COSINE_TOLERANCE and abs(a.pf - b.pf) <= COSINE_TOLERANCE
+        assert (a.cp, a.pf) != (b.cp, b.pf)
+
+
+def test_bfloat16_and_float32_engines_never_share(demo_weights):
+    models = ModelRegistry()
+    path = str(demo_weights / "siglip2-naflex")
+    exact = MaSC(path, device="cpu", dtype="float32", models=models)
+    fast = MaSC(path, device="cpu", dtype="bfloat16", models=models)
+    assert exact.model is not fast.model
+    assert exact.provenance != fast.provenance  # the storage key differs by the dtype
+
+
+def test_auto_follows_the_capability_report(demo_settings, monkeypatch):
+    from masc_ui.metrics.masc_factory import build_masc
+
+    monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_amx=True))
+    assert build_masc(demo_settings.replace(dtype="auto")).backbone.dtype == torch.bfloat16
+    monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_capability="AVX2"))
+    assert build_masc(demo_settings.replace(dtype="auto")).backbone.dtype == torch.float32
+    value = score_metrics(_samples()[:1], "dino_i", demo_settings.replace(dtype="auto"))["dino_i"][0]
+    assert value.provenance["dtype"] == "float32"
+
+
+def test_score_prints_the_precision_in_use(demo_weights, tmp_path, capsys, monkeypatch):
+    from masc_ui.cli import main
+
+    monkeypatch.delenv("MASC_DTYPE", raising=False)
+    monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_avx512_bf16=True))
+    ref, out, mask = tmp_path / "ref.png", tmp_path / "out.png", tmp_path / "mask.png"
+    _image(1).save(ref)
+    _image(2).save(out)
+    Image.fromarray(_mask()).save(mask)
+    assert main(["score", "--ref", str(ref), "--ref-mask", str(mask), "--out", str(out), "--out-mask", str(mask),
+                 "--prompt", "a kitten", "--profile", "demo", "--demo-weights-dir", str(demo_weights),
+                 "--device", "cpu", "--naflex-max-patches", "64"]) == 0
+    assert "provenance.dtype\tbfloat16" in capsys.readouterr().out
+    assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
+                 "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split("\t")[-1] for line in lines] == ["bfloat16", "bfloat16"]
+
+
+def test_cpu_forwards_are_capped_and_still_equal_one_at_a_time(demo_weights, monkeypatch):
+    masc = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)
+    sizes = []
+    hook = masc.model.vision_model.register_forward_pre_hook(
+        lambda module, args, kwargs: sizes.append(tuple(kwargs["pixel_values"].shape[:2])), with_kwargs=True)
+    monkeypatch.setattr(masc_encoding, "CPU_FORWARD_TOKENS", 128)  # two 64-patch images per forward
+    samples = _samples()
+    batched = masc.score_many(samples, batch_size=8)
+    hook.remove()
+    assert sizes and all(b * n <= 128 for b, n in sizes) and sum(b for b, _ in sizes) == 5  # 1 ref + 4 outputs
+    for sample, got in zip(samples, batched):
+        masc.clear_caches()
+        alone = masc.score_many([sample], batch_size=1)[0]
+        assert abs(got.cp - alone.cp) <= 1e-5 and abs(got.pf - alone.pf) <= 1e-5
+
+
+def test_pickscore_keeps_its_float32_temperature_in_bfloat16(demo_settings):
+    """exp(logit_scale) is read before the cast: bfloat16 would store log(100) as 4.59375, a scale of 98.9."""
+    from masc_ui.metrics.clip_backbone import load_clip_backbone
+    from masc_ui.models.profiles import model_ids
+
+    ids = model_ids(demo_settings)
+    fast = load_clip_backbone(ids.pickscore, ids.pickscore_processor, demo_settings.replace(dtype="bfloat16"),
+                              what="PickScore")
+    assert fast.model.logit_scale.dtype == torch.bfloat16
+    assert fast.logit_scale == pytest.approx(100.0, rel=1e-6)
+    assert float(fast.model.logit_scale.float().exp()) == pytest.approx(98.87, abs=0.01)
