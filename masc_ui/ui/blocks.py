@@ -27,6 +27,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
         for warning in startup_warnings(wb.settings, wb.accounts):
             gr.HTML(f'<div class="demo-banner" id="security-warning">⚠ {html.escape(warning)}</div>')
         status_line = status.build(wb)
+        role_marker = gr.HTML("", elem_id="role-marker", padding=False)
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Score", id="score", elem_id="tab-score") as score_page:
                 score = score_tab.build(wb, status_line)
@@ -54,12 +55,15 @@ def build_app(wb: Workbench) -> gr.Blocks:
         def pages_for(request: gr.Request):
             """Raters see only the Rate tab (their calls elsewhere are refused anyway)."""
             admin = wb.accounts.is_admin(user_of(request))
-            shown = [gr.Tab(visible=admin) for _ in range(3)]
-            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"))
+            # The Score tab stays mounted (hiding it breaks its image editor's script: "reading 'canvas'"); the
+            # marker lets the CSS hide its button, and Gradio 6 leaves a hidden tab's button on screen anyway.
+            shown = [gr.Tab(), gr.Tab(visible=admin), gr.Tab(visible=admin)]
+            marker = "" if admin else '<span data-role="rater"></span>'
+            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"), marker)
 
-        app.load(pages_for, None, [score_page, browse, agreement_page, tabs])
+        # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
+        app.load(pages_for, None, [score_page, browse, agreement_page, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])
-        app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)
     guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for))
     return app

@@ -21,6 +21,9 @@ CSS = """
 .demo-banner {background:#fff3cd;border:2px solid #e0a800;border-radius:8px;padding:6px 12px;font-weight:600}
 .demo-banner summary {cursor:pointer}
 .status-line {font-size:0.85em;color:#555}
+#role-marker {position:absolute !important;width:0;height:0;overflow:hidden}
+body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-button, #tab-agreement-button)
+  {display:none !important}
 .status-line p {white-space:nowrap;overflow:hidden;text-overflow:ellipsis;margin:0}
 .status-line:hover p, .status-line:focus-within p {white-space:normal}
 .score-table-wrap {overflow-x:auto}

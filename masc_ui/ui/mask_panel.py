@@ -311,8 +311,11 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
     refresh_outputs = [p.session, p.target, p.editor, *shown]
     # Not chained to `after_change`: a user's new image clears the results itself (`score_actions.on_new_images`),
     # and a handler that puts images on screen (an example, a stored sample) sets the results that belong to them.
+    # One at a time: the image events of one change (an example or a stored sample puts two images on screen)
+    # render the same overlay, and two writes of one picture into Gradio's cache at once left a broken image.
     for event in (ref_image.change, out_image.change, extra_refs.change):
-        event(on_images, [p.session, *common], refresh_outputs)
+        event(on_images, [p.session, *common], refresh_outputs, concurrency_id="mask-images", concurrency_limit=1,
+              trigger_mode="always_last")
     p.target.input(on_target, [p.session, *common], [p.editor, *shown])
     p.opacity.release(render, [p.session, *common], shown)
     p.mode.change(on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])

@@ -26,9 +26,10 @@ SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</sp
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
              "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
              "(type the reason first) · <span class='kbd'>B</span> back to the previous task")
-IMAGE_HEIGHT = "clamp(200px, calc(100vh - 690px), 480px)"
+IMAGE_HEIGHT = "clamp(190px, calc(100vh - 720px), 480px)"
 """Height of the rated images: what the window leaves after the scales and buttons (so that they stay in view on
-an 800 x 900 screen), between 200 and 480 pixels. Several references are shown side by side in one picture."""
+an 800 x 900 screen, under the title row with Log out), between 190 and 480 pixels. Several references are shown
+side by side in one picture."""
 
 
 @dataclass

@@ -67,7 +67,7 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     page.wait_for_timeout(500)
     page.locator("#mask-use-brush").click()
     brush_msg = wait_text(page, "#mask-message", "brush mask:")
-    assert int(re.search(r"brush mask: (\d+) px", brush_msg).group(1)) > 100
+    assert int(re.search(r"brush mask: ([\d,]+) px", brush_msg).group(1).replace(",", "")) > 100
     shots(page, "brush-stroke")
 
     # Segment Anything: one positive click on reference 1.
