@@ -353,6 +353,10 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
                                                "the manifest's folder)")
     p.add_argument("--method", help="opens2v: the model that generated the videos (default the videos folder's name)")
     p.add_argument("--max-problems", type=COUNT, default=50, help="skipped rows listed in the report (default 50)")
+    p.add_argument("--for-rating", action=argparse.BooleanOptionalAction, default=None,
+                   help="mark the imported dataset(s) for rating: raters get their samples as tasks (default: a "
+                        "dataset the import creates is marked, an existing one keeps its mark; --no-for-rating "
+                        "leaves them unmarked)")
     _add_common(p)
     p.set_defaults(func=_cmd_import)
 
@@ -372,7 +376,8 @@ def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> i
                                        method=getattr(args, "method", None))
         total = sample_count(parsed)
         with tqdm(total=total, unit="sample", desc="import", disable=not total) as bar:
-            summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update)
+            summaries = imports.ingest(parsed, user=CLI_USER, dataset=dataset, fmt=fmt, progress=bar.update,
+                                       for_rating=args.for_rating)
     for summary in summaries:
         print("\n".join(summary.lines(max_problems=args.max_problems)))
     return 0
@@ -624,10 +629,14 @@ def _cmd_push(args: argparse.Namespace) -> int:
 # --- db: migrations, full dump and restore ---------------------------------------------------------------------
 
 def _add_db(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore")
-    p.add_argument("action", choices=("upgrade", "check", "dump", "restore"))
-    p.add_argument("file", nargs="?", type=Path, help="dump: file to write; restore: file to read")
+    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore, "
+                                  "datasets marked for rating")
+    p.add_argument("action", choices=("upgrade", "check", "dump", "restore", "datasets", "for-rating"),
+                   help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
+                        "(or unmark) a dataset for rating")
+    p.add_argument("file", nargs="?", help="dump: file to write; restore: file to read; for-rating: dataset name")
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
+    p.add_argument("--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)")
     p.add_argument("--deep", action="store_true", help="check: also hash every blob file (reads every byte)")
     _add_common(p)
     p.set_defaults(func=_cmd_db)
@@ -637,6 +646,11 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or settings_from_args(args)
     if args.action in ("dump", "restore") and args.file is None:
         raise InputError(f"masc-ui db {args.action} needs a FILE argument")
+    if args.action == "for-rating" and not args.file:
+        raise InputError("masc-ui db for-rating needs a DATASET argument (see `masc-ui db datasets`)")
+    if args.action in ("datasets", "for-rating"):
+        return _db_datasets(args, settings)
+    args.file = Path(args.file) if args.file is not None else None
     with _database(settings) as database:
         if args.action == "upgrade":
             print(f"schema at revision {database.upgrade(CLI_USER)}")
@@ -653,6 +667,19 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
             return 0
         database.restore(CLI_USER, args.file)
         print(f"restored {args.file}")
+    return 0
+
+
+def _db_datasets(args: argparse.Namespace, settings: Settings) -> int:
+    from .workbench.browse import StoredSamples
+
+    with _database(settings) as database:
+        samples = StoredSamples(database, settings)
+        if args.action == "for-rating":
+            print(samples.set_for_rating(args.file, not args.off, user=CLI_USER))
+            return 0
+        for d in samples.datasets(user=CLI_USER):
+            print(f"{d.name}\t{d.samples} samples\t{'for rating' if d.for_rating else 'not for rating'}")
     return 0
 
 

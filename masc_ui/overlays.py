@@ -19,8 +19,9 @@ from .imaging import InputImage, as_input_image
 _VIRIDIS = np.array([
     (68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141),
     (39, 173, 129), (92, 200, 99), (170, 220, 50), (253, 231, 37)], dtype=np.float32)
-LEGEND_HEIGHT = 44
-"""Pixels added under an image for its colour scale and title."""
+LEGEND_FONT_MIN = 13
+"""Smallest legend text, in pixels; larger images get proportionally larger text (`legend_font_size`), so that a
+picture shown scaled down on screen keeps a readable caption."""
 
 
 def colormap(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -50,7 +51,8 @@ def grid_to_image(grid: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 def heatmap(image: InputImage | Image.Image, grid: np.ndarray, *, lo: float, hi: float, title: str,
             opacity: float = 0.6) -> Image.Image:
     """`image` with `grid` (Hp, Wp) drawn over it in viridis at `opacity` (NaN cells leave the photo as is),
-    and a legend strip below: `title` and a colour bar from `lo` to `hi`. Returns RGB, (W, H + LEGEND_HEIGHT)."""
+    and a legend strip below: `title` and a colour bar from `lo` to `hi`. Returns RGB,
+    (W, H + `legend_height(W, title)`)."""
     base = as_input_image(image).pixels.convert("RGBA")
     rgba = colormap(grid_to_image(grid, base.size), lo, hi)
     rgba[..., 3] = (rgba[..., 3].astype(np.float32) * float(np.clip(opacity, 0.0, 1.0))).astype(np.uint8)
@@ -58,22 +60,74 @@ def heatmap(image: InputImage | Image.Image, grid: np.ndarray, *, lo: float, hi:
     return with_legend(blended, title=title, lo=lo, hi=hi)
 
 
+def legend_font_size(width: int) -> int:
+    """Legend text size in pixels for an image `width` pixels wide: 1/32 of the width, at least
+    `LEGEND_FONT_MIN`."""
+    return max(LEGEND_FONT_MIN, round(width / 32))
+
+
+def legend_height(width: int, title: str) -> int:
+    """Height in pixels of the legend strip `with_legend` puts under an image `width` pixels wide: the title,
+    wrapped to the width, then the colour bar."""
+    size = legend_font_size(width)
+    return _PAD + len(_wrap(title, _font(size), width - 2 * _PAD)) * _line(size) + _PAD + _line(size) + _PAD
+
+
 def with_legend(image: Image.Image, *, title: str, lo: float, hi: float) -> Image.Image:
-    """`image` on top of a white strip holding `title` and a viridis colour bar labelled `lo` .. `hi`."""
+    """`image` on top of a white strip holding `title` (wrapped to the image's width, never cut) and a viridis
+    colour bar labelled `lo` .. `hi`; the strip is `legend_height(W, title)` pixels high."""
     w, h = image.size
-    canvas = Image.new("RGB", (w, h + LEGEND_HEIGHT), "white")
+    size = legend_font_size(w)
+    font = _font(size)
+    lines = _wrap(title, font, w - 2 * _PAD)
+    canvas = Image.new("RGB", (w, h + legend_height(w, title)), "white")
     canvas.paste(image.convert("RGB"), (0, 0))
     draw = ImageDraw.Draw(canvas)
-    font = _font(12)
-    draw.text((6, h + 3), title, fill="black", font=font)
+    y = h + _PAD
+    for text in lines:
+        draw.text((_PAD, y), text, fill="black", font=font)
+        y += _line(size)
+    y += _PAD
     lo_txt, hi_txt = f"{lo:.3g}", f"{hi:.3g}"
-    x0 = 6 + int(draw.textlength(lo_txt, font=font)) + 6
-    x1 = max(x0 + 20, w - 6 - int(draw.textlength(hi_txt, font=font)) - 6)
-    bar = colormap(np.linspace(lo, hi, max(x1 - x0, 1))[None, :].repeat(12, 0), lo, hi)
-    canvas.paste(Image.fromarray(bar[..., :3], "RGB"), (x0, h + 24))
-    draw.text((6, h + 23), lo_txt, fill="black", font=font)
-    draw.text((x1 + 6, h + 23), hi_txt, fill="black", font=font)
+    x0 = _PAD + int(draw.textlength(lo_txt, font=font)) + _PAD
+    x1 = max(x0 + 20, w - _PAD - int(draw.textlength(hi_txt, font=font)) - _PAD)
+    bar_h = max(8, size - 2)
+    bar = colormap(np.linspace(lo, hi, max(x1 - x0, 1))[None, :].repeat(bar_h, 0), lo, hi)
+    canvas.paste(Image.fromarray(bar[..., :3], "RGB"), (x0, y + (_line(size) - bar_h) // 2))
+    draw.text((_PAD, y), lo_txt, fill="black", font=font)
+    draw.text((min(x1 + _PAD, w - _PAD - int(draw.textlength(hi_txt, font=font))), y), hi_txt, fill="black", font=font)
     return canvas
+
+
+_PAD = 6
+"""Margin of legend text and bar, in pixels."""
+
+
+def _line(size: int) -> int:
+    """Line height for text of `size` pixels."""
+    return round(size * 1.35)
+
+
+def _wrap(text: str, font: ImageFont.ImageFont | ImageFont.FreeTypeFont, width: int) -> list[str]:
+    """`text` broken at spaces into lines no wider than `width` pixels; a word wider than that is broken
+    between characters."""
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength
+    pieces: list[str] = []
+    for word in text.split():
+        piece = ""
+        for ch in word:
+            if piece and measure(piece + ch, font=font) > width:
+                pieces.append(piece)
+                piece = ""
+            piece += ch
+        pieces.append(piece)
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and measure(f"{lines[-1]} {piece}", font=font) <= width:
+            lines[-1] = f"{lines[-1]} {piece}"
+        else:
+            lines.append(piece)
+    return lines or [""]
 
 
 def patch_center(flat_index: int, grid: tuple[int, int], size: tuple[int, int]) -> tuple[float, float]:
@@ -83,7 +137,8 @@ def patch_center(flat_index: int, grid: tuple[int, int], size: tuple[int, int]) 
     return ((c + 0.5) * size[0] / wp, (r + 0.5) * size[1] / hp)
 
 
-def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image, matches: Sequence[tuple[int, int, int, float]], *,
+def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image,
+                    matches: Sequence[tuple[int, int, int, float]], *,
                     ref_grid: tuple[int, int], out_grid: tuple[int, int], ref_index: int = 0, top_k: int = 20,
                     lo: float = 0.0, hi: float = 1.0, height: int = 320) -> Image.Image:
     """Reference and output side by side (both scaled to `height`), with the `top_k` strongest matches of
@@ -109,6 +164,22 @@ def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image
             draw.ellipse([x - 3, y - 3, x + 3, y + 3], outline="white", fill=colour)
     title = f"top {len(chosen)} correspondences (reference {ref_index + 1} -> output), colour = cosine"
     return with_legend(canvas, title=title, lo=lo, hi=hi)
+
+
+def side_by_side(images: Sequence[Image.Image], *, gap: int = 16) -> Image.Image:
+    """`images` in a row on white, each scaled (keeping its aspect) to the height of the tallest, `gap` pixels
+    apart; one picture of several references' maps, each keeping its own legend."""
+    if not images:
+        raise ValueError("side_by_side needs at least one image")
+    height = max(im.height for im in images)
+    scaled = [im if im.height == height else im.resize((max(1, round(im.width * height / im.height)), height))
+              for im in images]
+    canvas = Image.new("RGB", (sum(im.width for im in scaled) + gap * (len(scaled) - 1), height), "white")
+    x = 0
+    for im in scaled:
+        canvas.paste(im.convert("RGB"), (x, 0))
+        x += im.width + gap
+    return canvas
 
 
 def mask_overlay(image: InputImage | Image.Image, mask: np.ndarray | None, *, opacity: float = 0.5,

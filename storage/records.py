@@ -17,6 +17,8 @@ class DatasetRecord:
     id: int
     name: str
     created_at: dt.datetime
+    for_rating: bool = False
+    """True when raters get this dataset's samples as tasks (`SampleRepository.set_for_rating`)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,7 @@ class RatingRecord:
     presentation_order: int | None
     """1-based position of the sample in this rater's sequence of tasks."""
     note: str | None
+    """The rater's note; for a `flagged` rating, the reason of the flag."""
     revision: int
     """1 for the first rating, +1 per edit."""
     created_at: dt.datetime
@@ -233,6 +236,10 @@ class SampleRow:
     `sc` / `pq` only when the sample has such ratings."""
     counts: Mapping[str, int]
     """criterion -> number of scores in the mean."""
+    statuses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """rater -> criterion -> status (`rated`, `skipped`, `flagged`)."""
+    notes: Mapping[str, str] = field(default_factory=dict)
+    """rater -> their note on the sample (a flag's reason), for raters who left one."""
 
 
 @dataclass(frozen=True)

@@ -75,11 +75,15 @@ class Base(DeclarativeBase):
 
 
 class Dataset(Base):
+    """A named collection of samples. `for_rating` (schema revision 0003) marks the datasets whose samples are
+    handed to raters as tasks (the Score tab's scratch saves are not, unless someone marks their dataset)."""
+
     __tablename__ = "datasets"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(sa.String(200), unique=True)
     created_at: Mapped[dt.datetime]
+    for_rating: Mapped[bool] = mapped_column(sa.Boolean, server_default=sa.false())
 
 
 class Subject(Base):

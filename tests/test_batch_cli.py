@@ -47,6 +47,23 @@ def test_import_reports_bad_rows(tmp_path: Path, capsys):
     assert f"skipped manifest.jsonl:3: missing file: {tmp_path / 'm' / 'gone.png'}" in out
 
 
+def test_import_marks_the_datasets_it_creates_for_rating(tmp_path: Path, capsys):
+    from storage import open_store
+
+    manifest = write_manifest(tmp_path / "m", subjects=1, outputs=2)
+    assert main(["import", str(manifest), "--dataset", "m", "--format", "manifest", *_common(tmp_path)]) == 0
+    assert "note: dataset 'm' is marked for rating" in capsys.readouterr().out
+    assert main(["db", "for-rating", "m", "--off", *_common(tmp_path)]) == 0
+    assert main(["import", str(manifest), "--dataset", "m", "--format", "manifest", *_common(tmp_path)]) == 0
+    assert "'m' is not marked for rating" in capsys.readouterr().out  # a re-import keeps an admin's choice
+    assert main(["import", str(manifest), "--dataset", "m2", "--format", "manifest", "--no-for-rating",
+                 *_common(tmp_path)]) == 0
+    assert main(["import", str(manifest), "--dataset", "m", "--format", "manifest", "--for-rating",
+                 *_common(tmp_path)]) == 0
+    with open_store(None, tmp_path / "data") as store:
+        assert {d.name: d.for_rating for d in store.samples.datasets()} == {"m": True, "m2": False}
+
+
 def test_agreement_table_and_json(tmp_path: Path, capsys):
     root = write_dreambench(tmp_path / "dbpp")
     main(["import", str(root), "--dataset", "dbpp", "--format", "dreambench", *_common(tmp_path)])

@@ -33,3 +33,32 @@ def test_missing_file_is_a_clear_error(tmp_path, capsys):
     assert "needs a FILE" in capsys.readouterr().err
     assert main(_args(tmp_path, "restore", str(tmp_path / "nope.json"))) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_datasets_and_for_rating(tmp_path, capsys):
+    from storage import open_store
+
+    with open_store(None, tmp_path / "data") as store:
+        store.samples.ensure_dataset("bench")
+        store.samples.ensure_dataset("workbench")
+    assert main(_args(tmp_path, "datasets")) == 0
+    assert capsys.readouterr().out.splitlines() == ["bench\t0 samples\tnot for rating",
+                                                    "workbench\t0 samples\tnot for rating"]
+    assert main(_args(tmp_path, "for-rating", "bench")) == 0
+    assert "'bench' is now marked for rating" in capsys.readouterr().out
+    assert main(_args(tmp_path, "datasets")) == 0
+    assert "bench\t0 samples\tfor rating" in capsys.readouterr().out
+    assert main(_args(tmp_path, "for-rating", "bench", "--off")) == 0
+    assert "no longer marked" in capsys.readouterr().out
+    dump = tmp_path / "dump.json"
+    assert main(_args(tmp_path, "for-rating", "workbench")) == 0 and main(_args(tmp_path, "dump", str(dump))) == 0
+    fresh = tmp_path / "fresh"
+    assert main(["db", "restore", str(dump), "--data-dir", str(fresh)]) == 0
+    capsys.readouterr()
+    assert main(["db", "datasets", "--data-dir", str(fresh)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["bench\t0 samples\tnot for rating",
+                                                    "workbench\t0 samples\tfor rating"]
+    assert main(_args(tmp_path, "for-rating")) == 2
+    assert "needs a DATASET" in capsys.readouterr().err
+    assert main(_args(tmp_path, "for-rating", "nope")) == 2
+    assert "'nope' is not in the database" in capsys.readouterr().err

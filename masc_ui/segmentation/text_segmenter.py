@@ -45,11 +45,14 @@ class TextSegmentation:
 
 
 def combine_instances(instance_masks: np.ndarray, scores: Sequence[float], *, text: str, threshold: float,
-                      min_fraction: float, best_score: float | None = None) -> TextSegmentation:
+                      min_fraction: float, best_score: float | None = None,
+                      shape: tuple[int, int] | None = None) -> TextSegmentation:
     """Union of the instances scoring above `threshold`, flagged doubtful when empty or small.
 
     `instance_masks` is bool (N, H, W), `scores` the N instance scores; `best_score` (the highest score of
-    all candidates, kept or not) only makes the "nothing found" reason more helpful.
+    all candidates, kept or not) only makes the "nothing found" reason more helpful. `shape` (H, W) of the
+    image: the mask when nothing is kept has this shape (SAM 3's post-processing returns no instance at the
+    model's low resolution then), and kept instances must have it.
     """
     masks = np.asarray(instance_masks, dtype=bool)
     if masks.ndim != 3:
@@ -60,7 +63,10 @@ def combine_instances(instance_masks: np.ndarray, scores: Sequence[float], *, te
     keep = values > threshold
     order = np.argsort(-values[keep], kind="stable")
     kept = values[keep][order]
-    union = masks[keep].any(axis=0) if keep.any() else np.zeros(masks.shape[1:], dtype=bool)
+    if shape is not None and keep.any() and masks.shape[1:] != tuple(shape):
+        raise InputError(f"instance masks are {masks.shape[2]}x{masks.shape[1]}, the image {shape[1]}x{shape[0]}")
+    empty_shape = masks.shape[1:] if shape is None else tuple(shape)
+    union = masks[keep].any(axis=0) if keep.any() else np.zeros(empty_shape, dtype=bool)
     fraction = float(union.mean()) if union.size else 0.0
     reason = None
     if not keep.any():
@@ -142,7 +148,8 @@ class TextSegmenter:
                 outputs, threshold=threshold, mask_threshold=self.mask_threshold, target_sizes=target)[0]
         best = float(every.max()) if every.numel() else None
         return combine_instances(found["masks"].bool().cpu().numpy(), found["scores"].float().cpu().numpy(),
-                                 text=phrase, threshold=threshold, min_fraction=min_fraction, best_score=best)
+                                 text=phrase, threshold=threshold, min_fraction=min_fraction, best_score=best,
+                                 shape=(rgb.height, rgb.width))
 
 
 def segment_by_text(image: InputImage | Image.Image | np.ndarray, text: str, *, model_id: str = DEFAULT_SAM3,

@@ -1,46 +1,74 @@
-"""Agreement tab: the `masc-ui agreement` table for the stored ratings, and its plots."""
+"""Agreement tab: the `masc-ui agreement` table for the stored ratings, its plots, and what makes the numbers
+fragile (few samples, one rater) said above them. A failed computation clears what an earlier one showed."""
 from __future__ import annotations
 
 import gradio as gr
 
 from ..errors import WorkbenchError
+from ..metrics.registry import list_metrics
 from ..workbench import Workbench
-from ..workbench.agreement import MAX_BOOTSTRAP, agreement_view, scatter_series, table_rows
+from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, agreement_view, scatter_series, table_rows
 from .agreement_plot import agreement_figure
+from .feedback import warn
 from .users import user_of
 
+ALL = "(all datasets)"
+COLUMN_WIDTHS = ["70px", "110px", "50px", "70px", "80px", "150px", "90px", "90px", "90px", "280px"]
+"""Widths of the table's columns (`TABLE_HEADERS`): headers and numbers on one line; a narrow window scrolls the
+table inside its box."""
 
-def build(wb: Workbench) -> None:
+
+def build(wb: Workbench):
+    """Lay out the tab; returns (handler, outputs) that refresh the dataset choices (for the tab's select)."""
     with gr.Row():
-        dataset = gr.Textbox(label="Dataset (empty = all)", elem_id="agree-dataset")
+        dataset = gr.Dropdown([ALL], value=ALL, label="Dataset", elem_id="agree-dataset", min_width=180)
         criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf"),
                               ("ImagenHub semantic consistency", "sc"), ("ImagenHub perceptual quality", "pq")],
-                             value="cp",
-                             label="Human ratings of", elem_id="agree-criterion")
+                             value="cp", label="Human ratings of", elem_id="agree-criterion", min_width=260)
         metric = gr.Dropdown([], value=None, label="Metric for the scatter plot", allow_custom_value=True,
-                             elem_id="agree-metric")
-        n_boot = gr.Number(2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples",
-                           elem_id="agree-nboot")
-    run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run")
-    table = gr.Dataframe(interactive=False, elem_id="agree-table")
+                             elem_id="agree-metric", min_width=180)
+        n_boot = gr.Slider(0, MAX_BOOTSTRAP, value=2000, step=100, label="Bootstrap resamples",
+                           info=f"0 = no confidence intervals; at most {MAX_BOOTSTRAP:,}", elem_id="agree-nboot",
+                           min_width=200)
+    with gr.Row(equal_height=True):
+        run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run", scale=1, min_width=180)
+        message = gr.Markdown(elem_id="agree-message", elem_classes=["action-message"], min_width=240)
+    warnings = gr.Markdown(elem_id="agree-warnings")
+    table = gr.Dataframe(value={"headers": list(TABLE_HEADERS), "data": []}, interactive=False, elem_id="agree-table",
+                         wrap=True, pinned_columns=2, column_widths=COLUMN_WIDTHS)
+    gr.Markdown("#### Metric vs humans", elem_id="agree-plot-title")
+    plot = gr.Plot(show_label=False, elem_id="agree-plot")
     text = gr.Code(label="As printed by `masc-ui agreement`", language=None, elem_id="agree-text")
-    plot = gr.Plot(label="Metric vs humans", elem_id="agree-plot")
-    message = gr.Markdown(elem_id="agree-message")
 
     def on_run(ds, crit, chosen, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = agreement_view(wb.database, user=user_of(request), dataset=(ds or "").strip() or None,
+            view = agreement_view(wb.database, user=user_of(request), dataset=None if ds in (None, "", ALL) else ds,
                                   criterion=crit, n_boot=int(boots or 0))
             names = view.data.metric_names
-            chosen = chosen if chosen in names else (names[0] if names else None)
+            if chosen not in names:  # the first metric with something to plot
+                with_data = [r.metric for r in view.table.rows if not r.is_human and r.n >= 2]
+                chosen = next(iter(with_data + list(names)), None)
             series = scatter_series(view, chosen) if chosen else None
             headers, rows = table_rows(view)
             fig = agreement_figure(view, series, demo=wb.status().is_demo)
         except WorkbenchError as exc:
-            return gr.update(), gr.update(), gr.update(), gr.update(), f"⚠ {exc}"
+            return None, "", None, gr.update(), "", warn(exc)
+        shown = {spec.name: spec.display_name for spec in list_metrics()}
+        caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
+        n = max((r.n for r in view.table.rows if not r.is_human), default=0)
         return ({"headers": headers, "data": rows}, view.text, fig,
-                gr.update(choices=view.data.metric_names, value=chosen), "")
+                gr.update(choices=[(shown.get(m, m), m) for m in names], value=chosen), caution,
+                f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples")
 
-    run.click(on_run, [dataset, criterion, metric, n_boot], [table, text, plot, metric, message],
+    run.click(on_run, [dataset, criterion, metric, n_boot], [table, text, plot, metric, warnings, message],
               api_name="agreement")
+
+    def on_show(ds, request: gr.Request):
+        try:
+            names = wb.database.datasets()
+        except WorkbenchError:
+            return gr.update()
+        return gr.update(choices=[ALL, *names], value=ds if ds in names else ALL)
+
+    return on_show, [dataset]

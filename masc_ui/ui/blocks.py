@@ -1,4 +1,5 @@
-"""The whole app: banner + status line on top, then the tabs; every endpoint behind `roles.guard_endpoints`."""
+"""The whole app: banner + status line on top, then the tabs (one module each); every endpoint behind
+`roles.guard_endpoints`."""
 from __future__ import annotations
 
 import html
@@ -8,7 +9,7 @@ import gradio as gr
 from ..workbench import Workbench
 from ..workbench.users import startup_warnings
 from . import (agreement_tab, browse_tab, compare_tab, leaderboard_tab, mask_panel, pair_rate_tab, pairwise_report,
-               rate_tab, score_tab, status)
+               rate_tab, score_actions, score_tab, status)
 from .roles import guard_endpoints
 from .users import user_of
 
@@ -21,12 +22,13 @@ def build_app(wb: Workbench) -> gr.Blocks:
     """The app's Blocks for `wb` (not launched; see `masc_ui.ui.launch.launch_kwargs`)."""
     with gr.Blocks(title="MaSC Workbench", analytics_enabled=False, delete_cache=DELETE_CACHE) as app:
         with gr.Row():
-            gr.Markdown("## MaSC Workbench — score, inspect and rate concept-driven generation")
+            gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
             gr.Button("Log out", link="/logout", size="sm", scale=0, min_width=90, elem_id="logout",
                       visible=wb.accounts.logins_enabled)
         for warning in startup_warnings(wb.settings, wb.accounts):
             gr.HTML(f'<div class="demo-banner" id="security-warning">⚠ {html.escape(warning)}</div>')
         status_line = status.build(wb)
+        role_marker = gr.HTML("", elem_id="role-marker", padding=False)
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Score", id="score", elem_id="tab-score") as score_page:
                 score = score_tab.build(wb, status_line)
@@ -39,22 +41,24 @@ def build_app(wb: Workbench) -> gr.Blocks:
             with gr.Tab("Compare", id="compare", elem_id="tab-compare") as compare_page:
                 compare_ui = compare_tab.build(wb)
             with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
-                agreement_tab.build(wb)
+                show_agreement, agreement_io = agreement_tab.build(wb)
             with gr.Tab("Pairwise results", id="pairwise", elem_id="tab-pairwise") as pairwise_page:
                 pairwise_report.build(wb, pairwise_page)
             with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as leaderboard_page:
                 leaderboard_tab.build(wb, leaderboard_page)
         rate.select(open_task, None, task_outputs, api_name="rate_open")
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
+        agreement_page.select(show_agreement, agreement_io, agreement_io)
         browse_ui.sample_id.change(compare_ui.take, [browse_ui.sample_id], compare_ui.take_outputs,
                                    api_name="compare_take")
         refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
                                                         score.out_image)
-        browse_ui.open.click(
-            browse_tab.open_handler(wb), [browse_ui.sample_id, score.masks.session, score.video.state],
-            [score.ref_image, score.extra_refs, score.out_image, score.prompt, score.subject, score.masks.session,
-             score.message, score.scores, tabs, score.out_video, score.video.state], api_name="open_sample"
-        ).then(score.masks.refresh, refresh_in, refresh_out).then(*score.explain)
+        opened = [*score_actions.cleared_results(score), score.ref_image, score.extra_refs, score.out_image,
+                  score.prompt, score.subject, score.dataset, score.method, score.example, score.masks.session,
+                  score.load_msg, score.link, browse_ui.open_msg, tabs]
+        browse_ui.open.click(browse_tab.open_handler(wb, score, browse_ui, tabs),
+                             [browse_ui.sample_id, score.masks.session], opened, api_name="open_sample")\
+            .then(score.masks.refresh, refresh_in, refresh_out)
 
         def status_text():
             return wb.status().line()
@@ -62,13 +66,16 @@ def build_app(wb: Workbench) -> gr.Blocks:
         def pages_for(request: gr.Request):
             """Raters see only the Rate tab (their calls elsewhere are refused anyway)."""
             admin = wb.accounts.is_admin(user_of(request))
-            shown = [gr.Tab(visible=admin) for _ in admin_pages]
-            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"))
+            # The Score tab stays mounted (hiding it breaks its image editor's script: "reading 'canvas'"); the
+            # marker lets the CSS hide its button, and Gradio 6 leaves a hidden tab's button on screen anyway.
+            shown = [gr.Tab(), *(gr.Tab(visible=admin) for _ in admin_pages[1:])]
+            marker = "" if admin else '<span data-role="rater"></span>'
+            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"), marker)
 
         admin_pages = [score_page, browse, agreement_page, compare_page, pairwise_page, leaderboard_page]
-        app.load(pages_for, None, [*admin_pages, tabs])
+        # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
+        app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])
-        app.load(open_task, None, task_outputs)
     app.queue(default_concurrency_limit=8)
     guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, *pairs.handlers))
     return app

@@ -1,5 +1,6 @@
-"""Browse and export tab: stored samples with latest metric values and mean human ratings; open one in the
-Score tab; download the export."""
+"""Browse and export tab: stored samples with latest metric values (headed by their display names) and mean
+human ratings; mark a dataset for rating; open a sample in the Score tab (with every field and its masks);
+download the export. Messages appear next to the button that caused them; an opening that fails stays here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,12 +8,12 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..workbench import Workbench
+from ..workbench import Workbench, sample_fingerprint
 from ..workbench.browse import EXPORT_FORMATS
 from ..workbench.masks import MaskSession
-from .score_table import score_table_html
+from . import score_actions as act
+from .feedback import warn
 from .users import user_of
-from .video_media import open_video, poster_preview
 
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 """File name suffix of an opened sample's image handed to the browser, by its stored media type."""
@@ -24,6 +25,7 @@ class BrowseTab:
     open: gr.Button
     refresh: gr.Button
     message: gr.Markdown
+    open_msg: gr.Markdown
     on_refresh: object
     """Handler filling the table from the filter inputs (`inputs` -> `outputs`)."""
     inputs: list
@@ -32,43 +34,82 @@ class BrowseTab:
 
 def build(wb: Workbench) -> BrowseTab:
     with gr.Row():
-        dataset = gr.Dropdown([], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset")
-        method = gr.Dropdown([], value=None, label="Method", allow_custom_value=True, elem_id="browse-method")
-        subject = gr.Dropdown([], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject")
-        sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort")
-        descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc")
-    refresh = gr.Button("Refresh", elem_id="browse-refresh")
-    table = gr.Dataframe(interactive=False, wrap=True, elem_id="browse-table", max_height=480)
-    with gr.Row():
-        sample_id = gr.Number(label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id")
-        open_btn = gr.Button("Open in the Score tab", elem_id="browse-open")
-        poster = gr.Image(label="Output (a video: its poster frame)", interactive=False, height=160,
-                          elem_id="browse-poster", buttons=[])
-    with gr.Row():
-        fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format",
+        dataset = gr.Dropdown([], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset",
+                              min_width=120)
+        method = gr.Dropdown([], value=None, label="Method", allow_custom_value=True, elem_id="browse-method",
+                             min_width=120)
+        subject = gr.Dropdown([], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject",
+                              min_width=120)
+        sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=120)
+        descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=110)
+    with gr.Row(equal_height=True):
+        refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=1, min_width=120)
+        message = gr.Markdown(elem_id="browse-message", elem_classes=["action-message"], min_width=200)
+    with gr.Row(equal_height=True, elem_id="rating-row"):
+        rating_note = gr.Markdown(elem_id="browse-rating", min_width=260)
+        mark = gr.Button("Mark for rating", size="sm", elem_id="browse-mark", scale=0, min_width=150)
+        unmark = gr.Button("Stop rating tasks", size="sm", elem_id="browse-unmark", scale=0, min_width=150)
+    table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=420, pinned_columns=1,
+                         show_row_numbers=False, max_chars=48)
+    with gr.Row(equal_height=True):
+        sample_id = gr.Number(None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id",
+                              min_width=160)
+        open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
+        open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"], min_width=200)
+    with gr.Row(equal_height=False):
+        fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format", min_width=160,
                        info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
-        export = gr.Button("Export", elem_id="export")
-        download = gr.File(label="Download", interactive=False, elem_id="export-file")
-    message = gr.Markdown(elem_id="browse-message")
+        export = gr.Button("Export", elem_id="export", min_width=120)
+        download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
+    export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
+
+    def rating_state(ds: str | None, user: str | None) -> tuple[str, dict, dict]:
+        infos = {d.name: d for d in wb.samples.datasets(user=user)}
+        info = infos.get(ds or "")
+        if info is None:
+            marked = [n for n, d in infos.items() if d.for_rating]
+            text = ("**Rating tasks** come from the datasets marked for rating: "
+                    + (", ".join(f"'{n}'" for n in marked) or "none yet")
+                    + ". Pick a dataset above to mark or unmark it.")
+            return text, gr.update(interactive=False), gr.update(interactive=False)
+        state = "marked for rating: raters get its samples as tasks" if info.for_rating else \
+            "not marked for rating: raters get no tasks from it"
+        return (f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
+                gr.update(interactive=not info.for_rating), gr.update(interactive=info.for_rating))
 
     def on_refresh(ds, me, su, sort_by, desc, request: gr.Request):
         try:
             user = user_of(request)
             choices = wb.samples.filters(user=user)
             headers, rows = wb.samples.browse(user=user, dataset=ds or None, method=me or None, subject=su or None)
+            rating = rating_state(ds, user)
         except WorkbenchError as exc:
-            return [gr.update()] * 5 + [f"⚠ {exc}"]
+            return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update()]
         key = headers.index(sort_by) if sort_by in headers else 0
         rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
         return (gr.update(choices=[""] + choices["dataset"]), gr.update(choices=[""] + choices["method"]),
                 gr.update(choices=[""] + choices["subject"]), gr.update(choices=headers, value=sort_by),
-                {"headers": headers, "data": rows}, f"{len(rows)} sample(s)")
+                {"headers": headers, "data": rows}, f"{len(rows)} sample(s)", *rating)
 
-    outs = [dataset, method, subject, sort, table, message]
+    outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark]
     ins = [dataset, method, subject, sort, descending]
     refresh.click(on_refresh, ins, outs, api_name="browse")
     for comp in (dataset, method, subject, sort, descending):
         comp.input(on_refresh, ins, outs)
+
+    def set_rating(on: bool):
+        def handler(ds, request: gr.Request):
+            user = user_of(request)
+            try:
+                done = wb.samples.set_for_rating(ds or "", on, user=user)
+                return (*rating_state(ds, user), done)
+            except WorkbenchError as exc:
+                return gr.update(), gr.update(), gr.update(), warn(exc)
+        return handler
+
+    rating_out = [rating_note, mark, unmark, message]
+    mark.click(set_rating(True), [dataset], rating_out, api_name="mark_for_rating")
+    unmark.click(set_rating(False), [dataset], rating_out, api_name="unmark_for_rating")
 
     def on_select(evt: gr.SelectData):
         row = evt.row_value or []
@@ -76,58 +117,60 @@ def build(wb: Workbench) -> BrowseTab:
 
     table.select(on_select, None, [sample_id])
 
-    def on_poster(sid, request: gr.Request):
-        try:
-            picture, caption = poster_preview(wb, sid, user=user_of(request))
-        except WorkbenchError as exc:
-            return None, f"⚠ {exc}"
-        return (gr.Image(value=picture, label=caption) if picture is not None else None), caption
-
-    sample_id.change(on_poster, [sample_id], [poster, message], api_name="browse_poster", show_progress="hidden")
-
     def on_export(kind, ds, request: gr.Request):
         try:
-            path, _ = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
+            path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None,
+                                        folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return None, f"⚠ {exc}"
-        return str(path), f"exported {path.name}"
+            return None, warn(exc)
+        return str(path), f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)"
 
-    export.click(on_export, [fmt, dataset], [download, message], api_name="export")
-    return BrowseTab(sample_id, open_btn, refresh, message, on_refresh, ins, outs)
+    export.click(on_export, [fmt, dataset], [download, export_msg], api_name="export")
+    return BrowseTab(sample_id, open_btn, refresh, message, open_msg, on_refresh, ins, outs)
 
 
-def open_handler(wb: Workbench):
-    """(sample id, session) -> the Score tab's reference, extra references, output, prompt, subject, session,
-    its message, its score table (the stored values) and the selected tab, for a stored sample with its
-    current masks. The images go to the browser as their stored bytes (so a Save of the opened sample finds the
-    same images and the same sample)."""
-    def handler(sample_id, session: MaskSession, vstate, request: gr.Request):
+def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
+    """(sample id, session) -> a stored sample in the Score tab: images as their stored bytes (so Save finds the
+    same images and the same sample), prompt, subject, dataset, method, its current masks (each at its image's
+    size; a stretched one is named in the message), its stored scores, and the link that makes Save add to it.
+    A failure stays on the Browse tab, next to the button."""
+    def handler(sample_id, session: MaskSession, request: gr.Request):
         if sample_id is None:
-            return (*[gr.update()] * 6, "⚠ type a sample id or click a row first", gr.update(), gr.update(),
-                    gr.update(), vstate)
+            return {browse.open_msg: warn("type a sample id or click a row of the table first")}
         try:
             user = user_of(request)
-            s = wb.samples.open(int(sample_id), user=user)
-            table = score_table_html(wb.stored_report(s.sample_id, user=user), demo=wb.status().is_demo)
-            video = open_video(wb, s, vstate) if getattr(s.out, "frame_count", None) is not None else None
+            s = wb.samples.open(sample_id, user=user)
+            report = wb.stored_report(s.sample_id, user=user)
         except WorkbenchError as exc:
-            return (*[gr.update()] * 6, f"⚠ {exc}", gr.update(), gr.update(), gr.update(), vstate)
-        if video is None:
-            vstate.reset()
+            return {browse.open_msg: warn(exc)}
+        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
+            return {browse.open_msg: warn(f"sample #{s.sample_id} is a video; the Score tab does not show videos yet "
+                                          "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)")}
         session.reset()
-        for i, m in enumerate(s.ref_masks):
+        for i, (img, m) in enumerate(zip(s.refs, s.ref_masks)):
             if m is not None:
-                session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"))
+                session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"), img, undoable=False)
         if s.out_mask is not None:
-            session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"))
+            session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"), s.out, undoable=False)
+        session.stored_sample = s.sample_id
         folder = wb.scratch.new_folder()
         files = []
-        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)] * (not video):
+        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)]:
             path = folder / f"{name}{SUFFIXES.get(img.media_type, '.png')}"
             path.write_bytes(img.data)
             files.append(str(path))
-        extra = files[1:-1] if not video else files[1:]
-        return (files[0], extra or None, None if video else files[-1], s.prompt, s.subject, session,
-                f"opened sample #{s.sample_id} with its current masks and stored scores", table,
-                gr.Tabs(selected="score"), video, vstate)
+        sample = wb.make_sample(s.refs, s.out, s.prompt, s.subject, s.ref_masks, s.out_mask)
+        note = f"opened sample #{s.sample_id} with its current masks and stored scores"
+        if s.warnings:
+            note += "\n\n" + "\n".join(f"⚠ {w}" for w in s.warnings)
+            warn("; ".join(s.warnings))
+        caption = f"Stored values of sample #{s.sample_id} (latest, computed with its current masks)"
+        return {**act.cleared_results(score), score.ref_image: files[0], score.extra_refs: files[1:-1] or None,
+                score.out_image: files[-1], score.prompt: s.prompt, score.subject: s.subject,
+                score.dataset: s.dataset, score.method: s.method or "", score.example: None,
+                score.masks.session: session, score.scores: act.score_table(wb, report, False, caption),
+                score.report: report, score.computed: (sample_fingerprint(sample), None), score.load_msg: note,
+                score.link: act.link_text(session, s.dataset, s.method),
+                browse.open_msg: f"opened sample #{s.sample_id}",
+                tabs: gr.Tabs(selected="score")}
     return handler

@@ -1,9 +1,13 @@
 """The mask panel of the Score tab: one target image at a time (a reference or the output), three ways to
-mask it (brush, Segment Anything clicks, the subject's name), the current mask always shown as an overlay."""
+mask it (brush, Segment Anything clicks, the subject's name), the current mask always shown as an overlay.
+
+Nothing replaces a mask silently (`MaskSession`): a Segment Anything or subject-name result that would replace a
+mask made another way, or a doubtful one, is shown as a proposal with Apply / Discard; every change can be undone
+("Undo mask change", per image)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import gradio as gr
 import numpy as np
@@ -13,11 +17,16 @@ from ..errors import WorkbenchError
 from ..imaging import InputImage
 from ..workbench import Workbench
 from ..workbench.masks import MaskSession, target_names
+from .feedback import warn
 from .gpu import gpu
 from .users import user_of
 
 MODES = ["brush", "SAM clicks", "subject name"]
 CLICK_MODES = ["positive", "negative", "box"]
+BRUSH_HELP = ("**Brush:** pick the brush in the editor's toolbar, paint over the subject, then press "
+              "**Use brush as mask**.")
+NAME_HELP = ("**Subject name:** SAM 3 segments every instance of the *Subject name* typed above. A doubtful result "
+             "(nothing found, or very small) is only proposed: check it, then apply or discard it.")
 
 
 @dataclass
@@ -32,16 +41,24 @@ class MaskPanel:
     undo: gr.Button
     clear_clicks: gr.Button
     candidate: gr.Radio
+    threshold: gr.Slider
     by_name: gr.Button
     view: gr.Image
     opacity: gr.Slider
+    undo_mask: gr.Button
     clear_mask: gr.Button
+    proposal_box: gr.Group
+    proposal_view: gr.Image
+    apply: gr.Button
+    discard: gr.Button
     message: gr.Markdown
     brush_box: gr.Group
     sam_box: gr.Group
     name_box: gr.Group
     refresh: Any = None
-    """After `wire`: handler (session, target, opacity, ref, extra, out) -> outputs of `render_outputs`."""
+    """After `wire`: handler (session, target, opacity, ref, extra, out) -> outputs of `refresh_io`."""
+    changed: list = field(default_factory=list)
+    """After `wire`: the events of the mask tools that change a mask."""
 
 
 def image_paths(ref_image: str | None, extra_refs: list | None, out_image: str | None) -> tuple[list, str | None]:
@@ -66,16 +83,45 @@ def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, ex
     return session_image(wb, session, refs[i] if i < len(refs) else None, f"reference image {i + 1}")
 
 
-def build() -> MaskPanel:
+def images_on_screen(wb: Workbench, session: MaskSession, ref_image, extra_refs,
+                     out_image) -> tuple[dict[str, InputImage | None], list[str]]:
+    """(target -> decoded image or None, what to tell the user about them): each image's notes (e.g.
+    transparency flattened) and why an upload is refused (e.g. too small to judge)."""
+    refs, out = image_paths(ref_image, extra_refs, out_image)
+    found: dict[str, InputImage | None] = {}
+    notes: list[str] = []
+    for key, path, name in [(f"ref{i}", r, f"reference image {i + 1}") for i, r in enumerate(refs)] + [
+            ("out", out, "output image")]:
+        if path is None:
+            found[key] = None
+            continue
+        try:
+            found[key] = session_image(wb, session, path, name)
+            notes += list(found[key].notes)
+        except WorkbenchError as exc:
+            found[key] = None
+            notes.append(f"⚠ {exc}")
+    return found, notes
+
+
+def masks_for_sample(session: MaskSession, refs: list[InputImage],
+                     out: InputImage | None) -> tuple[list[np.ndarray | None], np.ndarray | None]:
+    """The masks on screen that belong to these images (a mask made on another image is never used)."""
+    return ([session.mask_of(f"ref{i}", r) for i, r in enumerate(refs)],
+            None if out is None else session.mask_of("out", out))
+
+
+def build(wb: Workbench) -> MaskPanel:
     session = gr.State(MaskSession())
     with gr.Row():
         target = gr.Radio(choices=[(lbl, key) for lbl, key in target_names(1)], value="ref0",
-                          label="Mask of", elem_id="mask-target", scale=2)
-        mode = gr.Radio(MODES, value="brush", label="Mask with", elem_id="mask-mode", scale=2)
+                          label="Mask of", elem_id="mask-target", scale=2, min_width=220)
+        mode = gr.Radio(MODES, value="brush", label="Mask with", elem_id="mask-mode", scale=2, min_width=220)
     with gr.Row():
-        with gr.Column(scale=3):
+        with gr.Column(scale=3, min_width=300):
             with gr.Group(visible=True) as brush_box:
-                editor = gr.ImageEditor(type="numpy", label="Brush: paint the subject, then 'Use brush as mask'",
+                gr.Markdown(BRUSH_HELP, elem_id="mask-brush-help", padding=True)
+                editor = gr.ImageEditor(type="numpy", show_label=False, label="Brush layer",
                                         brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
                                         eraser=gr.Eraser(default_size=24), layers=False, transforms=(),
                                         sources=(), elem_id="mask-editor", height=420)
@@ -91,27 +137,41 @@ def build() -> MaskPanel:
                     undo = gr.Button("Undo click", elem_id="sam-undo", size="sm")
                     clear_clicks = gr.Button("Clear clicks", elem_id="sam-clear", size="sm")
             with gr.Group(visible=False) as name_box:
+                gr.Markdown(NAME_HELP, elem_id="mask-name-help", padding=True)
+                threshold = gr.Slider(0.0, 1.0, value=wb.settings.text_seg_threshold, step=0.05,
+                                      label="Score threshold", info="instances scoring above it are kept; lower it "
+                                      "when nothing is found", elem_id="mask-threshold")
                 by_name = gr.Button("Segment by the subject's name", elem_id="mask-by-name")
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=260):
             view = gr.Image(label="Current mask", interactive=False, elem_id="mask-view", height=300, buttons=[])
             opacity = gr.Slider(0.0, 1.0, value=0.5, step=0.05, label="Overlay opacity", elem_id="mask-opacity")
-            clear_mask = gr.Button("Clear this mask", size="sm", elem_id="mask-clear")
-            message = gr.Markdown(elem_id="mask-message")
+            with gr.Row():
+                undo_mask = gr.Button("Undo mask change", size="sm", elem_id="mask-undo")
+                clear_mask = gr.Button("Clear this mask", size="sm", elem_id="mask-clear")
+            message = gr.Markdown(elem_id="mask-message", elem_classes=["action-message"])
+            with gr.Group(visible=False, elem_id="mask-proposal") as proposal_box:
+                proposal_view = gr.Image(label="Proposed mask (not applied)", interactive=False, height=220,
+                                         elem_id="mask-proposal-view", buttons=[])
+                with gr.Row():
+                    apply = gr.Button("Apply proposed mask", variant="primary", size="sm", elem_id="mask-apply")
+                    discard = gr.Button("Discard", size="sm", elem_id="mask-discard")
     return MaskPanel(session, target, mode, editor, use_brush, sam_image, click_mode, undo, clear_clicks, candidate,
-                     by_name, view, opacity, clear_mask, message, brush_box, sam_box, name_box)
+                     threshold, by_name, view, opacity, undo_mask, clear_mask, proposal_box, proposal_view, apply,
+                     discard, message, brush_box, sam_box, name_box)
 
 
 def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, out_image: gr.Image,
-         subject: gr.Textbox) -> None:
+         subject: gr.Textbox, after_change: tuple[Callable, list, list] | None = None) -> None:
+    """Connect the panel's events; `after_change` (handler, inputs, outputs) runs after every mask change."""
     images = [ref_image, extra_refs, out_image]
-    shown = [p.view, p.sam_image, p.candidate, p.message]
+    shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
 
     def render(session: MaskSession, target: str, opacity: float, ref, extra, out, message: str = ""):
         try:
             img = target_image(wb, session, target, ref, extra, out)
         except WorkbenchError as exc:
-            return None, None, gr.update(choices=[], value=None), f"⚠ {exc}"
-        mask = session.masks.get(target)
+            return (None, None, gr.update(choices=[], value=None), f"⚠ {exc}", gr.update(visible=False), None)
+        mask = session.mask_of(target, img)
         prompts = session.prompts.get(target)
         sam_view = overlays.mask_overlay(img, mask, opacity=opacity)
         choices, chosen = [], None
@@ -120,8 +180,12 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             choices = [(f"{i + 1} (score {s:.2f})", i) for i, s in enumerate(prompts.scores)]
             chosen = prompts.chosen if choices else None
         src = session.sources.get(target)
-        note = message or (f"mask source: {src}, {int(mask.sum())} px" if mask is not None else "no mask yet")
-        return overlays.mask_overlay(img, mask, opacity=opacity), sam_view, gr.update(choices=choices, value=chosen), note
+        note = message or (f"mask source: {src}, {int(mask.sum()):,} px" if mask is not None else "no mask yet")
+        proposal = session.pending.get(target)
+        proposed = None if proposal is None else overlays.mask_overlay(img, proposal.mask, opacity=opacity,
+                                                                       color=(40, 140, 255))
+        return (overlays.mask_overlay(img, mask, opacity=opacity), sam_view, gr.update(choices=choices, value=chosen),
+                note, gr.update(visible=proposal is not None), proposed)
 
     def on_target(session, target, opacity, ref, extra, out):
         try:
@@ -131,16 +195,16 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             editor = None
         return (editor, *render(session, target, opacity, ref, extra, out))
 
-    def on_images(session, target, opacity, ref, extra, out):
-        refs, out_path = image_paths(ref, extra, out)
-        session.uploads.keep_only([*refs, out_path])
+    def on_images(session: MaskSession, target, opacity, ref, extra, out):
+        found, _ = images_on_screen(wb, session, ref, extra, out)
+        session.uploads.keep_only([*image_paths(ref, extra, out)[0], out])
+        session.keep_for({k: (None if img is None else img.sha256) for k, img in found.items()})
+        refs, _ = image_paths(ref, extra, out)
         choices = [(lbl, key) for lbl, key in target_names(max(1, len(refs)))]
         keys = [k for _, k in choices]
-        for k in list(session.masks):
-            if k not in keys:
-                session.clear(k)
-        target = target if target in keys else "ref0"
-        return (gr.update(choices=choices, value=target), *on_target(session, target, opacity, ref, extra, out))
+        if target in keys:  # the value is left alone: the user may have picked another target meanwhile
+            return (session, gr.update(choices=choices), *on_target(session, target, opacity, ref, extra, out))
+        return (session, gr.update(choices=choices, value="ref0"), *on_target(session, "ref0", opacity, ref, extra, out))
 
     def on_mode(mode):
         return gr.update(visible=mode == "brush"), gr.update(visible=mode == "SAM clicks"), \
@@ -152,11 +216,14 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             mask = wb.mask_from_brush(editor, img.size)
             if not mask.any():
                 return (session, *render(session, target, opacity, ref, extra, out,
-                                          "⚠ the brush layer is empty: paint over the subject first"))
-            session.set_mask(target, mask, "drawn")
-            return (session, *render(session, target, opacity, ref, extra, out, f"brush mask: {int(mask.sum())} px"))
+                                          warn("the brush layer is empty: paint over the subject first")))
+            before = session.sources.get(target)
+            session.set_mask(target, mask, "drawn", img)
+            replaced = f"; it replaced the {before} mask ('Undo mask change' brings it back)" if before else ""
+            return (session, *render(session, target, opacity, ref, extra, out,
+                                      f"brush mask: {int(mask.sum()):,} px{replaced}"))
         except WorkbenchError as exc:
-            return (session, *render(session, target, opacity, ref, extra, out, f"⚠ {exc}"))
+            return (session, *render(session, target, opacity, ref, extra, out, warn(exc)))
 
     @gpu
     def predictor(request: gr.Request | None):
@@ -170,7 +237,7 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
             x, y = evt.index[0], evt.index[1]
             msg = session.click(target, img, float(x), float(y), click_mode, predictor(request))
         except WorkbenchError as exc:
-            msg = f"⚠ {exc}"
+            msg = warn(exc)
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     @gpu
@@ -178,87 +245,97 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         try:
             msg = session.undo(target, target_image(wb, session, target, ref, extra, out), predictor(request))
         except WorkbenchError as exc:
-            msg = f"⚠ {exc}"
+            msg = warn(exc)
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     def on_clear_clicks(session: MaskSession, target, opacity, ref, extra, out):
         session.prompts.pop(target, None)
-        if session.sources.get(target) == "sam":
-            session.set_mask(target, None, "sam")
-        return (session, *render(session, target, opacity, ref, extra, out, "clicks cleared"))
+        msg = "clicks cleared; " + session.drop_sam_mask(target)
+        return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     def on_candidate(session: MaskSession, index, target, opacity, ref, extra, out):
         if index is None or target not in session.prompts or not session.prompts[target].candidates:
             return (session, *render(session, target, opacity, ref, extra, out))
         try:
-            msg = session.choose(target, int(index))
+            img = target_image(wb, session, target, ref, extra, out)
+            msg = session.choose(target, int(index), img)
         except WorkbenchError as exc:
-            msg = f"⚠ {exc}"
+            msg = warn(exc)
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     @gpu
-    def on_by_name(session: MaskSession, target, name, opacity, ref, extra, out, request: gr.Request,
+    def on_by_name(session: MaskSession, target, name, threshold, opacity, ref, extra, out, request: gr.Request,
                    progress=gr.Progress()):
         try:
             img = target_image(wb, session, target, ref, extra, out)
             progress(0.1, desc=f"segmenting '{name}'")
-            seg = wb.segment_by_name(img, name, user=user_of(request))
-            session.set_mask(target, seg.mask, "text-prompted")
-            msg = f"'{name}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
+            seg = wb.segment_by_name(img, name, user=user_of(request), threshold=threshold)
+            found = f"'{seg.text}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:
-                msg = f"⚠ doubtful mask: {seg.reason}. Check it, or correct it with the brush or SAM clicks."
+                reason = (seg.reason or "").replace("lower the threshold", "lower the Score threshold and segment again")
+                if "Score threshold" not in reason:
+                    reason += "; or lower the Score threshold and segment again"
+                msg = session.offer(target, seg.mask, "text-prompted", img, doubtful=reason)
+                warn(f"doubtful mask of '{seg.text}': nothing was applied")
+            else:
+                msg = f"{found}. {session.offer(target, seg.mask, 'text-prompted', img)}"
         except WorkbenchError as exc:
-            msg = f"⚠ {exc}"
+            msg = warn(exc)
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
+    def on_apply(session: MaskSession, target, opacity, ref, extra, out):
+        try:
+            msg = session.apply_pending(target, target_image(wb, session, target, ref, extra, out))
+        except WorkbenchError as exc:
+            msg = warn(exc)
+        return (session, *render(session, target, opacity, ref, extra, out, msg))
+
+    def on_discard(session: MaskSession, target, opacity, ref, extra, out):
+        return (session, *render(session, target, opacity, ref, extra, out, session.discard_pending(target)))
+
+    def on_undo_mask(session: MaskSession, target, opacity, ref, extra, out):
+        return (session, *render(session, target, opacity, ref, extra, out, session.undo_mask(target)))
+
     def on_clear_mask(session: MaskSession, target, opacity, ref, extra, out):
+        had = target in session.masks
         session.clear(target)
-        return (session, *render(session, target, opacity, ref, extra, out, "mask cleared"))
+        msg = "mask cleared ('Undo mask change' brings it back)" if had else "this image has no mask to clear"
+        return (session, *render(session, target, opacity, ref, extra, out, msg))
+
+    def chain(event):
+        p.changed.append(event)
+        if after_change is not None:
+            event.then(*after_change, show_progress="hidden")
 
     common = [p.target, p.opacity, *images]
-    for comp in (ref_image, out_image):
-        comp.upload(_clear_for(comp is out_image), [p.session, ref_image, extra_refs], [p.session])\
-            .then(on_images, [p.session, *common], [p.target, p.editor, *shown])
-        comp.clear(on_images, [p.session, *common], [p.target, p.editor, *shown])
-    # A user's new or removed extra references invalidate every extra reference's mask and clicks (their order
-    # and images changed); programmatic changes (opening a stored sample) bring their own masks and only re-render.
-    for event in (extra_refs.upload, extra_refs.clear):
-        event(_clear_extra_refs, [p.session], [p.session])\
-            .then(on_images, [p.session, *common], [p.target, p.editor, *shown])
-    extra_refs.change(on_images, [p.session, *common], [p.target, p.editor, *shown])
+    refresh_outputs = [p.session, p.target, p.editor, *shown]
+    # Not chained to `after_change`: a user's new image clears the results itself (`score_actions.on_new_images`),
+    # and a handler that puts images on screen (an example, a stored sample) sets the results that belong to them.
+    # One at a time: the image events of one change (an example or a stored sample puts two images on screen)
+    # render the same overlay, and two writes of one picture into Gradio's cache at once left a broken image.
+    for event in (ref_image.change, out_image.change, extra_refs.change):
+        event(on_images, [p.session, *common], refresh_outputs, concurrency_id="mask-images", concurrency_limit=1,
+              trigger_mode="always_last")
     p.target.input(on_target, [p.session, *common], [p.editor, *shown])
     p.opacity.release(render, [p.session, *common], shown)
     p.mode.change(on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])
-    p.use_brush.click(on_brush, [p.session, p.editor, *common], [p.session, *shown])
-    p.sam_image.select(on_click, [p.session, p.target, p.click_mode, p.opacity, *images], [p.session, *shown],
-                       concurrency_limit=4)
-    p.undo.click(on_undo, [p.session, *common], [p.session, *shown])
-    p.clear_clicks.click(on_clear_clicks, [p.session, *common], [p.session, *shown])
-    p.candidate.input(on_candidate, [p.session, p.candidate, *common], [p.session, *shown])
-    p.by_name.click(on_by_name, [p.session, p.target, subject, p.opacity, *images], [p.session, *shown])
-    p.clear_mask.click(on_clear_mask, [p.session, *common], [p.session, *shown])
+    chain(p.use_brush.click(on_brush, [p.session, p.editor, *common], [p.session, *shown]))
+    chain(p.sam_image.select(on_click, [p.session, p.target, p.click_mode, p.opacity, *images], [p.session, *shown],
+                             concurrency_limit=4))
+    chain(p.undo.click(on_undo, [p.session, *common], [p.session, *shown]))
+    chain(p.clear_clicks.click(on_clear_clicks, [p.session, *common], [p.session, *shown]))
+    chain(p.candidate.input(on_candidate, [p.session, p.candidate, *common], [p.session, *shown]))
+    chain(p.by_name.click(on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images],
+                          [p.session, *shown]))
+    chain(p.apply.click(on_apply, [p.session, *common], [p.session, *shown]))
+    p.discard.click(on_discard, [p.session, *common], [p.session, *shown])
+    chain(p.undo_mask.click(on_undo_mask, [p.session, *common], [p.session, *shown]))
+    chain(p.clear_mask.click(on_clear_mask, [p.session, *common], [p.session, *shown]))
     p.refresh = on_images
-
-
-def _clear_for(is_output: bool):
-    """A fresh upload invalidates that image's mask and clicks (the output's, or reference 1's)."""
-    def clear(session: MaskSession, *_: Any) -> MaskSession:
-        session.clear("out" if is_output else "ref0")
-        return session
-    return clear
-
-
-def _clear_extra_refs(session: MaskSession) -> MaskSession:
-    for key in [k for k in {*session.masks, *session.prompts} if k.startswith("ref") and k != "ref0"]:
-        session.clear(key)
-    return session
 
 
 def refresh_io(p: MaskPanel, ref_image, extra_refs, out_image) -> tuple[list[Any], list[Any]]:
     """(inputs, outputs) of `p.refresh`, for handlers elsewhere that replace the images or masks."""
     return ([p.session, p.target, p.opacity, ref_image, extra_refs, out_image],
-            [p.target, p.editor, p.view, p.sam_image, p.candidate, p.message])
-
-
-def masks_for_sample(session: MaskSession, n_refs: int) -> tuple[list[np.ndarray | None], np.ndarray | None]:
-    return [session.masks.get(f"ref{i}") for i in range(n_refs)], session.masks.get("out")
+            [p.session, p.target, p.editor, p.view, p.sam_image, p.candidate, p.message, p.proposal_box,
+             p.proposal_view])

@@ -1,175 +1,154 @@
-"""Score tab: upload or pick a pair, mask it, run the metrics, explain them, save the sample."""
+"""Score tab: upload or pick a pair, mask it, run the metrics, explain them, save the sample. Each button's
+message sits next to it (`score_actions`); the inputs on screen are one sample."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
 
-from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench.examples import list_examples, load_example
-from ..workbench.masks import MaskSession
-from . import catalogue_panel, mask_panel, video_panel
-from .gpu import gpu
-from .score_table import score_table_html
-from .users import user_of
+from ..workbench.examples import list_examples
+from . import catalogue_panel, mask_panel
+from . import score_actions as act
+from .upload import ImageUpload
 
 
 @dataclass
 class ScoreTab:
+    example: gr.Dropdown
+    load: gr.Button
+    load_msg: gr.Markdown
     ref_image: gr.Image
     extra_refs: gr.File
     out_image: gr.Image
+    upload_notes: gr.Markdown
     prompt: gr.Textbox
     subject: gr.Textbox
+    link: gr.Markdown
     masks: mask_panel.MaskPanel
-    sample_id: gr.State
-    message: gr.Markdown
+    metrics: gr.CheckboxGroup
+    x100: gr.Checkbox
+    run: gr.Button
+    run_msg: gr.Markdown
+    stale: gr.HTML
     scores: gr.HTML
-    explain: tuple
-    """(handler, inputs, outputs) of the Explain button, for flows that open a sample."""
-    out_video: video_panel.VideoUpload
-    video: video_panel.VideoPanel
+    report: gr.State
+    computed: gr.State
+    """(fingerprint of the inputs of the score table, of the maps); None where nothing is shown."""
+    explain: gr.Button
+    explain_msg: gr.Markdown
+    cp_map: gr.Image
+    best_map: gr.Image
+    lines: gr.Image
+    pf_map: gr.Image
+    explain_notes: gr.Markdown
+    dataset: gr.Textbox
+    method: gr.Textbox
+    save: gr.Button
+    save_new: gr.Button
+    save_msg: gr.Markdown
+    status: gr.Markdown
+    inputs: list = field(default_factory=list)
+    """The components that make the sample on screen (images, prompt, subject, mask session)."""
 
 
 def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
-    from .upload import ImageUpload
-
+    with gr.Row(equal_height=True):
+        example = gr.Dropdown(choices=list_examples(), value=None, label="Example pair", elem_id="example-pick",
+                              scale=3, min_width=220)
+        load = gr.Button("Load example", elem_id="example-load", scale=1, min_width=140)
+    load_msg = gr.Markdown(elem_id="load-message", elem_classes=["action-message"])
     with gr.Row():
-        examples = gr.Dropdown(choices=list_examples(), value=None, label="Example pair", elem_id="example-pick",
-                               scale=3)
-        load = gr.Button("Load example", elem_id="example-load", scale=1)
-    with gr.Row():
-        with gr.Column():
-            ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Reference image (drag and drop, paste or click)", elem_id="ref-image",
-                                    height=300)
+        with gr.Column(min_width=240):
+            ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="ref-image", height=300,
+                                    label="Reference image")
             extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
                                  file_types=["image"], elem_id="extra-refs", height=140)
-        with gr.Column():
-            out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], label="Output image (drag and drop, paste or click)", elem_id="out-image",
-                                    height=300)
-            out_video = video_panel.build_upload()
+        with gr.Column(min_width=240):
+            out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300,
+                                    label="Output image")
+            upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
     with gr.Row():
         prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",
-                            scale=3)
-        subject = gr.Textbox(label="Subject name", placeholder="cat", elem_id="subject", scale=1)
+                            scale=3, min_width=240)
+        subject = gr.Textbox(label="Subject name", placeholder="cat", elem_id="subject", scale=1, min_width=160)
+    link = gr.Markdown(act.NEW_SAMPLE, elem_id="sample-link", elem_classes=["sample-link"])
     with gr.Accordion("Masks (brush, Segment Anything clicks, or the subject's name)", open=True):
-        masks = mask_panel.build()
+        masks = mask_panel.build(wb)
     specs = wb.metric_specs()
     with gr.Row():
         metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, specs), value=[s.name for s in specs],
                                    label="Metrics", elem_id="metric-pick", scale=4)
-        x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1)
+        x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1, min_width=160)
     catalogue_panel.presets(metrics)
-    run = gr.Button("Run", variant="primary", elem_id="run")
+    with gr.Row(equal_height=True):
+        run = gr.Button("Run", variant="primary", elem_id="run", scale=1, min_width=140)
+        run_msg = gr.Markdown(elem_id="run-message", elem_classes=["action-message"], min_width=240)
+    stale = gr.HTML(elem_id="stale-box")
     scores = gr.HTML(elem_id="scores")
-    report_state = gr.State(None)
-    video = video_panel.build()
-    explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain")
+    report = gr.State(None)
+    computed = gr.State((None, None))
+    with gr.Row(equal_height=True):
+        explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain", scale=1, min_width=200)
+        explain_msg = gr.Markdown(elem_id="explain-message", elem_classes=["action-message"], min_width=240)
     with gr.Row():
-        cp_map = gr.Gallery(label="CP over each reference", columns=2, object_fit="contain", interactive=False,
-                            elem_id="cp-map", buttons=["download"])
+        cp_map = gr.Image(label="CP over each reference", interactive=False, elem_id="cp-map", buttons=["download"],
+                          height=420, min_width=240)
         best_map = gr.Image(label="Best match over the output", interactive=False, elem_id="best-map",
-                            buttons=["download"])
+                            buttons=["download"], height=420, min_width=240)
     with gr.Row():
-        lines = gr.Image(label="Top correspondences", interactive=False, elem_id="corr-lines", buttons=["download"])
-        pf_map = gr.Image(label="PF pooling attention", interactive=False, elem_id="pf-map", buttons=["download"])
+        lines = gr.Image(label="Top correspondences", interactive=False, elem_id="corr-lines", buttons=["download"],
+                         height=420, min_width=240)
+        pf_map = gr.Image(label="PF pooling attention", interactive=False, elem_id="pf-map", buttons=["download"],
+                          height=420, min_width=240)
     explain_notes = gr.Markdown(elem_id="explain-notes")
-    catalogue_panel.build(wb, lambda *fields: sample_of(*fields),
-                          [ref_image, extra_refs, out_image, prompt, subject, masks.session], metrics, status)
-    with gr.Row():
-        dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset")
-        method = gr.Textbox(label="Method (optional)", elem_id="save-method")
-        save = gr.Button("Save sample, masks and scores", elem_id="save")
-    message = gr.Markdown(elem_id="score-message")
-    sample_id = gr.State(None)
+    catalogue_panel.build(wb, lambda ref, extra, out, prompt_text, subject_text, session: act.sample_on_screen(
+        wb, session, ref, extra, out, prompt_text, subject_text), [ref_image, extra_refs, out_image, prompt, subject,
+                                                                   masks.session], metrics, status)
+    with gr.Row(equal_height=True):
+        dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset", min_width=160)
+        method = gr.Textbox(label="Method (optional)", elem_id="save-method", min_width=160)
+        with gr.Column(min_width=200):
+            save = gr.Button("Save sample, masks and scores", variant="primary", elem_id="save")
+            save_new = gr.Button("Save as a new sample", size="sm", elem_id="save-new")
+    save_msg = gr.Markdown(elem_id="score-message", elem_classes=["action-message"])
+    tab = ScoreTab(example, load, load_msg, ref_image, extra_refs, out_image, upload_notes, prompt, subject, link,
+                   masks, metrics, x100, run, run_msg, stale, scores, report, computed, explain, explain_msg, cp_map,
+                   best_map, lines, pf_map, explain_notes, dataset, method, save, save_new, save_msg, status)
+    tab.inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
+    _wire(wb, tab)
+    return tab
 
-    mask_panel.wire(wb, masks, ref_image, extra_refs, out_image, subject)
-    refresh_in, refresh_out = mask_panel.refresh_io(masks, ref_image, extra_refs, out_image)
 
-    def on_load(name: str | None, session: MaskSession):
-        if not name:
-            return gr.update(), gr.update(), gr.update(), gr.update(), session, "⚠ choose an example pair first"
-        try:
-            ex = load_example(name)
-        except WorkbenchError as exc:
-            return gr.update(), gr.update(), gr.update(), gr.update(), session, f"⚠ {exc}"
-        session.reset()
-        session.set_mask("ref0", ex.ref_mask, "imported")
-        session.set_mask("out", ex.out_mask, "imported")
-        return str(ex.ref), str(ex.out), ex.prompt, ex.subject, session, f"loaded example '{ex.title}' with its masks"
+def _wire(wb: Workbench, tab: ScoreTab) -> None:
+    fresh = (act.on_freshness(wb), [*tab.inputs, tab.computed], [tab.stale])
+    mask_panel.wire(wb, tab.masks, tab.ref_image, tab.extra_refs, tab.out_image, tab.subject, after_change=fresh)
+    for box in (tab.prompt, tab.subject):
+        box.change(*fresh, show_progress="hidden", trigger_mode="always_last")
+    results = [tab.scores, tab.report, tab.computed, tab.stale, tab.cp_map, tab.best_map, tab.lines, tab.pf_map,
+               tab.explain_notes, tab.run_msg, tab.explain_msg, tab.save_msg]
+    new_images = [*results, tab.method, tab.example, tab.load_msg, tab.link, tab.masks.session]
+    for event in (tab.ref_image.upload, tab.ref_image.clear, tab.out_image.upload, tab.out_image.clear,
+                  tab.extra_refs.upload, tab.extra_refs.clear):
+        event(act.on_new_images(tab), [tab.masks.session, tab.dataset], new_images, show_progress="hidden")
+    notes = act.upload_notes(wb)
+    for event in (tab.ref_image.change, tab.extra_refs.change, tab.out_image.change):
+        event(notes, [tab.masks.session, tab.ref_image, tab.extra_refs, tab.out_image], [tab.upload_notes],
+              show_progress="hidden")
 
-    load.click(on_load, [examples, masks.session], [ref_image, out_image, prompt, subject, masks.session, message],
-               api_name="load_example")\
-        .then(lambda: None, None, [extra_refs]).then(masks.refresh, refresh_in, refresh_out)
-
-    def sample_of(ref, extra, out, prompt_text, subject_text, session: MaskSession, vstate=None):
-        """The sample on screen, from the images the session decoded at upload (not decoded again)."""
-        refs, out_path = mask_panel.image_paths(ref, extra, out)
-        ref_masks, out_mask = mask_panel.masks_for_sample(session, len(refs))
-        ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
-        if video_panel.has_video(vstate):
-            return video_panel.video_sample(wb, vstate, ref_imgs, prompt_text, subject_text, ref_masks)
-        out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
-        return wb.make_sample(ref_imgs, out_img, prompt_text, subject_text, ref_masks, out_mask)
-
-    inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session, video.state]
-    video_panel.wire(wb, video, out_video, out_image, subject, report_state, sample_of, inputs[:-1], metrics)
-
-    @gpu
-    def on_run(ref, extra, out, prompt_text, subject_text, session, vstate, names, as_x100, request: gr.Request,
-               progress=gr.Progress()):
-        try:
-            sample = sample_of(ref, extra, out, prompt_text, subject_text, session, vstate)
-            if not names:
-                return gr.update(), None, "⚠ choose at least one metric", wb.status().line()
-            report = wb.score(sample, names, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
-        except WorkbenchError as exc:
-            return "", None, f"⚠ {exc}", wb.status().line()
-        html = score_table_html(report, x100=as_x100, demo=wb.status().is_demo, notes=video_panel.row_notes(report))
-        how = "reused cached scores" if report.cached else f"computed in {report.seconds:.2f} s"
-        note = f"scored {len(report.rows)} metric(s) ({how}): " + ", ".join(r.display_name for r in report.rows)
-        return html, report, note, wb.status().line()
-
-    run.click(on_run, [*inputs, metrics, x100], [scores, report_state, message, status], concurrency_limit=2,
-              api_name="run").then(*video.after_run, show_progress="hidden")
-    x100.change(lambda rep, on: gr.update() if rep is None else score_table_html(
-                    rep, x100=on, demo=wb.status().is_demo, notes=video_panel.row_notes(rep)),
-                [report_state, x100], [scores])
-
-    @gpu
-    def on_explain(ref, extra, out, prompt_text, subject_text, session, vstate, request: gr.Request,
-                   progress=gr.Progress()):
-        if video_panel.has_video(vstate):
-            return None, None, None, None, "the output is a video: click a frame of the strip to explain it", \
-                wb.status().line()
-        try:
-            sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            ex = wb.explain(sample, user=user_of(request), progress=lambda f, d: progress(f, desc=d))
-        except WorkbenchError as exc:
-            return None, None, None, None, f"⚠ {exc}", wb.status().line()
-        notes = "; ".join(ex.notes) if ex.notes else f"CP {ex.cp:.4f} · PF {ex.pf:.4f}"
-        cp_maps = [(img, f"reference {i + 1}") for i, img in enumerate(ex.cp_ref) if img is not None]
-        return cp_maps, ex.out_best, ex.lines, ex.pf_attention, notes, wb.status().line()
-
-    explain.click(on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status], concurrency_limit=2,
-                  api_name="explain")
-
-    @gpu
-    def on_save(ref, extra, out, prompt_text, subject_text, session: MaskSession, vstate, names, dataset_name,
-                method_name, request: gr.Request, progress=gr.Progress()):
-        try:
-            sample = sample_of(ref, extra, out, prompt_text, subject_text, session, vstate)
-            saved = wb.save_sample(sample, user=user_of(request), dataset=dataset_name, method=method_name or None,
-                                   mask_sources={**session.sources, **video_panel.mask_sources(vstate)},
-                                   names=names or None,
-                                   progress=lambda f, d: progress(f, desc=d))
-        except WorkbenchError as exc:
-            return None, f"⚠ {exc}"
-        return saved.sample_id, saved.message
-
-    save.click(on_save, [*inputs, metrics, dataset, method], [sample_id, message], concurrency_limit=2,
-               api_name="save")
-    explain_io = (on_explain, inputs, [cp_map, best_map, lines, pf_map, explain_notes, status])
-    return ScoreTab(ref_image, extra_refs, out_image, prompt, subject, masks, sample_id, message, scores, explain_io,
-                    out_video, video)
+    tab.load.click(act.on_load_example(wb, tab), [tab.example, tab.masks.session, tab.dataset],
+                   [*new_images, tab.ref_image, tab.extra_refs, tab.out_image, tab.prompt, tab.subject],
+                   api_name="load_example")
+    tab.run.click(act.on_run(wb, tab), [*tab.inputs, tab.metrics, tab.x100, tab.computed],
+                  [tab.scores, tab.report, tab.run_msg, tab.computed, tab.stale, tab.status], concurrency_limit=2,
+                  api_name="run")
+    tab.x100.change(lambda rep, on: gr.update() if rep is None else act.score_table(wb, rep, on),
+                    [tab.report, tab.x100], [tab.scores])
+    maps = [tab.cp_map, tab.best_map, tab.lines, tab.pf_map, tab.explain_notes]
+    tab.explain.click(act.on_explain(wb, tab), [*tab.inputs, tab.computed],
+                      [*maps, tab.explain_msg, tab.computed, tab.stale, tab.status], concurrency_limit=2,
+                      api_name="explain")
+    saved = [tab.save_msg, tab.masks.session, tab.scores, tab.report, tab.computed, tab.stale, tab.link, tab.status]
+    save_in = [*tab.inputs, tab.metrics, tab.dataset, tab.method, tab.x100, tab.computed]
+    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save")
+    tab.save_new.click(act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new")

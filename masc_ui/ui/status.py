@@ -9,11 +9,15 @@ from ..workbench import DEMO_BANNER, Workbench
 
 
 def banner_html(wb: Workbench) -> str:
+    """The demo warning: its first sentence always in view, the rest (what the weights are, how to get real
+    ones, why the demo profile was chosen) one click away, so it does not push the controls off small screens."""
     status = wb.status()
     if not status.is_demo:
         return ""
     why = f" ({html.escape(status.profile.reason)})" if status.profile.reason else ""
-    return f'<div class="demo-banner" id="demo-banner">⚠ {html.escape(DEMO_BANNER)}{why}</div>'
+    head, _, rest = DEMO_BANNER.partition(". ")
+    return (f'<details class="demo-banner" id="demo-banner"><summary>⚠ {html.escape(head)}</summary>'
+            f'{html.escape(rest)}{why}</details>')
 
 
 def storage_banner_html(wb: Workbench) -> str:

@@ -22,6 +22,8 @@ class AgreementView:
     """`format_table(table)`: exactly what `masc-ui agreement` prints."""
     data: Any
     """`masc_ui.analysis.AgreementData` it was computed on."""
+    warnings: tuple[str, ...] = ()
+    """What makes these numbers fragile (few samples, a single rater, no CIs), as sentences."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,10 @@ class ScatterSeries:
     sample_ids: tuple[str, ...]
 
 
+TABLE_HEADERS = ("group", "metric", "n", "raters", "alpha", "alpha 95% CI", "spearman", "kendall", "pearson", "note")
+"""Columns of `table_rows`."""
+SMALL_N = 30
+"""Fewer samples than this in a row earn a warning: alpha and the correlations swing widely, CIs are wide."""
 MAX_BOOTSTRAP = 20_000
 """Upper bound on resamples asked for in the app: each costs an (n_samples,) index row, and one request must not
 exhaust the memory of a process that serves every user."""
@@ -61,7 +67,51 @@ def agreement_view(database: Database, *, user: str | None, dataset: str | None,
     if criterion not in data.criteria:
         raise InputError(f"no human ratings for {criterion!r} yet: rate samples in the Rate tab (or import ratings)")
     table = agreement_table(data, None, criterion=criterion, by=by, n_boot=n_boot, seed=seed)
-    return AgreementView(table, format_table(table), data)
+    return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+
+
+def view_warnings(table: Any, data: Any) -> list[str]:
+    """Warnings of an agreement table: rows on fewer than `SMALL_N` samples, a single rater, no CIs."""
+    pooled = [r for r in table.rows if r.group == table.groups[0]]
+    out = []
+    small = sorted({r.n for r in pooled if not r.is_human and 0 < r.n < SMALL_N})
+    if small:
+        out.append(f"only {_join(small)} sample(s) have both a metric value and a human rating (fewer than "
+                   f"{SMALL_N}): these numbers and their CIs are not reliable yet; rate more samples")
+    raters = data.raters(table.criterion)
+    if len(raters) == 1:
+        out.append(f"a single rater ({raters[0]}): there is no human-vs-human agreement to compare with, and each "
+                   "mean human rating is one person's score; ask a second rater to rate the same samples")
+    if table.n_boot == 0:
+        out.append("0 bootstrap resamples: no confidence intervals")
+    return out
+
+
+def row_note(row: Any, table: Any, data: Any) -> str:
+    """Why a row's numbers are missing (empty when they are all there)."""
+    if not row.is_human:
+        if row.n == 0:
+            return "no sample has a value and a rating"
+        if row.n == 1:
+            return "1 sample only: needs 2 or more"
+        if math.isnan(row.alpha.value):
+            return "values or ratings do not vary: undefined"
+    else:
+        if row.n_raters < 2:
+            return "one rater only: needs 2+ raters on the same samples"
+        _, ratings = data.rating_matrix(data.select(table.by, row.group), table.criterion)
+        shared = int(((~np.isnan(ratings)).sum(axis=0) >= 2).sum())
+        if shared == 0:
+            return f"{row.n_raters} raters, but no sample rated by two of them"
+        if math.isnan(row.alpha.value):
+            return "ratings do not vary: undefined"
+    if table.n_boot and row.n >= 2 and math.isnan(row.alpha.ci_low):
+        return "no CI: too little variation in the resamples"
+    return ""
+
+
+def _join(numbers: list[int]) -> str:
+    return ", ".join(str(n) for n in numbers[:-1]) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
 
 
 def agreement_data(database: Database, *, user: str | None, dataset: str | None) -> Any:
@@ -103,12 +153,17 @@ def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
 
 
 def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
-    """(headers, rows) of the table for a grid: group, metric, n, then each statistic with its CI."""
-    headers = ["group", "metric", "n", "raters", "alpha", "alpha 95% CI", "spearman", "kendall", "pearson"]
+    """(headers, rows) of the table for a grid: group, metric (its display name), n, raters, each statistic,
+    alpha's CI, and a note saying why numbers are missing."""
+    from ..metrics.registry import list_metrics
+
+    shown = {spec.name: spec.display_name for spec in list_metrics()}
+    headers = list(TABLE_HEADERS)
     rows = []
     for r in view.table.rows:
-        rows.append([r.group, r.metric, r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
-                     _num(r.spearman.value), _num(r.kendall.value), _num(r.pearson.value)])
+        rows.append([r.group, shown.get(r.metric, r.metric), r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
+                     _num(r.spearman.value), _num(r.kendall.value), _num(r.pearson.value),
+                     row_note(r, view.table, view.data)])
     return headers, rows
 
 

@@ -1,7 +1,8 @@
 """Stored samples: browse them with their latest values and mean ratings, open one for the Score tab (images as
-the stored `InputImage`s, a video output as its `InputVideo`, current masks), its stored scores, a poster picture per
-sample (a video's first frame), and the exports (samples as CSV / JSON lines / Parquet / an image folder for the
-Hugging Face `datasets` library, see `dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
+the stored `InputImage`s, a video output as its `InputVideo`, current masks at their image's size, every field),
+its stored scores, a poster picture per sample (a video's first frame), which datasets are marked for rating, and
+the exports (samples as CSV / JSON lines / Parquet / an image folder for the Hugging Face `datasets` library, see
+`dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
 from __future__ import annotations
 
 import re
@@ -34,7 +35,8 @@ SAMPLE_ID_MAX = 2 ** 63 - 1
 @dataclass
 class StoredSample:
     """A stored sample opened for the Score tab: its images as stored (the `InputImage` of each blob, same
-    `sha256`), its current masks as bool arrays and their sources (Score tab names: `drawn`, `sam`, ...)."""
+    `sha256`), its fields, its current masks as bool arrays at their image's size and their sources (Score tab
+    names: `drawn`, `sam`, ...)."""
 
     sample_id: int
     refs: list[InputImage]
@@ -48,6 +50,20 @@ class StoredSample:
     mask_sources: dict[str, str] = field(default_factory=dict)
     ref_labels: list[str | None] = field(default_factory=list)
     """Class labels of the references when stored (imported OpenS2V samples), else empty."""
+    dataset: str = ""
+    method: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What the user must be told, e.g. a stored mask of another size than its image, resized to it."""
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A stored dataset as the Browse tab lists it."""
+
+    name: str
+    for_rating: bool
+    """True when raters get its samples as tasks."""
+    samples: int
 
 
 class StoredSamples:
@@ -68,28 +84,67 @@ class StoredSamples:
 
     def browse(self, *, user: str | None, dataset: str | None = None, method: str | None = None,
                subject: str | None = None, limit: int = BROWSE_LIMIT) -> tuple[list[str], list[list[Any]]]:
-        """(headers, rows): id, dataset, subject, method, prompt, every metric's latest value, mean CP/PF rating
-        and how many raters; filtered by exact dataset / method / subject (None = any)."""
+        """(headers, rows): id, dataset, subject, method, every metric's latest value (headed by the registry's
+        display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many
+        raters, and the prompt last (long: the numbers come first on a narrow screen); filtered by exact
+        dataset / method / subject (None = any). Admins only."""
+        from ..metrics.registry import list_metrics
+
         self._database.accounts.require_admin(user, "browsing stored samples")
         rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
                                                                    subject=subject or None, limit=limit))
-        metric_names = sorted({m for r in rows for m in r.metrics})
-        headers = ["id", "dataset", "subject", "method", "prompt", *metric_names,
-                   "human CP (mean)", "human PF (mean)", "raters"]
+        shown = {spec.name: spec.display_name for spec in list_metrics()}
+        order = list(shown)
+        metric_names = sorted({m for r in rows for m in r.metrics},
+                              key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m))
+        headers = ["id", "dataset", "subject", "method", *[shown.get(m, m) for m in metric_names],
+                   "human CP (mean)", "human PF (mean)", "raters", "prompt"]
         table = []
         for r in rows:
             s = r.sample
-            table.append([s.id, s.dataset, s.subject, s.method or "", s.prompt or "(ratings only: no images)",
-                          *[_round(r.metrics.get(m)) for m in metric_names],
+            table.append([s.id, s.dataset, s.subject, s.method or "", *[_round(r.metrics.get(m)) for m in metric_names],
                           _round(r.means.get("cp")), _round(r.means.get("pf")),
-                          max(r.counts.values()) if r.counts else 0])
+                          max(r.counts.values()) if r.counts else 0, s.prompt or "(ratings only: no images)"])
         return headers, table
 
+    def datasets(self, *, user: str | None) -> list[DatasetInfo]:
+        """Every stored dataset with its for-rating mark and sample count, by name. Admins only."""
+        self._database.accounts.require_admin(user, "listing datasets")
+        def work(store: Any) -> list[DatasetInfo]:
+            return [DatasetInfo(d.name, d.for_rating, store.samples.count(d.name)) for d in store.samples.datasets()]
+        return self._database.run(work)
+
+    def set_for_rating(self, dataset: str, for_rating: bool, *, user: str | None) -> str:
+        """Mark (or unmark) `dataset` for rating: raters get its samples as tasks. Returns what changed, as a
+        sentence. InputError for an unknown dataset. Admins only."""
+        self._database.accounts.require_admin(user, "marking datasets for rating")
+        name = (dataset or "").strip()
+        if not name:
+            raise InputError("choose a dataset first (the Dataset filter above the table)")
+        self._database.require_dataset(name)
+        before = {d.name: d.for_rating for d in self.datasets(user=user)}[name]
+        self._database.run(lambda store: store.samples.set_for_rating(name, bool(for_rating)))
+        if before == bool(for_rating):
+            return f"dataset '{name}' was already {'marked' if for_rating else 'not marked'} for rating"
+        return (f"dataset '{name}' is now marked for rating: raters get its samples as tasks" if for_rating else
+                f"dataset '{name}' is no longer marked for rating: raters get no new tasks from it")
+
     def open(self, sample_id: int, *, user: str | None) -> StoredSample:
-        """A stored sample with its current masks (InputError for a ratings-only sample: no images)."""
+        """A stored sample with its fields and current masks (InputError for an unknown id or a ratings-only
+        sample: no images). A stored mask of another size than its image is resized to the image (nearest
+        neighbour) and a warning says so. Admins only."""
+        from storage import NotFound
+
         self._database.accounts.require_admin(user, "opening stored samples")
         sid = sample_id_of(sample_id)
-        sample = self._database.run(lambda store: store.samples.get(sid))
+
+        def get(store: Any) -> Any:
+            try:
+                return store.samples.get(sid)
+            except NotFound:
+                raise InputError(f"sample #{sid} is not in the database: type the id of a row of the table, or click "
+                                 "the row") from None
+        sample = self._database.run(get)
         if sample.output is None:
             raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
                              "without images, so there is nothing to show or score. Import its images (the same "
@@ -100,10 +155,16 @@ class StoredSamples:
         current = self._database.run(lambda store: store.masks.current(sample.id))
         masks: dict[str, Any] = {}
         sources: dict[str, str] = {}
+        warnings: list[str] = []
         back = {v: k for k, v in MASK_SOURCE_TO_STORE.items()}
+        images = {**{f"ref{i}": r for i, r in enumerate(refs)}, "out": out}
         for (role, position), rec in current.items():
             target = target_of((role, position))
-            masks[target] = self._mask(rec.sha256)
+            if target not in images:
+                continue
+            masks[target], note = fit_mask(self._mask(rec.sha256), images[target], _label(target))
+            if note:
+                warnings.append(note)
             if target == "out" and isinstance(out, InputVideo):
                 frame = (rec.params or {}).get("frame", 0)
                 masks[target] = FrameMasks.static(masks[target], frame if isinstance(frame, int) else 0)
@@ -111,7 +172,8 @@ class StoredSamples:
         labels = (sample.info or {}).get("ref_labels")
         return StoredSample(sample.id, refs, out, sample.prompt, sample.subject,
                             [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources,
-                            list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [])
+                            ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
+                            dataset=sample.dataset, method=sample.method, warnings=warnings)
 
     def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
         """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
@@ -205,6 +267,24 @@ class StoredSamples:
     def _mask(self, sha: str) -> np.ndarray:
         return load_mask_file(self._database.run(lambda store: store.images.read(sha)),
                               name=f"stored mask {sha[:12]}")
+
+
+def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str | None]:
+    """`mask` at the size of `image` (an `InputImage`, or an `InputVideo`'s frames): unchanged when it has that
+    size, else resized (nearest neighbour) with a warning naming both sizes (the resized mask is what a later Save
+    stores, as a new mask version)."""
+    from ..segmentation.masks import resize_mask
+
+    h, w = np.shape(mask)
+    if (w, h) == tuple(image.size):
+        return mask, None
+    note = (f"the stored mask of {label} is {w}x{h}, its image {image.size[0]}x{image.size[1]}: it was stretched to "
+            "the image; check it before scoring (Save stores the stretched mask as a new version)")
+    return resize_mask(mask, image.size), note
+
+
+def _label(target: str) -> str:
+    return "the output" if target == "out" else f"reference {int(target[3:]) + 1}"
 
 
 def export_file_name(dataset: str | None, fmt: str, *, prefix: str = "masc-export") -> str:

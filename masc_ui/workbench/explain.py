@@ -33,6 +33,10 @@ class Explanation:
     cp: float = math.nan
     pf: float = math.nan
     notes: list[str] = field(default_factory=list)
+    extras: dict = field(default_factory=dict)
+    """MaSC's diagnostics of the explained sample (`MaSCResult.extras`: patch counts, the stripped prompt, ...)."""
+    top_k: int = 0
+    """How many correspondences the lines picture draws at most."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ def draw_explanation(sample: Sample, result, *, scales: MapScales | None = None,
     notes: list[str] = []
     if maps is None:
         reason = result.extras.get("cp_reason") or result.extras.get("reason") or "no patch maps were produced"
-        return Explanation([None] * len(sample.refs), None, None, None, result.cp, result.pf, [str(reason)])
+        return Explanation([None] * len(sample.refs), None, None, None, result.cp, result.pf, [str(reason)],
+                           dict(result.extras), top_k)
     cp_imgs: list[Image.Image | None] = []
     for i, (ref, grid) in enumerate(zip(sample.refs, maps.cp_ref)):
         if grid is None or not np.isfinite(grid).any():
@@ -109,7 +114,8 @@ def draw_explanation(sample: Sample, result, *, scales: MapScales | None = None,
                                   title="PF: pooling attention over the output's background (subject hidden)")
     else:
         notes.append("PF attention: not available (PF needs the output's mask and a prompt)")
-    return Explanation(cp_imgs, out_best, lines, pf_img, float(result.cp), float(result.pf), notes)
+    return Explanation(cp_imgs, out_best, lines, pf_img, float(result.cp), float(result.pf), notes,
+                       dict(result.extras), top_k)
 
 
 def _lo(grid: np.ndarray) -> float:

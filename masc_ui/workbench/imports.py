@@ -1,4 +1,5 @@
-"""`masc-ui import`: read a benchmark layout (`masc_ui.datasets`) and ingest it into the database."""
+"""`masc-ui import`: read a benchmark layout (`masc_ui.datasets`) and ingest it into the database, marking the
+datasets it fills for rating (raters get their samples as tasks) unless told not to."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,15 +28,30 @@ class Imports:
         return name, read_layout(fmt, path, **options)
 
     def ingest(self, parsed: Any, *, user: str | None, dataset: str, fmt: str,
-               progress: Callable[[int], None] | None = None) -> list[Any]:
-        """Store `parsed` (see `masc_ui.datasets.ingest.ingest_all`); one `ImportSummary` per dataset."""
+               progress: Callable[[int], None] | None = None, for_rating: bool | None = None) -> list[Any]:
+        """Store `parsed` (see `masc_ui.datasets.ingest.ingest_all`); one `ImportSummary` per dataset.
+
+        `for_rating`: True marks every dataset the import fills for rating, False unmarks them, None (the
+        default) marks the datasets this import creates and leaves the mark of existing ones as it is (so a
+        re-import never undoes an admin's choice). Each summary's notes say what was done."""
         from ..datasets.ingest import ingest_all
         from ..imaging import VideoLimits
 
-        return self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
-                                                           max_pixels=self._settings.max_image_pixels,
-                                                           progress=progress,
-                                                           video_limits=VideoLimits.from_settings(self._settings)))
+        before = {d.name: d.for_rating for d in self._database.run(lambda store: store.samples.datasets())}
+        summaries = self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
+                                                                max_pixels=self._settings.max_image_pixels,
+                                                                progress=progress,
+                                                                video_limits=VideoLimits.from_settings(self._settings)))
+        for summary in summaries:
+            name = summary.dataset
+            if name not in self._database.datasets():
+                continue  # a summary of parts only (`<dataset>-*`)
+            wanted = (name not in before or before[name]) if for_rating is None else for_rating
+            self._database.run(lambda store: store.samples.set_for_rating(name, wanted))
+            summary.notes.append(f"dataset {name!r} is {'marked' if wanted else 'not marked'} for rating"
+                                 + (" (raters get its samples as tasks)" if wanted else
+                                    " (raters get no tasks from it; `masc-ui db for-rating NAME` marks it)"))
+        return summaries
 
 
 def sample_count(parsed: Any) -> int:

@@ -78,38 +78,170 @@ class SamPrompts:
         return not self.points and self.box is None
 
 
+MASK_HISTORY = 10
+"""Mask changes kept per image for "Undo mask change" (each step holds one bool (H, W) mask)."""
+
+
+@dataclass
+class Proposal:
+    """A mask offered for an image but not applied yet: the user applies it (replacing the current mask) or
+    discards it."""
+
+    mask: np.ndarray
+    """bool (H, W) at the image's size."""
+    source: str
+    why: str
+    """Why it waits, as the message shows it."""
+
+
+@dataclass
+class Step:
+    """One earlier state of an image's mask (for undo)."""
+
+    mask: np.ndarray | None
+    source: str | None
+
+
 @dataclass
 class MaskSession:
-    """Masks and Segment Anything prompts of every target image in one Score tab session."""
+    """Masks, Segment Anything prompts, undo history and offered masks of every target image in one Score tab
+    session, plus which stored sample the inputs on screen are.
+
+    Every mask belongs to the image it was made on (`owners`: target -> `InputImage.sha256`): when the image
+    of a target changes, `keep_for` drops that target's mask, clicks, history and offer, so a mask never
+    follows a new upload. Masks are never replaced silently: each change is undoable (`undo_mask`), and a
+    result of Segment Anything or of the subject's name that would replace a mask made another way, or a
+    doubtful one, is only offered (`pending`) until `apply_pending`."""
 
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)
+    """target -> sha256 of the image its mask was made on (absent: not known, e.g. a mask set by a test)."""
     prompts: dict[str, SamPrompts] = field(default_factory=dict)
+    history: dict[str, list[Step]] = field(default_factory=dict)
+    pending: dict[str, Proposal] = field(default_factory=dict)
     uploads: Uploads = field(default_factory=Uploads)
+    stored_sample: int | None = None
+    """The stored sample the inputs on screen are (opened from Browse, or saved from here); None for a new
+    sample. Save adds to it instead of making another; changing an image unlinks it."""
 
-    def set_mask(self, target: str, mask: np.ndarray | None, source: str) -> None:
+    def set_mask(self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *,
+                 undoable: bool = True) -> None:
+        """Make `mask` (bool (H, W), or None for no mask) the current mask of `target`, made on `image` (an
+        `InputImage`, or anything with a `size`; its `sha256` is recorded as the mask's owner). The state
+        before is kept for `undo_mask` when `undoable`. ValueError for an unknown source; InputError for a
+        mask of another size than `image`."""
         if source not in SOURCES:
             raise ValueError(f"mask source must be one of {SOURCES}, got {source!r}")
+        if mask is not None and image is not None and np.shape(mask) != tuple(image.size[::-1]):
+            h, w = np.shape(mask)[:2]
+            raise InputError(f"a {w}x{h} mask cannot belong to a {image.size[0]}x{image.size[1]} image; make the "
+                             "mask on this image")
+        if undoable and (mask is not None or target in self.masks):
+            steps = self.history.setdefault(target, [])
+            steps.append(Step(self.masks.get(target), self.sources.get(target)))
+            del steps[:-MASK_HISTORY]
+        self.pending.pop(target, None)
         if mask is None:
             self.masks.pop(target, None)
             self.sources.pop(target, None)
             return
         self.masks[target] = np.asarray(mask) > 0
         self.sources[target] = source
+        owner = getattr(image, "sha256", None)
+        if owner is not None:
+            self.owners[target] = owner
+
+    def offer(self, target: str, mask: np.ndarray, source: str, image: Any = None, *,
+              doubtful: str | None = None) -> str:
+        """A new mask from a tool (`source`): applied when `target` has no mask or a mask of the same tool
+        (refining), otherwise — and always when `doubtful` gives a reason — kept as the pending proposal until
+        `apply_pending` / `discard_pending`. Returns the message to show."""
+        px = int(np.count_nonzero(mask))
+        current = self.sources.get(target)
+        if doubtful is None and (target not in self.masks or current == source):
+            self.set_mask(target, mask, source, image)
+            return f"{_source_words(source)} mask applied: {px:,} px"
+        if doubtful is not None:
+            why = f"⚠ doubtful mask ({px:,} px), not applied: {doubtful}"
+        else:
+            why = (f"new {_source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
+                   f"{_source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
+        self.pending[target] = Proposal(np.asarray(mask) > 0, source, why)
+        if image is not None and getattr(image, "sha256", None) is not None and target not in self.masks:
+            self.owners[target] = image.sha256
+        if doubtful is not None:
+            return f"{why}. It is shown under 'Proposed mask': apply it only if it is right"
+        return f"{why}. Press 'Apply proposed mask' to use it, or 'Discard' to keep what you have"
+
+    def apply_pending(self, target: str, image: Any = None) -> str:
+        """Make the pending proposal of `target` its mask (undoable)."""
+        proposal = self.pending.get(target)
+        if proposal is None:
+            return "there is no proposed mask to apply"
+        self.set_mask(target, proposal.mask, proposal.source, image)
+        return (f"{_source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
+                "('Undo mask change' brings the previous one back)")
+
+    def discard_pending(self, target: str) -> str:
+        if self.pending.pop(target, None) is None:
+            return "there is no proposed mask to discard"
+        return "proposed mask discarded; the current mask is unchanged"
+
+    def undo_mask(self, target: str) -> str:
+        """Bring back the mask `target` had before its last change."""
+        steps = self.history.get(target)
+        if not steps:
+            return "no earlier mask of this image to go back to"
+        step = steps.pop()
+        self.pending.pop(target, None)
+        if step.mask is None:
+            self.masks.pop(target, None)
+            self.sources.pop(target, None)
+            return "mask change undone: this image has no mask again"
+        self.masks[target] = step.mask
+        self.sources[target] = step.source or "drawn"
+        return f"mask change undone: back to the {_source_words(step.source)} mask ({int(step.mask.sum()):,} px)"
 
     def clear(self, target: str) -> None:
+        """Remove `target`'s mask (undoable) and its clicks."""
         self.set_mask(target, None, "drawn")
         self.prompts.pop(target, None)
 
+    def forget(self, target: str) -> None:
+        """Drop everything of `target` (its image is gone or another one): mask, clicks, history, offer."""
+        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending):
+            table.pop(target, None)
+
+    def keep_for(self, images: dict[str, str | None]) -> list[str]:
+        """Keep only what belongs to the images on screen (`images`: target -> sha256, None = no image): the
+        state of a target whose image is gone or changed is forgotten. Returns the targets forgotten."""
+        gone = [k for k in {*self.masks, *self.prompts, *self.history, *self.pending, *self.owners}
+                if images.get(k) is None or (k in self.owners and self.owners[k] != images[k])]
+        for k in gone:
+            self.forget(k)
+        for k, sha in images.items():
+            if sha is not None and (k in self.masks or k in self.pending):
+                self.owners.setdefault(k, sha)
+        return gone
+
+    def mask_of(self, target: str, image: Any) -> np.ndarray | None:
+        """`target`'s mask when it belongs to `image` (same content hash, or owner unknown), else None."""
+        owner = self.owners.get(target)
+        if owner is not None and getattr(image, "sha256", owner) != owner:
+            return None
+        return self.masks.get(target)
+
     def reset(self) -> None:
-        self.masks.clear()
-        self.sources.clear()
-        self.prompts.clear()
+        """Forget every mask, click, history and offer, and the link to a stored sample (new inputs)."""
+        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending):
+            table.clear()
+        self.stored_sample = None
 
     def sam(self, target: str) -> SamPrompts:
         return self.prompts.setdefault(target, SamPrompts())
 
-    def click(self, target: str, image: InputImage, x: float, y: float, mode: str, predict: Predict) -> str:
+    def click(self, target: str, image: Any, x: float, y: float, mode: str, predict: Predict) -> str:
         """Add a click in `mode` (`positive`, `negative`, `box`) and re-run Segment Anything; returns a message."""
         width, height = image.size
         if not (0 <= x < width and 0 <= y < height):
@@ -130,7 +262,8 @@ class MaskSession:
             raise InputError(f"click mode must be positive, negative or box, got {mode!r}")
         return self._predict(target, image, predict)
 
-    def undo(self, target: str, image: InputImage, predict: Predict) -> str:
+    def undo(self, target: str, image: Any, predict: Predict) -> str:
+        """Take back the last click (or box corner) and predict again from the clicks left."""
         p = self.sam(target)
         if not p.history:
             return "nothing to undo"
@@ -143,26 +276,40 @@ class MaskSession:
             p.box = None
         if p.empty:
             p.candidates, p.scores = [], []
-            self.set_mask(target, None, "sam")
-            return "all clicks undone; mask cleared"
+            return "all clicks undone; " + self.drop_sam_mask(target)
         return self._predict(target, image, predict)
 
-    def choose(self, target: str, index: int) -> str:
+    def drop_sam_mask(self, target: str) -> str:
+        """Remove what the clicks made: a pending SAM proposal, or the applied SAM mask (undoable)."""
+        if target in self.pending and self.pending[target].source == "sam":
+            self.pending.pop(target)
+            return "the proposed mask is discarded; the current mask is unchanged"
+        if self.sources.get(target) == "sam":
+            self.set_mask(target, None, "sam")
+            return "mask cleared ('Undo mask change' brings it back)"
+        return "the current mask is unchanged"
+
+    def choose(self, target: str, index: int, image: Any = None) -> str:
         p = self.sam(target)
         if not 0 <= index < len(p.candidates):
             raise InputError(f"candidate {index + 1} does not exist; there are {len(p.candidates)}")
         p.chosen = index
-        self.set_mask(target, p.candidates[index], "sam")
-        return f"candidate {index + 1} of {len(p.candidates)} (score {p.scores[index]:.2f})"
+        what = f"candidate {index + 1} of {len(p.candidates)} (score {p.scores[index]:.2f})"
+        return f"{what}: {self.offer(target, p.candidates[index], 'sam', image)}"
 
-    def _predict(self, target: str, image: InputImage, predict: Predict) -> str:
+    def _predict(self, target: str, image: Any, predict: Predict) -> str:
         p = self.sam(target)
         if p.empty:
             return "add a click or finish the box"
         pred = predict(image, list(p.points), p.box)
         p.candidates = [np.asarray(m, dtype=bool) for m in pred.masks]
         p.scores = [float(s) for s in pred.scores]
-        return self.choose(target, int(pred.best))
+        return self.choose(target, int(pred.best), image)
+
+
+def _source_words(source: str | None) -> str:
+    return {"drawn": "brush", "sam": "Segment Anything", "text-prompted": "subject-name", "imported": "imported",
+            None: "previous"}.get(source, str(source))
 
 
 def target_names(n_refs: int) -> list[tuple[str, str]]:
@@ -200,15 +347,18 @@ class Segmentation:
 
         return build_sam_service(self.settings, self.models).predict(image, points=points, box=box, multimask=True)
 
-    def segment_by_name(self, image: InputImage, subject: str | None, *, user: str | None) -> Any:
-        """Text-prompted segmentation of `subject` in `image`; returns the TextSegmentation (mask, doubtful,
-        reason)."""
+    def segment_by_name(self, image: InputImage, subject: str | None, *, user: str | None,
+                        threshold: float | None = None) -> Any:
+        """Text-prompted segmentation of `subject` in `image`; returns the TextSegmentation (mask at the image's
+        size, doubtful, reason). `threshold`: SAM 3's instance score threshold (default
+        `settings.text_seg_threshold`)."""
         from ..segmentation import build_text_segmenter
 
         if not subject or not subject.strip():
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') to segment it by name")
         return build_text_segmenter(self.settings, self.models).segment(
-            image, subject.strip(), self.settings.text_seg_threshold, self.settings.text_seg_min_fraction)
+            image, subject.strip(), self.settings.text_seg_threshold if threshold is None else float(threshold),
+            self.settings.text_seg_min_fraction)
 
     def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
         """A mask of `subject` in each frame of `video` that the image metrics score (`settings.video_frames`,
@@ -262,7 +412,11 @@ class Segmentation:
             summary = f"SAM: score {pred.score:.3f} (candidates {', '.join(f'{v:.3f}' for v in pred.scores)})"
         if fill_holes or min_speck or keep_largest:
             mask = clean_mask(mask, fill_holes=fill_holes, min_speck=min_speck, keep_largest=keep_largest)
-        return FileMask(np.asarray(mask, dtype=bool), image.size, summary, doubtful)
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != image.size[::-1]:  # never write a mask of another size than its image
+            raise InputError(f"the segmentation of {path} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
+                             f"{image.size[0]}x{image.size[1]}; nothing was written")
+        return FileMask(mask, image.size, summary, doubtful)
 
 
 def segmenter_id(segmenter: Any) -> str:

@@ -1,6 +1,11 @@
 """Rating use cases: the next task of a rater (blind: images and prompt only), going back, progress, and
 committing a rater's answers (both criteria in one transaction).
 
+Tasks come only from the datasets marked for rating (`storage` `for_rating_only`: imports mark theirs, the
+Score tab's scratch saves are not marked unless an admin marks their dataset). A skip never erases an answer: a
+rater who goes back to a task they answered and presses Skip moves on with the answer kept. A flag needs a
+reason (stored as the ratings' note); it replaces an earlier answer, which stays in the rating history.
+
 Blind means: what reaches a rater is the images, the prompt, the rater's own answers and progress counts; no
 metric, method, sample id or other rater's answer. A task is named to the browser by an opaque `token` (new for
 every view), never by its sample id. Each rater's events run one at a time (`one_at_a_time`), different raters'
@@ -44,6 +49,8 @@ ANCHORS = {
 }
 """criterion -> (question, anchor text of levels 0..4); one entry per `criteria()`."""
 CRITERION_NAMES = {"cp": "concept preservation", "pf": "prompt following"}
+MAX_REASON_CHARS = 1000
+"""Longest flag reason accepted."""
 
 
 def criteria() -> tuple[str, ...]:
@@ -69,6 +76,8 @@ class TaskView:
     """criterion -> this rater's current score (None = not rated, or skipped/flagged)."""
     status: str | None
     """This rater's current status on the sample (`rated`, `skipped`, `flagged`) or None when new."""
+    reason: str | None = None
+    """The reason this rater gave when they flagged the sample."""
     out_video: Path | None = None
     """The output video's file as stored, for playback (None for an image output); raters rate it as they rate an
     image."""
@@ -84,12 +93,34 @@ class TaskView:
 
 @dataclass(frozen=True)
 class RaterProgress:
+    """One rater's progress over the tasks for rating: answered = rated + skipped + flagged."""
+
     rated: int
     assigned: int
     total: int
+    skipped: int = 0
+    flagged: int = 0
+
+    @property
+    def answered(self) -> int:
+        return self.rated + self.skipped + self.flagged
 
     def text(self) -> str:
-        return f"rated {self.rated} / assigned {self.assigned} / total {self.total}"
+        others = [f"{n} {what}" for n, what in ((self.skipped, "skipped"), (self.flagged, "flagged")) if n]
+        extra = f" ({', '.join(others)} not rated)" if others else ""
+        return f"rated {self.rated}{extra} / assigned {self.assigned} / total {self.total}"
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """What an answer did."""
+
+    sample_id: int
+    status: str
+    """The status now stored for the rater on the sample."""
+    stored: bool
+    """False when nothing was written (a skip of a task the rater had answered keeps the answer)."""
+    message: str
 
 
 class RatingTasks:
@@ -131,12 +162,16 @@ class RatingTasks:
 
     def next_task_and_progress(self, user: str, *, dataset: str | None = None
                                ) -> tuple[TaskView | None, RaterProgress]:
-        """`next_task` and `progress` read together, once (what the Rate tab shows after each answer)."""
+        """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
         user = self._ensure_rater(self._rater(user))
-        task, p = self._database.run(lambda store: store.tasks.next_task_and_progress(
-            user, dataset, overlap_k=self._settings.rating_overlap))
+
+        def work(store: Any) -> tuple[Any, Any, dict[int, str]]:
+            task, p = store.tasks.next_task_and_progress(user, dataset, overlap_k=self._settings.rating_overlap,
+                                                         for_rating_only=True)
+            return task, p, store.tasks.statuses(user, dataset, for_rating_only=True)
+        task, p, statuses = self._database.run(work)
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
-        return view, RaterProgress(p.rated, p.assigned, p.total)
+        return view, _progress(p, statuses)
 
     def _ensure_rater(self, user: str) -> str:
         """`user` as a rater in the database (created once; remembered, so later tasks need no write)."""
@@ -150,7 +185,7 @@ class RatingTasks:
                       dataset: str | None = None) -> TaskView | None:
         user = self._rater(user)
         task = self._database.run(lambda store: store.tasks.previous_task(user, before_sample_id=before_sample_id,
-                                                                          dataset=dataset))
+                                                                          dataset=dataset, for_rating_only=True))
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
@@ -164,18 +199,24 @@ class RatingTasks:
 
     def progress(self, user: str, *, dataset: str | None = None) -> RaterProgress:
         user = self._rater(user)
-        p = self._database.run(lambda store: store.tasks.progress(user, dataset,
-                                                                  overlap_k=self._settings.rating_overlap))
-        return RaterProgress(p.rated, p.assigned, p.total)
+
+        def work(store: Any) -> tuple[Any, dict[int, str]]:
+            return (store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
+                    store.tasks.statuses(user, dataset, for_rating_only=True))
+        return _progress(*self._database.run(work))
 
     def submit(self, user: str, sample_id: int, scores: dict[str, int | None], *, status: str = "rated",
-               seconds_spent: float | None = None, presentation_order: int | None = None) -> None:
+               seconds_spent: float | None = None, presentation_order: int | None = None,
+               reason: str | None = None) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
-        score 0..4 for each criterion; `skipped` / `flagged` store no scores. Raises StoreError (nothing stored)
-        when the database refuses or fails the write."""
+        score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
+        wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated stores nothing
+        and keeps the answer. Raises StoreError (nothing stored) when the database refuses or fails the write.
+        The returned message names no sample (raters are blind to ids)."""
         user = self._rater(user)
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
+        note = None
         if status == "rated":
             missing = [c for c in criteria() if scores.get(c) is None]
             if missing:
@@ -184,9 +225,28 @@ class RatingTasks:
             payload = {c: int(scores[c]) for c in criteria()}  # type: ignore[arg-type]
         else:
             payload = {c: None for c in criteria()}
+        if status == "flagged":
+            note = " ".join((reason or "").split())
+            if not note:
+                raise InputError("say what is wrong with this task (e.g. 'the output image is blank') in the reason "
+                                 "box, then flag it again")
+            if len(note) > MAX_REASON_CHARS:
+                raise InputError(f"the reason is {len(note)} characters long; keep it under {MAX_REASON_CHARS}")
+        if status == "skipped":
+            earlier = self._current(user, sample_id)
+            if earlier and all(r.status == "rated" for r in earlier.values()):
+                shown = ", ".join(f"{c.upper()} {earlier[c].score}" for c in criteria() if c in earlier)
+                return Submitted(sample_id, "rated", False, f"kept your answer ({shown}): a skip never erases an answer")
         self._database.run(lambda store: store.ratings.rate_sample(
             user, sample_id, payload, status=status, seconds_spent=seconds_spent,
-            presentation_order=presentation_order or None))
+            presentation_order=presentation_order or None, note=note))
+        return Submitted(sample_id, status, True, f"saved your answer ({status})")
+
+    def _current(self, user: str, sample_id: int) -> dict[str, Any]:
+        """criterion -> `user`'s current rating of the sample (task criteria only)."""
+        user = self._ensure_rater(user)
+        found = self._database.run(lambda store: store.ratings.current(rater=user, sample_id=sample_id))
+        return {r.criterion: r for r in found if r.criterion in criteria()}
 
     def ratings_of(self, user: str) -> list[Any]:
         """`user`'s current ratings (storage records)."""
@@ -197,14 +257,15 @@ class RatingTasks:
         refs = [self._file(sha) for sha in sample.references]
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
+        reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
         if not isinstance((sample.info or {}).get("video"), dict):
-            return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status)
+            return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status, reason)
         video = open_video(self._read(sample.output), name=f"output of sample #{sample.id}",
                            limits=VideoLimits.from_settings(self._settings))
         poster = self._images.file(f"{sample.output}-poster", lambda: encode_png(poster_frame(video).pixels),
                                    suffix=".png")
         out_video = self._images.file(sample.output, lambda: video.data, suffix=VIDEO_FILE_SUFFIXES.get(video.media_type))
-        return TaskView(sample.id, refs, poster, sample.prompt, order, scores, status,
+        return TaskView(sample.id, refs, poster, sample.prompt, order, scores, status, reason,
                         out_video=out_video, out_media_type=video.media_type)
 
     def _read(self, sha: str) -> bytes:
@@ -269,6 +330,12 @@ SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "i
 VIDEO_FILE_SUFFIXES = {"video/mp4": ".mp4", "video/webm": ".webm", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
                        "image/gif": ".gif", "video/mp2t": ".ts", "video/mpeg": ".mpg"}
 """Suffix of a video output's file by its media type (`imaging.open_video`), so the browser plays it."""
+
+
+def _progress(p: Any, statuses: dict[int, str]) -> RaterProgress:
+    """A rater's progress from the storage counts and their statuses on the finished samples."""
+    found = list(statuses.values())
+    return RaterProgress(found.count("rated"), p.assigned, p.total, found.count("skipped"), found.count("flagged"))
 
 
 def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:

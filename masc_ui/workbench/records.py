@@ -151,10 +151,16 @@ class Recorder:
         return [RecordResult(r.sample.id, r.sample.dataset, r.new_masks, len(r.new_values)) for r in done]
 
     def save(self, sample: Sample, values: Mapping[str, MetricValue], *, user: str | None, dataset: str,
-             method: str | None = None, mask_sources: Mapping[str, str] | None = None) -> Saved:
+             method: str | None = None, mask_sources: Mapping[str, str] | None = None,
+             sample_id: int | None = None) -> Saved:
         """The app's Save: the sample's images, the sample, its masks (with the Score tab's sources, keyed
         `ref0`, ..., `out`; default `drawn`) and every value (NaN ones with their reason). Saving the same thing
-        again adds nothing."""
+        again adds nothing.
+
+        `sample_id`: the stored sample on screen (opened from Browse, or saved before): its new masks become new
+        mask versions and its values are added to it; no new sample is made. InputError when the images,
+        prompt, subject, dataset or method on screen are not that sample's (a stored sample keeps what it was
+        scored with: save the changed one as a new sample)."""
         if not sample.prompt:
             raise InputError("prompt is empty: type the prompt the output was generated from before saving")
         if not sample.subject:
@@ -179,13 +185,38 @@ class Recorder:
             elif slot[0] == "output" and sample.is_video:
                 params = {"frame": 0, "propagation": "static"}
             masks[slot] = UsedMask.new(mask, source, params, name=f"mask of {target_of(slot)}")
-        item = ScoredSample(NewSample(sample, dataset.strip(), (method or "").strip() or None),
-                            list(values.values()), masks)
+        new = NewSample(sample, dataset.strip(), (method or "").strip() or None)
+        if sample_id is not None:
+            self._check_same_sample(int(sample_id), new)
+        item = ScoredSample(new if sample_id is None else int(sample_id), list(values.values()), masks)
         result = self.record([item], user=user)[0]
         unchanged = "" if result.new_masks or result.new_values else " (nothing changed since the last save)"
-        return Saved(result.sample_id, f"saved as sample #{result.sample_id} in '{result.dataset}': "
+        verb = "saved as" if sample_id is None else "saved to"
+        return Saved(result.sample_id, f"{verb} sample #{result.sample_id} in '{result.dataset}': "
                                        f"{result.new_masks} new mask(s), {result.new_values} new metric value(s)"
                                        + unchanged, result.new_masks, result.new_values)
+
+    def _check_same_sample(self, sample_id: int, new: NewSample) -> None:
+        """InputError naming what differs when `new` is not stored sample `sample_id`."""
+        from storage import NotFound
+
+        def work(store: Any) -> Any:
+            try:
+                return store.samples.get(sample_id)
+            except NotFound:
+                raise InputError(f"sample #{sample_id} is no longer in the database; save this one as a new "
+                                 "sample") from None
+        stored = self._database.run(work)
+        s = new.sample
+        differs = [what for what, same in (
+            ("reference images", tuple(r.sha256 for r in s.refs) == tuple(stored.references)),
+            ("output image", s.out.sha256 == stored.output), ("prompt", s.prompt == stored.prompt),
+            ("subject", s.subject == stored.subject), ("dataset", new.dataset == stored.dataset),
+            ("method", new.method == stored.method)) if not same]
+        if differs:
+            raise InputError(f"not saved: the {', '.join(differs)} on screen differ from stored sample #{sample_id}'s, "
+                             "and a stored sample keeps what it was scored with. Put them back, or press 'Save as a "
+                             "new sample' to store what is on screen as a new sample.")
 
     def done(self, metric: str, provenance: Mapping[str, Any], sample_ids: Sequence[int],
              masks: Mapping[int, Sequence[int]] | None = None) -> set[int]:

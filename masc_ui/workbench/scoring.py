@@ -32,6 +32,13 @@ Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
 RESULT_CACHE_SIZE = 64
 """Score reports kept by the workbench's result cache (one per distinct sample content and metric list)."""
+MIN_IMAGE_SIDE = 32
+"""Smallest width and height, in pixels, of an image scored or saved: below it there is nothing for a person or a
+metric to judge (a 32 x 32 image is already only 2 x 2 patches of a 16-pixel ViT), so such uploads are refused."""
+NOT_STORED = "not stored for this sample: press Run to compute it"
+"""Reason shown for a metric a stored sample has no value of."""
+INPUT_WORDS = {"reference": "a reference image", "prompt": "the prompt", "out_mask": "a mask of the output"}
+"""What the user calls each input a metric may lack (`Needs.missing` names; `ref_masks[i]` is handled apart)."""
 
 
 @dataclass(frozen=True)
@@ -111,15 +118,15 @@ class Scoring:
         with a clear InputError when unusable."""
         if src is None:
             raise InputError(f"{name} is missing: upload an image (drag and drop, paste or pick a file)")
-        return open_image(src, name=name, max_pixels=self.settings.max_image_pixels)
+        return check_judgeable(open_image(src, name=name, max_pixels=self.settings.max_image_pixels))
 
     def load_output(self, src: object, name: str = "output") -> "InputImage | InputVideo":
         """The generated output: an image (as `load_image`) or a video (`open_video` within the settings' video
         limits), told apart by the file's first bytes; decoded inputs are returned as they are."""
         if src is None:
             raise InputError(f"{name} is missing: upload the generated image or video")
-        return open_media(src, name=name, max_pixels=self.settings.max_image_pixels,
-                          limits=VideoLimits.from_settings(self.settings))
+        return judgeable(open_media(src, name=name, max_pixels=self.settings.max_image_pixels,
+                                    limits=VideoLimits.from_settings(self.settings)))
 
     def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
                     ref_masks: Sequence[np.ndarray | None] = (), out_mask: "np.ndarray | FrameMasks | None" = None,
@@ -152,10 +159,11 @@ class Scoring:
             raise InputError(f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
                              "give one mask per reference, in the same order")
         limit = self.settings.max_image_pixels
-        output = open_media(out, name=f"--out {out}", max_pixels=limit, limits=VideoLimits.from_settings(self.settings))
+        output = judgeable(open_media(out, name=f"--out {out}", max_pixels=limit,
+                                      limits=VideoLimits.from_settings(self.settings)))
         omask = None if out_mask is None else load_mask_file(out_mask, name=f"--out-mask {out_mask}", max_pixels=limit)
         return Sample(
-            refs=tuple(open_image(r, name=f"--ref {r}", max_pixels=limit) for r in refs),
+            refs=tuple(check_judgeable(open_image(r, name=f"--ref {r}", max_pixels=limit)) for r in refs),
             out=output, prompt=prompt, subject=subject,
             ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
             out_mask=output_mask(output, omask, out_mask_frame, f"--out-mask {out_mask}"), ref_labels=tuple(ref_labels))
@@ -196,7 +204,9 @@ class Scoring:
                 mv = MetricValue(name, math.nan, "the metric returned no value")
             values[name] = mv
             finite = mv.value is not None and not math.isnan(mv.value)
-            rows.append(score_row(specs[name], float(mv.value) if finite else None, mv.reason))
+            lacking = specs[name].needs.missing(sample)
+            reason = missing_inputs_text(lacking) if lacking and not finite else mv.reason
+            rows.append(score_row(specs[name], float(mv.value) if finite else None, reason))
         report = ScoreReport(rows, values, seconds=time.perf_counter() - started)
         self._results.put(key, report)
         if progress:
@@ -252,6 +262,34 @@ class Scoring:
         return {name: vs[0] for name, vs in score_metrics([sample], names, self.settings, self.models).items()}
 
 
+def check_judgeable(image: InputImage) -> InputImage:
+    """`image` when both its sides are at least `MIN_IMAGE_SIDE` pixels, else InputError naming it."""
+    w, h = image.size
+    if min(w, h) < MIN_IMAGE_SIDE:
+        raise InputError(f"{image.name} is {w}x{h} pixels: too small to judge. Images need at least {MIN_IMAGE_SIDE} "
+                         f"pixels on each side; upload the full-size image")
+    return image
+
+
+def judgeable(output: "InputImage | InputVideo") -> "InputImage | InputVideo":
+    """`check_judgeable` for an image output; a video output as it is (its frames are checked by its limits)."""
+    return output if isinstance(output, InputVideo) else check_judgeable(output)
+
+
+def missing_inputs_text(lacking: Sequence[str]) -> str:
+    """A score-table reason for the inputs a metric lacks (`Needs.missing` names), in the Score tab's words,
+    e.g. `needs a mask of reference 1 and the prompt: add them, then Run`."""
+    words = []
+    for name in lacking:
+        if name.startswith("ref_masks["):
+            words.append(f"a mask of reference {int(name[len('ref_masks['):-1]) + 1}")
+        else:
+            words.append(INPUT_WORDS.get(name, name))
+    masks = any(n.startswith("ref_masks[") or n == "out_mask" for n in lacking)
+    how = "draw them under Masks, then Run" if masks else "add them, then Run"
+    return f"needs {' and '.join(words)}: {how}"
+
+
 def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: str) -> Any:
     """The output mask as a `Sample` holds it: a validated array for an image; for a video, a `FrameMasks` (given,
     or an array drawn on frame `frame` and reused on every frame); None stays None."""
@@ -270,14 +308,14 @@ def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: 
 
 def stored_rows(latest: Mapping[str, Any], *, video: bool = False) -> list[ScoreRow]:
     """Score rows of every registered metric (the video metrics too for a `video` output) from stored records
-    (`value`, `reason`); metrics never stored show `n/a (not computed yet: press Run)`."""
+    (`value`, `reason`); metrics never stored show `n/a (not stored for this sample: press Run to compute it)`."""
     from ..metrics.registry import list_metrics
 
     rows = []
     for spec in list_metrics(None if video else "image"):
         rec = latest.get(spec.name)
         value = None if rec is None else rec.value
-        reason = "not computed yet: press Run" if rec is None else rec.reason
+        reason = NOT_STORED if rec is None else rec.reason
         rows.append(score_row(spec, value, reason))
     return rows
 

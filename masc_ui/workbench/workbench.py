@@ -140,10 +140,11 @@ class Workbench:
 
     def save_sample(self, sample: Sample, *, user: str | None, dataset: str, method: str | None = None,
                     mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,
-                    progress: Progress | None = None) -> Saved:
+                    progress: Progress | None = None, sample_id: int | None = None) -> Saved:
         """Score `sample` (from the result cache when Run already scored it) and record it with its masks and
-        every value (`Recorder.save`). Saving the same thing twice adds nothing. Admins only; without logins, a
-        dataset holds at most `settings.anonymous_dataset_mb`."""
+        every value (`Recorder.save`; `sample_id`: the stored sample on screen, which Save adds to). Saving the
+        same thing twice adds nothing; `score` with the same arguments afterwards returns the saved scores from
+        the result cache. Admins only; without logins, a dataset holds at most `settings.anonymous_dataset_mb`."""
         self.accounts.require_admin(user, "saving samples")
         check_text_input(dataset, "dataset name", field="dataset")
         self._check_dataset_quota(sample, dataset)
@@ -151,7 +152,7 @@ class Workbench:
         if progress:
             progress(0.9, "writing to the database")
         return self.recorder.save(sample, report.values, user=user, dataset=dataset, method=method,
-                                  mask_sources=mask_sources or {})
+                                  mask_sources=mask_sources or {}, sample_id=sample_id)
 
     # --- video outputs -------------------------------------------------------------------------------------------
 
@@ -188,10 +189,11 @@ class Workbench:
         self.accounts.require_admin(user, "segmenting")
         return self.segmentation.sam_predict(image, points, box, user=user)
 
-    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None) -> Any:
+    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None,
+                        threshold: float | None = None) -> Any:
         """See `Segmentation.segment_by_name`. Admins only."""
         self.accounts.require_admin(user, "segmenting")
-        return self.segmentation.segment_by_name(image, subject, user=user)
+        return self.segmentation.segment_by_name(image, subject, user=user, threshold=threshold)
 
     def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
         """See `Segmentation.mask_from_brush`."""

@@ -3,10 +3,13 @@ as CSV or JSON Lines.
 
 Columns: `sample_id, dataset, external_key, subject, category, method, seed, prompt, output_sha256,
 reference_sha256s, created_at`, then `metric:<name>` for every metric, `rating:<rater>:<criterion>`
-for every rater and criterion (empty when not rated or skipped/flagged), `mean:<criterion>` and
-`n:<criterion>`. Criteria: `cp` and `pf` always, then `sc` / `pq` only when some exported sample has
-such a rating (imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and
-missing values are empty; in JSONL they are a list and missing values are null. A ratings-only sample
+for every rater and criterion (empty when not rated or skipped/flagged), `status:<rater>` (the rater's
+status on the sample: `rated`, `skipped` or `flagged`; `criterion=status;...` when it differs between criteria;
+empty when the rater has no rating of the sample), `note:<rater>` (the rater's note, e.g. why they flagged the
+sample; distinct notes of several criteria joined by ` | `), then `mean:<criterion>` and `n:<criterion>`.
+Criteria: `cp` and `pf` always, then `sc` / `pq` only when some exported sample has such a rating
+(imported ImagenHub ratings, stored x 4). In CSV, reference hashes are joined with `;` and missing values are
+empty; in JSONL they are a list and missing values are null. A ratings-only sample
 (no images) has an empty `output_sha256` and no reference hashes.
 
 Spreadsheet safety (CSV only): a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
@@ -68,6 +71,7 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
     criteria = [c for c in t.RATING_CRITERIA if c in t.CRITERIA or c in present]
     columns = list(SAMPLE_COLUMNS) + [f"metric:{m}" for m in metrics]
     columns += [f"rating:{u}:{c}" for u in raters for c in criteria]
+    columns += [f"{kind}:{u}" for u in raters for kind in ("status", "note")]
     columns += [f"mean:{c}" for c in criteria] + [f"n:{c}" for c in criteria]
     out = []
     for r in rows:
@@ -79,10 +83,23 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
             "created_at": x.created_at.isoformat()}
         row.update({f"metric:{m}": r.metrics.get(m) for m in metrics})
         row.update({f"rating:{u}:{c}": r.ratings.get(u, {}).get(c) for u in raters for c in criteria})
+        for u in raters:
+            row[f"status:{u}"] = _status_text(r.statuses.get(u, {}))
+            row[f"note:{u}"] = r.notes.get(u)
         row.update({f"mean:{c}": r.means.get(c) for c in criteria})
         row.update({f"n:{c}": r.counts.get(c, 0) for c in criteria})
         out.append(row)
     return columns, out
+
+
+def _status_text(by_criterion: dict[str, str]) -> str | None:
+    """One rater's status on a sample: the status when every criterion has the same one, else
+    `criterion=status` pairs joined by `;`; None when the rater has no rating of the sample."""
+    if not by_criterion:
+        return None
+    if len(set(by_criterion.values())) == 1:
+        return next(iter(by_criterion.values()))
+    return ";".join(f"{c}={s}" for c, s in sorted(by_criterion.items()))
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -33,9 +33,24 @@ class SampleRepository:
 
     def datasets(self) -> list[DatasetRecord]:
         """Every dataset, by name."""
-        return self._tx.read(lambda s: [
-            DatasetRecord(id=d.id, name=d.name, created_at=d.created_at)
-            for d in s.scalars(sa.select(t.Dataset).order_by(t.Dataset.name))])
+        return self._tx.read(lambda s: [_record_of(d) for d in s.scalars(sa.select(t.Dataset).order_by(t.Dataset.name))])
+
+    def set_for_rating(self, name: str, for_rating: bool) -> DatasetRecord:
+        """Mark (True) or unmark (False) dataset `name` for rating: raters' tasks come from the marked datasets
+        (`TaskRepository`, `for_rating_only`). NotFound for an unknown dataset; setting the same again changes
+        nothing."""
+        check_text(name, "dataset", max_len=200)
+        if not isinstance(for_rating, bool):
+            raise InvalidInput(f"for_rating must be True or False, got {for_rating!r}")
+
+        def work(s: Session) -> DatasetRecord:
+            row = s.get(t.Dataset, dataset_id(s, name))
+            assert row is not None
+            if row.for_rating != for_rating:
+                row.for_rating = for_rating
+                s.flush()
+            return _record_of(row)
+        return self._tx.write(work)
 
     def ensure_subject(self, dataset: str, name: str, category: str | None = None) -> SubjectRecord:
         """The subject `name` of `dataset` (both created if absent).
@@ -282,7 +297,11 @@ def store_sample_created(s: Session, p: PreparedSample) -> tuple[int, bool]:
 def _dataset_record(s: Session, ds_id: int) -> DatasetRecord:
     row = s.get(t.Dataset, ds_id)
     assert row is not None
-    return DatasetRecord(id=row.id, name=row.name, created_at=row.created_at)
+    return _record_of(row)
+
+
+def _record_of(row: t.Dataset) -> DatasetRecord:
+    return DatasetRecord(id=row.id, name=row.name, created_at=row.created_at, for_rating=bool(row.for_rating))
 
 
 def _ensure_dataset(s: Session, name: str) -> int:

@@ -9,6 +9,8 @@ Several raters working at once each walk their own order, so they rarely collide
 Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
+With `for_rating_only=True` (what the web app asks), a scope of "all" covers only the datasets marked for
+rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used as it is.
 """
 from __future__ import annotations
 
@@ -29,30 +31,30 @@ class TaskRepository:
         self._tx = tx
 
     def next_task(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
-                  seed: int = 0) -> Task | None:
+                  seed: int = 0, for_rating_only: bool = False) -> Task | None:
         """The sample `rater` should rate next (see the module docstring), or None when nothing is left."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
-        return self._tx.read(lambda s: _State.load(s, rater, dataset).next(s, rater, overlap_k, seed))
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).next(s, rater, overlap_k, seed))
 
     def next_task_and_progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
-                               seed: int = 0) -> tuple[Task | None, Progress]:
+                               seed: int = 0, for_rating_only: bool = False) -> tuple[Task | None, Progress]:
         """`next_task` and `progress` from one snapshot, read once (what a rater's screen shows after a submit)."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
         def work(s: Session) -> tuple[Task | None, Progress]:
-            state = _State.load(s, rater, dataset)
+            state = _State.load(s, rater, dataset, for_rating_only)
             return state.next(s, rater, overlap_k, seed), state.progress(overlap_k)
         return self._tx.read(work)
 
     def previous_task(self, rater: str, *, before_sample_id: int | None = None,
-                      dataset: str | None = None) -> Task | None:
+                      dataset: str | None = None, for_rating_only: bool = False) -> Task | None:
         """The sample `rater` rated just before `before_sample_id` (by when each was first rated), or
         the most recent one when `before_sample_id` is None or not rated yet; None at the beginning."""
         def work(s: Session) -> Task | None:
-            state = _State.load(s, rater, dataset)
+            state = _State.load(s, rater, dataset, for_rating_only)
             seen = sorted(state.first_seen, key=lambda sid: (state.first_seen[sid], sid))
             if before_sample_id in state.first_seen:
                 index = seen.index(before_sample_id)
@@ -60,11 +62,27 @@ class TaskRepository:
             return state.task(s, seen[-1]) if seen else None
         return self._tx.read(work)
 
-    def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2) -> Progress:
+    def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
+                 for_rating_only: bool = False) -> Progress:
         """Counts for the rater's progress bar (see `storage.records.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
-        return self._tx.read(lambda s: _State.load(s, rater, dataset).progress(overlap_k))
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).progress(overlap_k))
+
+    def statuses(self, rater: str, dataset: str | None = None, *, for_rating_only: bool = False) -> dict[int, str]:
+        """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
+        current rating): `rated` when every criterion is rated, else `flagged` when one is flagged, else
+        `skipped`."""
+        def work(s: Session) -> dict[int, str]:
+            state = _State.load(s, rater, dataset, for_rating_only)
+            out = {}
+            for sample_id, by_criterion in state.mine.items():
+                if len(by_criterion) == len(t.CRITERIA):
+                    found = {r.status for r in by_criterion.values()}
+                    out[sample_id] = ("rated" if found == {"rated"} else "flagged" if "flagged" in found
+                                      else "skipped")
+            return out
+        return self._tx.read(work)
 
 
 def _order_key(seed: int, rater: str, sample_id: int) -> str:
@@ -83,12 +101,15 @@ class _State:
         self.complete = complete
 
     @classmethod
-    def load(cls, s: Session, username: str, dataset: str | None) -> "_State":
+    def load(cls, s: Session, username: str, dataset: str | None, for_rating_only: bool = False) -> "_State":
         who = rater_row(s, username)
         with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
         scope_query = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output))
         if dataset is not None:
             scope_query = scope_query.where(t.Sample.dataset_id == dataset_id(s, dataset))
+        elif for_rating_only:
+            marked = sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))
+            scope_query = scope_query.where(t.Sample.dataset_id.in_(marked))
         scope = set(s.scalars(scope_query))
         in_scope = sa.and_(t.Rating.sample_id.in_(scope_query), t.Rating.criterion.in_(t.CRITERIA))
         mine: dict[int, dict[str, RatingRecord]] = defaultdict(dict)

@@ -35,12 +35,18 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
     ids = [x.id for x in samples]
     metrics = latest_values(s, ids)
     ratings: dict[int, dict[str, dict[str, int | None]]] = defaultdict(lambda: defaultdict(dict))
+    statuses: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    notes: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for part in chunks(ids):
-        for sample_id, username, criterion, score in s.execute(
-                sa.select(t.Rating.sample_id, t.Rater.username, t.Rating.criterion, t.Rating.score)
+        for sample_id, username, criterion, score, status, note in s.execute(
+                sa.select(t.Rating.sample_id, t.Rater.username, t.Rating.criterion, t.Rating.score, t.Rating.status,
+                          t.Rating.note)
                 .join(t.Rater, t.Rater.id == t.Rating.rater_id).where(t.Rating.sample_id.in_(part))
-                .order_by(t.Rater.username)):
+                .order_by(t.Rater.username, t.Rating.criterion)):
             ratings[sample_id][username][criterion] = score
+            statuses[sample_id][username][criterion] = status
+            if note and note not in notes[sample_id][username]:
+                notes[sample_id][username].append(note)
     rows = []
     for sample in samples:
         by_rater = {u: dict(c) for u, c in ratings.get(sample.id, {}).items()}
@@ -52,5 +58,7 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
             counts[criterion] = len(scores)
             means[criterion] = sum(scores) / len(scores) if scores else None  # type: ignore[arg-type]
         values = {name: v.value for name, v in sorted(metrics.get(sample.id, {}).items())}
-        rows.append(SampleRow(sample=sample, metrics=values, ratings=by_rater, means=means, counts=counts))
+        rows.append(SampleRow(sample=sample, metrics=values, ratings=by_rater, means=means, counts=counts,
+                              statuses={u: dict(c) for u, c in statuses.get(sample.id, {}).items()},
+                              notes={u: " | ".join(n) for u, n in notes.get(sample.id, {}).items()}))
     return rows

@@ -12,9 +12,11 @@ import pytest
 CHROMIUM = os.environ.get("MASC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-USERS = {"alice": "pw-alice", "bob": "pw-bob"}
-ROLES = {"alice": "admin", "bob": "rater"}
+USERS = {"alice": "pw-alice", "bob": "pw-bob", "carol": "pw-carol"}
+ROLES = {"alice": "admin", "bob": "rater", "carol": "rater"}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+WIDE, SMALL = {"width": 1400, "height": 1000}, {"width": 800, "height": 900}
+"""The two window sizes every tab is checked at."""
 
 
 @pytest.fixture(scope="session")
@@ -52,16 +54,16 @@ def shots(request: pytest.FixtureRequest):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     counter = iter(range(1, 100))
 
-    def shot(page, name: str) -> Path:
+    def shot(page, name: str, *, full_page: bool = True) -> Path:
         path = ARTIFACTS / f"{request.node.name}-{next(counter):02d}-{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path), full_page=full_page)
         return path
     return shot
 
 
-def login(browser, url: str, user: str):
+def login(browser, url: str, user: str, viewport: dict | None = None):
     """A new page logged in as `user`, with the app loaded."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport=viewport or WIDE)
     page.set_default_timeout(180_000)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -67,7 +67,7 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     page.wait_for_timeout(500)
     page.locator("#mask-use-brush").click()
     brush_msg = wait_text(page, "#mask-message", "brush mask:")
-    assert int(re.search(r"brush mask: (\d+) px", brush_msg).group(1)) > 100
+    assert int(re.search(r"brush mask: ([\d,]+) px", brush_msg).group(1).replace(",", "")) > 100
     shots(page, "brush-stroke")
 
     # Segment Anything: one positive click on reference 1.
@@ -109,7 +109,7 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     page.locator("#explain").click()
     for sel in ("#cp-map img", "#best-map img", "#corr-lines img", "#pf-map img"):
         page.locator(sel).wait_for(timeout=STEP_MS)
-    wait_text(page, "#explain-notes", "CP ")
+    wait_text(page, "#explain-notes", "MaSC CP ")
     page.locator("#pf-map").scroll_into_view_if_needed()
     shots(page, "overlays")
     assert not page.errors, page.errors
@@ -123,6 +123,7 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
         for i in range(2):
             sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i}: {name}", name.split("-")[0])
             wb.recorder.save(sample, {}, user=None, dataset="e2e", method=f"method-{i}")
+    wb.samples.set_for_rating("e2e", True, user=None)
     page = login(browser, app_server.url, "bob")
     wait_text(page, "#rate-prompt", "Prompt")  # a rater lands on the Rate tab, the only one shown
     assert page.get_by_role("tab", name="Score").count() == 0 and page.get_by_role("tab", name="Agreement").count() == 0

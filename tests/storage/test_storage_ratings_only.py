@@ -153,7 +153,7 @@ def test_upgrade_from_0001_keeps_data_and_downgrade_refuses_new_kinds(database_u
             store.ratings.import_external("imagenhub:rater1", [ExternalRating(new.id, "sc", 4)])
         with pytest.raises(RuntimeError, match="1 ratings of criterion sc or pq.*1 samples without a prompt"):
             migrate.downgrade(engine, "0001")
-        assert migrate.current_revision(engine) == migrate.head_revision()
+        assert migrate.current_revision(engine) == migrate.head_revision()  # refused: nothing changed
         with engine.begin() as c:  # without the new kinds of rows, the downgrade goes through
             c.execute(sa.text("DELETE FROM ratings WHERE sample_id = :i"), {"i": new.id})
             c.execute(sa.text("DELETE FROM samples WHERE id = :i"), {"i": new.id})

@@ -24,7 +24,24 @@ def _values(table_html: str) -> dict[str, str]:
 
 
 def _run(client: Client, ref: str, out: str, prompt: str, subject: str, names=ALL_METRICS, x100=False):
+    """(score table, Run's message, out-of-date note, status line)."""
     return client.predict(handle_file(ref), None, handle_file(out), prompt, subject, names, x100, api_name="/run")
+
+
+def _load(client: Client, name: str) -> tuple[str, str, str, str, str]:
+    """Load an example: (reference path, output path, prompt, subject, Load's message)."""
+    shown = client.predict(name, "workbench", api_name="/load_example")
+    return shown[-5], shown[-3], shown[-2], shown[-1], shown[12]
+
+
+def _open(client: Client, sample_id: int) -> dict:
+    """Open a stored sample from Browse: what the Score tab and Browse then show, by name."""
+    shown = client.predict(sample_id, api_name="/open_sample")
+    names = ("scores", "stale", "cp_map", "best_map", "lines", "pf_map", "explain_notes", "run_msg", "explain_msg",
+             "save_msg", "ref", "extra", "out", "prompt", "subject", "dataset", "method", "example", "load_msg",
+             "link", "open_msg")
+    assert len(shown) == len(names)
+    return dict(zip(names, shown))
 
 
 def test_login_is_required(served):
@@ -43,9 +60,10 @@ def test_demo_banner_and_status_line(client):
 
 
 def test_example_pair_scores_every_metric_side_by_side(client):
-    ref, out, prompt, subject, msg = client.predict("cat-on-grass", api_name="/load_example")
+    ref, out, prompt, subject, msg = _load(client, "cat-on-grass")
     assert subject == "cat" and "with its masks" in msg
-    table, message, status = _run(client, ref, out, prompt, subject)
+    table, message, stale, status = _run(client, ref, out, prompt, subject)
+    assert stale == ""
     values = _values(table)
     assert list(values) == ALL_METRICS
     for name, text in values.items():
@@ -73,7 +91,7 @@ def test_bad_uploads_get_a_clear_message(client, tmp_path: Path):
     ex = EXAMPLES_DIR / "cat-on-grass"
     text = tmp_path / "notes.png"
     text.write_text("this is not an image")
-    table, message, _ = _run(client, str(text), str(ex / "out.jpg"), "a cat", "cat", names=["clip_i"])
+    table, message, *_ = _run(client, str(text), str(ex / "out.jpg"), "a cat", "cat", names=["clip_i"])
     assert table == "" and "reference image 1" in message and "not an image" in message
     truncated = tmp_path / "cut.jpg"
     truncated.write_bytes((ex / "out.jpg").read_bytes()[:2000])
@@ -82,25 +100,24 @@ def test_bad_uploads_get_a_clear_message(client, tmp_path: Path):
 
 
 def test_explain_draws_four_maps(client):
-    ref, out, prompt, subject, _ = client.predict("cat-on-grass", api_name="/load_example")
-    cp_map, best_map, lines, pf_map, notes, _ = client.predict(
+    ref, out, prompt, subject, _ = _load(client, "cat-on-grass")
+    cp_map, best_map, lines, pf_map, notes, message, stale, _ = client.predict(
         handle_file(ref), None, handle_file(out), prompt, subject, api_name="/explain")
     from PIL import Image
 
-    assert [item["caption"] for item in cp_map] == ["reference 1"]
-    cp_map = cp_map[0]["image"]
     for path in (cp_map, best_map, lines, pf_map):
         assert path and Path(path).is_file()
     w, h = Image.open(ref).size
     assert Image.open(cp_map).size[0] == w and Image.open(cp_map).size[1] > h  # legend strip below
-    assert notes.startswith("CP ")
+    assert message.startswith("4 map(s) drawn (CP ") and stale == ""
+    assert notes.startswith("**MaSC CP ") and "*CP map:*" in notes and "*PF map:*" in notes
 
 
 def test_save_twice_does_not_duplicate(client, served):
-    ref, out, prompt, subject, _ = client.predict("coffee-on-bricks", api_name="/load_example")
-    inputs = (handle_file(ref), None, handle_file(out), prompt, subject, ["cp", "clip_i"], "handlers", "m1")
-    first = client.predict(*inputs, api_name="/save")
-    second = client.predict(*inputs, api_name="/save")
+    ref, out, prompt, subject, _ = _load(client, "coffee-on-bricks")
+    inputs = (handle_file(ref), None, handle_file(out), prompt, subject, ["cp", "clip_i"], "handlers", "m1", False)
+    first = client.predict(*inputs, api_name="/save")[0]
+    second = client.predict(*inputs, api_name="/save")[0]
     assert "saved as sample #" in first and "2 new mask(s), 2 new metric value(s)" in first
     assert "nothing changed" in second
     store = served.wb.database.store
@@ -111,13 +128,19 @@ def test_save_twice_does_not_duplicate(client, served):
     assert all(v.provenance.code_version and v.provenance.model_id for v in values)
     assert len(store.masks.current(samples[0].id)) == 2
     fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
-    ref2, _, out2, prompt2, subject2, msg, stored, video = fresh.predict(samples[0].id, api_name="/open_sample")
-    assert video is None  # an image sample: the video box stays empty
-    assert prompt2 == prompt and subject2 == subject and "stored scores" in msg
+    shown = _open(fresh, samples[0].id)
+    assert (shown["prompt"], shown["subject"], shown["dataset"], shown["method"]) == (prompt, subject, "handlers", "m1")
+    assert "stored scores" in shown["load_msg"] and f"Stored sample #{samples[0].id}" in shown["link"]
     registered = {spec.name for spec in list_metrics()}  # the stored report lists every registered image metric
+    stored = shown["scores"]
     assert set(_values(stored)) == registered and re.fullmatch(r"-?\d+\.\d{4}", _values(stored)["cp"])
-    note = fresh.predict("out", 0.5, handle_file(ref2), None, handle_file(out2), api_name="/render")[-1]
+    note = fresh.predict("out", 0.5, handle_file(shown["ref"]), None, handle_file(shown["out"]),
+                         api_name="/render")[3]
     assert note.startswith("mask source: imported")
+    again = fresh.predict(handle_file(shown["ref"]), None, handle_file(shown["out"]), prompt, subject, ["cp", "clip_i"],
+                          "handlers", "m1", False, api_name="/save")[0]
+    assert f"saved to sample #{samples[0].id}" in again and "nothing changed" in again  # the opened sample, no copy
+    assert len(store.samples.list("handlers")) == 1
 
 
 def _seed_samples(served, n: int = 3) -> list[int]:
@@ -129,21 +152,28 @@ def _seed_samples(served, n: int = 3) -> list[int]:
             s = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i} of {name}", name.split("-")[0])
             ids.append(wb.save_sample(s, user=None, dataset="rating", method=f"m{i}",
                                       names=["clip_i", "dino_i"]).sample_id)
+    wb.samples.set_for_rating("rating", True, user=None)  # raters' tasks come from datasets marked for rating
     return ids
+
+
+def current_of(served, rater: str, sample_id: int) -> dict:
+    """criterion -> (status, score) of `rater`'s current ratings of a sample."""
+    return {r.criterion: (r.status, r.score)
+            for r in served.wb.database.store.ratings.current(rater=rater, sample_id=sample_id)}
 
 
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(api_name="/rate_open")
+    screen, who, prompt, refs, out, cp, pf, reason, progress, msg = c.predict(api_name="/rate_open")
     assert "alice" in who and "Prompt" in prompt and refs and out
     assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
         before = served.wb.database.store.ratings.current(rater="alice")
-        screen, who, prompt, refs, out, cp, pf, progress, _, msg = c.predict(screen, cp_score, pf_score,
-                                                                          api_name="/rate_submit")
+        screen, who, prompt, refs, out, cp, pf, reason, progress, msg = c.predict(screen, cp_score, pf_score, "",
+                                                                                  api_name="/rate_submit")
         after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
         assert "#" not in msg and screen and not screen.isdigit()  # the browser never sees a sample id
@@ -151,7 +181,11 @@ def test_rating_flow_commits_and_can_go_back(served):
     assert "rated 3 /" in progress
     back = c.predict(api_name="/rate_back")
     assert "back to your previous task" in back[-1] and str(back[5]) == "0" and str(back[6]) == "0"
-    c.predict(back[0], 2, 3, api_name="/rate_submit")
+    kept = c.predict(back[0], None, None, "", api_name="/rate_skip")  # a skip keeps the answer
+    assert "kept your answer (CP 0, PF 0)" in kept[-1]
+    assert current_of(served, "alice", seen[-1]) == {"cp": ("rated", 0), "pf": ("rated", 0)}
+    back = c.predict(api_name="/rate_back")
+    c.predict(back[0], 2, 3, "", api_name="/rate_submit")
     current = {(r.sample_id, r.criterion): r for r in served.wb.database.store.ratings.current(rater="alice")}
     assert current[(seen[-1], "cp")].score == 2 and current[(seen[-1], "pf")].score == 3
     assert current[(seen[0], "cp")].score == 3 and current[(seen[1], "pf")].score == 4
@@ -162,13 +196,20 @@ def test_submit_without_scores_is_refused_and_keeps_the_task(served):
     _seed_samples(served, n=1)
     c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
     first = c.predict(api_name="/rate_open")
-    result = c.predict(first[0], None, 2, api_name="/rate_submit")
+    result = c.predict(first[0], None, 2, "", api_name="/rate_submit")
     assert "not saved" in result[-1] and "concept preservation" in result[-1]
     assert result[2] == {"__type__": "update"}  # prompt and images left as they are on screen
     again = c.predict(api_name="/rate_open")
     assert again[2] == first[2]  # and nothing was stored: same task (a new view of it: a new opaque token)
     assert again[0] != first[0]
-    skipped = c.predict(again[0], None, None, api_name="/rate_skip")
+    unflagged = c.predict(again[0], None, None, "  ", api_name="/rate_flag")
+    assert "not saved" in unflagged[-1] and "reason box" in unflagged[-1]  # a flag needs a reason
+    assert served.wb.database.store.ratings.current(rater="bob") == []
+    flagged = c.predict(again[0], None, None, "the output is blank", api_name="/rate_flag_by_enter")
+    assert "(flagged)" in flagged[-1] and "1 flagged not rated" in flagged[-2]
+    notes = {r.note for r in served.wb.database.store.ratings.current(rater="bob")}
+    assert notes == {"the output is blank"}
+    skipped = c.predict(flagged[0], None, None, "", api_name="/rate_skip")
     assert "skipped" in skipped[-1]
 
 
@@ -177,27 +218,33 @@ def test_an_answer_to_a_task_no_longer_on_screen_is_refused(served):
     _seed_samples(served, n=2)
     c = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
     first = c.predict(api_name="/rate_open")
-    c.predict(first[0], 3, 3, api_name="/rate_submit")
+    c.predict(first[0], 3, 3, "", api_name="/rate_submit")
     before = served.wb.database.store.ratings.current(rater="bob")
-    late = c.predict(first[0], None, None, api_name="/rate_skip")
+    late = c.predict(first[0], None, None, "", api_name="/rate_skip")
     assert "nothing saved: the task changed" in late[-1]
     assert served.wb.database.store.ratings.current(rater="bob") == before
 
 
 def test_browse_filter_open_and_export(client, served):
     _seed_samples(served, n=1)
-    *_, table, msg = client.predict("rating", "", "", "id", False, api_name="/browse")
+    *_, table, msg, rating = client.predict("rating", "", "", "id", False, api_name="/browse")
     headers, rows = table["headers"], table["data"]
-    assert {"clip_i", "dino_i", "human CP (mean)", "human PF (mean)"} <= set(headers)
+    assert {"CLIP-I", "DINO-I", "human CP (mean)", "human PF (mean)"} <= set(headers)  # display names, not code names
+    assert headers[-1] == "prompt" and "is marked for rating" in rating
     assert rows and all(r[headers.index("dataset")] == "rating" for r in rows)
-    *_, only_m0, _ = client.predict("rating", "m0", "", "clip_i", True, api_name="/browse")
+    *_, only_m0, _, _ = client.predict("rating", "m0", "", "CLIP-I", True, api_name="/browse")
     assert {r[headers.index("method")] for r in only_m0["data"]} == {"m0"}
     sid = rows[0][0]
-    ref, extra, out, prompt, subject, message, stored, _ = client.predict(sid, api_name="/open_sample")
-    assert f"opened sample #{sid}" in message and Path(ref).is_file() and prompt == rows[0][headers.index("prompt")]
-    shown = _values(stored)
-    assert shown["clip_i"] == f"{rows[0][headers.index('clip_i')]:.4f}"
-    assert shown["cp"] == "n/a (not computed yet: press Run)"
+    opened = _open(client, sid)
+    assert f"opened sample #{sid}" in opened["load_msg"] and opened["open_msg"] == f"opened sample #{sid}"
+    assert Path(opened["ref"]).is_file() and opened["prompt"] == rows[0][headers.index("prompt")]
+    assert (opened["dataset"], opened["method"]) == ("rating", rows[0][headers.index("method")])
+    shown = _values(opened["scores"])
+    assert shown["clip_i"] == f"{rows[0][headers.index('CLIP-I')]:.4f}"
+    assert shown["cp"] == "n/a (not stored for this sample: press Run to compute it)"
+    for bad, said in ((999_999, "#999999 is not in the database"), (0, "whole number from 1")):
+        failed = _open(client, bad)
+        assert said in failed["open_msg"] and failed["prompt"] == {"__type__": "update"}  # the Score tab untouched
     path, note = client.predict("csv", "rating", api_name="/export")
     with open(path, newline="") as fh:
         exported = list(csv.DictReader(fh))
@@ -214,9 +261,12 @@ def test_agreement_tab_matches_cli_table(served):
         for k, sid in enumerate(ids):
             store.ratings.rate_sample(rater, sid, {"cp": (k + (rater == "dave")) % 5, "pf": k % 5})
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    table, text, plot, metric, message = c.predict("rating", "cp", None, 200, api_name="/agreement")
-    assert message == ""
-    assert {row[1] for row in table["data"]} >= {"clip_i", "dino_i", "humans"}
+    c.predict("(all datasets)", api_name="/on_show")  # the tab's datasets, as opening the tab lists them
+    table, text, plot, metric, warnings, message = c.predict("rating", "cp", None, 200, api_name="/agreement")
+    assert message.startswith("computed on up to 6 sample(s)")
+    assert "fewer than 30" in warnings and "single rater" not in warnings
+    assert {row[1] for row in table["data"]} >= {"CLIP-I", "DINO-I", "humans"}
+    assert metric["value"] == "clip_i" and ["CLIP-I", "clip_i"] in metric["choices"]  # a metric with values to plot
     from masc_ui.analysis import agreement_table, format_table
     from masc_ui.datasets.agreement_source import load_agreement_data
 
@@ -245,12 +295,12 @@ def test_odd_modes_work_and_decompression_bombs_are_refused(client, tmp_path: Pa
     Image.fromarray((np.asarray(Image.open(ex / "ref.jpg").convert("L"), dtype=np.uint16) * 257)).save(grey16)
     cmyk = tmp_path / "out-cmyk.jpg"
     Image.open(ex / "out.jpg").convert("CMYK").save(cmyk)
-    table, message, _ = _run(client, str(grey16), str(cmyk), "a cat", "cat", names=["clip_i", "dino_i"])
+    table, message, *_ = _run(client, str(grey16), str(cmyk), "a cat", "cat", names=["clip_i", "dino_i"])
     assert all(re.fullmatch(r"-?\d+\.\d{4}", v) for v in _values(table).values()), message
     bomb = tmp_path / "bomb.png"
     Image.new("1", (10_000, 10_000)).save(bomb, optimize=True)
     assert bomb.stat().st_size < 200_000
-    table, message, _ = _run(client, str(ex / "ref.jpg"), str(bomb), "a cat", "cat", names=["clip_i"])
+    table, message, *_ = _run(client, str(ex / "ref.jpg"), str(bomb), "a cat", "cat", names=["clip_i"])
     assert table == "" and "output image (bomb.png)" in message and "too large to open safely" in message
 
 
@@ -268,17 +318,22 @@ def test_several_references_are_scored_against_each(served):
 
 
 def test_mask_handlers_by_name_and_clear(client):
-    ref, out, prompt, subject, _ = client.predict("cat-on-grass", api_name="/load_example")
+    ref, out, prompt, subject, _ = _load(client, "cat-on-grass")
     images = (handle_file(ref), None, handle_file(out))
-    view, sam_view, candidates, msg = client.predict("out", 0.5, *images, api_name="/render")
-    assert "mask source: imported" in msg and Path(view).is_file()
-    view, _, _, msg = client.predict("out", "cat", 0.5, *images, api_name="/on_by_name")
-    assert "'cat'" in msg or "doubtful" in msg  # tiny random SAM 3: usually nothing found -> flagged as doubtful
-    _, _, _, msg = client.predict("out", 0.5, *images, api_name="/on_clear_mask")
-    assert msg == "mask cleared"
+    view, sam_view, candidates, msg, proposed = client.predict("out", 0.5, *images, api_name="/render")
+    assert "mask source: imported" in msg and Path(view).is_file() and proposed is None
+    view, _, _, msg, proposed = client.predict("out", "cat", 0.9, 0.5, *images, api_name="/on_by_name")
+    assert "not applied" in msg and proposed and Path(proposed).is_file()  # offered next to the current mask
+    assert client.predict("out", 0.5, *images, api_name="/render")[3].startswith("mask source: imported")
+    msg = client.predict("out", 0.5, *images, api_name="/on_discard")[3]
+    assert "discarded" in msg
+    msg = client.predict("out", 0.5, *images, api_name="/on_clear_mask")[3]
+    assert msg.startswith("mask cleared")
     table = _run(client, ref, out, prompt, subject, names=["pf", "clip_i_seg"])[0]
     assert all(v.startswith("n/a (") for v in _values(table).values())
-    _, _, _, msg = client.predict("ref0", 0.5, *images, api_name="/on_undo")
+    msg = client.predict("out", 0.5, *images, api_name="/on_undo_mask")[3]
+    assert "imported" in msg  # the cleared mask is back
+    msg = client.predict("ref0", 0.5, *images, api_name="/on_undo")[3]
     assert msg == "nothing to undo"
 
 
@@ -302,7 +357,7 @@ def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
     try:
         assert entered.wait(120)
         who = rater.predict(api_name="/rate_open")[1]  # answered while the Run is still inside the model call
-        browse_note = rater.predict("", "", "", "id", False, api_name="/browse")[-1]
+        browse_note = rater.predict("", "", "", "id", False, api_name="/browse")[-2]
         assert "bob" in who and "sample(s)" in browse_note
         assert not job.done()
     finally:
@@ -321,7 +376,7 @@ def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
         c = Client(app.local_url, verbose=False)
         opened = c.predict(api_name="/rate_open")
         assert opened[1].startswith("**Log in to rate.**") and "MASC_USERS" in opened[1]
-        submitted = c.predict("", 3, 3, api_name="/rate_submit")
+        submitted = c.predict("", 3, 3, "", api_name="/rate_submit")
         assert submitted[-1] == "⚠ log in to rate"
         assert wb.database.store.ratings.raters() == []
     finally:

@@ -105,3 +105,64 @@ def test_uploads_are_decoded_once_per_session_and_forgotten_when_gone(tmp_path):
     assert uploads.get(str(a), "reference image 1", decode) is not first and decoded == [str(a), str(b), str(a)]
     with pytest.raises(InputError, match="file not found"):
         uploads.get(str(tmp_path / "gone.png"), "output image", decode)
+
+
+class Img:
+    """An image as the session sees it: a size and a content hash."""
+
+    def __init__(self, sha: str, size=(10, 8)):
+        self.sha256, self.size = sha, size
+        self.width, self.height = size
+
+
+def _mask(cols: int, size=(10, 8)) -> np.ndarray:
+    m = np.zeros(size[::-1], dtype=bool)
+    m[:, :cols] = True
+    return m
+
+
+def test_another_tools_result_is_offered_not_applied_and_undo_walks_back():
+    s, img = MaskSession(), Img("a")
+    s.set_mask("ref0", _mask(4), "drawn", img)
+    msg = s.offer("ref0", _mask(1), "text-prompted", img)
+    assert "not applied yet" in msg and "replace the current brush mask (32 px)" in msg
+    assert s.masks["ref0"].sum() == 32 and s.sources["ref0"] == "drawn"  # the drawing is kept
+    assert "discarded" in s.discard_pending("ref0") and not s.pending
+    s.offer("ref0", _mask(1), "text-prompted", img)
+    assert "applied" in s.apply_pending("ref0", img)
+    assert s.masks["ref0"].sum() == 8 and s.sources["ref0"] == "text-prompted"
+    assert "back to the brush mask (32 px)" in s.undo_mask("ref0")
+    assert s.masks["ref0"].sum() == 32 and s.sources["ref0"] == "drawn"
+    assert "no mask again" in s.undo_mask("ref0") and "ref0" not in s.masks
+    assert "no earlier mask" in s.undo_mask("ref0")
+
+
+def test_doubtful_masks_are_always_offered_and_a_tool_refines_its_own_mask():
+    s, img = MaskSession(), Img("a")
+    msg = s.offer("out", np.zeros((8, 10), bool), "text-prompted", img, doubtful="no instance of 'cat' found")
+    assert msg.startswith("⚠ doubtful mask (0 px), not applied: no instance of 'cat' found") and "out" not in s.masks
+    assert "applied" in s.offer("out", _mask(3), "sam", img) and s.sources["out"] == "sam"
+    assert "applied" in s.offer("out", _mask(5), "sam", img) and s.masks["out"].sum() == 40
+
+
+def test_masks_belong_to_their_image():
+    s = MaskSession()
+    a, b = Img("a"), Img("b")
+    s.set_mask("ref0", _mask(4), "imported", a)
+    s.set_mask("out", _mask(2), "imported", a)
+    assert s.mask_of("ref0", a) is not None and s.mask_of("ref0", b) is None
+    assert s.keep_for({"ref0": "b", "out": "a"}) == ["ref0"]  # reference 1 is another image now
+    assert "ref0" not in s.masks and "ref0" not in s.history and s.masks["out"].sum() == 16
+    with pytest.raises(InputError, match="a 10x8 mask cannot belong to a 20x8 image"):
+        s.set_mask("out", _mask(2), "drawn", Img("c", (20, 8)))
+    s.stored_sample = 3
+    s.reset()
+    assert not s.masks and s.stored_sample is None
+
+
+def test_sam_clicks_over_a_drawn_mask_stay_a_proposal_until_applied():
+    s, seg = MaskSession(), FakeSegmenter()
+    s.set_mask("ref0", _mask(6), "drawn")
+    msg = s.click("ref0", IMG, 3, 4, "positive", seg.sam_predict)
+    assert "candidate 2 of 3" in msg and "not applied yet" in msg and s.sources["ref0"] == "drawn"
+    assert "discarded" in s.undo("ref0", IMG, seg.sam_predict) and s.masks["ref0"].sum() == 48

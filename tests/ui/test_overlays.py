@@ -29,12 +29,33 @@ def test_heatmap_keeps_image_size_and_adds_legend_and_leaves_nan_cells_untouched
     img = Image.new("RGB", (64, 32), (200, 10, 10))
     grid = np.array([[np.nan, 0.5], [0.2, 0.9]], dtype=np.float32)
     out = overlays.heatmap(img, grid, lo=0.0, hi=1.0, title="t", opacity=0.6)
-    assert out.size == (64, 32 + overlays.LEGEND_HEIGHT) and out.mode == "RGB"
+    assert out.size == (64, 32 + overlays.legend_height(64, "t")) and out.mode == "RGB"
     arr = np.asarray(out)
     assert tuple(arr[2, 2]) == (200, 10, 10)  # NaN patch (top-left) shows the photo
     assert tuple(arr[2, 40]) != (200, 10, 10)  # coloured patch
     legend = arr[32:]
     assert legend.std() > 0  # colour bar and text drawn
+
+
+@pytest.mark.parametrize("width", [120, 300, 1000])
+def test_a_long_title_on_a_square_image_wraps_whole_and_the_colour_bar_fits(width):
+    from PIL import ImageDraw
+
+    title = "CP over reference 1: best cosine of each subject patch"
+    out = overlays.heatmap(Image.new("RGB", (width, width), (90, 90, 90)), np.array([[0.2, 0.8]]), lo=0.2, hi=0.8,
+                           title=title)
+    size = overlays.legend_font_size(width)
+    lines = overlays._wrap(title, overlays._font(size), width - 12)
+    assert " ".join(lines) == title  # nothing dropped
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength
+    assert all(measure(line, font=overlays._font(size)) <= width - 12 for line in lines)
+    legend = np.asarray(out)[width:]
+    assert out.size == (width, width + overlays.legend_height(width, title))
+    bar_rows = np.where((np.abs(legend.astype(int) - legend.mean(axis=1, keepdims=True)).sum(axis=-1) > 0).any(axis=1))[0]
+    assert bar_rows.max() < legend.shape[0] - 2  # the colour bar ends inside the strip, with a margin
+    viridis_top = np.array([253, 231, 37])
+    assert (np.abs(legend.astype(int) - viridis_top).sum(axis=-1) < 30).any()  # the bar's bright end is drawn
+    assert size >= overlays.LEGEND_FONT_MIN and overlays.legend_font_size(1000) > overlays.legend_font_size(300)
 
 
 def test_patch_center_is_row_major():
@@ -47,7 +68,8 @@ def test_correspondences_draw_only_the_chosen_reference_and_top_k():
     out = Image.new("RGB", (80, 40), "black")
     matches = [(0, 0, 7, 0.9), (0, 3, 0, 0.2), (1, 0, 0, 0.99)]
     pic = overlays.correspondences(ref, out, matches, ref_grid=(2, 2), out_grid=(2, 4), top_k=1, height=40)
-    assert pic.size == (40 + 16 + 80, 40 + overlays.LEGEND_HEIGHT)
+    title = "top 1 correspondences (reference 1 -> output), colour = cosine"
+    assert pic.size == (40 + 16 + 80, 40 + overlays.legend_height(40 + 16 + 80, title))
     arr = np.asarray(pic)[:40]
     assert (arr.sum(axis=-1) > 0).any()
     # The one drawn line starts at ref patch 0 (10, 10): its end point sits on output patch 7 (70, 30) + offset.
@@ -69,3 +91,13 @@ def test_draw_prompts_marks_points_and_box():
     out = np.asarray(overlays.draw_prompts(img, [(20, 20, 1), (80, 80, 0)], box=(10, 50, 40, 90)))
     assert out[20, 20, 1] > 150 and out[80, 80, 0] > 150
     assert out[50, 25, 2] > 200  # box edge
+
+
+def test_side_by_side_scales_to_the_tallest_and_keeps_each_whole():
+    a, b = Image.new("RGB", (30, 60), "red"), Image.new("RGB", (40, 20), "blue")
+    pic = overlays.side_by_side([a, b], gap=10)
+    assert pic.size == (30 + 10 + 120, 60)
+    arr = np.asarray(pic)
+    assert tuple(arr[30, 5]) == (255, 0, 0) and tuple(arr[30, 35]) == (255, 255, 255) and tuple(arr[59, 159]) == (0, 0, 255)
+    with pytest.raises(ValueError, match="at least one"):
+        overlays.side_by_side([])

@@ -15,10 +15,10 @@ from masc_ui.ui.upload import NOT_UPLOADED
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
-RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_back", "status_text", "pages_for",
-                   "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip", "rate_pair_flag",
-                   "rate_pair_back"}
-NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
+RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", "rate_back",
+                   "status_text", "pages_for", "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip",
+                   "rate_pair_flag", "rate_pair_back"}
+NEEDS_EVENT_DATA = {"on_click", "on_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 
 
@@ -37,6 +37,7 @@ def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     for i in range(3):
         sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"a cat, take {i}", "cat")
         wb.save_sample(sample, user=None, dataset="secret-set", method=f"secret-method-{i}", names=["clip_i"])
+    wb.samples.set_for_rating("secret-set", True, user=None)  # raters' tasks come from datasets marked for rating
     served = serve(wb, block=False)
     yield SimpleNamespace(url=served.local_url.rstrip("/"), wb=wb, data=data, blocks=served)
     served.close()
@@ -123,7 +124,7 @@ def test_uploaded_files_still_work_and_blobs_keep_the_uploaded_bytes(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     ex = EXAMPLES_DIR / "coffee-on-bricks"
     msg = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")), "a cup",
-                         "coffee cup", ["clip_i"], "uploads", "", api_name="/save")
+                         "coffee cup", ["clip_i"], "uploads", "", False, api_name="/save")[0]
     assert "saved as sample #" in msg
     sample = app.wb.database.store.samples.list("uploads")[0]
     blob = app.wb.database.store.images.read(sample.output)
@@ -138,8 +139,7 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
             "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
-            "pairwise_report", "pairwise_datasets", "video_load", "video_select", "video_explain", "video_mask_brush",
-            "video_mask_by_name", "video_mask_clear", "browse_poster"} <= set(admin_only)
+            "pairwise_report", "pairwise_datasets"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -158,25 +158,26 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
     for sample in store.samples.list("secret-set"):
         store.ratings.rate_sample("someone-else", sample.id, {"cp": 4, "pf": 0})
     rater = Client(app.url, auth=RATER, verbose=False)
-    token, who, prompt, refs, out, cp, pf, progress, _, msg = rater.predict(api_name="/rate_open")
+    token, who, prompt, refs, out, cp, pf, reason, progress, msg = rater.predict(api_name="/rate_open")
     shown = json.dumps([token, who, prompt, progress, msg])
     assert "secret-method" not in shown and "clip" not in shown.lower() and "someone-else" not in shown
     assert cp is None and pf is None and not token.isdigit()
     ids = {str(s.id) for s in store.samples.list("secret-set")}
     assert token not in ids and "#" not in msg
-    answered = rater.predict(token, 3, 2, api_name="/rate_submit")
+    answered = rater.predict(token, 3, 2, "", api_name="/rate_submit")
     assert "saved your answer" in answered[-1] and "#" not in answered[-1]
     config = httpx.get(f"{app.url}/config", cookies=_http(app, RATER).cookies).text
     assert "secret-method" not in config
 
 
 def test_tabs_are_hidden_for_raters_and_shown_for_admins(app):
-    kind, (*pages, tabs) = _call(_http(app, RATER), "pages_for", [])
-    # Score, Browse, Agreement, Compare, Pairwise results, Leaderboard
-    assert kind == "complete" and [page["visible"] for page in pages] == [False] * 6
+    kind, (*pages, tabs, marker) = _call(_http(app, RATER), "pages_for", [])
+    # Score (stays mounted, its button hidden by the CSS), Browse, Agreement, Compare, Pairwise results, Leaderboard
+    assert kind == "complete" and [page["visible"] for page in pages[1:]] == [False] * 5
+    assert 'data-role="rater"' in marker
     assert tabs["selected"] == "rate"
     kind, shown = _call(_http(app, ADMIN), "pages_for", [])
-    assert [page["visible"] for page in shown[:-1]] == [True] * 6
+    assert [page["visible"] for page in shown[1:6]] == [True] * 5 and shown[-1] == ""
 
 
 # --- 4. quotas and hygiene ------------------------------------------------------------------------------------------
@@ -203,18 +204,18 @@ def test_wrong_passwords_are_throttled_even_before_the_right_one(app):
 def test_nul_in_a_prompt_is_refused_with_a_clear_message(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     ex = EXAMPLES_DIR / "cat-on-grass"
-    table, message, _ = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")),
+    table, message, *_ = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")),
                                        "a cat\x00; DROP TABLE", "cat", ["clip_i"], False, api_name="/run")
     assert "prompt contains a NUL character" in message and "INSERT" not in message
     saved = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")), "a cat",
-                              "cat", ["clip_i"], "nul\x00set", "", api_name="/save")
+                              "cat", ["clip_i"], "nul\x00set", "", False, api_name="/save")[0]
     assert "dataset name contains a NUL character" in saved
 
 
 def test_huge_sample_ids_get_a_message_not_a_driver_error(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     out = client.predict(10 ** 20, api_name="/open_sample")
-    assert "sample id must be a whole number" in out[5] and "SQLite" not in out[5]
+    assert "sample id must be a whole number" in out[-1] and "SQLite" not in out[-1]  # next to Open, in Browse
 
 
 def test_unexpected_errors_show_no_internals(app, monkeypatch):

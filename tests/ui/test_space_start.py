@@ -51,7 +51,7 @@ def test_space_with_persistent_storage_keeps_its_data_there(tmp_path, demo_weigh
     proc, url, log = _start(tmp_path, storage, demo_weights)
     try:
         assert SPACE_STORAGE_BANNER not in httpx.get(f"{url}/config", timeout=30).text
-        *_, message = Client(url, verbose=False).predict("", "", "", "id", False, api_name="/browse")
+        *_, message, _ = Client(url, verbose=False).predict("", "", "", "id", False, api_name="/browse")
         assert message == "0 sample(s)"  # the handler opened the database...
         assert (storage / "masc" / "masc.sqlite3").is_file()  # ...on the persistent storage, without a setting
         assert not (tmp_path / "home" / ".cache" / "masc-ui" / "data").exists()

@@ -91,8 +91,11 @@ def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
     with pytest.raises(InputError, match="prompt following"):
         wb.ratings.submit("zoe", sid, {"cp": 2, "pf": None})
     assert wb.ratings.ratings_of("zoe") == []
-    wb.ratings.submit("zoe", sid, {}, status="flagged")
-    assert {r.status for r in wb.ratings.ratings_of("zoe")} == {"flagged"}
+    with pytest.raises(InputError, match="reason box"):
+        wb.ratings.submit("zoe", sid, {}, status="flagged")  # a flag needs a reason
+    assert wb.ratings.ratings_of("zoe") == []
+    wb.ratings.submit("zoe", sid, {}, status="flagged", reason="  the output\n is blank ")
+    assert {(r.status, r.note) for r in wb.ratings.ratings_of("zoe")} == {("flagged", "the output is blank")}
     stored = wb.database.store.metrics.history(sid)
     assert stored[0].value is None and stored[0].reason == "no mask"
     wb.close()

@@ -78,6 +78,7 @@ def test_save_a_video_sample_and_find_it_again(wb, files):
 
 def test_the_rater_gets_the_video_to_play(wb, files):
     saved = wb.save_sample(_sample(wb, files), user="alice", dataset="videos", names=["clip_i"])
+    wb.samples.set_for_rating("videos", True, user="alice")  # raters' tasks come from datasets marked for rating
     task = wb.ratings.next_task("rita")
     assert task.sample_id == saved.sample_id and task.is_video
     assert task.out_video.read_bytes() == files[0].read_bytes() and task.out_media_type == "video/mp4"

@@ -1,7 +1,7 @@
 """metric value identity: one row per (sample, metric, provenance, masks, sequence)
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-30 19:50:00
 
 - `metric_values.masks_key`: the ids of the mask versions a value was computed with, ascending, joined by `,`
@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0004'
-down_revision = '0002'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 

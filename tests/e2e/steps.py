@@ -1,0 +1,87 @@
+"""Steps shared by the browser tests: waiting for a handler's answer, uploading, painting, where things are."""
+from __future__ import annotations
+
+STEP_MS = 180_000
+"""Failure timeout of one step (the 2-core CI box may be busy); not a speed target (see bench/ui_latency.py)."""
+
+
+def text_of(page, selector: str) -> str:
+    """The text of a Markdown (its body, not a progress overlay) or of any element."""
+    body = page.locator(f"{selector} [data-testid=markdown]")
+    return body.inner_text() if body.count() else page.locator(selector).inner_text()
+
+
+def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
+    """Wait until the element's text (a Markdown's body, once no progress shows) contains `text`."""
+    page.wait_for_function(
+        "([s, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
+        " const b = e.querySelector('[data-testid=markdown]') || e; return b.innerText.includes(t); }",
+        arg=[selector, text], timeout=timeout)
+    return text_of(page, selector)
+
+
+def wait_new_text(page, selector: str, before: str, text: str, timeout: int = STEP_MS) -> str:
+    """Like `wait_text`, and the text differs from `before` (the handler has answered again)."""
+    page.wait_for_function(
+        "([s, b, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
+        " const x = (e.querySelector('[data-testid=markdown]') || e).innerText; return x !== b && x.includes(t); }",
+        arg=[selector, before, text], timeout=timeout)
+    return text_of(page, selector)
+
+
+def wait_idle(page, timeout: int = STEP_MS) -> None:
+    """Wait until no component shows progress."""
+    page.wait_for_function("() => !document.querySelector('.pending, .eta-bar')", timeout=timeout)
+
+
+def pick_radio(page, box: str, label: str) -> None:
+    page.locator(box).get_by_text(label, exact=True).click()
+
+
+def pick_option(page, box: str, label: str) -> None:
+    page.locator(f"{box} input").click()
+    page.get_by_role("option", name=label, exact=True).click()
+
+
+def upload(page, box: str, path) -> None:
+    page.locator(f"{box} input[type=file]").set_input_files(str(path))
+
+
+def box(page, selector: str) -> dict:
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not on the page"
+    return found
+
+
+def beside(page, message: str, button: str, *, reach: float = 90) -> bool:
+    """True when `message` sits next to `button`: on the same row, or just below it (within `reach` px)."""
+    m, b = box(page, message), box(page, button)
+    same_row = m["y"] < b["y"] + b["height"] and b["y"] < m["y"] + max(m["height"], 1)
+    below = 0 <= m["y"] - (b["y"] + b["height"]) <= reach
+    return same_row or below
+
+
+def in_view(page, selector: str) -> bool:
+    """True when the element is wholly inside the window without scrolling the page."""
+    b = box(page, selector)
+    view = page.viewport_size
+    return b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= view["width"] + 1 and \
+        b["y"] + b["height"] <= view["height"] + 1
+
+
+def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:
+    """One horizontal brush stroke across the middle of the image editor."""
+    page.wait_for_function(f"document.querySelectorAll('{canvas_selector}').length > 0", timeout=STEP_MS)
+    page.locator("#mask-editor").get_by_role("button", name="Brush", exact=True).click()
+    canvas = page.locator(canvas_selector).first.bounding_box()
+    cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
+    page.mouse.move(cx - 60, cy)
+    page.mouse.down()
+    for step in range(1, 13):
+        page.mouse.move(cx - 60 + step * 10, cy + (step % 3) * 4)
+    page.mouse.up()
+    page.wait_for_timeout(500)
+
+
+def toast_texts(page) -> list[str]:
+    return page.locator(".toast-body, [data-testid=toast-body]").all_inner_texts()
