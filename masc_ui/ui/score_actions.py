@@ -120,9 +120,11 @@ def on_new_images(tab: Any):
 
 
 def upload_notes(wb: Workbench):
-    """Notes on the images on screen (transparency flattened, an image refused and why), under the uploads."""
+    """Notes on the images on screen (transparency flattened, an image refused and why), under the uploads; and
+    Segment Anything starts encoding the images in the background, so that the first click finds them ready."""
     def handler(session: MaskSession, ref, extra, out):
-        _, notes = mask_panel.images_on_screen(wb, session, ref, extra, out)
+        images, notes = mask_panel.images_on_screen(wb, session, ref, extra, out)
+        wb.segmentation.pre_encode(images.values())
         return "\n".join(f"- {n}" for n in notes)
     return handler
 

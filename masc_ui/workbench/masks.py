@@ -347,6 +347,16 @@ class Segmentation:
 
         return build_sam_service(self.settings, self.models).predict(image, points=points, box=box, multimask=True)
 
+    def pre_encode(self, images: Iterable[InputImage | None]) -> list[Any]:
+        """Start Segment Anything's image encoding of each image on the service's worker thread and return at once
+        (the `PreEncode` jobs): called when images are uploaded or opened, so the first click finds the embedding
+        ready instead of waiting for the encoder. An image already cached or being encoded is not encoded again; a
+        SAM that cannot load is reported by the job (and again by the first click), never here."""
+        from ..segmentation import build_sam_service
+
+        service = build_sam_service(self.settings, self.models)
+        return [service.encode_in_background(image) for image in images if image is not None]
+
     def segment_by_name(self, image: InputImage, subject: str | None, *, user: str | None,
                         threshold: float | None = None) -> Any:
         """Text-prompted segmentation of `subject` in `image`; returns the TextSegmentation (mask at the image's
