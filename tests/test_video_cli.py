@@ -84,6 +84,7 @@ def test_export_dump_and_restore_keep_video_samples(files, demo_settings, tmp_pa
                             "a green square", "square", [mask_arr], mask_arr, out_mask_frame=1)
     report = wb.score(sample, ["cp", "pf", "gmescore"], user="alice")
     saved = wb.save_sample(sample, user="alice", dataset="vids", names=["cp", "pf", "gmescore"])
+    wb.samples.set_for_rating("vids", True, user="alice")  # raters' tasks come from datasets marked for rating
     assert wb.ratings.next_task("rita").sample_id == saved.sample_id
     wb.ratings.submit("rita", saved.sample_id, {"cp": 3, "pf": 1})
     wb.close()

@@ -85,3 +85,16 @@ def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:
 
 def toast_texts(page) -> list[str]:
     return page.locator(".toast-body, [data-testid=toast-body]").all_inner_texts()
+
+
+def open_tab(page, name: str) -> None:
+    """Click the tab called `name`; on a narrow window Gradio folds the tabs that do not fit into its "More tabs"
+    menu, which is opened first."""
+    page.locator("#tabs").wait_for(state="visible", timeout=STEP_MS)
+    tab = page.get_by_role("tab", name=name, exact=True)
+    more = page.locator('#tabs button[aria-label="More tabs"]')
+    if not tab.is_visible() and more.is_visible():  # folded: the menu's entries are plain buttons
+        more.click()
+        page.locator("#tabs .overflow-dropdown").get_by_role("button", name=name, exact=True).click()
+        return
+    tab.click()

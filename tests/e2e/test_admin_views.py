@@ -8,6 +8,7 @@ import pytest
 from masc_ui.workbench.leaderboard import leaderboard_view, table_rows
 from tests.admin_data import add_judged_dataset
 
+from .steps import open_tab
 from .conftest import login
 from .test_browser_flows import STEP_MS, wait_text
 
@@ -18,14 +19,6 @@ NARROW, WIDE = {"width": 800, "height": 900}, {"width": 1400, "height": 1000}
 @pytest.fixture(scope="module")
 def judged(app_server):
     return add_judged_dataset(app_server.wb.database.store)
-
-
-def open_tab(page, name: str) -> None:
-    tab = page.get_by_role("tab", name=name, exact=True)
-    more = page.locator('#tabs button[aria-label="More tabs"]')
-    if not tab.is_visible() and more.is_visible():  # narrow window: Gradio folds tabs into its overflow menu
-        more.click()
-    page.get_by_role("tab", name=name, exact=True).click()
 
 
 def wait_value(page, selector: str, value: str) -> None:

@@ -126,7 +126,7 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
     wb.samples.set_for_rating("e2e", True, user=None)
     page = login(browser, app_server.url, "bob")
     wait_text(page, "#rate-prompt", "Prompt")  # a rater lands on the Rate tab, the only one shown
-    assert page.get_by_role("tab", name="Score").count() == 0 and page.get_by_role("tab", name="Agreement").count() == 0
+    assert page.get_by_role("tab", name="Score", exact=True).count() == 0 and page.get_by_role("tab", name="Agreement", exact=True).count() == 0
     assert page.locator("#logout").is_visible()
     assert "method-" not in page.locator("#rate-panel").inner_text()  # blind
     shots(page, "first-task")

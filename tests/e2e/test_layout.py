@@ -8,7 +8,7 @@ import pytest
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import ARTIFACTS, SMALL, WIDE, login
-from .steps import box, in_view, pick_option, wait_idle, wait_text
+from .steps import open_tab, box, in_view, pick_option, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -86,7 +86,7 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     _shot(page, size, "score")
 
     # Rate: the task, both scales, the buttons and the reason box in view without scrolling.
-    page.get_by_role("tab", name="Rate").click()
+    open_tab(page, "Rate")
     wait_text(page, "#rate-prompt", "layout prompt")
     wait_idle(page)
     _all_images_loaded(page)
@@ -99,7 +99,7 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     _no_page_overflow(page)
 
     # Browse: filters and the first metric columns in view; a wide table scrolls inside its own box.
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     wait_text(page, "#browse-message", "sample(s)")
     wait_idle(page)
     for sel in ("#browse-dataset", "#browse-sort", "#browse-desc", "#browse-refresh", "#browse-open"):
@@ -111,7 +111,7 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     _shot(page, size, "browse")
 
     # Agreement: computed; the plot's title is its own heading, above the figure.
-    page.get_by_role("tab", name="Agreement").click()
+    open_tab(page, "Agreement")
     page.locator("#agree-run").click()
     wait_text(page, "#agree-message", "computed")
     page.locator("#agree-plot img").first.wait_for(timeout=180_000)

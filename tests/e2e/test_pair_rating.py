@@ -9,6 +9,7 @@ from PIL import Image, ImageOps
 
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
+from .steps import open_tab
 from .conftest import login
 from .test_browser_flows import STEP_MS, wait_text
 
@@ -44,12 +45,13 @@ def _in_view(page, selector: str) -> bool:
 def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, shots, tmp_path: Path):
     wb = app_server.wb
     methods = _seed(wb, tmp_path)
+    wb.samples.set_for_rating("pairs-e2e", True, user=None)  # the Rate tab shows a task: the page has loaded
     page = login(browser, app_server.url, "bob")
     wait_text(page, "#rate-prompt", "Prompt")  # the page has loaded: a rater lands on the Rate tab
     # Errors of this tab only: on main, the hidden Score tab's image editor throws once while the page loads
     # ("reading 'canvas'" in its destroy), before this tab is opened.
     errors_before = len(page.errors)
-    page.get_by_role("tab", name="Rate pairs").click()
+    open_tab(page, "Rate pairs")
     wait_text(page, "#pair-progress", "judged 0 / assigned 3 / total 3")
     wait_text(page, "#pair-prompt", "a cat sitting on green grass")
     page.wait_for_function("document.querySelectorAll('#pair-left img, #pair-right img, #pair-refs img').length >= 3",

@@ -11,7 +11,7 @@ import pytest
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import SMALL, login
-from .steps import in_view, text_of, wait_idle, wait_text
+from .steps import open_tab, in_view, text_of, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -48,7 +48,7 @@ def _answer(page, cp: int, pf: int) -> None:
 def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server, seeded, shots):
     wb = app_server.wb
     page = login(browser, app_server.url, "bob", SMALL)
-    page.get_by_role("tab", name="Rate").click()
+    open_tab(page, "Rate")
     prompt = wait_text(page, "#rate-prompt", "bench prompt")
     assert "workbench" not in prompt  # the researcher's scratch saves are no tasks
     assert in_view(page, "#rate-submit") and in_view(page, "#rate-pf") and in_view(page, "#rate-reason")
@@ -101,7 +101,7 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
 
     # A second rater works through the same marked dataset only.
     page = login(browser, app_server.url, "carol")
-    page.get_by_role("tab", name="Rate").click()
+    open_tab(page, "Rate")
     for score in (2, 3, 4):
         wait_text(page, "#rate-prompt", "bench prompt")
         _answer(page, score, score)
@@ -113,7 +113,7 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
 
     # The researcher's export carries each rater's status and the flag's reason.
     page = login(browser, app_server.url, "alice")
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     wait_text(page, "#browse-message", "sample(s)")
     page.locator("#export").click()
     wait_text(page, "#export-message", "exported")
@@ -127,7 +127,7 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
 
 def test_admin_marks_a_dataset_for_rating_in_browse(browser, app_server, seeded, shots):
     page = login(browser, app_server.url, "alice")
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     wait_text(page, "#browse-message", "sample(s)")
     assert "'bench'" in text_of(page, "#browse-rating")
     page.locator("#browse-dataset input").click()
@@ -151,7 +151,7 @@ def test_agreement_warns_explains_and_clears(browser, app_server, seeded, shots)
     for k, sid in enumerate(ids):
         store.ratings.rate_sample("dave", sid, {"cp": k + 1, "pf": 3 - k})
     page = login(browser, app_server.url, "alice")
-    page.get_by_role("tab", name="Agreement").click()
+    open_tab(page, "Agreement")
     page.locator("#agree-dataset input").click()
     page.get_by_role("option", name="workbench", exact=True).click()
     slider = page.locator("#agree-nboot input[type=number]")

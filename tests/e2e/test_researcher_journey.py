@@ -13,7 +13,7 @@ from PIL import Image
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import login
-from .steps import (beside, paint_stroke, pick_option, pick_radio, text_of, upload, wait_idle, wait_new_text,
+from .steps import (open_tab, beside, paint_stroke, pick_option, pick_radio, text_of, upload, wait_idle, wait_new_text,
                     wait_text)
 
 pytestmark = pytest.mark.e2e
@@ -116,7 +116,7 @@ def test_score_tab_one_sample_at_a_time(browser, app_server, shots):
     assert stored[coffee_id].method is None and stored[cat_id].method == "m-cat"
 
     # Browse: open the cat sample; every field comes back; Save again adds to it, no duplicate.
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     wait_text(page, "#browse-message", "sample(s)")
     headers = page.locator("#browse-table thead th").all_inner_texts()
     assert any("CLIP-I" in h for h in headers) and not any(h.strip() == "clip_i" for h in headers)
@@ -140,7 +140,7 @@ def test_score_tab_one_sample_at_a_time(browser, app_server, shots):
 
 def test_browse_open_errors_stay_where_the_user_is(browser, app_server, shots):
     page = login(browser, app_server.url, "alice")
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     wait_text(page, "#browse-message", "sample(s)")
     for typed, expected in (("999", "#999 is not in the database"), ("0", "whole number from 1")):
         page.locator("#browse-sample-id input").fill(typed)
@@ -185,7 +185,7 @@ def test_a_stored_mask_of_another_size_is_stretched_with_a_warning(browser, app_
     sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup", [None], small_mask)
     sid = wb.recorder.save(sample, {}, user=None, dataset="sizes").sample_id
     page = login(browser, app_server.url, "alice")
-    page.get_by_role("tab", name="Browse and export").click()
+    open_tab(page, "Browse and export")
     page.locator("#browse-sample-id input").fill(str(sid))
     page.locator("#browse-open").click()
     try:
