@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                      compile=compiled) for dtype, compiled in variants}
         _warm_up(theirs, ours.values())
         engines = {"masc-metric (loop, float32)": lambda: [
-            theirs.score(s.refs[0], s.ref_masks[0], s.out, s.out_mask, s.prompt, s.subject) for s in samples]}
+            theirs.score(s.refs[0].pixels, s.ref_masks[0], s.out.pixels, s.out_mask, s.prompt, s.subject)
+            for s in samples]}  # `Sample` holds decoded `InputImage`s; masc-metric takes PIL images
         for name, engine in ours.items():
             engines[name] = lambda engine=engine: (engine.clear_caches(), engine.score_many(
                 samples, batch_size=args.batch_size))[1]
