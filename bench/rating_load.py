@@ -1,7 +1,7 @@
 """Rating load on the launched app: 16 simulated raters submitting as fast as they can, plus 1 admin saving scored
 samples, for 60 s, over gradio_client (the same HTTP path as a browser), on SQLite and PostgreSQL.
 
-    python bench/rating_load.py [--seconds 60] [--raters 16] [--postgres-url URL] [--modes per-rater,global]
+    python bench/rating_load.py [--seconds 60] [--raters 16] [--think 0] [--postgres-url URL] [--modes per-rater,global]
 
 Modes, measured side by side in one run:
 - `per-rater`: the app as it is (each rater's events one at a time, raters in parallel);
@@ -90,7 +90,7 @@ def _seed(store, n: int) -> None:
 
 
 def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, weights: Path, tmp: Path,
-        savers: int = 1) -> Result:
+        savers: int = 1, think: float = 0.0) -> Result:
     from masc_ui.settings import Settings
     from masc_ui.ui import rate_tab
     from masc_ui.ui.launch import free_port, serve
@@ -112,7 +112,7 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     result = Result(backend, mode)
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, queue))
+    clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, think, queue))
     clients.start()
     measured = queue.get(timeout=seconds + 600)
     clients.join(timeout=60)
@@ -128,7 +128,7 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     return result
 
 
-def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> None:
+def _clients(url: str, names: list[str], savers: int, seconds: float, think: float, queue) -> None:
     """In a process of its own (the server's interpreter lock is not shared with 17 clients): the raters and the
     savers as threads, started together; puts the measurements on `queue`."""
     from gradio_client import Client, handle_file
@@ -161,6 +161,7 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, queue) -> 
                     out["latencies"].append(took)
                 acked += "saved your answer" in answer[-1]
                 token = answer[0]
+                time.sleep(think)
         except Exception as exc:  # noqa: BLE001 - reported in the figures (a changed endpoint, a refused call)
             with lock:
                 out["errors"].append(f"{name}: {exc}")
@@ -215,6 +216,8 @@ def main() -> int:
     parser.add_argument("--modes", default="per-rater,global")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--savers", type=int, default=1, help="admins saving scored samples meanwhile (default 1)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds each rater waits after an answer before the next submit (default 0: no pause)")
     args = parser.parse_args()
 
     from masc_ui.models.demo import write_demo_weights
@@ -231,13 +234,14 @@ def main() -> int:
             for mode in args.modes.split(","):
                 url, drop = (None, None) if backend == "sqlite" else _schema(args.postgres_url)
                 try:
-                    result = run(backend, url, mode, args.seconds, args.raters, weights, tmp, args.savers)
+                    result = run(backend, url, mode, args.seconds, args.raters, weights, tmp, args.savers, args.think)
                 finally:
                     if drop:
                         drop()
                 print(result.line(), flush=True)
                 results.append(result)
-    print(f"\n{args.raters} raters + {args.savers} saver(s), {args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
+    print(f"\n{args.raters} raters (pause {args.think:g} s after each answer) + {args.savers} saver(s), "
+          f"{args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
           "(busy shared machines give noisy absolute figures)")
     for backend in args.backends.split(","):
         by_mode = {r.mode: r for r in results if r.backend == backend}
