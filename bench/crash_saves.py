@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import select
-import signal
 import sys
 import tempfile
 import time
@@ -30,10 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+ROOT = Path(__file__).resolve().parent.parent
 if not os.environ.get("PYTHONPATH"):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(ROOT))
+else:
+    sys.path.append(str(ROOT))  # `bench.durability` importable without shadowing PYTHONPATH's masc_ui
 
 import numpy as np  # noqa: E402
+
+from bench.durability import kill_one_child  # noqa: E402
 
 CHILD_READY_TIMEOUT_S = 120.0
 PROVENANCE = {"model_id": "crash-test", "revision": "local", "params": {"fg_threshold": 0.5}, "code_version": "test",
@@ -130,36 +133,10 @@ def _child(url: str, data_dir: Path, fd: int, seed: int) -> None:
 
 
 def _one_cycle(url: str, data_dir: Path, rng: random.Random, max_delay_s: float) -> list[int]:
-    read_fd, write_fd = os.pipe()
     child_seed = rng.randrange(2**31)
-    pid = os.fork()
-    if pid == 0:  # child: never returns
-        os.close(read_fd)
-        _child(url, data_dir, write_fd, child_seed)
-    os.close(write_fd)
-    buffer = b""
-    try:
-        deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
-        while buffer.count(b"\n") < 2:  # "ready" and the first acknowledged Save
-            ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(read_fd, 65536) if ready else b""
-            if not chunk:
-                raise RuntimeError(f"crash-test child did not get ready: {buffer.decode(errors='replace')}")
-            buffer += chunk
-        time.sleep(rng.uniform(0.0, max_delay_s))
-    finally:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    while chunk := os.read(read_fd, 65536):
-        buffer += chunk
-    os.close(read_fd)
-    acks = []
-    for line in buffer.split(b"\n")[:-1]:  # a last line without newline was not fully reported
-        if line.startswith(b"error"):
-            raise RuntimeError(f"crash-test child failed: {line.decode(errors='replace')}")
-        if line != b"ready":
-            acks.append(int(line))
-    return acks
+    lines = kill_one_child(lambda fd: _child(url, data_dir, fd, child_seed), rng, max_delay_s,
+                           ready_timeout_s=CHILD_READY_TIMEOUT_S)
+    return [int(line) for line in lines]
 
 
 def verify(store) -> tuple[list[str], int, int]:

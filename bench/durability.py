@@ -88,19 +88,23 @@ def _make_samples(store: Store, n: int) -> list[int]:
     return ids
 
 
-def _one_cycle(url: str, data_dir: Path, sample_ids: list[int], rater: str, rng: random.Random,
-               max_delay_s: float) -> list[Ack]:
+def kill_one_child(child: Callable[[int], None], rng: random.Random, max_delay_s: float, *,
+                   ready_timeout_s: float = CHILD_READY_TIMEOUT_S) -> list[bytes]:
+    """Fork a child running `child(write_fd)` (it reports "ready", then one line per acknowledged write, and never
+    returns: it ends with `os._exit`), SIGKILL it 0..`max_delay_s` after its first acknowledged write, and return
+    the complete lines it reported after "ready" (a last line without its newline was not fully reported).
+    Raises RuntimeError when the child does not get ready or reports `error ...`."""
     read_fd, write_fd = os.pipe()
-    child_seed = rng.randrange(2**31)
     pid = os.fork()
     if pid == 0:  # child: never returns
         os.close(read_fd)
-        _child(url, data_dir, sample_ids, rater, write_fd, child_seed)
+        child(write_fd)
+        os._exit(1)
     os.close(write_fd)
     buffer = b""
     try:
-        deadline = time.monotonic() + CHILD_READY_TIMEOUT_S
-        while buffer.count(b"\n") < 2:  # "ready" and the first acknowledged rating
+        deadline = time.monotonic() + ready_timeout_s
+        while buffer.count(b"\n") < 2:  # "ready" and the first acknowledged write
             ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
             chunk = os.read(read_fd, 65536) if ready else b""
             if not chunk:
@@ -113,14 +117,18 @@ def _one_cycle(url: str, data_dir: Path, sample_ids: list[int], rater: str, rng:
     while chunk := os.read(read_fd, 65536):
         buffer += chunk
     os.close(read_fd)
-    acks = []
-    for line in buffer.split(b"\n")[:-1]:  # a last line without newline was not fully reported
+    lines = buffer.split(b"\n")[:-1]
+    for line in lines:
         if line.startswith(b"error"):
             raise RuntimeError(f"kill-test child failed: {line.decode(errors='replace')}")
-        if line != b"ready":
-            rating_id, revision, score = map(int, line.split())
-            acks.append(Ack(rating_id, revision, score))
-    return acks
+    return [line for line in lines if line != b"ready"]
+
+
+def _one_cycle(url: str, data_dir: Path, sample_ids: list[int], rater: str, rng: random.Random,
+               max_delay_s: float) -> list[Ack]:
+    child_seed = rng.randrange(2**31)
+    lines = kill_one_child(lambda fd: _child(url, data_dir, sample_ids, rater, fd, child_seed), rng, max_delay_s)
+    return [Ack(*map(int, line.split())) for line in lines]
 
 
 def _child(url: str, data_dir: Path, sample_ids: list[int], rater: str, fd: int, seed: int) -> None:
