@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import login
-from .steps import (beside, open_tab, paint_stroke, pick_option, text_of, toast_texts, wait_idle, wait_text)
+from .steps import beside, open_tab, paint_stroke, pick_option, text_of, toast_texts, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 CAT_PROMPT = "a photo of a cat lying on the grass in a sunny garden"

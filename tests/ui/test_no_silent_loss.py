@@ -11,13 +11,13 @@ from pathlib import Path
 from gradio_client import Client, handle_file
 from PIL import Image
 
-from masc_ui.workbench.examples import EXAMPLES_DIR
+from masc_ui.workbench.examples import EXAMPLES_DIR, load_example
 
 from .conftest import USERS
 from .test_app_handlers import _load, _open, _values
 from .test_pair_rate_handlers import MESSAGE, TOKEN, pairs  # noqa: F401 (`pairs` is a fixture)
 
-CAT, COFFEE = EXAMPLES_DIR / "cat-on-grass", EXAMPLES_DIR / "coffee-on-bricks"
+COFFEE = EXAMPLES_DIR / "coffee-on-bricks"
 LOAD_MSG, REF, OUT, PROMPT = 12, -5, -3, -2
 """Positions in /load_example's outputs."""
 
@@ -57,13 +57,9 @@ def _change_output_mask(client: Client, ref, out) -> None:
 
 def _stored(served, dataset: str, method: str) -> int:
     """A sample saved from the coffee example (with its masks and CLIP-I); its id."""
-    wb, ex = served.wb, EXAMPLES_DIR / "coffee-on-bricks"
-    from masc_ui.workbench.examples import load_example
-
-    loaded = load_example("coffee-on-bricks")
-    sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", loaded.prompt, loaded.subject, [loaded.ref_mask],
-                            loaded.out_mask)
-    return wb.save_sample(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
+    ex = load_example("coffee-on-bricks")
+    sample = served.wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
+    return served.wb.save_sample(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
 
 
 def test_unsaved_masks_are_replaced_only_when_asked_twice(served):
