@@ -133,7 +133,8 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
     """(sample id, session) -> a stored sample in the Score tab: images as their stored bytes (so Save finds the
     same images and the same sample), prompt, subject, dataset, method, its current masks (each at its image's
     size; a stretched one is named in the message), its stored scores, and the link that makes Save add to it.
-    A failure stays on the Browse tab, next to the button."""
+    A failure stays on the Browse tab, next to the button; so does the warning when the Score tab holds masks the
+    user made and did not save (a second press opens the sample anyway)."""
     def handler(sample_id, session: MaskSession, request: gr.Request):
         if sample_id is None:
             return {browse.open_msg: warn("type a sample id or click a row of the table first")}
@@ -146,12 +147,17 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
         if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
             return {browse.open_msg: warn(f"sample #{s.sample_id} is a video; the Score tab does not show videos yet "
                                           "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)")}
+        unsaved = session.confirm_replace(f"open:{s.sample_id}", f"opening sample #{s.sample_id}",
+                                          "Open in the Score tab")
+        if unsaved:
+            return {browse.open_msg: warn(unsaved), score.masks.session: session}
         session.reset()
         for i, (img, m) in enumerate(zip(s.refs, s.ref_masks)):
             if m is not None:
                 session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"), img, undoable=False)
         if s.out_mask is not None:
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"), s.out, undoable=False)
+        session.mark_saved()
         session.stored_sample = s.sample_id
         folder = wb.scratch.new_folder()
         files = []

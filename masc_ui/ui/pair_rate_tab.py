@@ -151,7 +151,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         with gr.Row(equal_height=True):
             back = gr.Button("Back (B)", elem_id="pair-back", min_width=90)
             skip = gr.Button("Skip (S)", elem_id="pair-skip", min_width=90)
-            note = gr.Textbox(placeholder="what is wrong with this pair (optional, for Flag)", show_label=False,
+            note = gr.Textbox(placeholder="what is wrong with this pair (needed to Flag)", show_label=False,
                               container=False, elem_id="pair-note", scale=2, min_width=200)
             flag = gr.Button("Flag a problem (F)", elem_id="pair-flag", min_width=140)
             submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=140)
@@ -227,15 +227,21 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
 
     def act(action: str, user: str, session: PairState, winners: dict[str, str | None], flags: dict[str, bool],
             note: str) -> str:
-        """Store `action` for the task on screen; the message that says so. Raises WorkbenchError (nothing
-        stored) for a half answer or a refused write."""
+        """Store `action` for the task on screen; the message that says so (a skip names the answers it kept).
+        Raises WorkbenchError (nothing stored) for a half answer, a flag without a note, or a refused write."""
         seconds = session.seconds_spent()
         if action == "skip":
-            wb.pairwise.skip(user, session.token, seconds_spent=seconds)
-            return "skipped the pair"
+            after = wb.pairwise.skip(user, session.token, seconds_spent=seconds)
+            kept = [c for c in names if after.statuses[c] not in (None, "skipped")]
+            if not kept:
+                return "skipped the pair"
+            shown = ", ".join(f"{c.upper()} {after.winners[c] or after.statuses[c]}" for c in kept)
+            skipped = " and ".join(c.upper() for c in names if c not in kept)
+            return (f"skipped {skipped}; " if skipped else "") + \
+                f"kept your answer ({shown}): a skip never erases an answer"
         if action == "flag":
             wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds)
-            return "flagged the pair"
+            return "flagged the pair (with your note)"
         missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
         if missing:
             raise InputError("choose left, right or tie for " + " and ".join(missing)

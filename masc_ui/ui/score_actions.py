@@ -141,7 +141,8 @@ def score_table(wb: Workbench, report: Any, x100: bool, caption: str = "") -> st
 
 
 def on_load_example(wb: Workbench, tab: Any):
-    """Load an example pair with its masks: a new sample (nothing of the previous one stays)."""
+    """Load an example pair with its masks: a new sample (nothing of the previous one stays). Masks the user made and
+    did not save are replaced only on a second press (`MaskSession.confirm_replace`)."""
     from ..workbench.examples import load_example
 
     def handler(name: str | None, session: MaskSession, dataset: str | None):
@@ -149,11 +150,15 @@ def on_load_example(wb: Workbench, tab: Any):
             return {tab.load_msg: warn("choose an example pair in the list first")}
         try:
             ex = load_example(name)
+            unsaved = session.confirm_replace(f"example:{name}", f"loading example '{ex.title}'", "Load example")
+            if unsaved:
+                return {tab.load_msg: warn(unsaved), tab.masks.session: session}
             ref = mask_panel.session_image(wb, session, str(ex.ref), "reference image 1")
             out = mask_panel.session_image(wb, session, str(ex.out), "output image")
             session.reset()
             session.set_mask("ref0", ex.ref_mask, "imported", ref, undoable=False)
             session.set_mask("out", ex.out_mask, "imported", out, undoable=False)
+            session.mark_saved()
         except WorkbenchError as exc:
             return {tab.load_msg: warn(exc)}
         return {**cleared_results(tab), tab.ref_image: str(ex.ref), tab.extra_refs: None, tab.out_image: str(ex.out),
@@ -226,6 +231,7 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         except WorkbenchError as exc:
             return {tab.save_msg: warn(exc)}
         session.stored_sample = saved.sample_id
+        session.mark_saved()
         key = sample_fingerprint(sample)
         return {tab.save_msg: saved.message, tab.masks.session: session, tab.scores: score_table(wb, report, x100),
                 tab.report: report, tab.computed: (key, computed[1]), tab.stale: stale_note(key, (key, computed[1])),

@@ -187,7 +187,8 @@ class StoredSamples:
 
     def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
         """The latest stored value of every registered metric of a stored sample (computed with its current
-        masks), as a score table; metrics never stored show `n/a (not computed yet: press Run)`."""
+        masks), as a score table (`scoring.stored_rows`: metrics never stored show `n/a (not stored for this sample:
+        press Run to compute it)`, reasons in the Score tab's words)."""
         self._database.accounts.require_admin(user, "seeing stored scores")
         latest = self.latest_values(sample_id, user=user)
         sample = self._database.run(lambda store: store.samples.get(int(sample_id)))

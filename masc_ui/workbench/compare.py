@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from ..imaging import InputImage
-from .browse import StoredSample, StoredSamples
+from .browse import StoredSample, StoredSamples, sample_id_of
 from .database import Database
 from .explain import Explanation, MapScales, draw_explanation, shared_scales
 from .scoring import Scoring
@@ -88,9 +88,19 @@ class Comparisons:
 
     def partners(self, sample_id: int, *, user: str | None) -> list[tuple[str, int]]:
         """The other stored outputs of `sample_id`'s reference, as (label, sample id) choices for a picker: label
-        `#id method key`, by id. Admins only."""
+        `#id method key`, by id. InputError for an id that is not a stored sample's. Admins only."""
+        from storage import NotFound
+
         self._database.accounts.require_admin(user, "comparing outputs")
-        chosen = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        sid = sample_id_of(sample_id)
+
+        def get(store: Any) -> Any:
+            try:
+                return store.samples.get(sid)
+            except NotFound:
+                raise InputError(f"sample #{sid} is not in the database: type the id of a stored sample (the Browse "
+                                 "tab lists them)") from None
+        chosen = self._database.run(get)
         if chosen.output is None:
             return []
         others = self._database.run(lambda store: store.samples.list(chosen.dataset))
@@ -101,7 +111,7 @@ class Comparisons:
     def compare(self, left_id: int, right_id: int, *, user: str | None,
                 progress: Progress | None = None) -> Comparison:
         """Outputs `left_id` and `right_id` side by side (see the module docstring). InputError when they are the
-        same sample, have different references, or one has no images (ratings-only)."""
+        same sample, have different references, one is not in the database or has no images (ratings-only)."""
         if int(left_id) == int(right_id):
             raise InputError(f"pick two different outputs to compare (both are sample #{left_id})")
         if progress:

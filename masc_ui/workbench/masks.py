@@ -111,7 +111,9 @@ class MaskSession:
     of a target changes, `keep_for` drops that target's mask, clicks, history and offer, so a mask never
     follows a new upload. Masks are never replaced silently: each change is undoable (`undo_mask`), and a
     result of Segment Anything or of the subject's name that would replace a mask made another way, or a
-    doubtful one, is only offered (`pending`) until `apply_pending`."""
+    doubtful one, is only offered (`pending`) until `apply_pending`. Inputs that replace the whole sample (an
+    example, a stored sample) replace masks that are the user's unsaved work only when asked twice
+    (`confirm_replace`)."""
 
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -124,6 +126,11 @@ class MaskSession:
     stored_sample: int | None = None
     """The stored sample the inputs on screen are (opened from Browse, or saved from here); None for a new
     sample. Save adds to it instead of making another; changing an image unlinks it."""
+    saved: dict[str, np.ndarray] = field(default_factory=dict)
+    """target -> its mask when the inputs were last loaded, opened or saved (`mark_saved`): a mask on screen that
+    differs is the user's unsaved work (`unsaved`)."""
+    warned: str | None = None
+    """The action (`confirm_replace`) the user was last told would replace unsaved masks; cleared by any mask change."""
 
     def set_mask(self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *,
                  undoable: bool = True) -> None:
@@ -142,6 +149,7 @@ class MaskSession:
             steps.append(Step(self.masks.get(target), self.sources.get(target)))
             del steps[:-MASK_HISTORY]
         self.pending.pop(target, None)
+        self.warned = None
         if mask is None:
             self.masks.pop(target, None)
             self.sources.pop(target, None)
@@ -195,6 +203,7 @@ class MaskSession:
             return "no earlier mask of this image to go back to"
         step = steps.pop()
         self.pending.pop(target, None)
+        self.warned = None
         if step.mask is None:
             self.masks.pop(target, None)
             self.sources.pop(target, None)
@@ -210,7 +219,7 @@ class MaskSession:
 
     def forget(self, target: str) -> None:
         """Drop everything of `target` (its image is gone or another one): mask, clicks, history, offer."""
-        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending):
+        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending, self.saved):
             table.pop(target, None)
 
     def keep_for(self, images: dict[str, str | None]) -> list[str]:
@@ -234,9 +243,36 @@ class MaskSession:
 
     def reset(self) -> None:
         """Forget every mask, click, history and offer, and the link to a stored sample (new inputs)."""
-        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending):
+        for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending, self.saved):
             table.clear()
         self.stored_sample = None
+        self.warned = None
+
+    def mark_saved(self) -> None:
+        """The masks on screen are stored, or came from storage or an example: replacing them loses nothing."""
+        self.saved = dict(self.masks)
+        self.warned = None
+
+    def unsaved(self) -> list[str]:
+        """Targets whose current mask is the user's unsaved work: made or changed here since the inputs were loaded,
+        opened or saved (it differs from the mask `mark_saved` kept)."""
+        return [t for t, m in self.masks.items()
+                if t not in self.saved or self.saved[t].shape != m.shape or not np.array_equal(self.saved[t], m)]
+
+    def confirm_replace(self, action: str, doing: str, button: str) -> str | None:
+        """Whether the inputs on screen may be replaced by `action` (a key such as `open:3`) now: None when no mask
+        is unsaved, or when the user was told so for this same action and pressed its button again with no mask
+        changed since. Otherwise the warning to show (`doing`: what the action does, e.g. "opening sample #3";
+        `button`: the label of the button to press again), and the action is remembered."""
+        unsaved = self.unsaved()
+        if not unsaved or self.warned == action:
+            self.warned = None
+            return None
+        self.warned = action
+        listed = "; ".join(f"{_target_words(t)}: {_source_words(self.sources.get(t))} mask, "
+                           f"{int(self.masks[t].sum()):,} px" for t in unsaved)
+        return (f"not done yet: {doing} would replace masks you made and have not saved ({listed}). Press "
+                f"'{button}' again to replace them, or press Save in the Score tab first to keep them")
 
     def sam(self, target: str) -> SamPrompts:
         return self.prompts.setdefault(target, SamPrompts())
@@ -305,6 +341,10 @@ class MaskSession:
         p.candidates = [np.asarray(m, dtype=bool) for m in pred.masks]
         p.scores = [float(s) for s in pred.scores]
         return self.choose(target, int(pred.best), image)
+
+
+def _target_words(target: str) -> str:
+    return "the output" if target == "out" else f"reference {int(target[3:]) + 1}"
 
 
 def _source_words(source: str | None) -> str:

@@ -174,20 +174,34 @@ class PairwiseTasks:
         return self._judge(rater, token, answers, seconds_spent)
 
     def skip(self, user: str | None, token: str, *, seconds_spent: float | None = None) -> PairAnswers:
-        """Mark task `token` skipped for every criterion (the pair goes to another rater)."""
+        """Mark task `token` skipped for every criterion not answered yet (the pair goes to another rater). A skip
+        never overwrites an answer: a criterion answered (left / right / tie) or flagged keeps its answer, and a
+        task answered on every criterion stores nothing. The returned statuses say what was kept (not `skipped`)."""
         from storage import PairAnswer
 
         rater = self._rater(user)
-        return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in criteria()], seconds_spent)
+        before = _answers(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+        unanswered = [c for c in criteria() if before.statuses[c] in (None, "skipped")]
+        if not unanswered:
+            return before
+        return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in unanswered], seconds_spent)
 
     def flag(self, user: str | None, token: str, *, note: str | None = None,
              seconds_spent: float | None = None) -> PairAnswers:
-        """Flag a problem with task `token` (broken image, wrong pair...) for every criterion, with an optional
-        note; the pair goes to another rater."""
+        """Flag a problem with task `token` (broken image, wrong pair...) for every criterion; `note` says what is
+        wrong (required, as for a flag in the Rate tab: InputError without one, nothing stored). The pair goes to
+        another rater; an earlier answer stays in the history."""
         from storage import PairAnswer
 
+        from .ratings import MAX_REASON_CHARS
+
         rater = self._rater(user)
-        text = (note or "").strip() or None
+        text = " ".join((note or "").split())
+        if not text:
+            raise InputError("say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
+                             "Flag, then flag it again")
+        if len(text) > MAX_REASON_CHARS:
+            raise InputError(f"the note is {len(text)} characters long; keep it under {MAX_REASON_CHARS}")
         return self._judge(rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()],
                            seconds_spent)
 

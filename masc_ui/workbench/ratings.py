@@ -2,9 +2,10 @@
 committing a rater's answers (both criteria in one transaction).
 
 Tasks come only from the datasets marked for rating (`storage` `for_rating_only`: imports mark theirs, the
-Score tab's scratch saves are not marked unless an admin marks their dataset). A skip never erases an answer: a
-rater who goes back to a task they answered and presses Skip moves on with the answer kept. A flag needs a
-reason (stored as the ratings' note); it replaces an earlier answer, which stays in the rating history.
+Score tab's scratch saves are not marked unless an admin marks their dataset). A skip never erases an answer or a
+flag: a rater who goes back to a task they answered or flagged and presses Skip moves on with the answer (or the
+flag and its reason) kept. A flag needs a reason (stored as the ratings' note); it replaces an earlier answer, which
+stays in the rating history.
 
 Blind means: what reaches a rater is the images, the prompt, the rater's own answers and progress counts; no
 metric, method, sample id or other rater's answer. A task is named to the browser by an opaque `token` (new for
@@ -119,7 +120,7 @@ class Submitted:
     status: str
     """The status now stored for the rater on the sample."""
     stored: bool
-    """False when nothing was written (a skip of a task the rater had answered keeps the answer)."""
+    """False when nothing was written (a skip of a task the rater had answered or flagged keeps it)."""
     message: str
 
 
@@ -210,9 +211,9 @@ class RatingTasks:
                reason: str | None = None) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
-        wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated stores nothing
-        and keeps the answer. Raises StoreError (nothing stored) when the database refuses or fails the write.
-        The returned message names no sample (raters are blind to ids)."""
+        wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated or flagged stores
+        nothing and keeps the answer or the flag (with its reason). Raises StoreError (nothing stored) when the
+        database refuses or fails the write. The returned message names no sample (raters are blind to ids)."""
         user = self._rater(user)
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
@@ -234,9 +235,15 @@ class RatingTasks:
                 raise InputError(f"the reason is {len(note)} characters long; keep it under {MAX_REASON_CHARS}")
         if status == "skipped":
             earlier = self._current(user, sample_id)
-            if earlier and all(r.status == "rated" for r in earlier.values()):
+            kept = {r.status for r in earlier.values()}
+            if earlier and kept == {"rated"}:
                 shown = ", ".join(f"{c.upper()} {earlier[c].score}" for c in criteria() if c in earlier)
                 return Submitted(sample_id, "rated", False, f"kept your answer ({shown}): a skip never erases an answer")
+            if earlier and kept == {"flagged"}:
+                why = next((r.note for r in earlier.values() if r.note), None)
+                shown = f" (reason: “{why}”)" if why else ""
+                return Submitted(sample_id, "flagged", False,
+                                 f"kept your flag{shown}: a skip never erases an answer or a flag")
         self._database.run(lambda store: store.ratings.rate_sample(
             user, sample_id, payload, status=status, seconds_spent=seconds_spent,
             presentation_order=presentation_order or None, note=note))

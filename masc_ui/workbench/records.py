@@ -160,7 +160,10 @@ class Recorder:
         `sample_id`: the stored sample on screen (opened from Browse, or saved before): its new masks become new
         mask versions and its values are added to it; no new sample is made. InputError when the images,
         prompt, subject, dataset or method on screen are not that sample's (a stored sample keeps what it was
-        scored with: save the changed one as a new sample)."""
+        scored with: save the changed one as a new sample). InputError, nothing stored, for a mask of another size
+        than its image (`scoring.check_mask_sizes`)."""
+        from .scoring import check_mask_sizes
+
         if not sample.prompt:
             raise InputError("prompt is empty: type the prompt the output was generated from before saving")
         if not sample.subject:
@@ -169,6 +172,7 @@ class Recorder:
             raise InputError("dataset name is empty: type a dataset name (e.g. 'workbench') to save into")
         check_text_input(dataset, "dataset name", field="dataset")
         check_text_input(method, "method name", field="method")
+        check_mask_sizes(sample)
         sources = dict(mask_sources or {})
         masks: dict[Slot, UsedMask] = {}
         for slot, mask in [(("reference", i), m) for i, m in enumerate(sample.ref_masks)] + [

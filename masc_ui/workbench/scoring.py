@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +134,8 @@ class Scoring:
                     *, out_mask_frame: int = 0, ref_labels: Sequence[str | None] = ()) -> Sample:
         """Validate the pieces of a sample (images by `load_image`, the output by `load_output`, masks by
         `as_mask_array`). For a video output, `out_mask` is a `FrameMasks`, or an array drawn on frame
-        `out_mask_frame` and reused on every frame (`FrameMasks.static`)."""
+        `out_mask_frame` and reused on every frame (`FrameMasks.static`). A mask of another size than its image is
+        refused (InputError naming both sizes, `check_mask_sizes`): it is never stretched silently."""
         if not refs:
             raise InputError("reference image is missing: upload at least one image of the subject")
         ref_imgs = tuple(self.load_image(r, f"reference image {i + 1}") for i, r in enumerate(refs))
@@ -142,10 +144,12 @@ class Scoring:
                       for i, m in enumerate(ref_masks))
         check_text_input(prompt, "prompt")
         check_text_input(subject, "subject name", field="subject")
-        return Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
-                      subject=(subject or "").strip() or None, ref_masks=masks,
-                      out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
-                      ref_labels=tuple(ref_labels))
+        sample = Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
+                        subject=(subject or "").strip() or None, ref_masks=masks,
+                        out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
+                        ref_labels=tuple(ref_labels))
+        check_mask_sizes(sample)
+        return sample
 
     def sample_from_files(self, refs: Sequence[Path], out: Path, *, ref_masks: Sequence[Path] = (),
                           out_mask: Path | None = None, prompt: str | None = None,
@@ -202,10 +206,12 @@ class Scoring:
             mv = results.get(name, [None])[0]
             if mv is None:
                 mv = MetricValue(name, math.nan, "the metric returned no value")
-            values[name] = mv
             finite = mv.value is not None and not math.isnan(mv.value)
             lacking = specs[name].needs.missing(sample)
             reason = missing_inputs_text(lacking) if lacking and not finite else mv.reason
+            if reason != mv.reason:  # the reason Save stores is the one the table shows, in the user's words
+                mv = dataclasses.replace(mv, reason=reason)
+            values[name] = mv
             rows.append(score_row(specs[name], float(mv.value) if finite else None, reason))
         report = ScoreReport(rows, values, seconds=time.perf_counter() - started)
         self._results.put(key, report)
@@ -271,6 +277,25 @@ def check_judgeable(image: InputImage) -> InputImage:
     return image
 
 
+def check_mask_sizes(sample: Sample) -> Sample:
+    """`sample` when each of its mask arrays has its image's size (a reference mask its reference's, an image
+    output's mask the output's), else InputError naming the mask and both sizes. The frame masks of a video output
+    are checked by `FrameMasks` itself."""
+    pairs = [(f"the mask of reference {i + 1}", mask, image)
+             for i, (mask, image) in enumerate(zip(sample.ref_masks, sample.refs))]
+    if not isinstance(sample.out, InputVideo) and not isinstance(sample.out_mask, FrameMasks):
+        pairs.append(("the mask of the output", sample.out_mask, sample.out))
+    for what, mask, image in pairs:
+        if mask is None:
+            continue
+        h, w = np.shape(mask)[:2]
+        if (w, h) != tuple(image.size):
+            raise InputError(f"{what} is {w}x{h} pixels but its image is {image.size[0]}x{image.size[1]}: a mask "
+                             "must have its image's size (nothing is stretched silently). Make the mask on this "
+                             f"image, or resize it to {image.size[0]}x{image.size[1]} first")
+    return sample
+
+
 def judgeable(output: "InputImage | InputVideo") -> "InputImage | InputVideo":
     """`check_judgeable` for an image output; a video output as it is (its frames are checked by its limits)."""
     return output if isinstance(output, InputVideo) else check_judgeable(output)
@@ -308,16 +333,31 @@ def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: 
 
 def stored_rows(latest: Mapping[str, Any], *, video: bool = False) -> list[ScoreRow]:
     """Score rows of every registered metric (the video metrics too for a `video` output) from stored records
-    (`value`, `reason`); metrics never stored show `n/a (not stored for this sample: press Run to compute it)`."""
+    (`value`, `reason`); metrics never stored show `n/a (not stored for this sample: press Run to compute it)`, and a
+    stored reason in the scorers' words (`cp needs ref_masks[0], which sample 0 lacks`: values stored by batch, or
+    before Save stored the table's words) is shown in the Score tab's (`user_reason`)."""
     from ..metrics.registry import list_metrics
 
     rows = []
     for spec in list_metrics(None if video else "image"):
         rec = latest.get(spec.name)
         value = None if rec is None else rec.value
-        reason = NOT_STORED if rec is None else rec.reason
+        reason = NOT_STORED if rec is None else user_reason(rec.reason)
         rows.append(score_row(spec, value, reason))
     return rows
+
+
+_LACKS = re.compile(r"^\w+ needs (?P<names>.+), which sample \d+ lacks$")
+"""A scorer's reason for inputs a sample lacks (`metrics.base.check_inputs`)."""
+
+
+def user_reason(reason: str | None) -> str | None:
+    """`reason` in the Score tab's words: a scorer's "X needs ref_masks[0], prompt, which sample 0 lacks" becomes
+    `missing_inputs_text` ("needs a mask of reference 1 and the prompt: ..."); any other reason as it is."""
+    found = _LACKS.match(reason or "")
+    if found is None:
+        return reason
+    return missing_inputs_text([n.strip() for n in found.group("names").split(",")])
 
 
 def _num(x: float) -> str:

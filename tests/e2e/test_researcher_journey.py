@@ -182,8 +182,12 @@ def test_a_stored_mask_of_another_size_is_stretched_with_a_warning(browser, app_
     Image.open(COFFEE / "out.jpg").resize((780, 780)).save(big)
     small_mask = np.zeros((60, 100), bool)
     small_mask[10:50, 20:80] = True
-    sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup", [None], small_mask)
-    sid = wb.recorder.save(sample, {}, user=None, dataset="sizes").sample_id
+    from masc_ui.workbench.records import NewSample, ScoredSample, UsedMask
+
+    # Save refuses such a mask: it is put in storage directly, as an older import could have.
+    sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup")
+    sid = wb.recorder.record([ScoredSample(NewSample(sample, "sizes"), [], {("output", 0): UsedMask.new(
+        small_mask, "drawn")})], user=None)[0].sample_id
     page = login(browser, app_server.url, "alice")
     open_tab(page, "Browse and export")
     page.locator("#browse-sample-id input").fill(str(sid))

@@ -166,3 +166,32 @@ def test_sam_clicks_over_a_drawn_mask_stay_a_proposal_until_applied():
     msg = s.click("ref0", IMG, 3, 4, "positive", seg.sam_predict)
     assert "candidate 2 of 3" in msg and "not applied yet" in msg and s.sources["ref0"] == "drawn"
     assert "discarded" in s.undo("ref0", IMG, seg.sam_predict) and s.masks["ref0"].sum() == 48
+
+
+def test_unsaved_masks_are_replaced_only_on_a_second_ask():
+    s, img = MaskSession(), Img("a")
+    assert s.confirm_replace("example:cat", "loading example 'Cat'", "Load example") is None  # nothing to lose
+    s.set_mask("ref0", _mask(4), "imported", img, undoable=False)
+    s.set_mask("out", _mask(2), "imported", img, undoable=False)
+    s.mark_saved()  # an example's (or a stored sample's) masks: replacing them loses nothing
+    assert s.unsaved() == [] and s.confirm_replace("open:3", "opening sample #3", "Open") is None
+    s.set_mask("out", _mask(6), "drawn", img)
+    assert s.unsaved() == ["out"]
+    msg = s.confirm_replace("open:3", "opening sample #3", "Open in the Score tab")
+    assert msg == ("not done yet: opening sample #3 would replace masks you made and have not saved (the output: "
+                   "brush mask, 48 px). Press 'Open in the Score tab' again to replace them, or press Save in the "
+                   "Score tab first to keep them")
+    assert s.confirm_replace("example:cat", "loading example 'Cat'", "Load example") is not None  # another action
+    assert s.confirm_replace("example:cat", "loading example 'Cat'", "Load example") is None  # asked twice
+    s.confirm_replace("open:3", "opening sample #3", "Open")
+    s.set_mask("ref0", _mask(5), "drawn", img)  # a change after the warning: it is asked again
+    assert "reference 1: brush mask, 40 px; the output: brush mask, 48 px" in s.confirm_replace("open:3", "o", "Open")
+    s.undo_mask("ref0")
+    s.undo_mask("out")  # back to the masks loaded: nothing unsaved
+    assert s.unsaved() == [] and s.confirm_replace("open:3", "o", "Open") is None
+    s.set_mask("out", _mask(7), "sam", img)
+    s.mark_saved()  # Save
+    assert s.confirm_replace("open:3", "o", "Open") is None
+    s.set_mask("out", _mask(1), "drawn", img)
+    s.reset()
+    assert s.unsaved() == [] and s.warned is None and not s.saved

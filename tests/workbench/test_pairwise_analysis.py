@@ -63,7 +63,7 @@ def judged(tmp_path: Path):
     view = tasks.next_task("alice")
     tasks.skip("alice", view.token)
     view = tasks.next_task("alice")
-    tasks.flag("alice", view.token)
+    tasks.flag("alice", view.token, note="the pair is broken")
     expected.sort(key=lambda x: x[0])
     judgments = [PairJudgment(keys[x.left_sample_id], keys[x.right_sample_id], x.criterion, x.winner, rater,
                               methods[x.left_sample_id], methods[x.right_sample_id]) for _, rater, x in expected]

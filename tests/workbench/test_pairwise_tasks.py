@@ -221,3 +221,38 @@ def test_progress_counts(store):
     tasks.submit("alice", view.token, {"cp": "left", "pf": "left"})
     assert tasks.progress("alice") == PairProgress(1, 6, 6) and tasks.progress("alice").text() == \
         "judged 1 / assigned 6 / total 6 pairs"
+
+
+def test_a_skip_never_overwrites_an_answer_and_a_flag_needs_a_note(store):
+    add_outputs(store, methods=("m0", "m1"), references=2)  # two pairs
+    tasks = tasks_of(store, overlap=1)
+
+    def current(token: str) -> set[tuple]:
+        record = store.pairwise.task("alice", token)
+        return {(c, j.status, j.winner, j.note, j.revision) for c, j in record.judgments.items()}
+
+    half = tasks.next_task("alice")
+    tasks.submit("alice", half.token, {"cp": "left"})
+    after = tasks.skip("alice", half.token)  # only the criterion without an answer is skipped
+    assert after.statuses == {"cp": "rated", "pf": "skipped"} and after.winners == {"cp": "left", "pf": None}
+    whole = tasks.next_task("alice")
+    assert whole.token != half.token
+    tasks.submit("alice", whole.token, {"cp": "tie", "pf": "right"})
+    before = current(whole.token)
+    back = tasks.previous_task("alice", None)  # back to the answered pair, then S
+    assert back.token == whole.token
+    kept = tasks.skip("alice", back.token, seconds_spent=1.0)
+    assert kept.statuses == {"cp": "rated", "pf": "rated"} and kept.winners == {"cp": "tie", "pf": "right"}
+    assert current(whole.token) == before  # nothing written
+    for empty in (None, "", "  \n "):
+        with pytest.raises(InputError, match="say what is wrong with this pair"):
+            tasks.flag("alice", whole.token, note=empty)
+    with pytest.raises(InputError, match="keep it under 1000"):
+        tasks.flag("alice", whole.token, note="x" * 1001)
+    assert current(whole.token) == before
+    flagged = tasks.flag("alice", whole.token, note="  the left image\n is blank ")
+    assert flagged.statuses == {"cp": "flagged", "pf": "flagged"}
+    assert {note for _, _, _, note, _ in current(whole.token)} == {"the left image is blank"}
+    flagged_state = current(whole.token)
+    assert tasks.skip("alice", whole.token).statuses == {"cp": "flagged", "pf": "flagged"}  # a skip keeps a flag
+    assert current(whole.token) == flagged_state
