@@ -329,6 +329,7 @@ def _grey(img: Image.Image) -> np.ndarray:
 # =====================================================================================================================
 
 import queue as _queue
+import tempfile as _tempfile
 import threading as _threading
 from typing import Iterator, Sequence
 
@@ -566,6 +567,40 @@ def poster_frame(video: InputVideo) -> InputImage:
     """The frame that stands for a video in lists and in the rater's view before playback: its first frame (index 0,
     what a browser shows before a video plays), as an `InputImage`."""
     return read_frames(video, [0])[0].image
+
+
+_REMUX_FORMATS = {"video/mp4": ("mp4", {"movflags": "+faststart"}), "video/webm": ("webm", {}),
+                  "video/x-matroska": ("matroska", {})}
+"""Media type -> (FFmpeg muxer, its options) of the containers `without_metadata` rewrites."""
+
+
+def without_metadata(video: InputVideo) -> bytes:
+    """The file of `video` rewritten without what its container says besides the pictures: the first video stream's
+    packets copied as they are (no re-encoding: every frame is unchanged) into a fresh container of the same kind
+    (`_REMUX_FORMATS`: MP4 with its index first, so a browser plays it before the download ends; WebM; Matroska).
+    The container's and the stream's tags (title, comment, encoder, creation time...) are not copied, and neither
+    are other streams (audio, subtitles, attachments). Raises InputError for another container kind, or when FFmpeg
+    cannot rewrite the file."""
+    if video.media_type not in _REMUX_FORMATS:
+        raise InputError(f"{video.name}: a {video.media_type} file cannot be rewritten without its metadata "
+                         f"(only {', '.join(_REMUX_FORMATS)})")
+    av = _pyav()
+    muxer, options = _REMUX_FORMATS[video.media_type]
+    with _tempfile.TemporaryDirectory(prefix="masc-remux-") as folder:
+        path = Path(folder) / "video"  # a file, not a buffer: MP4's index-first pass reopens what it wrote
+        try:
+            with av.open(io.BytesIO(video.data), mode="r") as source, \
+                    av.open(str(path), mode="w", format=muxer, options=options) as target:
+                stream = source.streams.video[0]
+                copy = target.add_stream_from_template(stream)
+                for packet in source.demux(stream):
+                    if packet.dts is None:  # the demuxer's empty packet at the end
+                        continue
+                    packet.stream = copy
+                    target.mux(packet)
+        except (av.FFmpegError, EOFError, OSError, ValueError, IndexError) as exc:
+            raise InputError(f"{video.name}: the video could not be rewritten without its metadata ({exc})") from None
+        return path.read_bytes()
 
 
 def read_frames(video: InputVideo, indices: Sequence[int]) -> list[VideoFrame]:

@@ -21,6 +21,8 @@ class PairCandidateRecord:
     prompt: str
     references: tuple[str, ...]
     """SHA-256 of the reference images, sorted."""
+    output_media_type: str = ""
+    """Media type of the output's stored file (`image/png`, `video/mp4`, ...), so a rule can pair like with like."""
 
 
 @dataclass(frozen=True)

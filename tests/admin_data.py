@@ -1,4 +1,4 @@
-"""A small judged dataset for the admin views' tests (Leaderboard, Compare, Pairwise results): three methods, each
+"""A small judged dataset for the admin views' tests (Leaderboard, Compare, pairwise results): three methods, each
 with one output per reference, every output a real photo (the Score tab's example, recoloured per method so the
 outputs differ), the examples' subject masks, synthetic metric values with known per-method order, 0-4 ratings by
 two raters and pairwise judgments by three imported raters. Everything is written straight into the store (no model

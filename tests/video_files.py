@@ -16,14 +16,16 @@ CODECS = {"mp4": "libx264", "webm": "libvpx-vp9"}
 
 
 def encode_video(frames: Sequence[np.ndarray | Image.Image], container: str = "mp4", *, fps: int = 24,
-                 codec: str | None = None) -> bytes:
-    """Encode RGB frames (all the same even size) into an MP4 (H.264) or WebM (VP9) file's bytes."""
+                 codec: str | None = None, metadata: dict[str, str] | None = None) -> bytes:
+    """Encode RGB frames (all the same even size) into an MP4 (H.264) or WebM (VP9) file's bytes, with the container
+    tags `metadata` (e.g. a title)."""
     import av
 
     arrays = [np.asarray(f.convert("RGB") if isinstance(f, Image.Image) else f, dtype=np.uint8) for f in frames]
     height, width = arrays[0].shape[:2]
     buf = io.BytesIO()
     with av.open(buf, mode="w", format=container) as out:
+        out.metadata.update(metadata or {})
         stream = out.add_stream(codec or CODECS[container], rate=fps)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         if stream.codec_context.name == "libx264":

@@ -1,5 +1,7 @@
-"""Agreement tab: the `masc-ui agreement` table for the stored ratings, its plots, and what makes the numbers
-fragile (few samples, one rater) said above them. A failed computation clears what an earlier one showed."""
+"""Agreement tab, for one of two kinds of human judgments (a choice at the top):
+- ratings (0-4): the `masc-ui agreement` table for the stored ratings, its plots, and what makes the numbers fragile
+  (few samples, one rater) said above them; a failed computation clears what an earlier one showed;
+- pairwise (side by side): `masc-ui agreement --pairwise` as tables (`pairwise_report`)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -8,18 +10,39 @@ from ..errors import WorkbenchError
 from ..metrics.registry import list_metrics
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, agreement_view, scatter_series, table_rows
+from . import pairwise_report
 from .agreement_plot import agreement_figure
 from .feedback import warn
 from .users import user_of
 
 ALL = "(all datasets)"
+KINDS = [("Ratings (0–4)", "ratings"), ("Pairwise (side by side)", "pairwise")]
+"""(label, value) of the kinds of human judgments the tab analyses."""
 COLUMN_WIDTHS = ["70px", "110px", "50px", "70px", "80px", "150px", "90px", "90px", "90px", "280px"]
 """Widths of the table's columns (`TABLE_HEADERS`): headers and numbers on one line; a narrow window scrolls the
 table inside its box."""
 
 
-def build(wb: Workbench):
-    """Lay out the tab; returns (handler, outputs) that refresh the dataset choices (for the tab's select)."""
+def build(wb: Workbench, page: gr.Tab | None = None):
+    """Lay out the tab (inside `page`: the pairwise section's datasets are refreshed when it is opened); returns
+    (handler, outputs) that refresh the ratings section's dataset choices (for the tab's select)."""
+    kind = gr.Radio(KINDS, value="ratings", label="Human judgments", elem_id="agree-kind",
+                    info="ratings of one output on the 0–4 scale (Rate tab), or choices between two outputs "
+                         "(Rate pairs tab)")
+    with gr.Column(elem_id="agree-ratings") as ratings_box:
+        on_show, shown = _ratings_section(wb)
+    with gr.Column(visible=False, elem_id="agree-pairwise") as pairwise_box:
+        pairwise_report.build(wb, page)
+
+    def on_kind(chosen: str):
+        return gr.Column(visible=chosen != "pairwise"), gr.Column(visible=chosen == "pairwise")
+
+    kind.change(on_kind, [kind], [ratings_box, pairwise_box], api_name="agreement_kind")
+    return on_show, shown
+
+
+def _ratings_section(wb: Workbench):
+    """The ratings (0-4) section; returns (handler, outputs) that refresh its dataset choices."""
     with gr.Row():
         dataset = gr.Dropdown([ALL], value=ALL, label="Dataset", elem_id="agree-dataset", min_width=180)
         criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf"),

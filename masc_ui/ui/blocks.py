@@ -8,8 +8,8 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.users import startup_warnings
-from . import (agreement_tab, browse_tab, compare_tab, leaderboard_tab, mask_panel, pair_rate_tab, pairwise_report,
-               rate_tab, score_actions, score_tab, status)
+from . import (agreement_tab, browse_tab, compare_tab, leaderboard_tab, mask_panel, pair_rate_tab, rate_tab,
+               score_actions, score_tab, status)
 from .roles import guard_endpoints
 from .users import user_of
 
@@ -41,9 +41,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
             with gr.Tab("Compare", id="compare", elem_id="tab-compare") as compare_page:
                 compare_ui = compare_tab.build(wb)
             with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
-                show_agreement, agreement_io = agreement_tab.build(wb)
-            with gr.Tab("Pairwise results", id="pairwise", elem_id="tab-pairwise") as pairwise_page:
-                pairwise_report.build(wb, pairwise_page)
+                show_agreement, agreement_io = agreement_tab.build(wb, agreement_page)
             with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as leaderboard_page:
                 leaderboard_tab.build(wb, leaderboard_page)
         rate.select(open_task, None, task_outputs, api_name="rate_open")
@@ -72,7 +70,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
             marker = "" if admin else '<span data-role="rater"></span>'
             return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"), marker)
 
-        admin_pages = [score_page, browse, agreement_page, compare_page, pairwise_page, leaderboard_page]
+        admin_pages = [score_page, browse, agreement_page, compare_page, leaderboard_page]
         # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
         app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])

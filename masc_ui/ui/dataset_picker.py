@@ -1,5 +1,5 @@
-"""The dataset picker of the admin analysis tabs (Leaderboard, Pairwise results): a dropdown whose choices are the
-stored datasets, refreshed each time its tab is opened."""
+"""The dataset picker of the admin analysis views (Leaderboard, the Agreement tab's pairwise section): a dropdown
+whose choices are the stored datasets, refreshed each time its tab is opened."""
 from __future__ import annotations
 
 import gradio as gr

@@ -23,7 +23,7 @@ CSS = """
 .status-line {font-size:0.85em;color:#555}
 #role-marker {position:absolute !important;width:0;height:0;overflow:hidden}
 body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-button, #tab-agreement-button,
-  #tab-compare-button, #tab-pairwise-button, #tab-leaderboard-button, #storage-banner-box)
+  #tab-compare-button, #tab-leaderboard-button, #storage-banner-box)
   {display:none !important}
 .status-line p {white-space:nowrap;overflow:hidden;text-overflow:ellipsis;margin:0}
 .status-line:hover p, .status-line:focus-within p {white-space:normal}

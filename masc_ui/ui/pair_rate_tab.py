@@ -6,6 +6,11 @@ The browser knows a task only by its opaque token; every answer is checked again
 case, against the acting user (a token of another rater is refused). The acting user is always the request's
 login. An answer is committed before the next pair is shown; a refused or failed answer leaves the pair and the
 chosen answers on screen with a message next to the buttons.
+
+A video output plays in a player in place of its image (`output_media`), the two clips side by side, looping
+(autoplay, which the browser allows once the rater has pressed a key or clicked). The players are built visible and
+hidden by the handler for an image output: Gradio's video frontend throws ("reading 'canvas'") when a player built
+hidden gets an update before it was ever shown.
 """
 from __future__ import annotations
 
@@ -121,6 +126,26 @@ class PairTab:
     handlers: list[Callable] = field(default_factory=list)
 
 
+def _player(label: str, elem_id: str) -> gr.Video:
+    """A player of a video output, built visible (see the module docstring)."""
+    return gr.Video(label=label, height=IMAGE_HEIGHT, interactive=False, loop=True, autoplay=True, visible=True,
+                    elem_id=elem_id, buttons=["fullscreen"])
+
+
+def output_media(view: PairTaskView | None) -> tuple:
+    """Updates of (left image, right image, left player, right player) for `view`: each side's video in its player
+    (its image hidden), or its image (the player hidden and emptied); with no view, empty images and no players."""
+    if view is None:
+        empty = gr.update(value=None, visible=True)
+        gone = gr.update(value=None, visible=False)
+        return empty, empty, gone, gone
+    images, players = [], []
+    for image, video in ((view.left, view.left_video), (view.right, view.right_video)):
+        images.append(gr.update(value=None if video else image, visible=video is None))
+        players.append(gr.update(value=None if video is None else str(video), visible=video is not None))
+    return (*images, *players)
+
+
 def build(wb: Workbench, page: gr.Tab) -> PairTab:
     """Lay out the tab inside `page`; a pair is asked for when the rater opens the tab (`page.select`), so a
     rater who never opens it is never assigned pairs."""
@@ -138,10 +163,14 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
                 prompt = gr.Markdown(elem_id="pair-prompt")
         with gr.Row(equal_height=True):
-            left = gr.Image(label="Left output (←)", height=IMAGE_HEIGHT, interactive=False, format="png",
-                            elem_id="pair-left", buttons=["fullscreen"])
-            right = gr.Image(label="Right output (→)", height=IMAGE_HEIGHT, interactive=False, format="png",
-                             elem_id="pair-right", buttons=["fullscreen"])
+            with gr.Column(min_width=200):
+                left = gr.Image(label="Left output (←)", height=IMAGE_HEIGHT, interactive=False, format="png",
+                                elem_id="pair-left", buttons=["fullscreen"])
+                left_video = _player("Left output (←), video", "pair-left-video")
+            with gr.Column(min_width=200):
+                right = gr.Image(label="Right output (→)", height=IMAGE_HEIGHT, interactive=False, format="png",
+                                 elem_id="pair-right", buttons=["fullscreen"])
+                right_video = _player("Right output (→), video", "pair-right-video")
         radios, bad = [], []
         with gr.Row(equal_height=True):
             for name in names:
@@ -161,7 +190,8 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     state = gr.State(PairState())
     # The token of the pair the browser shows, sent back with every answer (see the module docstring).
     on_screen = gr.Textbox(visible=False, elem_id="pair-on-screen")
-    shown = [state, on_screen, who, prompt, refs, left, right, *radios, *bad, note, progress, message]
+    shown = [state, on_screen, who, prompt, refs, left, right, left_video, right_video, *radios, *bad, note, progress,
+             message]
     answers_in = [state, on_screen, *radios, *bad]
 
     def keep(session: PairState, msg: str) -> tuple:
@@ -173,22 +203,24 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         session = session if session is not None else PairState()
         session.show(view if user is not None else None)
         if user is None:
-            return (session, "", "", LOG_IN, [], None, None, *[None] * len(names), *[False] * len(names), "", "",
-                    msg)
+            return (session, "", "", LOG_IN, [], *output_media(None), *[None] * len(names), *[False] * len(names),
+                    "", "", msg)
         who_md = f"Judging pairs as **{html.escape(user)}**"
         try:
             prog_md = (prog or wb.pairwise.progress(user)).text()
         except WorkbenchError as exc:
             prog_md = f"⚠ progress unavailable: {exc}"
         if view is None:
-            return (session, "", who_md, "**No pair left for you.** Thank you!", [], None, None,
+            return (session, "", who_md, "**No pair left for you.** Thank you!", [], *output_media(None),
                     *[None] * len(names), *[False] * len(names), "", prog_md, msg)
         answers = view.answers
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
             who_md += f" (your earlier answer: {earlier[0]})"
         prompt_md = f"**Pair {view.position}** · Prompt\n> {html.escape(view.prompt)}"
-        return (session, view.token, who_md, prompt_md, view.refs, view.left, view.right,
+        if view.has_video:
+            prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
+        return (session, view.token, who_md, prompt_md, view.refs, *output_media(view),
                 *[answers.winners[c] for c in names], *[answers.both_bad[c] for c in names], "", prog_md, msg)
 
     def show_next(user: str, session: PairState, msg: str) -> tuple:

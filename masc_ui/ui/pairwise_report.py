@@ -3,8 +3,7 @@ judgments of a dataset — the methods' Bradley-Terry strengths (Davidson ties) 
 ratings, the win-rate matrix, the raters' agreement on pairs, and each metric's pairwise accuracy with its CI (human
 ties left out, and counted) — as tables plus the CLI's text (`masc_ui.workbench.pairwise_analysis`).
 
-`build(wb, page)` lays it out inside the caller's container: its own "Pairwise results" tab in the app; the
-Agreement tab can show it in an accordion with the same one call."""
+`build(wb, page)` lays it out inside the caller's container: the Agreement tab's pairwise section."""
 from __future__ import annotations
 
 import gradio as gr

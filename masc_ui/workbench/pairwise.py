@@ -20,15 +20,29 @@ and another rater may be given the pair; it stays its rater's unfinished task (h
 their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
 needs K judgments). A rater is never given the same pair twice, whatever became of their task.
 
+Videos: outputs are paired with outputs of the same kind only (`output_kind`: a video with a video, an image with an
+image): a still image next to a moving clip says which method made which, and "prompt following" of a video prompt
+cannot be judged on a still. A pair of videos is judged like a pair of images, the two clips played side by side. A
+pair of mixed kinds (judgments imported, or tasks handed out before this rule) is still shown, each side as what it
+is.
+
 Blind: a view holds the reference and the two outputs (decoded pixels, no file metadata), the prompt, the answers
-so far, and an opaque random token for the task — no sample id, method, metric value or other rater's answer.
-Every call takes the acting user (the rater); a token of another rater is refused.
+so far, and an opaque random token for the task — no sample id, method, metric value or other rater's answer. A
+video output also comes as a file to play (`PairTaskView.left_video` / `right_video`): its packets copied into a
+fresh container without the file's tags (`imaging.without_metadata`; a container kind that cannot be rewritten is
+sent as stored), named by a hash of the stored file's hash keyed with a random per-process key (the name matches
+no file a rater may hold, and says nothing of the sample). Every call takes the acting user (the rater); a token of another rater
+is refused.
 """
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import logging
 import math
+import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -38,10 +52,12 @@ from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pai
 from ..analysis.pairwise_data import PairJudgment
 from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import open_image
+from ..imaging import InputVideo, VideoLimits, encode_png, open_image, open_video, poster_frame, without_metadata
 from ..settings import Settings
 from .database import Database
-from .ratings import CRITERION_NAMES, criteria
+from .ratings import CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, is_video_sample
+
+log = logging.getLogger(__name__)
 
 PAIR_SEED = 0
 """Seed of the pairs' fixed random order and of the left/right coins."""
@@ -83,11 +99,23 @@ class PairTaskView:
     """Opaque handle of the task: pass it back with the answers."""
     refs: list[Image.Image]
     left: Image.Image
+    """The left output image; for a video output, its poster (first) frame."""
     right: Image.Image
     prompt: str
     position: int
     """1, 2, ... in the order the rater was given their pairs."""
     answers: PairAnswers
+    left_video: Path | None = None
+    """The left output's video file to play (see the module docstring), None for an image output."""
+    right_video: Path | None = None
+    left_media_type: str | None = None
+    """Media type of `left_video` (e.g. `video/webm`)."""
+    right_media_type: str | None = None
+
+    @property
+    def has_video(self) -> bool:
+        """At least one side is a video (the rater plays them)."""
+        return self.left_video is not None or self.right_video is not None
 
 
 @dataclass(frozen=True)
@@ -106,11 +134,15 @@ class PairProgress:
 class PairwiseTasks:
     """Pairwise rating tasks over one `Database`; the acting user is the rater."""
 
-    def __init__(self, database: Database, settings: Settings) -> None:
+    def __init__(self, database: Database, settings: Settings, file_folder: Path | None = None) -> None:
         self._database = database
         self._settings = settings
         self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
         """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
+        self._files = TaskImages(file_folder)
+        """The video outputs' files handed to the browser, and their posters (a temporary folder when None)."""
+        self._file_key = secrets.token_bytes(16)
+        """Key of the files' names (`_file_name`): new in every process."""
 
     def _rater(self, user: str | None) -> str:
         """`user` when it may judge pairs: a login (any role) when the process has logins, else any name."""
@@ -229,14 +261,41 @@ class PairwiseTasks:
     def _view(self, task: Any) -> PairTaskView:
         left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
                                                         store.samples.get(task.right_sample_id)))
-        refs = [self._pixels(sha, f"reference {i + 1} of pair {task.position}")
+        refs = [self._pixels(self._read(sha), f"reference {i + 1} of pair {task.position}")
                 for i, sha in enumerate(left.references)]
-        return PairTaskView(task.token, refs, self._pixels(left.output, f"left output of pair {task.position}"),
-                            self._pixels(right.output, f"right output of pair {task.position}"), left.prompt or "",
-                            task.position, _answers(task))
+        left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
+        right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
+        return PairTaskView(task.token, refs, left_image, right_image, left.prompt or "", task.position,
+                            _answers(task), left_video, right_video, left_type, right_type)
 
-    def _pixels(self, sha: str, name: str) -> Image.Image:
-        data = self._database.run(lambda store: store.images.read(sha))
+    def _output(self, sample: Any, name: str) -> tuple[Image.Image, Path | None, str | None]:
+        """(picture, video file, its media type) of a sample's output: the image and no file for an image output;
+        the poster (first) frame, the file to play and its type for a video output. The files are made once per
+        stored video (the video decoded once) and kept in `_files`."""
+        sha = sample.output
+        if not is_video_sample(sample):
+            return self._pixels(self._read(sha), name), None, None
+        media_type = self._database.run(lambda store: store.images.media_type(sha))
+        opened: list[InputVideo] = []
+
+        def video() -> InputVideo:
+            if not opened:
+                opened.append(open_video(self._read(sha), name=name, limits=VideoLimits.from_settings(self._settings)))
+            return opened[0]
+        poster = self._files.file(self._file_name(sha, "poster"), lambda: encode_png(poster_frame(video()).pixels),
+                                  suffix=".png")
+        clip = self._files.file(self._file_name(sha, "video"), lambda: _blind_copy(video()),
+                                suffix=VIDEO_FILE_SUFFIXES.get(media_type, ".mp4"))
+        return self._pixels(poster.read_bytes(), f"first frame of the {name}"), clip, media_type
+
+    def _file_name(self, sha: str, what: str) -> str:
+        """The name of a file made from blob `sha`: a keyed hash (see the module docstring)."""
+        return hashlib.sha256(self._file_key + f"{what}\0{sha}".encode()).hexdigest()
+
+    def _read(self, sha: str) -> bytes:
+        return self._database.run(lambda store: store.images.read(sha))
+
+    def _pixels(self, data: bytes, name: str) -> Image.Image:
         pixels = open_image(data, name=name, max_pixels=self._settings.max_image_pixels).pixels
         return Image.fromarray(np.asarray(pixels.convert("RGB")))  # pixels only: no file metadata reaches a rater
 
@@ -258,9 +317,11 @@ def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER
 
 
 def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:
-    """Every pair of the state's candidates: same dataset, same reference images, same prompt, different methods
-    (`cache`: plans by their candidates, so a plan is built once while the scope's samples stay the same)."""
-    candidates = tuple(PairCandidate(str(c.sample_id), reference_key(c), c.prompt, c.method) for c in state.candidates)
+    """Every pair of the state's candidates: same dataset, same reference images, same prompt, same kind of output
+    (`output_kind`), different methods (`cache`: plans by their candidates, so a plan is built once while the
+    scope's samples stay the same)."""
+    candidates = tuple(PairCandidate(str(c.sample_id), f"{reference_key(c)}\0{output_kind(c)}", c.prompt, c.method)
+                       for c in state.candidates)
     if cache is None:
         return plan_pairs(candidates, seed=PAIR_SEED)
     return cache.get_or_compute(candidates, lambda: plan_pairs(candidates, seed=PAIR_SEED))
@@ -270,6 +331,22 @@ def reference_key(sample: Any) -> str:
     """Identity of a sample's reference: its dataset and reference images (their SHA-256, in any order); of a
     `storage.PairCandidateRecord` or a `storage.SampleRecord`."""
     return "\0".join([sample.dataset, *sorted(sample.references)])
+
+
+def output_kind(candidate: Any) -> str:
+    """`image` or `video`: the kind of a `storage.PairCandidateRecord`'s output, by its stored media type (an
+    `image/...` type, or none recorded, is an image)."""
+    media_type = candidate.output_media_type or ""
+    return "image" if not media_type or media_type.startswith("image/") else "video"
+
+
+def _blind_copy(video: InputVideo) -> bytes:
+    """The file a rater plays: `video` without its container's tags, or as stored when it cannot be rewritten."""
+    try:
+        return without_metadata(video)
+    except InputError as exc:
+        log.warning("pairwise view: %s; the stored file is sent as it is", exc)
+        return video.data
 
 
 def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:

@@ -265,7 +265,7 @@ class RatingTasks:
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
         reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
-        if not isinstance((sample.info or {}).get("video"), dict):
+        if not is_video_sample(sample):
             return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status, reason)
         video = open_video(self._read(sample.output), name=f"output of sample #{sample.id}",
                            limits=VideoLimits.from_settings(self._settings))
@@ -337,6 +337,12 @@ SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "i
 VIDEO_FILE_SUFFIXES = {"video/mp4": ".mp4", "video/webm": ".webm", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
                        "image/gif": ".gif", "video/mp2t": ".ts", "video/mpeg": ".mpg"}
 """Suffix of a video output's file by its media type (`imaging.open_video`), so the browser plays it."""
+
+
+def is_video_sample(sample: Any) -> bool:
+    """Whether a stored sample (`storage.SampleRecord`) has a video output: its info holds `video` (what Save and
+    the video importers record, `records.video_info`)."""
+    return isinstance((sample.info or {}).get("video"), dict)
 
 
 def _progress(p: Any, statuses: dict[int, str]) -> RaterProgress:

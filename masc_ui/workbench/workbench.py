@@ -71,7 +71,7 @@ class Workbench:
         self.scratch = ScratchSpace()
         """Folders for files handed to the browser (exports, an opened sample's images, rating task images)."""
         self.ratings = RatingTasks(self.database, self.settings, self.scratch.root / "task-images")
-        self.pairwise = PairwiseTasks(self.database, self.settings)
+        self.pairwise = PairwiseTasks(self.database, self.settings, self.scratch.root / "pair-files")
         self.samples = StoredSamples(self.database, self.settings)
         self.videos = VideoViews(self.settings)
         """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""

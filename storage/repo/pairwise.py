@@ -246,8 +246,8 @@ def _state(s: Session, rater: str, dataset: str | None) -> PairAssignmentState:
 
 
 def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, ...]:
-    """Samples in scope with an output image, a method and a prompt (columns only: this runs on every
-    assignment, over every sample of the scope)."""
+    """Samples in scope with an output image, a method and a prompt, with the output's media type (columns only:
+    this runs on every assignment, over every sample of the scope)."""
     with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
     scope = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output), t.Sample.method.is_not(None),
                                          t.Sample.prompt.is_not(None))
@@ -257,11 +257,14 @@ def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, .
     for sample_id, sha in s.execute(sa.select(t.SampleImage.sample_id, t.SampleImage.blob_sha256).where(
             t.SampleImage.role == "reference", t.SampleImage.sample_id.in_(scope))):
         refs[sample_id].append(sha)
-    rows = s.execute(sa.select(t.Sample.id, t.Dataset.name, t.Sample.method, t.Sample.prompt)
+    rows = s.execute(sa.select(t.Sample.id, t.Dataset.name, t.Sample.method, t.Sample.prompt, t.Blob.media_type)
                      .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+                     .join(t.SampleImage, sa.and_(t.SampleImage.sample_id == t.Sample.id,
+                                                  t.SampleImage.role == "output", t.SampleImage.position == 0))
+                     .join(t.Blob, t.Blob.sha256 == t.SampleImage.blob_sha256)
                      .where(t.Sample.id.in_(scope)).order_by(t.Sample.id))
-    return tuple(PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))))
-                 for i, name, method, prompt in rows)
+    return tuple(PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))), media_type)
+                 for i, name, method, prompt, media_type in rows)
 
 
 def _tasks_and_judgments(s: Session, dataset: str | None) -> tuple[tuple[PairTaskRecord, ...],

@@ -1,6 +1,6 @@
-"""End to end in Debian's Chromium: an admin opens the Leaderboard, Compare and Pairwise results tabs on a small
-judged dataset (three methods, four references) and sees the numbers the use cases give. Screenshots at 1400x1000
-and 800x900 go to test-artifacts/e2e/."""
+"""End to end in Debian's Chromium: an admin opens the Leaderboard and Compare tabs and the Agreement tab's pairwise
+results on a small judged dataset (three methods, four references) and sees the numbers the use cases give.
+Screenshots at 1400x1000 and 800x900 go to test-artifacts/e2e/."""
 from __future__ import annotations
 
 import pytest
@@ -73,8 +73,12 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
             page.locator(f"#cmp-{side}-{part} img").wait_for(timeout=STEP_MS)
     both_sizes(page, shots, "compare")
 
-    # Pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
-    open_tab(page, "Pairwise results")
+    # The Agreement tab's pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
+    open_tab(page, "Agreement")
+    assert page.locator("#agree-run").is_visible() and not page.locator("#pw-run").is_visible()
+    page.locator("#agree-kind").get_by_text("Pairwise (side by side)").click()
+    page.locator("#pw-run").wait_for(timeout=STEP_MS)
+    assert not page.locator("#agree-run").is_visible()
     wait_value(page, "#pw-dataset input", "lb")
     page.locator("#pw-run").click()
     wait_text(page, "#pw-message", "36 judgments")

@@ -118,7 +118,7 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     wait_idle(page)
     title, plot = box(page, "#agree-plot-title"), box(page, "#agree-plot")
     assert title["y"] + title["height"] <= plot["y"] + 1
-    for sel in ("#agree-dataset", "#agree-criterion", "#agree-metric", "#agree-nboot", "#agree-run"):
+    for sel in ("#agree-kind", "#agree-dataset", "#agree-criterion", "#agree-metric", "#agree-nboot", "#agree-run"):
         b = box(page, sel)
         assert b["x"] >= 0 and b["x"] + b["width"] <= viewport["width"], f"{sel} is cut off at {size}"
     _no_page_overflow(page)

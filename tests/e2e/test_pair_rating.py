@@ -1,5 +1,6 @@
 """End to end in Debian's Chromium: a rater judges pairs with the keyboard alone, is refused a half answer, goes back,
-changes an answer, and the database then holds exactly those answers. Screenshots go to test-artifacts/e2e/."""
+changes an answer, and the database then holds exactly those answers; another rater judges a pair of videos (both
+clips playing side by side) by keyboard. Screenshots go to test-artifacts/e2e/."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from PIL import Image, ImageOps
 
 from masc_ui.workbench.examples import EXAMPLES_DIR
+from tests.video_files import encode_video, synthetic_frames
 
 from .steps import open_tab
 from .conftest import login
@@ -56,6 +58,8 @@ def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, sho
     wait_text(page, "#pair-prompt", "a cat sitting on green grass")
     page.wait_for_function("document.querySelectorAll('#pair-left img, #pair-right img, #pair-refs img').length >= 3",
                            timeout=STEP_MS)
+    for player in ("#pair-left-video", "#pair-right-video"):
+        assert not page.locator(player).is_visible()  # image outputs: the players give way to the images
     panel = page.locator("#pair-panel").inner_text()
     sources = page.locator("#pair-panel img").evaluate_all("imgs => imgs.map(i => i.src)")
     names = [src.rsplit("/", 2)[-2:] for src in sources]  # Gradio's cache: <content hash>/image.png
@@ -124,5 +128,73 @@ def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, sho
     revisions = {(next(x.position for x in tasks if x.id == j.task_id), j.criterion): j.revision for j in current}
     assert revisions == {(1, "cp"): 1, (1, "pf"): 1, (2, "cp"): 2, (2, "pf"): 1, (3, "cp"): 1, (3, "pf"): 1}
     assert {methods[x.left_sample_id] for x in tasks} | {methods[x.right_sample_id] for x in tasks} == set(METHODS)
+    assert not page.errors[errors_before:], page.errors
+    page.close()
+
+
+VIDEO_METHODS = ("clip-one", "clip-two")
+VIDEO_PROMPT = "a green square sliding right"
+
+
+def test_judge_a_pair_of_videos_by_keyboard(browser, app_server, shots, tmp_path: Path):
+    wb = app_server.wb
+    methods = {}
+    for k, method in enumerate(VIDEO_METHODS):  # VP9 in WebM: Debian's Chromium plays it
+        frames = synthetic_frames(24 + 12 * k, width=160, height=96)
+        video = tmp_path / f"{method}.webm"
+        video.write_bytes(encode_video(frames, "webm", metadata={"title": f"made by {method}"}))
+        reference = tmp_path / "reference.png"
+        Image.fromarray(frames[0]).save(reference)
+        sample = wb.make_sample([reference], video, VIDEO_PROMPT, "square")
+        methods[wb.recorder.save(sample, {}, user=None, dataset="pair-videos", method=method).sample_id] = method
+    wb.samples.set_for_rating("pair-videos", True, user=None)  # the Rate tab shows a task: the page has loaded
+    page = login(browser, app_server.url, "carol")
+    wait_text(page, "#rate-prompt", "Prompt")
+    errors_before = len(page.errors)  # errors of this tab only (see the test above)
+    open_tab(page, "Rate pairs")
+    wait_text(page, "#pair-prompt", VIDEO_PROMPT)
+    wait_text(page, "#pair-prompt", "both play in a loop")
+    for side in ("left", "right"):
+        page.wait_for_function(f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
+                               " return v && v.src && v.readyState >= 2 && v.videoWidth === 160; }",
+                               timeout=STEP_MS)
+        assert not page.locator(f"#pair-{side} img").is_visible()  # the player in place of the image
+    sources = page.locator("#pair-panel video").evaluate_all("vs => vs.map(v => v.src)")
+    names = [src.rsplit("/", 1)[-1] for src in sources]
+    assert len(names) == 2 and all(len(n) == len("0" * 64 + ".webm") and n.endswith(".webm") for n in names), names
+    assert not any(m in " ".join(sources) for m in VIDEO_METHODS)  # blind: no method in the files' names
+    assert "clip-" not in page.locator("#pair-panel").inner_text()
+    for side in ("left", "right"):  # both play (looping), whatever the browser's autoplay policy said
+        page.evaluate(f"() => document.querySelector('#pair-{side}-video video').play()")
+        page.wait_for_function(f"() => document.querySelector('#pair-{side}-video video').currentTime > 0",
+                               timeout=STEP_MS)
+    shots(page, "video-pair")
+    for selector in ("#pair-refs", "#pair-left-video", "#pair-right-video"):
+        assert _in_view(page, selector), selector  # the reference and both players without scrolling
+    page.set_viewport_size({"width": 800, "height": 900})
+    shots(page, "video-pair-narrow")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+    page.locator("body").focus()
+    page.keyboard.press("ArrowRight")  # concept preservation: right
+    page.keyboard.press("ArrowDown")  # prompt following: tie
+    _answered(page, "cp", "right")
+    _answered(page, "pf", "tie")
+    page.keyboard.press("Enter")
+    wait_text(page, "#pair-message", "saved your answers")
+    wait_text(page, "#pair-progress", "judged 1 /")
+    video_tasks = [x for x in wb.database.store.pairwise.tasks(rater="carol") if x.left_sample_id in methods]
+    assert len(video_tasks) == 1 and {x.right_sample_id for x in video_tasks} <= set(methods)
+    stored = {c: (j.winner, j.both_bad, j.status) for c, j in video_tasks[0].judgments.items()}
+    assert stored == {"cp": ("right", False, "rated"), "pf": ("tie", False, "rated")}
+    shots(page, "video-pair-judged")
+    page.keyboard.press("b")  # back to the video pair from what came next (a pair of images, or none): the players
+    wait_text(page, "#pair-prompt", VIDEO_PROMPT)  # hidden in between come back with the clips and the answers
+    _answered(page, "cp", "right")
+    _answered(page, "pf", "tie")
+    for side in ("left", "right"):
+        page.wait_for_function(f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
+                               " return v && v.readyState >= 2 && v.videoWidth === 160; }", timeout=STEP_MS)
     assert not page.errors[errors_before:], page.errors
     page.close()

@@ -84,8 +84,11 @@ def test_state_holds_the_scope(store, outputs, add_sample):
     assert no_method.id not in {c.sample_id for c in store.pairwise.state("alice").candidates}
     assert len(store.pairwise.state("alice").candidates) == 5  # every dataset
     first = state.candidates[0]
-    assert (first.dataset, first.method, first.prompt, first.references) == (
-        "ds", "m0", "a dog on a beach", outputs[0].references)
+    assert (first.dataset, first.method, first.prompt, first.references, first.output_media_type) == (
+        "ds", "m0", "a dog on a beach", outputs[0].references, "image/png")
+    video = add_sample(method="m9", output=store.images.add(b"\x00\x00\x00\x18ftypisom-not-decoded",
+                                                             media_type="video/mp4"))
+    assert {c.sample_id: c.output_media_type for c in store.pairwise.state("alice").candidates}[video.id] == "video/mp4"
     assert state.rater == "alice" and state.now.tzinfo is not None and state.tasks == () == state.judgments
 
 

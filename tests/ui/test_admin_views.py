@@ -1,6 +1,6 @@
-"""The admin views over the launched app (gradio_client, as an admin and as a rater): Leaderboard, Compare and
-Pairwise results show exactly what `masc-ui leaderboard`, `Comparisons.compare` and `masc-ui agreement --pairwise`
-give for the same stored dataset; bad input is a message next to the button; a rater's call is refused."""
+"""The admin views over the launched app (gradio_client, as an admin and as a rater): Leaderboard, Compare and the
+Agreement tab's pairwise results show exactly what `masc-ui leaderboard`, `Comparisons.compare` and `masc-ui agreement
+--pairwise` give for the same stored dataset; bad input is a message next to the button; a rater's call is refused."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +16,7 @@ from .conftest import USERS
 N_BOOT = 150
 ADMIN_VIEWS = {"leaderboard": ["lb", "method", N_BOOT], "leaderboard_datasets": [None],
                "compare": [1, 2], "compare_partners": [1], "compare_take": [1],
-               "pairwise_report": ["lb", "cp", N_BOOT], "pairwise_datasets": [None]}
+               "pairwise_report": ["lb", "cp", N_BOOT], "pairwise_datasets": [None], "agreement_kind": ["pairwise"]}
 
 
 @pytest.fixture(scope="module")

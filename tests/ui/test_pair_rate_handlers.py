@@ -1,8 +1,8 @@
 """The Rate pairs tab's endpoints on the launched app (gradio_client, one session per client): answers stored
 exactly, back and change, half answers refused, skip, flag, stale and foreign tokens refused, errors as messages.
 
-Outputs of every endpoint: (token, who, prompt, refs, left, right, cp, pf, cp_bad, pf_bad, note, progress, message);
-inputs of submit / skip: (token, cp, pf, cp_bad, pf_bad), of flag: the same and a note."""
+Outputs of every endpoint: (token, who, prompt, refs, left, right, left video, right video, cp, pf, cp_bad, pf_bad,
+note, progress, message); inputs of submit / skip: (token, cp, pf, cp_bad, pf_bad), of flag: the same and a note."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,8 @@ from .conftest import USERS
 
 METHODS = ("method-x", "method-y", "method-z")
 UPDATE = {"__type__": "update"}
-TOKEN, WHO, PROMPT, REFS, LEFT, RIGHT, CP, PF, CP_BAD, PF_BAD, NOTE, PROGRESS, MESSAGE = range(13)
+(TOKEN, WHO, PROMPT, REFS, LEFT, RIGHT, LEFT_VIDEO, RIGHT_VIDEO, CP, PF, CP_BAD, PF_BAD, NOTE, PROGRESS,
+ MESSAGE) = range(15)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,10 @@ def test_answers_are_stored_exactly_and_can_be_changed_after_going_back(served, 
     carol = _client(served, "carol")  # a rater
     shown = carol.predict(api_name="/rate_pair_open")
     assert "carol" in shown[WHO] and "Pair 1" in shown[PROMPT] and len(shown[REFS]) == 1
-    assert shown[LEFT] and shown[RIGHT] and shown[CP] is None and shown[PF] is None
+    assert shown[LEFT]["value"] and shown[RIGHT]["value"] and shown[CP] is None and shown[PF] is None
+    assert shown[LEFT]["visible"] and shown[RIGHT]["visible"]
+    hidden = {**UPDATE, "value": None, "visible": False}
+    assert shown[LEFT_VIDEO] == hidden and shown[RIGHT_VIDEO] == hidden  # images: the players hidden and empty
     assert "judged 0 / assigned 6 / total 6 pairs" in shown[PROGRESS]
     page = json.dumps(shown)
     assert "method-" not in page and not shown[TOKEN].isdigit()  # blind: no method, no sample id
@@ -147,7 +151,7 @@ def test_a_failed_write_is_a_message_and_the_answers_stay(served, pairs, monkeyp
     failed = carol.predict(shown[TOKEN], "left", "right", False, False, api_name="/rate_pair_submit")
     assert failed[MESSAGE] == ("⚠ not saved: the database is busy (another write held it too long); nothing was "
                                "saved, try again")
-    assert all(failed[i] == UPDATE for i in (PROMPT, LEFT, RIGHT, CP, PF, CP_BAD, PF_BAD))
+    assert all(failed[i] == UPDATE for i in (PROMPT, LEFT, RIGHT, LEFT_VIDEO, RIGHT_VIDEO, CP, PF, CP_BAD, PF_BAD))
     monkeypatch.undo()
     assert served.wb.database.store.pairwise.current(rater="carol") == before
     saved = carol.predict(shown[TOKEN], "left", "right", False, False, api_name="/rate_pair_submit")

@@ -139,7 +139,7 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
             "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
-            "pairwise_report", "pairwise_datasets"} <= set(admin_only)
+            "pairwise_report", "pairwise_datasets", "agreement_kind"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -172,12 +172,13 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
 
 def test_tabs_are_hidden_for_raters_and_shown_for_admins(app):
     kind, (*pages, tabs, marker) = _call(_http(app, RATER), "pages_for", [])
-    # Score (stays mounted, its button hidden by the CSS), Browse, Agreement, Compare, Pairwise results, Leaderboard
-    assert kind == "complete" and [page["visible"] for page in pages[1:]] == [False] * 5
+    # Score (stays mounted, its button hidden by the CSS), Browse, Agreement (with the pairwise results), Compare,
+    # Leaderboard
+    assert kind == "complete" and [page["visible"] for page in pages[1:]] == [False] * 4
     assert 'data-role="rater"' in marker
     assert tabs["selected"] == "rate"
     kind, shown = _call(_http(app, ADMIN), "pages_for", [])
-    assert [page["visible"] for page in shown[1:6]] == [True] * 5 and shown[-1] == ""
+    assert [page["visible"] for page in shown[1:5]] == [True] * 4 and shown[-1] == ""
 
 
 # --- 4. quotas and hygiene ------------------------------------------------------------------------------------------
