@@ -152,16 +152,24 @@ def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
                          tuple(pts.sample_ids))
 
 
+def shown_name(metric: str) -> str:
+    """A metric's display name in tables people read (`cp` -> its registry display name); a name that is not a
+    registered metric (an imported judge's, e.g. `gpt4o`) as it is."""
+    from ..metrics.registry import get_spec
+
+    try:
+        return get_spec(metric).display_name
+    except InputError:
+        return metric
+
+
 def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows) of the table for a grid: group, metric (its display name), n, raters, each statistic,
     alpha's CI, and a note saying why numbers are missing."""
-    from ..metrics.registry import list_metrics
-
-    shown = {spec.name: spec.display_name for spec in list_metrics()}
     headers = list(TABLE_HEADERS)
     rows = []
     for r in view.table.rows:
-        rows.append([r.group, shown.get(r.metric, r.metric), r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
+        rows.append([r.group, shown_name(r.metric), r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
                      _num(r.spearman.value), _num(r.kendall.value), _num(r.pearson.value),
                      row_note(r, view.table, view.data)])
     return headers, rows

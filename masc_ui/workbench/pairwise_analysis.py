@@ -29,7 +29,7 @@ from ..analysis.bootstrap import check_resamples
 from ..analysis.pairwise_data import PairJudgment
 from ..errors import InputError
 from ..metrics.records import json_safe
-from .agreement import MAX_BOOTSTRAP
+from .agreement import MAX_BOOTSTRAP, shown_name
 from .database import Database
 from .ratings import CRITERION_NAMES, criteria
 
@@ -243,9 +243,9 @@ def win_rate_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
 
 
 def accuracy_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
-    """(headers, rows) for a grid: each metric's pairwise accuracy with its CI and counts."""
+    """(headers, rows) for a grid: each metric (its display name) with its pairwise accuracy, CI and counts."""
     headers = ["metric", "accuracy", "95% CI", "pairs", "metric ties", "human ties (left out)", "missing"]
-    return headers, [[r.metric, _round(r.accuracy.value), _ci(r.accuracy), r.n_pairs, r.n_metric_ties,
+    return headers, [[shown_name(r.metric), _round(r.accuracy.value), _ci(r.accuracy), r.n_pairs, r.n_metric_ties,
                       r.n_human_ties, r.n_missing] for r in report.accuracy]
 
 

@@ -8,7 +8,7 @@ import pytest
 from masc_ui.workbench.leaderboard import leaderboard_view, table_rows
 from tests.admin_data import add_judged_dataset
 
-from .steps import open_tab
+from .steps import box, open_tab
 from .conftest import login
 from .test_browser_flows import STEP_MS, wait_text
 
@@ -26,13 +26,20 @@ def wait_value(page, selector: str, value: str) -> None:
                            arg=[selector, value], timeout=STEP_MS)
 
 
-def both_sizes(page, shots, name: str) -> None:
-    shots(page, name)
-    page.set_viewport_size(NARROW)
-    page.wait_for_timeout(400)
-    shots(page, f"{name}-narrow")
+def both_sizes(page, shots, name: str, controls: tuple[str, ...]) -> None:
+    """Screenshots at both sizes; at each, the page is no wider than the window and every one of `controls` lies
+    within the window's width (reachable by scrolling down only, never sideways or hidden)."""
+    for size, suffix in ((WIDE, ""), (NARROW, "-narrow")):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(800)  # Gradio lays the tab bar out again
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"], f"{name}: wider than the window"
+        for selector in controls:
+            found = box(page, selector)
+            assert found["width"] > 0 and found["x"] >= 0 and found["x"] + found["width"] <= size["width"] + 1, \
+                f"{name} at {size['width']} px: {selector} is cut off ({found})"
+        shots(page, name + suffix)
     page.set_viewport_size(WIDE)
-    page.wait_for_timeout(800)  # Gradio lays the tab bar out again
+    page.wait_for_timeout(800)
 
 
 def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_server, judged, shots):
@@ -50,7 +57,7 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
         assert cell in grid, cell
     assert "tau vs human bt_cp" in page.locator("#lb-agreement").inner_text()
     page.locator("#lb-plot img").first.wait_for(timeout=STEP_MS)
-    both_sizes(page, shots, "leaderboard")
+    both_sizes(page, shots, "leaderboard", ("#lb-run", "#lb-table", "#lb-files", "#lb-plot"))
     files = page.locator("#lb-files").inner_text().replace("\n", "")
     assert "leaderboard-lb-by-method.tex" in files and "leaderboard-lb-by-method-rank-agreement.csv" in files, files
 
@@ -71,7 +78,8 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
     for side in ("left", "right"):
         for part in ("cp", "best", "pf", "lines"):
             page.locator(f"#cmp-{side}-{part} img").wait_for(timeout=STEP_MS)
-    both_sizes(page, shots, "compare")
+    both_sizes(page, shots, "compare",
+               ("#cmp-run", "#cmp-table", "#cmp-left", "#cmp-right", "#cmp-left-cp", "#cmp-right-pf"))
 
     # The Agreement tab's pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
     open_tab(page, "Agreement")
@@ -84,7 +92,7 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
     wait_text(page, "#pw-message", "36 judgments")
     assert "alpha" in page.locator("#pw-ranking").inner_text()
     assert "Human ties are left out" in page.locator("#pw-summary").inner_text()
-    both_sizes(page, shots, "pairwise")
+    both_sizes(page, shots, "pairwise", ("#pw-run", "#pw-ranking", "#pw-summary", "#agree-kind"))
 
     # Browse hands the sample id it holds (typed or a clicked row) over to Compare.
     open_tab(page, "Browse and export")

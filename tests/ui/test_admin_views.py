@@ -117,7 +117,7 @@ def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsy
     assert text.strip() == printed.strip()
     assert [r[1] for r in ranking["data"]] == list(METHODS)  # alpha strongest
     assert win_rate["headers"] == ["method", *METHODS]
-    assert {r[0] for r in accuracy["data"]} == {"cp", "clip_i"}
+    assert {r[0] for r in accuracy["data"]} == {"MaSC CP", "CLIP-I"}  # display names, as the ratings table
     assert "Human ties are left out" in summary and "36 judgments" in summary and "Krippendorff" in summary
     *_, message = client.predict("no-such-set", "cp", N_BOOT, api_name="/pairwise_report")
     assert message.startswith("⚠") and "no-such-set" in message

@@ -117,7 +117,7 @@ def test_the_stored_judgments_reach_the_statistics_as_given(judged):
     headers, rows = bradley_terry_rows(report.criteria[0])
     assert headers[:3] == ["rank", "method", "theta"] and [r[1] for r in rows] == ["m0", "m1", "m2"]
     assert win_rate_rows(report.criteria[0])[0] == ["method", "m0", "m1", "m2"]
-    assert [r[0] for r in accuracy_rows(report.criteria[0])[1]] == ["cp", "judge"]
+    assert [r[0] for r in accuracy_rows(report.criteria[0])[1]] == ["MaSC CP", "judge"]  # display names
 
 
 def test_the_leaderboard_column_is_the_bradley_terry_strength(judged):
