@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -14,6 +15,11 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Gradio's file cache of this test run alone: an app that closes deletes the cached files it made (`delete_cache`),
+# and Gradio names them by content, so an app of another test run on the same machine (the default is one shared
+# /tmp/gradio) would delete the example images an app of this run still shows ("upload expired" in a browser test).
+_GRADIO_CACHE = tempfile.TemporaryDirectory(prefix="masc-tests-gradio-")
+os.environ.setdefault("GRADIO_TEMP_DIR", _GRADIO_CACHE.name)
 
 
 @pytest.fixture(scope="session")
