@@ -21,9 +21,8 @@ from ..imaging import InputImage, InputVideo, read_frames
 from ..metrics.frame_masks import FrameMasks
 from ..models.registry import ModelRegistry
 from ..settings import Settings
-
-SOURCES = ("drawn", "sam", "text-prompted", "imported")
-"""Where a mask came from (storage calls text-prompted masks `text`)."""
+from .mask_sources import SOURCES, source_words
+from .video_session import VideoSession
 
 Predict = Callable[[InputImage, list[tuple[float, float, int]], "tuple[float, float, float, float] | None"], Any]
 """predict(image, points (x, y, label), box (x0, y0, x1, y1) or None) -> a `SamPrediction`-like object with
@@ -111,7 +110,8 @@ class MaskSession:
     of a target changes, `keep_for` drops that target's mask, clicks, history and offer, so a mask never
     follows a new upload. Masks are never replaced silently: each change is undoable (`undo_mask`), and a
     result of Segment Anything or of the subject's name that would replace a mask made another way, or a
-    doubtful one, is only offered (`pending`) until `apply_pending`."""
+    doubtful one, is only offered (`pending`) until `apply_pending`. A video output and its mask, which follow the
+    same rules, are in `video` (`VideoSession`)."""
 
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -124,6 +124,8 @@ class MaskSession:
     stored_sample: int | None = None
     """The stored sample the inputs on screen are (opened from Browse, or saved from here); None for a new
     sample. Save adds to it instead of making another; changing an image unlinks it."""
+    video: VideoSession = field(default_factory=VideoSession)
+    """The output video on screen, when the output is a video (then it stands for the output image), with its mask."""
 
     def set_mask(self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *,
                  undoable: bool = True) -> None:
@@ -161,12 +163,12 @@ class MaskSession:
         current = self.sources.get(target)
         if doubtful is None and (target not in self.masks or current == source):
             self.set_mask(target, mask, source, image)
-            return f"{_source_words(source)} mask applied: {px:,} px"
+            return f"{source_words(source)} mask applied: {px:,} px"
         if doubtful is not None:
             why = f"⚠ doubtful mask ({px:,} px), not applied: {doubtful}"
         else:
-            why = (f"new {_source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
-                   f"{_source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
+            why = (f"new {source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
+                   f"{source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
         self.pending[target] = Proposal(np.asarray(mask) > 0, source, why)
         if image is not None and getattr(image, "sha256", None) is not None and target not in self.masks:
             self.owners[target] = image.sha256
@@ -180,7 +182,7 @@ class MaskSession:
         if proposal is None:
             return "there is no proposed mask to apply"
         self.set_mask(target, proposal.mask, proposal.source, image)
-        return (f"{_source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
+        return (f"{source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
                 "('Undo mask change' brings the previous one back)")
 
     def discard_pending(self, target: str) -> str:
@@ -201,7 +203,7 @@ class MaskSession:
             return "mask change undone: this image has no mask again"
         self.masks[target] = step.mask
         self.sources[target] = step.source or "drawn"
-        return f"mask change undone: back to the {_source_words(step.source)} mask ({int(step.mask.sum()):,} px)"
+        return f"mask change undone: back to the {source_words(step.source)} mask ({int(step.mask.sum()):,} px)"
 
     def clear(self, target: str) -> None:
         """Remove `target`'s mask (undoable) and its clicks."""
@@ -233,10 +235,12 @@ class MaskSession:
         return self.masks.get(target)
 
     def reset(self) -> None:
-        """Forget every mask, click, history and offer, and the link to a stored sample (new inputs)."""
+        """Forget every mask, click, history and offer, the output video and the link to a stored sample (new
+    inputs)."""
         for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending):
             table.clear()
         self.stored_sample = None
+        self.video.reset()
 
     def sam(self, target: str) -> SamPrompts:
         return self.prompts.setdefault(target, SamPrompts())
@@ -305,11 +309,6 @@ class MaskSession:
         p.candidates = [np.asarray(m, dtype=bool) for m in pred.masks]
         p.scores = [float(s) for s in pred.scores]
         return self.choose(target, int(pred.best), image)
-
-
-def _source_words(source: str | None) -> str:
-    return {"drawn": "brush", "sam": "Segment Anything", "text-prompted": "subject-name", "imported": "imported",
-            None: "previous"}.get(source, str(source))
 
 
 def target_names(n_refs: int) -> list[tuple[str, str]]:
