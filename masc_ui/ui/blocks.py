@@ -53,7 +53,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
                                                         score.out_image)
         opened = [*score_actions.cleared_results(score), score.ref_image, score.extra_refs, score.out_image,
                   score.prompt, score.subject, score.dataset, score.method, score.example, score.masks.session,
-                  score.load_msg, score.link, browse_ui.open_msg, tabs]
+                  score.load_msg, score.link, browse_ui.open_msg, tabs, score.out_video]
         browse_ui.open.click(browse_tab.open_handler(wb, score, browse_ui, tabs),
                              [browse_ui.sample_id, score.masks.session], opened, api_name="open_sample")\
             .then(score.masks.refresh, refresh_in, refresh_out)

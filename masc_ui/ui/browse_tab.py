@@ -8,12 +8,15 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..errors import WorkbenchError
+from ..imaging import InputVideo
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.browse import EXPORT_FORMATS
 from ..workbench.masks import MaskSession
+from ..workbench.video_session import VideoSession
 from . import score_actions as act
 from .feedback import warn
 from .users import user_of
+from .video_media import open_video, poster_preview
 
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 """File name suffix of an opened sample's image handed to the browser, by its stored media type."""
@@ -51,11 +54,15 @@ def build(wb: Workbench) -> BrowseTab:
         unmark = gr.Button("Stop rating tasks", size="sm", elem_id="browse-unmark", scale=0, min_width=150)
     table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=420, pinned_columns=1,
                          show_row_numbers=False, max_chars=48)
-    with gr.Row(equal_height=True):
-        sample_id = gr.Number(None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id",
-                              min_width=160)
-        open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
-        open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"], min_width=200)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2, min_width=320):
+            with gr.Row(equal_height=True):
+                sample_id = gr.Number(None, label="Sample id (or click a row)", precision=0,
+                                      elem_id="browse-sample-id", min_width=160)
+                open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
+            open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"])
+        poster = gr.Image(label="Its output (a video: the poster frame)", interactive=False, height=170,
+                          elem_id="browse-poster", buttons=[], scale=1, min_width=220)
     with gr.Row(equal_height=False):
         fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format", min_width=160,
                        info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
@@ -117,6 +124,15 @@ def build(wb: Workbench) -> BrowseTab:
 
     table.select(on_select, None, [sample_id])
 
+    def on_poster(sid, request: gr.Request):
+        try:
+            picture, caption = poster_preview(wb, sid, user=user_of(request))
+        except WorkbenchError as exc:
+            return None, warn(exc)
+        return picture, caption
+
+    sample_id.change(on_poster, [sample_id], [poster, open_msg], api_name="browse_poster", show_progress="hidden")
+
     def on_export(kind, ds, request: gr.Request):
         try:
             path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None,
@@ -142,38 +158,41 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
             user = user_of(request)
             s = wb.samples.open(sample_id, user=user)
             report = wb.stored_report(s.sample_id, user=user)
+            shown = VideoSession()
+            video = open_video(wb, s, shown) if isinstance(s.out, InputVideo) else None
         except WorkbenchError as exc:
             return {browse.open_msg: warn(exc)}
-        if getattr(s.out, "frame_count", None) is not None:  # a video: the Score tab shows videos after its rework
-            return {browse.open_msg: warn(f"sample #{s.sample_id} is a video; the Score tab does not show videos yet "
-                                          "(score it with `masc-ui score --out VIDEO` or `masc-ui batch`)")}
         unsaved = session.confirm_replace(f"open:{s.sample_id}", f"opening sample #{s.sample_id}",
                                           "Open in the Score tab")
         if unsaved:
             return {browse.open_msg: warn(unsaved), score.masks.session: session}
         session.reset()
+        session.video = shown
         for i, (img, m) in enumerate(zip(s.refs, s.ref_masks)):
             if m is not None:
                 session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"), img, undoable=False)
-        if s.out_mask is not None:
+        if s.out_mask is not None and video is None:
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"), s.out, undoable=False)
         session.mark_saved()
         session.stored_sample = s.sample_id
         folder = wb.scratch.new_folder()
         files = []
-        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)]:
+        for name, img in [(f"reference-{i}", r) for i, r in enumerate(s.refs, 1)] + [("output", s.out)] * (not video):
             path = folder / f"{name}{SUFFIXES.get(img.media_type, '.png')}"
             path.write_bytes(img.data)
             files.append(str(path))
         sample = wb.make_sample(s.refs, s.out, s.prompt, s.subject, s.ref_masks, s.out_mask)
         note = f"opened sample #{s.sample_id} with its current masks and stored scores"
+        if video:
+            note += " (its output is a video: the frame strip and the video's mask are under the Masks)"
         if s.warnings:
             note += "\n\n" + "\n".join(f"⚠ {w}" for w in s.warnings)
             warn("; ".join(s.warnings))
         caption = f"Stored values of sample #{s.sample_id} (latest, computed with its current masks)"
-        return {**act.cleared_results(score), score.ref_image: files[0], score.extra_refs: files[1:-1] or None,
-                score.out_image: files[-1], score.prompt: s.prompt, score.subject: s.subject,
-                score.dataset: s.dataset, score.method: s.method or "", score.example: None,
+        extra = files[1:] if video else files[1:-1]
+        return {**act.cleared_results(score), score.ref_image: files[0], score.extra_refs: extra or None,
+                score.out_image: None if video else files[-1], score.out_video: video, score.prompt: s.prompt,
+                score.subject: s.subject, score.dataset: s.dataset, score.method: s.method or "", score.example: None,
                 score.masks.session: session, score.scores: act.score_table(wb, report, False, caption),
                 score.report: report, score.computed: (sample_fingerprint(sample), None), score.load_msg: note,
                 score.link: act.link_text(session, s.dataset, s.method),

@@ -13,7 +13,7 @@ import gradio as gr
 import numpy as np
 
 from .. import overlays
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..imaging import InputImage
 from ..workbench import Workbench
 from ..workbench.masks import MaskSession, target_names
@@ -77,6 +77,8 @@ def session_image(wb: Workbench, session: MaskSession, path: str | None, name: s
 
 def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, extra_refs, out_image) -> InputImage:
     refs, out = image_paths(ref_image, extra_refs, out_image)
+    if target == "out" and out is None and session.video.loaded:
+        raise InputError("the output is a video: draw its mask in 'Mask of the output video', under the frame strip")
     if target == "out":
         return session_image(wb, session, out, "output image")
     i = int(target[3:])

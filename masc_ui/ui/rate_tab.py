@@ -18,6 +18,7 @@ from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
 from .users import user_of
+from .video_media import build_player, task_media
 
 RATING_CONCURRENCY = 32
 """Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
@@ -71,6 +72,7 @@ def build(wb: Workbench) -> tuple:
                             elem_id="rate-refs", buttons=["fullscreen"], min_width=240)
             out = gr.Image(label="Generated image", height=IMAGE_HEIGHT, interactive=False, elem_id="rate-out",
                            buttons=["fullscreen"], min_width=240)
+            player = build_player(IMAGE_HEIGHT)
         with gr.Row():
             cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp", min_width=300)
             pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-pf", min_width=300)
@@ -90,7 +92,7 @@ def build(wb: Workbench) -> tuple:
     # given to a task that is no longer the session's current one (a second key pressed before the first answer
     # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
-    shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, progress, message]
+    shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, player, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
     def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
@@ -100,21 +102,23 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
-            return st, "", note, "", None, None, None, None, "", "", msg
+            return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         if task is None:
-            return st, "", who_md, "**No task left for you.** Thank you!", None, None, None, None, "", prog, msg
+            image, video = task_media(None)
+            return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
         prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
         earlier = ""
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        return (st, task.token, who_md + earlier, prompt_md, references_picture(wb, task), task.out,
-                task.scores.get("cp"), task.scores.get("pf"), task.reason or "", prog, msg)
+        image, video = task_media(task)
+        return (st, task.token, who_md + earlier, prompt_md, references_picture(wb, task), image,
+                task.scores.get("cp"), task.scores.get("pf"), task.reason or "", video, prog, msg)
 
     def on_open(request: gr.Request):
         user = user_of(request)

@@ -18,7 +18,7 @@ from ..metrics.sample import Sample
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
-from . import mask_panel
+from . import mask_panel, video_panel
 from .feedback import warn
 from .gpu import gpu
 from .users import user_of
@@ -29,12 +29,25 @@ NEW_SAMPLE = ("**New sample** — not in the database yet: Save stores it (with 
 
 def sample_on_screen(wb: Workbench, session: MaskSession, ref, extra, out, prompt: str | None,
                      subject: str | None) -> Sample:
-    """The sample on screen from the images the session decoded at upload, with the masks that belong to them."""
+    """The sample on screen from the images the session decoded at upload, with the masks that belong to them; the
+    output is the video on screen when there is one (`MaskSession.video`, with the video's mask)."""
     refs, out_path = mask_panel.image_paths(ref, extra, out)
     ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
+    if session.video.loaded:
+        ref_masks, _ = mask_panel.masks_for_sample(session, ref_imgs, None)
+        return wb.make_sample(ref_imgs, session.video.video, prompt, subject, ref_masks, session.video.masks)
     out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
     ref_masks, out_mask = mask_panel.masks_for_sample(session, ref_imgs, out_img)
     return wb.make_sample(ref_imgs, out_img, prompt, subject, ref_masks, out_mask)
+
+
+def mask_sources(session: MaskSession) -> dict[str, str]:
+    """Where each mask of the sample on screen came from, for Save (the video's mask for a video output)."""
+    sources = dict(session.sources)
+    if session.video.loaded:
+        sources.pop("out", None)
+        sources.update(session.video.mask_sources())
+    return sources
 
 
 def link_text(session: MaskSession, dataset: str | None = None, method: str | None = None) -> str:
@@ -105,7 +118,7 @@ def cleared_results(tab: Any) -> dict:
     """The Score tab's results, maps and action messages emptied (new inputs)."""
     return {tab.scores: "", tab.report: None, tab.computed: (None, None), tab.stale: "", tab.cp_map: None,
             tab.best_map: None, tab.lines: None, tab.pf_map: None, tab.explain_notes: "", tab.run_msg: "",
-            tab.explain_msg: "", tab.save_msg: ""}
+            tab.explain_msg: "", tab.save_msg: "", tab.video.plot: None, tab.video.plot_box: gr.Column(visible=False)}
 
 
 def on_new_images(tab: Any):
@@ -162,8 +175,8 @@ def on_load_example(wb: Workbench, tab: Any):
         except WorkbenchError as exc:
             return {tab.load_msg: warn(exc)}
         return {**cleared_results(tab), tab.ref_image: str(ex.ref), tab.extra_refs: None, tab.out_image: str(ex.out),
-                tab.prompt: ex.prompt, tab.subject: ex.subject, tab.method: "", tab.masks.session: session,
-                tab.link: link_text(session, dataset),
+                tab.out_video: None, tab.prompt: ex.prompt, tab.subject: ex.subject, tab.method: "",
+                tab.masks.session: session, tab.link: link_text(session, dataset),
                 tab.load_msg: f"loaded example '{ex.title}' with its masks"}
     return handler
 
@@ -196,9 +209,13 @@ def on_explain(wb: Workbench, tab: Any):
         user, progress = user_of(request), _progress(progress)
         computed = computed or (None, None)
         empty = {tab.cp_map: None, tab.best_map: None, tab.lines: None, tab.pf_map: None, tab.explain_notes: ""}
+        frame = None
         try:
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
-            ex = wb.explain(sample, user=user, progress=progress)
+            if session.video.loaded:
+                frame, ex = video_panel.explain_frame(wb, session.video, sample, user=user, progress=progress)
+            else:
+                ex = wb.explain(sample, user=user, progress=progress)
         except WorkbenchError as exc:
             return {**empty, tab.explain_msg: warn(exc), tab.computed: (computed[0], None),
                     tab.status: wb.status().line()}
@@ -206,10 +223,15 @@ def on_explain(wb: Workbench, tab: Any):
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
         shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
         msg = f"{drawn} map(s) drawn" + (f" ({shown})" if shown else "") + "; what they show is explained below them"
+        notes = explain_summary(ex)
+        if frame is not None:
+            where = f"frame {frame.index} ({frame.time_s:.2f} s) of the output video"
+            msg = f"maps of {where}: {msg} (click another frame of the strip, then Explain, for another)"
+            notes = f"**Maps of {where}**; the values are this frame's.\n\n{notes}"
         key = sample_fingerprint(sample)
         return {tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None, tab.best_map: ex.out_best,
                 tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
-                tab.explain_notes: explain_summary(ex), tab.explain_msg: msg if drawn else warn(msg),
+                tab.explain_notes: notes, tab.explain_msg: msg if drawn else warn(msg),
                 tab.computed: (computed[0], key), tab.stale: stale_note(key, (computed[0], key)),
                 tab.status: wb.status().line()}
     return handler
@@ -225,7 +247,7 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         try:
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
             saved = wb.save_sample(sample, user=user, dataset=dataset, method=method or None,
-                                   mask_sources=dict(session.sources), names=names or None, progress=progress,
+                                   mask_sources=mask_sources(session), names=names or None, progress=progress,
                                    sample_id=None if as_new else session.stored_sample)
             report = wb.score(sample, names or None, user=user)  # the values just saved, from the result cache
         except WorkbenchError as exc:

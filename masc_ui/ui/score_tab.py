@@ -8,7 +8,7 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.examples import list_examples
-from . import catalogue_panel, mask_panel
+from . import catalogue_panel, mask_panel, video_events, video_panel
 from . import score_actions as act
 from .upload import ImageUpload
 
@@ -21,11 +21,14 @@ class ScoreTab:
     ref_image: gr.Image
     extra_refs: gr.File
     out_image: gr.Image
+    out_video: video_panel.VideoUpload
+    """The output may be a video instead (one output at a time); it lives in `masks.session.video`."""
     upload_notes: gr.Markdown
     prompt: gr.Textbox
     subject: gr.Textbox
     link: gr.Markdown
     masks: mask_panel.MaskPanel
+    video: video_panel.VideoPanel
     metrics: gr.CheckboxGroup
     x100: gr.Checkbox
     run: gr.Button
@@ -67,6 +70,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         with gr.Column(min_width=240):
             out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300,
                                     label="Output image")
+            out_video = video_panel.build_upload()
             upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
     with gr.Row():
         prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",
@@ -75,6 +79,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     link = gr.Markdown(act.NEW_SAMPLE, elem_id="sample-link", elem_classes=["sample-link"])
     with gr.Accordion("Masks (brush, Segment Anything clicks, or the subject's name)", open=True):
         masks = mask_panel.build(wb)
+    video = video_panel.build()
     specs = wb.metric_specs()
     with gr.Row():
         metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, specs), value=[s.name for s in specs],
@@ -86,6 +91,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         run_msg = gr.Markdown(elem_id="run-message", elem_classes=["action-message"], min_width=240)
     stale = gr.HTML(elem_id="stale-box")
     scores = gr.HTML(elem_id="scores")
+    video_panel.build_plot(video)
     report = gr.State(None)
     computed = gr.State((None, None))
     with gr.Row(equal_height=True):
@@ -112,9 +118,10 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             save = gr.Button("Save sample, masks and scores", variant="primary", elem_id="save")
             save_new = gr.Button("Save as a new sample", size="sm", elem_id="save-new")
     save_msg = gr.Markdown(elem_id="score-message", elem_classes=["action-message"])
-    tab = ScoreTab(example, load, load_msg, ref_image, extra_refs, out_image, upload_notes, prompt, subject, link,
-                   masks, metrics, x100, run, run_msg, stale, scores, report, computed, explain, explain_msg, cp_map,
-                   best_map, lines, pf_map, explain_notes, dataset, method, save, save_new, save_msg, status)
+    tab = ScoreTab(example, load, load_msg, ref_image, extra_refs, out_image, out_video, upload_notes, prompt, subject,
+                   link, masks, video, metrics, x100, run, run_msg, stale, scores, report, computed, explain,
+                   explain_msg, cp_map, best_map, lines, pf_map, explain_notes, dataset, method, save, save_new,
+                   save_msg, status)
     tab.inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
     _wire(wb, tab)
     return tab
@@ -126,7 +133,7 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
     for box in (tab.prompt, tab.subject):
         box.change(*fresh, show_progress="hidden", trigger_mode="always_last")
     results = [tab.scores, tab.report, tab.computed, tab.stale, tab.cp_map, tab.best_map, tab.lines, tab.pf_map,
-               tab.explain_notes, tab.run_msg, tab.explain_msg, tab.save_msg]
+               tab.explain_notes, tab.run_msg, tab.explain_msg, tab.save_msg, tab.video.plot, tab.video.plot_box]
     new_images = [*results, tab.method, tab.example, tab.load_msg, tab.link, tab.masks.session]
     for event in (tab.ref_image.upload, tab.ref_image.clear, tab.out_image.upload, tab.out_image.clear,
                   tab.extra_refs.upload, tab.extra_refs.clear):
@@ -137,11 +144,13 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
               show_progress="hidden")
 
     tab.load.click(act.on_load_example(wb, tab), [tab.example, tab.masks.session, tab.dataset],
-                   [*new_images, tab.ref_image, tab.extra_refs, tab.out_image, tab.prompt, tab.subject],
-                   api_name="load_example")
+                   [*new_images, tab.ref_image, tab.extra_refs, tab.out_image, tab.prompt, tab.subject,
+                    tab.out_video], api_name="load_example")
+    video_events.wire(wb, tab, new_images, fresh)
+    plot = video_events.plot_io(wb, tab)
     tab.run.click(act.on_run(wb, tab), [*tab.inputs, tab.metrics, tab.x100, tab.computed],
                   [tab.scores, tab.report, tab.run_msg, tab.computed, tab.stale, tab.status], concurrency_limit=2,
-                  api_name="run")
+                  api_name="run").then(*plot, show_progress="hidden")
     tab.x100.change(lambda rep, on: gr.update() if rep is None else act.score_table(wb, rep, on),
                     [tab.report, tab.x100], [tab.scores])
     maps = [tab.cp_map, tab.best_map, tab.lines, tab.pf_map, tab.explain_notes]
@@ -150,5 +159,7 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
                       api_name="explain")
     saved = [tab.save_msg, tab.masks.session, tab.scores, tab.report, tab.computed, tab.stale, tab.link, tab.status]
     save_in = [*tab.inputs, tab.metrics, tab.dataset, tab.method, tab.x100, tab.computed]
-    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save")
-    tab.save_new.click(act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new")
+    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save")\
+        .then(*plot, show_progress="hidden")
+    tab.save_new.click(act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new")\
+        .then(*plot, show_progress="hidden")

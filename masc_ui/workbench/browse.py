@@ -133,18 +133,8 @@ class StoredSamples:
         """A stored sample with its fields and current masks (InputError for an unknown id or a ratings-only
         sample: no images). A stored mask of another size than its image is resized to the image (nearest
         neighbour) and a warning says so. Admins only."""
-        from storage import NotFound
-
         self._database.accounts.require_admin(user, "opening stored samples")
-        sid = sample_id_of(sample_id)
-
-        def get(store: Any) -> Any:
-            try:
-                return store.samples.get(sid)
-            except NotFound:
-                raise InputError(f"sample #{sid} is not in the database: type the id of a row of the table, or click "
-                                 "the row") from None
-        sample = self._database.run(get)
+        sample = self._stored(sample_id)
         if sample.output is None:
             raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
                              "without images, so there is nothing to show or score. Import its images (the same "
@@ -175,11 +165,25 @@ class StoredSamples:
                             ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
                             dataset=sample.dataset, method=sample.method, warnings=warnings)
 
+    def _stored(self, sample_id: object) -> Any:
+        """The stored sample record of a typed id (InputError for a bad or unknown id)."""
+        from storage import NotFound
+
+        sid = sample_id_of(sample_id)
+
+        def get(store: Any) -> Any:
+            try:
+                return store.samples.get(sid)
+            except NotFound:
+                raise InputError(f"sample #{sid} is not in the database: type the id of a row of the table, or click "
+                                 "the row") from None
+        return self._database.run(get)
+
     def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
         """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
         None for a ratings-only sample (no images). Admins only."""
         self._database.accounts.require_admin(user, "browsing stored samples")
-        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        sample = self._stored(sample_id)
         if sample.output is None:
             return None
         out = self._output(sample.output, f"output of sample #{sample.id}")

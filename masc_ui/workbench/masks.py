@@ -21,9 +21,8 @@ from ..imaging import InputImage, InputVideo, read_frames
 from ..metrics.frame_masks import FrameMasks
 from ..models.registry import ModelRegistry
 from ..settings import Settings
-
-SOURCES = ("drawn", "sam", "text-prompted", "imported")
-"""Where a mask came from (storage calls text-prompted masks `text`)."""
+from .mask_sources import SOURCES, source_words
+from .video_session import VideoSession
 
 Predict = Callable[[InputImage, list[tuple[float, float, int]], "tuple[float, float, float, float] | None"], Any]
 """predict(image, points (x, y, label), box (x0, y0, x1, y1) or None) -> a `SamPrediction`-like object with
@@ -113,7 +112,7 @@ class MaskSession:
     result of Segment Anything or of the subject's name that would replace a mask made another way, or a
     doubtful one, is only offered (`pending`) until `apply_pending`. Inputs that replace the whole sample (an
     example, a stored sample) replace masks that are the user's unsaved work only when asked twice
-    (`confirm_replace`)."""
+    (`confirm_replace`). A video output and its mask, which follow the same rules, are in `video` (`VideoSession`)."""
 
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -131,6 +130,8 @@ class MaskSession:
     differs is the user's unsaved work (`unsaved`)."""
     warned: str | None = None
     """The action (`confirm_replace`) the user was last told would replace unsaved masks; cleared by any mask change."""
+    video: VideoSession = field(default_factory=VideoSession)
+    """The output video on screen, when the output is a video (then it stands for the output image), with its mask."""
 
     def set_mask(self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *,
                  undoable: bool = True) -> None:
@@ -169,12 +170,12 @@ class MaskSession:
         current = self.sources.get(target)
         if doubtful is None and (target not in self.masks or current == source):
             self.set_mask(target, mask, source, image)
-            return f"{_source_words(source)} mask applied: {px:,} px"
+            return f"{source_words(source)} mask applied: {px:,} px"
         if doubtful is not None:
             why = f"⚠ doubtful mask ({px:,} px), not applied: {doubtful}"
         else:
-            why = (f"new {_source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
-                   f"{_source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
+            why = (f"new {source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
+                   f"{source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
         self.pending[target] = Proposal(np.asarray(mask) > 0, source, why)
         if image is not None and getattr(image, "sha256", None) is not None and target not in self.masks:
             self.owners[target] = image.sha256
@@ -188,7 +189,7 @@ class MaskSession:
         if proposal is None:
             return "there is no proposed mask to apply"
         self.set_mask(target, proposal.mask, proposal.source, image)
-        return (f"{_source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
+        return (f"{source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
                 "('Undo mask change' brings the previous one back)")
 
     def discard_pending(self, target: str) -> str:
@@ -210,7 +211,7 @@ class MaskSession:
             return "mask change undone: this image has no mask again"
         self.masks[target] = step.mask
         self.sources[target] = step.source or "drawn"
-        return f"mask change undone: back to the {_source_words(step.source)} mask ({int(step.mask.sum()):,} px)"
+        return f"mask change undone: back to the {source_words(step.source)} mask ({int(step.mask.sum()):,} px)"
 
     def clear(self, target: str) -> None:
         """Remove `target`'s mask (undoable) and its clicks."""
@@ -242,11 +243,13 @@ class MaskSession:
         return self.masks.get(target)
 
     def reset(self) -> None:
-        """Forget every mask, click, history and offer, and the link to a stored sample (new inputs)."""
+        """Forget every mask, click, history and offer, the output video and the link to a stored sample (new
+        inputs)."""
         for table in (self.masks, self.sources, self.owners, self.prompts, self.history, self.pending, self.saved):
             table.clear()
         self.stored_sample = None
         self.warned = None
+        self.video.reset()
 
     def mark_saved(self) -> None:
         """The masks on screen are stored, or came from storage or an example: replacing them loses nothing."""
@@ -269,7 +272,7 @@ class MaskSession:
             self.warned = None
             return None
         self.warned = action
-        listed = "; ".join(f"{_target_words(t)}: {_source_words(self.sources.get(t))} mask, "
+        listed = "; ".join(f"{_target_words(t)}: {source_words(self.sources.get(t))} mask, "
                            f"{int(self.masks[t].sum()):,} px" for t in unsaved)
         return (f"not done yet: {doing} would replace masks you made and have not saved ({listed}). Press "
                 f"'{button}' again to replace them, or press Save in the Score tab first to keep them")
@@ -345,11 +348,6 @@ class MaskSession:
 
 def _target_words(target: str) -> str:
     return "the output" if target == "out" else f"reference {int(target[3:]) + 1}"
-
-
-def _source_words(source: str | None) -> str:
-    return {"drawn": "brush", "sam": "Segment Anything", "text-prompted": "subject-name", "imported": "imported",
-            None: "previous"}.get(source, str(source))
 
 
 def target_names(n_refs: int) -> list[tuple[str, str]]:

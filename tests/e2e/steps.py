@@ -70,9 +70,10 @@ def in_view(page, selector: str) -> bool:
 
 
 def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:
-    """One horizontal brush stroke across the middle of the image editor."""
+    """One horizontal brush stroke across the middle of the image editor (`canvas_selector`: its canvas, under the
+    editor's own selector)."""
     page.wait_for_function(f"document.querySelectorAll('{canvas_selector}').length > 0", timeout=STEP_MS)
-    page.locator("#mask-editor").get_by_role("button", name="Brush", exact=True).click()
+    page.locator(canvas_selector.split()[0]).get_by_role("button", name="Brush", exact=True).click()
     canvas = page.locator(canvas_selector).first.bounding_box()
     cx, cy = canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2
     page.mouse.move(cx - 60, cy)

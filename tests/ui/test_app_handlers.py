@@ -31,15 +31,16 @@ def _run(client: Client, ref: str, out: str, prompt: str, subject: str, names=AL
 def _load(client: Client, name: str) -> tuple[str, str, str, str, str]:
     """Load an example: (reference path, output path, prompt, subject, Load's message)."""
     shown = client.predict(name, "workbench", api_name="/load_example")
-    return shown[-5], shown[-3], shown[-2], shown[-1], shown[12]
+    assert shown[-1] is None  # the output video box is emptied
+    return shown[-6], shown[-4], shown[-3], shown[-2], shown[13]
 
 
 def _open(client: Client, sample_id: int) -> dict:
     """Open a stored sample from Browse: what the Score tab and Browse then show, by name."""
     shown = client.predict(sample_id, api_name="/open_sample")
     names = ("scores", "stale", "cp_map", "best_map", "lines", "pf_map", "explain_notes", "run_msg", "explain_msg",
-             "save_msg", "ref", "extra", "out", "prompt", "subject", "dataset", "method", "example", "load_msg",
-             "link", "open_msg")
+             "save_msg", "frame_plot", "ref", "extra", "out", "prompt", "subject", "dataset", "method", "example",
+             "load_msg", "link", "open_msg", "video")
     assert len(shown) == len(names)
     return dict(zip(names, shown))
 
@@ -131,6 +132,7 @@ def test_save_twice_does_not_duplicate(client, served):
     shown = _open(fresh, samples[0].id)
     assert (shown["prompt"], shown["subject"], shown["dataset"], shown["method"]) == (prompt, subject, "handlers", "m1")
     assert "stored scores" in shown["load_msg"] and f"Stored sample #{samples[0].id}" in shown["link"]
+    assert shown["video"] is None  # an image sample: the video box stays empty
     registered = {spec.name for spec in list_metrics()}  # the stored report lists every registered image metric
     stored = shown["scores"]
     assert set(_values(stored)) == registered and re.fullmatch(r"-?\d+\.\d{4}", _values(stored)["cp"])
@@ -165,15 +167,16 @@ def current_of(served, rater: str, sample_id: int) -> dict:
 def test_rating_flow_commits_and_can_go_back(served):
     _seed_samples(served)
     c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
-    screen, who, prompt, refs, out, cp, pf, reason, progress, msg = c.predict(api_name="/rate_open")
+    screen, who, prompt, refs, out, cp, pf, reason, player, progress, msg = c.predict(api_name="/rate_open")
     assert "alice" in who and "Prompt" in prompt and refs and out
+    assert player.get("visible") is False and not player.get("value"), player  # an image task: no player
     assert "m0" not in prompt and "clip" not in prompt.lower()  # blind: no method, no metric
     assert re.search(r"rated 0 / assigned \d+ / total \d+", progress)
     seen = []
     for cp_score, pf_score in ((3, 2), (1, 4), (0, 0)):
         before = served.wb.database.store.ratings.current(rater="alice")
-        screen, who, prompt, refs, out, cp, pf, reason, progress, msg = c.predict(screen, cp_score, pf_score, "",
-                                                                                  api_name="/rate_submit")
+        screen, who, prompt, refs, out, cp, pf, reason, _, progress, msg = c.predict(screen, cp_score, pf_score, "",
+                                                                                     api_name="/rate_submit")
         after = served.wb.database.store.ratings.current(rater="alice")
         assert len(after) == len(before) + 2, msg  # committed before the next task is shown
         assert "#" not in msg and screen and not screen.isdigit()  # the browser never sees a sample id
@@ -382,3 +385,40 @@ def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
     finally:
         app.close()
         wb.close()
+
+
+def test_a_video_output_through_the_handlers(served, tmp_path: Path):
+    """The video box loads the strip; Run and Save score and store the video on screen (no output image); Browse's
+    poster is its first frame; Open brings it back into the video box as the stored bytes."""
+    from PIL import Image
+
+    from tests.video_files import encode_video, synthetic_frames
+
+    frames = synthetic_frames(8)
+    video, ref = tmp_path / "clip.mp4", tmp_path / "ref.png"
+    video.write_bytes(encode_video(frames, "mp4"))
+    Image.fromarray(frames[0]).save(ref)
+    c = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
+    loaded = c.predict(handle_file(str(video)), api_name="/video_load")
+    note = next(x for x in loaded if isinstance(x, str) and "fps" in x)
+    assert "8 frames at 24 fps" in note and "the 8 frames below" in note
+    table = c.predict(handle_file(str(ref)), None, None, "a square", "square", ["clip_i"], False, api_name="/run")[0]
+    assert "mean over 32 sampled frames (8 distinct: a short video)" in table, table
+    saved = c.predict(handle_file(str(ref)), None, None, "a square", "square", ["clip_i"], "videos", "", False,
+                      api_name="/save")[0]
+    sid = int(re.search(r"sample #(\d+)", saved).group(1))
+    store = served.wb.database.store
+    stored = store.samples.get(sid)
+    assert store.images.media_type(stored.output) == "video/mp4"
+    assert store.images.read(stored.output) == video.read_bytes()
+    poster, caption = c.predict(sid, api_name="/browse_poster")
+    assert "poster (first) frame of the output video" in caption, poster
+    assert Image.open(poster).size == (96, 64)
+    fresh = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
+    shown = _open(fresh, sid)
+    assert shown["out"] is None and Path(shown["video"]["video"] if isinstance(shown["video"], dict)
+                                         else shown["video"]).read_bytes() == video.read_bytes()
+    assert "its output is a video" in shown["load_msg"] and f"Stored sample #{sid}" in shown["link"]
+    again = fresh.predict(handle_file(shown["ref"]), None, None, "a square", "square", ["clip_i"], "videos", "",
+                          False, api_name="/save")[0]
+    assert f"saved to sample #{sid}" in again and "nothing changed" in again  # the opened video sample, no copy

@@ -18,7 +18,7 @@ ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
 RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", "rate_back",
                    "status_text", "pages_for", "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip",
                    "rate_pair_flag", "rate_pair_back"}
-NEEDS_EVENT_DATA = {"on_click", "on_select"}
+NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 
 
@@ -118,6 +118,9 @@ def test_a_path_the_client_did_not_upload_is_never_opened(app, tmp_path: Path):
             assert kind == "error", (api, target, message)
             answers.add(message)
     assert answers == {NOT_UPLOADED}  # the same answer whether the path exists, is a folder or a device
+    for target in (secret, blob, "/etc/passwd"):  # the video box: Gradio's own file checks refuse first, no message
+        for payload in ({"path": str(target)}, {"path": str(target), "meta": {"_type": "gradio.FileData"}}):
+            assert _call(admin, "video_load", [payload]) == ("error", None), (target, payload)
 
 
 def test_uploaded_files_still_work_and_blobs_keep_the_uploaded_bytes(app):
@@ -139,7 +142,9 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app):
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
     assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
             "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
-            "pairwise_report", "pairwise_datasets", "agreement_kind"} <= set(admin_only)
+            "pairwise_report", "pairwise_datasets", "video_load", "video_select", "video_mask_brush",
+            "video_mask_by_name", "video_mask_apply", "video_mask_discard", "video_mask_undo", "video_mask_clear",
+            "draw_frame_plot", "browse_poster", "agreement_kind"} <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -158,7 +163,7 @@ def test_a_rater_sees_no_metric_method_sample_id_or_other_answer(app):
     for sample in store.samples.list("secret-set"):
         store.ratings.rate_sample("someone-else", sample.id, {"cp": 4, "pf": 0})
     rater = Client(app.url, auth=RATER, verbose=False)
-    token, who, prompt, refs, out, cp, pf, reason, progress, msg = rater.predict(api_name="/rate_open")
+    token, who, prompt, refs, out, cp, pf, reason, player, progress, msg = rater.predict(api_name="/rate_open")
     shown = json.dumps([token, who, prompt, progress, msg])
     assert "secret-method" not in shown and "clip" not in shown.lower() and "someone-else" not in shown
     assert cp is None and pf is None and not token.isdigit()
@@ -216,7 +221,8 @@ def test_nul_in_a_prompt_is_refused_with_a_clear_message(app):
 def test_huge_sample_ids_get_a_message_not_a_driver_error(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     out = client.predict(10 ** 20, api_name="/open_sample")
-    assert "sample id must be a whole number" in out[-1] and "SQLite" not in out[-1]  # next to Open, in Browse
+    said = out[-2]  # the message next to Open, in Browse (the video box comes last)
+    assert "sample id must be a whole number" in said and "SQLite" not in said
 
 
 def test_unexpected_errors_show_no_internals(app, monkeypatch):

@@ -1,0 +1,123 @@
+"""The Score tab's video events (`video_panel` holds the layout and the handlers' logic): one output at a time (a new
+video replaces the output image and the other way round, each a new sample), loading the video into the strip,
+selecting a frame, the video's mask (brush, by name, offered, undoable), and the per-frame plot after Run and Save.
+Each mask change is followed by the tab's "out of date" check."""
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from ..errors import WorkbenchError
+from ..workbench import Workbench
+from ..workbench.masks import MaskSession
+from . import score_actions as act
+from . import video_panel as vp
+from .feedback import warn
+from .gpu import gpu
+from .users import user_of
+
+
+def plot_io(wb: Workbench, tab: Any) -> tuple:
+    """(handler, inputs, outputs) drawing the per-frame plot of the report on screen (chain it after Run and Save)."""
+    def draw_frame_plot(session: MaskSession, report):
+        return vp.plot_update(vp.plot_of(wb, session.video, report))
+    return draw_frame_plot, [tab.masks.session, tab.report], [tab.video.plot_box, tab.video.plot]
+
+
+def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
+    """Connect the video box and panel of `tab` (a `score_tab.ScoreTab`). `new_images`: the outputs of
+    `score_actions.on_new_images`; `fresh`: the "out of date" check (handler, inputs, outputs)."""
+    p, session = tab.video, tab.masks.session
+    cleared = act.on_new_images(tab)
+
+    def on_new_video(s: MaskSession, dataset: str | None):
+        return {**cleared(s, dataset), tab.out_image: None}
+
+    for event in (tab.out_video.upload, tab.out_video.clear):
+        event(on_new_video, [session, tab.dataset], [*new_images, tab.out_image], show_progress="hidden")
+
+    # In the browser (no round trip that could come back after a video uploaded meanwhile): a new image empties the
+    # video box, whose change event then forgets the video.
+    tab.out_image.upload(None, None, [tab.out_video], js="() => null", show_progress="hidden")
+
+    masked = [p.view, p.rule, p.message, p.proposal_box, p.proposal_view]
+
+    def mask_outputs(vs, message: str = "") -> tuple:
+        return (vp.mask_view(vs), vp.mask_rule(vs), message, gr.update(visible=vs.pending is not None),
+                vp.proposal_view(vs))
+
+    def on_video(s: MaskSession, path: str | None, progress=gr.Progress()):
+        vs = s.video
+        try:
+            progress(0.2, desc="decoding the sampled frames")
+            note = vp.load_video(wb, vs, path)
+        except WorkbenchError as exc:
+            vs.reset()
+            return (gr.Column(visible=True), gr.Column(visible=False), warn(exc), [], None, vp.frame_label(vs), None,
+                    *mask_outputs(vs))
+        frame = vs.frame(vs.selected)
+        editor = None if frame is None else {"background": frame.image.pixels, "layers": [], "composite": None}
+        return (gr.Column(visible=vs.loaded), gr.Column(visible=False), note, vp.strip_items(vs), None,
+                vp.frame_label(vs), editor, *mask_outputs(vs))
+
+    def on_metrics(s: MaskSession, chosen):
+        choices, value = vp.metric_choices(wb, s.video, chosen)
+        return gr.CheckboxGroup(choices=choices, value=value)
+
+    loaded = [p.box, p.plot_box, p.note, p.strip, p.plot, p.frame_title, p.editor, *masked]
+    tab.out_video.change(on_video, [session, tab.out_video], loaded, api_name="video_load", concurrency_limit=2)\
+        .then(on_metrics, [session, tab.metrics], [tab.metrics], show_progress="hidden")
+
+    def on_select(s: MaskSession, report, evt: gr.SelectData):
+        vs = s.video
+        try:
+            vp.select_frame(vs, int(evt.index if not isinstance(evt.index, (list, tuple)) else evt.index[0]))
+        except WorkbenchError as exc:
+            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), warn(exc)
+        frame = vs.frame(vs.selected)
+        editor = {"background": frame.image.pixels, "layers": [], "composite": None}
+        return (vp.frame_label(vs), editor, vp.mask_view(vs), vp.proposal_view(vs),
+                *vp.plot_update(vp.plot_of(wb, vs, report)), "")
+
+    p.strip.select(on_select, [session, tab.report], [p.frame_title, p.editor, p.view, p.proposal_view, p.plot_box,
+                                                      p.plot, p.message], api_name="video_select")
+
+    def on_brush(s: MaskSession, editor):
+        try:
+            msg = vp.brush_mask(wb, s.video, editor)
+        except WorkbenchError as exc:
+            msg = warn(exc)
+        return mask_outputs(s.video, msg)
+
+    @gpu
+    def on_by_name(s: MaskSession, name: str | None, request: gr.Request, progress=gr.Progress()):
+        try:
+            progress(0.1, desc=f"segmenting '{name}' in each sampled frame")
+            msg = vp.name_masks(wb, s.video, name, user=user_of(request))
+            if s.video.pending is not None:
+                warn("the masks by name were not applied: see 'Proposed mask'")
+        except WorkbenchError as exc:
+            msg = warn(exc)
+        return mask_outputs(s.video, msg)
+
+    def step(name: str, change):
+        def handler(s: MaskSession):
+            return mask_outputs(s.video, change(s.video))
+        handler.__name__ = name
+        return handler
+
+    changes = [
+        p.use_brush.click(on_brush, [session, p.editor], masked, api_name="video_mask_brush"),
+        p.by_name.click(on_by_name, [session, tab.subject], masked, concurrency_limit=2,
+                        api_name="video_mask_by_name"),
+        p.apply.click(step("video_mask_apply", lambda vs: vs.apply_pending()), [session], masked,
+                      api_name="video_mask_apply"),
+        p.undo.click(step("video_mask_undo", lambda vs: vs.undo()), [session], masked, api_name="video_mask_undo"),
+        p.clear.click(step("video_mask_clear", lambda vs: vs.clear()), [session], masked,
+                      api_name="video_mask_clear"),
+    ]
+    for event in changes:
+        event.then(*fresh, show_progress="hidden")
+    p.discard.click(step("video_mask_discard", lambda vs: vs.discard_pending()), [session], masked,
+                    api_name="video_mask_discard")
