@@ -18,7 +18,7 @@ from .test_app_handlers import _load, _open, _values
 from .test_pair_rate_handlers import MESSAGE, TOKEN, pairs  # noqa: F401 (`pairs` is a fixture)
 
 COFFEE = EXAMPLES_DIR / "coffee-on-bricks"
-LOAD_MSG, REF, OUT, PROMPT = 12, -5, -3, -2
+LOAD_MSG, REF, OUT, PROMPT = 13, -6, -4, -3
 """Positions in /load_example's outputs."""
 
 
