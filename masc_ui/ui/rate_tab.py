@@ -18,7 +18,7 @@ from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
 from .users import user_of
-from .video_media import build_player, task_media
+from .video_media import build_player, media_kind, task_media
 
 RATING_CONCURRENCY = 32
 """Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
@@ -42,6 +42,8 @@ class TaskState:
     order: int | None = None
     shown_at: float = 0.0
     token: str = ""
+    media: str | None = None
+    """Which output box the screen shows (`video_media.media_kind` of the task rendered last; None before)."""
 
     def show(self, task: "TaskView | None") -> None:
         self.sample_id = None if task is None else task.sample_id
@@ -102,21 +104,22 @@ def build(wb: Workbench) -> tuple:
         if user is None:
             note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
                     "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
+            st.media = None  # the boxes are set by updates below: the next render sends updates again
             return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
         who_md = f"Rating as **{html.escape(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
+        image, video = task_media(task, st.media)
+        st.media = media_kind(task)
         if task is None:
-            image, video = task_media(None)
             return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
         prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
         earlier = ""
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        image, video = task_media(task)
         return (st, task.token, who_md + earlier, prompt_md, references_picture(wb, task), image,
                 task.scores.get("cp"), task.scores.get("pf"), task.reason or "", video, prog, msg)
 

@@ -22,14 +22,27 @@ def build_player(height: int = 460) -> gr.Video:
                     loop=True, autoplay=False, visible=True, elem_id="rate-out-video", buttons=["fullscreen"])
 
 
-def task_media(task: TaskView | None) -> tuple[Any, Any]:
-    """(update of the output image, update of the player) for `task`: a video output plays in the player (the
-    image hidden); an image output shows in the image (the player hidden and emptied)."""
+def task_media(task: TaskView | None, shown: str | None = None) -> tuple[Any, Any]:
+    """(output image, player) for `task`: a video output plays in the player (the image hidden); an image output
+    shows in the image (the player hidden and emptied); no task: both empty, the player hidden.
+
+    `shown` is what the screen shows now (`media_kind` of the task rendered last; None when not known): when it is
+    the same kind, plain values are returned, not updates: Gradio builds a new component for every property update,
+    which a rater would pay for on every submit (see `bench/rating_load.py`)."""
+    if media_kind(task) == shown:
+        if task is None:
+            return None, None
+        return (None, str(task.out_video)) if task.is_video else (task.out, None)
     if task is None:
         return gr.update(value=None, visible=True), gr.update(value=None, visible=False)
     if task.is_video:
         return gr.update(value=None, visible=False), gr.update(value=str(task.out_video), visible=True)
     return gr.update(value=task.out, visible=True), gr.update(value=None, visible=False)
+
+
+def media_kind(task: TaskView | None) -> str:
+    """Which of the two output boxes a task uses: `video`, `image`, or `none` (no task)."""
+    return "none" if task is None else "video" if task.is_video else "image"
 
 
 def poster_preview(wb: Workbench, sample_id: Any, *, user: str | None) -> tuple[Any, str]:

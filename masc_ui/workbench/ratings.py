@@ -166,11 +166,8 @@ class RatingTasks:
         """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
         user = self._ensure_rater(self._rater(user))
 
-        def work(store: Any) -> tuple[Any, Any, dict[int, str]]:
-            task, p = store.tasks.next_task_and_progress(user, dataset, overlap_k=self._settings.rating_overlap,
-                                                         for_rating_only=True)
-            return task, p, store.tasks.statuses(user, dataset, for_rating_only=True)
-        task, p, statuses = self._database.run(work)
+        task, p, statuses = self._database.run(lambda store: store.tasks.rater_screen(
+            user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True))
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
 

@@ -73,15 +73,18 @@ class TaskRepository:
         """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
         current rating): `rated` when every criterion is rated, else `flagged` when one is flagged, else
         `skipped`."""
-        def work(s: Session) -> dict[int, str]:
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).statuses())
+
+    def rater_screen(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2, seed: int = 0,
+                     for_rating_only: bool = False) -> tuple[Task | None, Progress, dict[int, str]]:
+        """`next_task`, `progress` and `statuses` from one snapshot, read once: everything a rater's screen shows
+        after an answer (one read of the rater's state per submit, not one per part)."""
+        check_int(overlap_k, "overlap_k", minimum=1)
+        check_int(seed, "seed")
+
+        def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
             state = _State.load(s, rater, dataset, for_rating_only)
-            out = {}
-            for sample_id, by_criterion in state.mine.items():
-                if len(by_criterion) == len(t.CRITERIA):
-                    found = {r.status for r in by_criterion.values()}
-                    out[sample_id] = ("rated" if found == {"rated"} else "flagged" if "flagged" in found
-                                      else "skipped")
-            return out
+            return state.next(s, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
         return self._tx.read(work)
 
 
@@ -127,6 +130,15 @@ class _State:
         complete.update(s.execute(sa.select(per_rater.c.sample_id, sa.func.count())
                                   .group_by(per_rater.c.sample_id)).all())
         return cls(who, scope, dict(mine), first_seen, complete)
+
+    def statuses(self) -> dict[int, str]:
+        """sample id -> the rater's answer on each finished sample (`TaskRepository.statuses`)."""
+        out = {}
+        for sample_id, by_criterion in self.mine.items():
+            if len(by_criterion) == len(t.CRITERIA):
+                found = {r.status for r in by_criterion.values()}
+                out[sample_id] = "rated" if found == {"rated"} else "flagged" if "flagged" in found else "skipped"
+        return out
 
     def next(self, s: Session, rater: str, overlap_k: int, seed: int) -> Task | None:
         """The next task (see the module docstring), or None when nothing is left."""

@@ -109,3 +109,9 @@ def test_statuses_of_a_raters_finished_tasks(store, add_sample):
     store.ratings.rate("alice", d.id, "cp", 2)  # started, not finished
     assert store.tasks.statuses("alice", "ds") == {a.id: "rated", b.id: "skipped", c.id: "flagged"}
     assert store.tasks.statuses("alice", for_rating_only=True) == {}
+    # The rater's screen after an answer reads the same three things from one snapshot.
+    task, progress, statuses = store.tasks.rater_screen("alice", "ds", overlap_k=2)
+    assert statuses == store.tasks.statuses("alice", "ds")
+    assert (task.sample.id if task else None, progress) == (
+        (lambda t, p: (t.sample.id if t else None, p))(*store.tasks.next_task_and_progress("alice", "ds", overlap_k=2)))
+    assert task is not None and task.sample.id == d.id  # the started sample comes first

@@ -205,6 +205,10 @@ def test_rater_player_browse_poster_and_open(wb, files):
     assert image["visible"] is False and player["visible"] is True and player["value"] == str(task.out_video)
     image, player = video_media.task_media(None)
     assert player["visible"] is False
+    # The same kind of output as on screen: plain values, no update (Gradio rebuilds a component per update).
+    assert video_media.task_media(task, "video") == (None, str(task.out_video))
+    assert video_media.task_media(None, "none") == (None, None)
+    assert video_media.task_media(task, "image")[1]["visible"] is True  # the kind changes: the boxes swap
 
     picture, caption = video_media.poster_preview(wb, saved.sample_id, user="alice")
     assert picture.size == (96, 64) and "poster (first) frame of the output video" in caption
