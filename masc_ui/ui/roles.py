@@ -32,7 +32,7 @@ RATER_PREFIX = "rate_"
 HEAVY = {"run": "model", "explain": "model", "explain_catalogue": "model", "on_click": "model", "on_undo": "model",
          "on_by_name": "model", "save": "save", "save_new": "save", "export": "export", "agreement": "analysis",
          "browse": "analysis", "compare": "model", "leaderboard": "analysis", "pairwise_report": "analysis",
-         "video_load": "model", "video_mask_by_name": "model", "browse_poster": "analysis"}
+         "video_load": "model", "video_mask_by_name": "model", "browse_poster": "preview"}
 """Api name -> rate-limit kind (`masc_ui.workbench.quotas.LIMITS`)."""
 UNEXPECTED = "something went wrong on the server; the error was logged. Try again, or tell the administrator."
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from ..caching import LruCache
 from ..errors import WorkbenchError
 
-LIMITS = {"model": (30, 60.0), "save": (20, 60.0), "export": (6, 60.0), "analysis": (10, 60.0)}
+LIMITS = {"model": (30, 60.0), "save": (20, 60.0), "export": (6, 60.0), "analysis": (10, 60.0),
+          "preview": (120, 60.0)}
 """Action kind -> (requests allowed in a burst, per how many seconds): a client may make that many at once and
 then one every seconds / burst (Run, Explain and Segment Anything clicks are `model`; Save `save`; exports
-`export`; the agreement table `analysis`)."""
+`export`; the agreement table `analysis`; Browse's picture of the chosen row, which a user clicking down the table
+asks for at every click, `preview`)."""
 CLIENTS = 20_000
 """(client, kind) buckets remembered (least recently used forgotten first: a forgotten client starts full)."""
 
