@@ -167,17 +167,8 @@ class StoredSamples:
 
     def _stored(self, sample_id: object) -> Any:
         """The stored sample record of a typed id (InputError for a bad or unknown id)."""
-        from storage import NotFound
-
-        sid = sample_id_of(sample_id)
-
-        def get(store: Any) -> Any:
-            try:
-                return store.samples.get(sid)
-            except NotFound:
-                raise InputError(f"sample #{sid} is not in the database: type the id of a row of the table, or click "
-                                 "the row") from None
-        return self._database.run(get)
+        return self._database.sample(sample_id_of(sample_id), missing="is not in the database: type the id of a "
+                                                                      "row of the table, or click the row")
 
     def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
         """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;

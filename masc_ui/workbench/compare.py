@@ -89,18 +89,9 @@ class Comparisons:
     def partners(self, sample_id: int, *, user: str | None) -> list[tuple[str, int]]:
         """The other stored outputs of `sample_id`'s reference, as (label, sample id) choices for a picker: label
         `#id method key`, by id. InputError for an id that is not a stored sample's. Admins only."""
-        from storage import NotFound
-
         self._database.accounts.require_admin(user, "comparing outputs")
-        sid = sample_id_of(sample_id)
-
-        def get(store: Any) -> Any:
-            try:
-                return store.samples.get(sid)
-            except NotFound:
-                raise InputError(f"sample #{sid} is not in the database: type the id of a stored sample (the Browse "
-                                 "tab lists them)") from None
-        chosen = self._database.run(get)
+        chosen = self._database.sample(sample_id_of(sample_id), missing="is not in the database: type the id of a "
+                                                                         "stored sample (the Browse tab lists them)")
         if chosen.output is None:
             return []
         others = self._database.run(lambda store: store.samples.list(chosen.dataset))

@@ -114,6 +114,18 @@ class Database:
         """Names of the stored datasets, sorted."""
         return [d.name for d in self.run(lambda store: store.samples.datasets())]
 
+    def sample(self, sample_id: int, *, missing: str) -> Any:
+        """The stored sample record `sample_id`; InputError "sample #N <missing>" when there is none (`missing` says
+        what the user can do, e.g. "is not in the database: type the id of a row of the table")."""
+        from storage import NotFound
+
+        def get(store: "Store") -> Any:
+            try:
+                return store.samples.get(sample_id)
+            except NotFound:
+                raise InputError(f"sample #{sample_id} {missing}") from None
+        return self.run(get)
+
     def require_dataset(self, name: str) -> None:
         """InputError naming the known datasets when `name` is not one of them."""
         known = self.datasets()

@@ -202,15 +202,7 @@ class Recorder:
 
     def _check_same_sample(self, sample_id: int, new: NewSample) -> None:
         """InputError naming what differs when `new` is not stored sample `sample_id`."""
-        from storage import NotFound
-
-        def work(store: Any) -> Any:
-            try:
-                return store.samples.get(sample_id)
-            except NotFound:
-                raise InputError(f"sample #{sample_id} is no longer in the database; save this one as a new "
-                                 "sample") from None
-        stored = self._database.run(work)
+        stored = self._database.sample(sample_id, missing="is no longer in the database; save this one as a new sample")
         s = new.sample
         differs = [what for what, same in (
             ("reference images", tuple(r.sha256 for r in s.refs) == tuple(stored.references)),
