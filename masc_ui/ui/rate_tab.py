@@ -116,6 +116,8 @@ def build(wb: Workbench) -> tuple:
         if task is None:
             return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
         prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
+        if task.problem:
+            msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
         earlier = ""
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""

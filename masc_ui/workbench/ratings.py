@@ -18,8 +18,10 @@ the chosen scores on screen for another try.
 """
 from __future__ import annotations
 
+import logging
 import os
 import secrets
+import textwrap
 import tempfile
 import threading
 import time
@@ -28,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..imaging import VideoLimits, encode_png, open_video, poster_frame
 from ..settings import Settings
 from .database import Database
+
+log = logging.getLogger(__name__)
 
 SCORES = (0, 1, 2, 3, 4)
 ANCHORS = {
@@ -86,6 +90,10 @@ class TaskView:
     """Media type of `out_video` (e.g. `video/mp4`)."""
     token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     """Opaque name of this view of the task for the browser (random; says nothing about the sample)."""
+
+    problem: str | None = None
+    """Why a stored file of this task cannot be shown (a missing or undecodable blob), in words for the rater, who
+    can then Flag or Skip it; the picture in its place says so too. None when everything shows."""
 
     @property
     def is_video(self) -> bool:
@@ -258,14 +266,25 @@ class RatingTasks:
         return self._database.run(lambda store: store.ratings.current(rater=user))
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
-        refs = [self._file(sha) for sha in sample.references]
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
         reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
-        if not is_video_sample(sample):
-            return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status, reason)
-        video = open_video(self._read(sample.output), name=f"output of sample #{sample.id}",
-                           limits=VideoLimits.from_settings(self._settings))
+        try:
+            refs = [self._file(sha) for sha in sample.references]
+            if not is_video_sample(sample):
+                return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status,
+                                reason)
+            video = open_video(self._read(sample.output), name="the output video of this task",
+                               limits=VideoLimits.from_settings(self._settings))
+        except WorkbenchError as exc:
+            # A damaged store must not hold a rater on one task they cannot see: the task is shown with a picture
+            # that says so, and the rater flags or skips it. The rater's words name no sample (blind tasks).
+            log.error("sample #%s cannot be shown to raters: %s", sample.id, exc)
+            problem = ("this task's images cannot be shown (a stored file is missing or damaged): press Flag with "
+                       "a short reason, or Skip")
+            picture = self._images.file("unshowable", lambda: encode_png(unshowable_picture()), suffix=".png")
+            return TaskView(sample.id, [picture], picture, sample.prompt, order, scores, status, reason,
+                            problem=problem)
         poster = self._images.file(f"{sample.output}-poster", lambda: encode_png(poster_frame(video).pixels),
                                    suffix=".png")
         out_video = self._images.file(sample.output, lambda: video.data, suffix=VIDEO_FILE_SUFFIXES.get(video.media_type))
@@ -352,3 +371,15 @@ def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:
     """Radio choices (label, score) of a criterion, the anchor text as label."""
     return [(text, i) for i, text in enumerate(ANCHORS[criterion][1])]
 
+
+def unshowable_picture(width: int = 480, height: int = 270) -> "Image.Image":
+    """The picture shown in place of a stored file that cannot be shown to a rater."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    picture = Image.new("RGB", (width, height), (236, 236, 236))
+    draw = ImageDraw.Draw(picture)
+    lines = textwrap.wrap("This picture cannot be shown: a stored file is missing or damaged. Press Flag with a "
+                          "short reason, or Skip.", width=30)
+    draw.multiline_text((28, 40), "\n".join(lines), fill=(120, 30, 30), spacing=12,
+                        font=ImageFont.load_default(size=26))
+    return picture
