@@ -25,6 +25,7 @@ from ..errors import InputError, WorkbenchError
 from ..workbench import Workbench
 from ..workbench.pairwise import QUESTIONS, PairProgress, PairTaskView
 from ..workbench.ratings import CRITERION_NAMES, criteria
+from .feedback import warn
 from .rate_tab import RATING_CONCURRENCY
 from .users import user_of
 
@@ -220,6 +221,8 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         prompt_md = f"**Pair {view.position}** · Prompt\n> {html.escape(view.prompt)}"
         if view.has_video:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
+        if view.problem:
+            msg = f"{msg}; {warn(view.problem)}" if msg else warn(view.problem)
         return (session, view.token, who_md, prompt_md, view.refs, *output_media(view),
                 *[answers.winners[c] for c in names], *[answers.both_bad[c] for c in names], "", prog_md, msg)
 

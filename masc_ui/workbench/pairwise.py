@@ -51,11 +51,12 @@ from PIL import Image
 from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pairs
 from ..analysis.pairwise_data import PairJudgment
 from ..caching import LruCache
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..imaging import InputVideo, VideoLimits, encode_png, open_image, open_video, poster_frame, without_metadata
 from ..settings import Settings
 from .database import Database
-from .ratings import CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, is_video_sample
+from .ratings import (CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, is_video_sample,
+                      unshowable_picture)
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,9 @@ class PairTaskView:
     left_media_type: str | None = None
     """Media type of `left_video` (e.g. `video/webm`)."""
     right_media_type: str | None = None
+    problem: str | None = None
+    """Why a stored file of this pair cannot be shown (missing or undecodable), in words for the rater, who can then
+    flag or skip the pair; every picture of the pair then says so. None when everything shows."""
 
     @property
     def has_video(self) -> bool:
@@ -261,10 +265,18 @@ class PairwiseTasks:
     def _view(self, task: Any) -> PairTaskView:
         left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
                                                         store.samples.get(task.right_sample_id)))
-        refs = [self._pixels(self._read(sha), f"reference {i + 1} of pair {task.position}")
-                for i, sha in enumerate(left.references)]
-        left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
-        right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
+        try:
+            refs = [self._pixels(self._read(sha), f"reference {i + 1} of pair {task.position}")
+                    for i, sha in enumerate(left.references)]
+            left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
+            right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
+        except WorkbenchError as exc:
+            # As for absolute tasks (`ratings.unshowable_picture`): a damaged store never holds a rater on a pair.
+            log.error("pair of samples #%s and #%s cannot be shown to raters: %s", left.id, right.id, exc)
+            picture = unshowable_picture()
+            return PairTaskView(task.token, [picture], picture, picture, left.prompt or "", task.position,
+                                _answers(task), problem="this pair's pictures cannot be shown (a stored file is "
+                                                        "missing or damaged): press Flag with a short note, or Skip")
         return PairTaskView(task.token, refs, left_image, right_image, left.prompt or "", task.position,
                             _answers(task), left_video, right_video, left_type, right_type)
 

@@ -129,7 +129,8 @@ def test_views_are_blind_and_show_the_recorded_sides(store):
     view = tasks_of(store).next_task("alice")
     assert {f.name for f in dataclasses.fields(view)} == {"token", "refs", "left", "right", "prompt", "position",
                                                           "answers", "left_video", "right_video", "left_media_type",
-                                                          "right_media_type"}
+                                                          "right_media_type", "problem"}
+    assert view.problem is None  # a fixed sentence when a stored file cannot be shown, never a sample id
     assert not view.has_video and view.left_video is None and view.right_media_type is None  # images: nothing to play
     record = store.pairwise.task("alice", view.token)
     left = store.samples.get(record.left_sample_id)

@@ -126,3 +126,22 @@ def test_a_pair_of_a_video_and_an_image_shows_each_as_it_is(store, outputs, tmp_
     assert view.left_video is None and view.right_video is not None and view.has_video
     assert np.array_equal(np.asarray(view.left), decoded(store.images.read(store.samples.get(image_id).output)))
     assert view.right_media_type == "video/webm"
+
+
+def test_a_pair_whose_video_no_longer_decodes_is_shown_as_such_and_can_be_flagged(store, outputs, tmp_path: Path):
+    broken = next(sid for sid, method in outputs.items() if method == VIDEO_METHODS[0])
+    blob = store.blobs.path(store.samples.get(broken).output)
+    blob.write_bytes(np.random.default_rng(0).integers(0, 256, blob.stat().st_size, dtype=np.uint8).tobytes())
+    tasks = tasks_of(store, tmp_path / "files")
+    seen_problem = False
+    while (view := tasks.next_task("alice")) is not None:
+        record = store.pairwise.task("alice", view.token)
+        if broken in (record.left_sample_id, record.right_sample_id):
+            assert view.problem and "cannot be shown" in view.problem and "#" not in view.problem
+            assert not view.has_video and view.left.size == view.right.size == (480, 270)
+            tasks.flag("alice", view.token, note="the pictures say they cannot be shown")
+            seen_problem = True
+        else:
+            assert view.problem is None
+            tasks.submit("alice", view.token, {c: "tie" for c in ("cp", "pf")})
+    assert seen_problem  # the rater was never held on the broken pair: every pair was answered or flagged
