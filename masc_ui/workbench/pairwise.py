@@ -55,7 +55,7 @@ from ..errors import InputError, WorkbenchError
 from ..imaging import InputVideo, VideoLimits, encode_png, open_image, open_video, poster_frame, without_metadata
 from ..settings import Settings
 from .database import Database
-from .ratings import (CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, is_video_sample,
+from .ratings import (CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, flag_note, is_video_sample,
                       unshowable_picture)
 
 log = logging.getLogger(__name__)
@@ -229,15 +229,9 @@ class PairwiseTasks:
         another rater; an earlier answer stays in the history."""
         from storage import PairAnswer
 
-        from .ratings import MAX_REASON_CHARS
-
         rater = self._rater(user)
-        text = " ".join((note or "").split())
-        if not text:
-            raise InputError("say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
-                             "Flag, then flag it again")
-        if len(text) > MAX_REASON_CHARS:
-            raise InputError(f"the note is {len(text)} characters long; keep it under {MAX_REASON_CHARS}")
+        text = flag_note(note, "say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
+                               "Flag, then flag it again", word="note")
         return self._judge(rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()],
                            seconds_spent)
 

@@ -232,12 +232,8 @@ class RatingTasks:
         else:
             payload = {c: None for c in criteria()}
         if status == "flagged":
-            note = " ".join((reason or "").split())
-            if not note:
-                raise InputError("say what is wrong with this task (e.g. 'the output image is blank') in the reason "
-                                 "box, then flag it again")
-            if len(note) > MAX_REASON_CHARS:
-                raise InputError(f"the reason is {len(note)} characters long; keep it under {MAX_REASON_CHARS}")
+            note = flag_note(reason, "say what is wrong with this task (e.g. 'the output image is blank') in the "
+                                     "reason box, then flag it again", word="reason")
         if status == "skipped":
             earlier = self._current(user, sample_id)
             kept = {r.status for r in earlier.values()}
@@ -370,6 +366,17 @@ def _progress(p: Any, statuses: dict[int, str]) -> RaterProgress:
 def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:
     """Radio choices (label, score) of a criterion, the anchor text as label."""
     return [(text, i) for i, text in enumerate(ANCHORS[criterion][1])]
+
+
+def flag_note(text: str | None, missing: str, *, word: str) -> str:
+    """The note of a flag, whitespace tidied; InputError `missing` when there is none (a flag always says why), and
+    one naming the length when it is over `MAX_REASON_CHARS` (`word`: what the form calls it, e.g. "reason")."""
+    note = " ".join((text or "").split())
+    if not note:
+        raise InputError(missing)
+    if len(note) > MAX_REASON_CHARS:
+        raise InputError(f"the {word} is {len(note)} characters long; keep it under {MAX_REASON_CHARS}")
+    return note
 
 
 def unshowable_picture(width: int = 480, height: int = 270) -> "Image.Image":
