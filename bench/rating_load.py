@@ -36,6 +36,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples"
 SAMPLES = 600
 """Samples every rater may rate (overlap = number of raters, so nobody runs out within a minute)."""
+TOKEN_OUTPUT = 1
+"""Where the task's token is among the Rate tab's outputs (`rate_tab.build`: state, token, ...; the page receives
+every output, the session state as a placeholder)."""
 
 
 @dataclass
@@ -47,6 +50,8 @@ class Result:
     stored: dict[str, int] = field(default_factory=dict)
     saves: int = 0
     save_errors: int = 0
+    server_cpu_s: float = 0.0
+    """CPU seconds the server's process spent while the clients ran (logins, submits and the saver's Saves)."""
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -60,6 +65,7 @@ class Result:
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
         return (f"{self.backend:10s} {self.mode:9s} submits {len(lat):5d}  p50 {statistics.median(lat):.3f} s  "
                 f"p95 {p95:.3f} s  max {lat[-1]:.3f} s  saves {self.saves} (refused {self.save_errors})  "
+                f"server CPU {1000 * self.server_cpu_s / len(lat):.1f} ms per submit  "
                 f"acknowledged ratings all present: {'yes' if self.intact else 'NO'}"
                 + (f"\n    errors: {'; '.join(self.errors[:3])}" if self.errors else ""))
 
@@ -113,8 +119,10 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, think, queue))
+    cpu_before = time.process_time()  # the server runs in this process (its threads included)
     clients.start()
     measured = queue.get(timeout=seconds + 600)
+    result.server_cpu_s = time.process_time() - cpu_before
     clients.join(timeout=60)
     result.latencies, result.acknowledged = measured["latencies"], measured["acknowledged"]
     result.saves, result.save_errors, result.errors = measured["saves"], measured["save_errors"], measured["errors"]
@@ -129,57 +137,60 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
 
 
 def _clients(url: str, names: list[str], savers: int, seconds: float, think: float, queue) -> None:
-    """In a process of its own (the server's interpreter lock is not shared with 17 clients): the raters and the
-    savers as threads, started together; puts the measurements on `queue`."""
+    """In a process of its own (the server's interpreter lock is not shared with the clients): the raters as
+    coroutines of one event loop, each with its own page session and connection (`queue_client`, the page's
+    protocol), the savers as `gradio_client` threads (they upload files); started together, the measurements put on
+    `queue`."""
+    import asyncio
+
     from gradio_client import Client, handle_file
+    from queue_client import QueueSession
 
     out = {"latencies": [], "acknowledged": {}, "saves": 0, "save_errors": 0, "errors": []}
-    lock, connecting = threading.Lock(), threading.Lock()
-    start = threading.Barrier(len(names) + savers + 1)
+    lock = threading.Lock()
+    go = threading.Event()
     stop_at = [time.monotonic() + 3600]
 
-    def rater(name: str) -> None:
-        try:
-            with connecting:  # raters log in one after the other, as people do
-                client = Client(url, auth=(name, f"pw-{name}-1"), verbose=False, download_files=False,
-                                httpx_kwargs={"timeout": 120})
-            token = client.predict(api_name="/rate_open")[0]
-        except Exception as exc:  # noqa: BLE001 - reported in the figures
-            with lock:
-                out["errors"].append(f"{name}: {exc}")
-            start.wait()
-            return
-        start.wait()
+    async def rater(name: str, page: QueueSession, token: str) -> None:
         acked = k = 0
         try:
             while time.monotonic() < stop_at[0] and token:
                 k += 1
                 began = time.perf_counter()
-                answer = client.predict(token, k % 5, (k * 3) % 5, "", api_name="/rate_submit")
-                took = time.perf_counter() - began
-                with lock:
-                    out["latencies"].append(took)
+                answer = await page.call("rate_submit", token, k % 5, (k * 3) % 5, "")
+                out["latencies"].append(time.perf_counter() - began)
                 acked += "saved your answer" in answer[-1]
-                token = answer[0]
-                time.sleep(think)
+                token = answer[TOKEN_OUTPUT]
+                await asyncio.sleep(think)
         except Exception as exc:  # noqa: BLE001 - reported in the figures (a changed endpoint, a refused call)
-            with lock:
+            out["errors"].append(f"{name}: {exc}")
+        finally:
+            await page.close()
+        out["acknowledged"][name] = acked
+
+    async def raters() -> None:
+        pages = []
+        for name in names:  # raters log in one after the other, as people do
+            try:
+                page = await QueueSession.open(url, name, f"pw-{name}-1")
+                token = (await page.call("rate_open"))[TOKEN_OUTPUT]
+                pages.append((name, page, token))
+            except Exception as exc:  # noqa: BLE001 - reported in the figures
                 out["errors"].append(f"{name}: {exc}")
-        with lock:
-            out["acknowledged"][name] = acked
+        go.set()
+        stop_at[0] = time.monotonic() + seconds
+        await asyncio.gather(*(rater(*p) for p in pages))
 
     def saver() -> None:
         try:
-            with connecting:
-                client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False,
-                                httpx_kwargs={"timeout": 120})
+            client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False,
+                            httpx_kwargs={"timeout": 120})
         except Exception as exc:  # noqa: BLE001 - reported in the figures
             with lock:
                 out["errors"].append(f"saver: {exc}")
-            start.wait()
             return
         ex = EXAMPLES / "cat-on-grass"
-        start.wait()
+        go.wait()
         i = 0
         while time.monotonic() < stop_at[0]:
             i += 1
@@ -196,14 +207,15 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
                         out["errors"].append(f"saver: {exc}")
                 time.sleep(1.0)
 
-    threads = ([threading.Thread(target=rater, args=(n,)) for n in names]
-               + [threading.Thread(target=saver) for _ in range(savers)])
+    threads = [threading.Thread(target=saver) for _ in range(savers)]
     for th in threads:
         th.start()
-    start.wait()
-    stop_at[0] = time.monotonic() + seconds
-    for th in threads:
-        th.join()
+    try:
+        asyncio.run(raters())
+    finally:
+        go.set()
+        for th in threads:
+            th.join()
     queue.put(out)
 
 
