@@ -16,6 +16,9 @@ from .users import user_of
 DELETE_CACHE = (300, 3600)
 """Gradio's cache cleanup: every 5 minutes, the uploads and outputs of this app older than an hour are deleted
 (an image left on screen longer must be uploaded again)."""
+NO_EVENT_SUMMARY = 2**62
+"""Events between two recomputations of Gradio's monitoring summary (`Queue.ANAYLTICS_CACHE_FREQUENCY`, read by
+`Queue.compute_analytics_summary`): never, in practice, since the monitoring page is off."""
 
 
 def build_app(wb: Workbench) -> gr.Blocks:
@@ -75,5 +78,9 @@ def build_app(wb: Workbench) -> gr.Blocks:
         app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])
     app.queue(default_concurrency_limit=8)
+    # Gradio rebuilds a pandas summary of up to 10,000 past events after every event, for its monitoring page,
+    # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer
+    # (a bare event cost 2x after 2,000 events; `bench/rating_load.py`). Recompute it never in practice.
+    app._queue.ANAYLTICS_CACHE_FREQUENCY = NO_EVENT_SUMMARY
     guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, *pairs.handlers))
     return app

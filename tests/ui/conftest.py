@@ -23,7 +23,7 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")
-    yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data)
+    yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data, app=app)
     app.close()
     wb.close()
 

@@ -60,6 +60,17 @@ def test_demo_banner_and_status_line(client):
     assert "profile: demo" in status and "device: cpu" in status and "dtype: float32" in status
 
 
+def test_events_do_not_rebuild_gradios_monitoring_summary(served, client):
+    """Gradio rebuilds a pandas summary of every past event after each event for its monitoring page (off here):
+    per-event CPU that grows with uptime. The app turns that off; events still run and are still counted."""
+    queue = served.app._queue
+    before = queue.events_recorded
+    for _ in range(3):
+        assert "profile: demo" in client.predict(api_name="/status_text")
+    assert queue.events_recorded >= before + 3
+    assert queue.cached_event_analytics_summary == {"functions": {}}  # never computed
+
+
 def test_example_pair_scores_every_metric_side_by_side(client):
     ref, out, prompt, subject, msg = _load(client, "cat-on-grass")
     assert subject == "cat" and "with its masks" in msg
