@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ..records import Progress, RatingRecord, Task
+from ..records import Progress, Task
 from ..transactions import Transactions
 from ._common import check_int, dataset_id, load_samples, rater_row, rating_record
 
@@ -95,7 +95,7 @@ def _order_key(seed: int, rater: str, sample_id: int) -> str:
 class _State:
     """What the assignment rules need, read in one snapshot."""
 
-    def __init__(self, rater: t.Rater, scope: set[int], mine: dict[int, dict[str, RatingRecord]],
+    def __init__(self, rater: t.Rater, scope: set[int], mine: dict[int, dict[str, sa.Row]],
                  first_seen: dict[int, object], complete: dict[int, int]) -> None:
         self.rater = rater
         self.scope = scope
@@ -115,10 +115,13 @@ class _State:
             scope_query = scope_query.where(t.Sample.dataset_id.in_(marked))
         scope = set(s.scalars(scope_query))
         in_scope = sa.and_(t.Rating.sample_id.in_(scope_query), t.Rating.criterion.in_(t.CRITERIA))
-        mine: dict[int, dict[str, RatingRecord]] = defaultdict(dict)
+        # What the rules need of the rater's ratings, as plain rows (no ORM objects: this runs on every answer, and a
+        # rater may have rated thousands of samples); the task's own ratings are read in full in `task`.
+        mine: dict[int, dict[str, sa.Row]] = defaultdict(dict)
         first_seen: dict[int, object] = {}
-        for row in s.scalars(sa.select(t.Rating).where(t.Rating.rater_id == who.id, in_scope)):
-            mine[row.sample_id][row.criterion] = rating_record(row, who.username)
+        for row in s.execute(sa.select(t.Rating.sample_id, t.Rating.criterion, t.Rating.status, t.Rating.created_at)
+                             .where(t.Rating.rater_id == who.id, in_scope)):
+            mine[row.sample_id][row.criterion] = row
             first = first_seen.get(row.sample_id)
             first_seen[row.sample_id] = row.created_at if first is None else min(first, row.created_at)
         # Complete ratings per sample (a rater with status `rated` on every criterion), counted by the database.
@@ -160,7 +163,9 @@ class _State:
 
     def task(self, s: Session, sample_id: int) -> Task:
         sample = load_samples(s, [t.Sample.id == sample_id])[0]
-        ratings = self.mine.get(sample_id, {})
+        ratings = {r.criterion: rating_record(r, self.rater.username) for r in s.scalars(
+            sa.select(t.Rating).where(t.Rating.rater_id == self.rater.id, t.Rating.sample_id == sample_id,
+                                      t.Rating.criterion.in_(t.CRITERIA)))} if sample_id in self.mine else {}
         orders = [r.presentation_order for r in ratings.values() if r.presentation_order is not None]
         if orders:
             order = min(orders)
@@ -168,4 +173,4 @@ class _State:
             order = sorted(self.first_seen, key=lambda sid: (self.first_seen[sid], sid)).index(sample_id) + 1
         else:
             order = len(self.mine) + 1
-        return Task(sample=sample, presentation_order=order, ratings=dict(ratings))
+        return Task(sample=sample, presentation_order=order, ratings=ratings)
