@@ -73,21 +73,28 @@ def guard_endpoints(app: gr.Blocks, wb: Workbench, *, for_raters: Iterable[Calla
         block_fn.fn = _guarded(fn, wb, raters_ok, HEAVY.get(api_name), limits)
 
 
+def refusal(message: str) -> gr.Error:
+    """The error a caller is shown for `message`, without Gradio printing its traceback to the server's log: a
+    refused role, a quota or a bad input is an answer, not a fault of the server (under load or an attack, a
+    30-line traceback per refused call flooded the log; `bench/rating_load.py`'s rate-limited Saves)."""
+    return gr.Error(message, print_exception=False)
+
+
 def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, limits: RateLimits) -> Callable:
     def check() -> None:
         request = LocalContext.request.get(None)
         user = getattr(request, "username", None)
         if user is not None and not raters_ok and not wb.accounts.is_admin(user):
-            raise gr.Error("this part of the app needs an admin login; raters only rate their own tasks")
+            raise refusal("this part of the app needs an admin login; raters only rate their own tasks")
         if kind is not None:
             try:
                 limits.take(client_of(request), kind)
             except WorkbenchError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
 
     def unexpected(exc: Exception) -> gr.Error:
         log.error("unexpected error in %s", getattr(fn, "__name__", fn), exc_info=exc)
-        return gr.Error(UNEXPECTED)
+        return refusal(UNEXPECTED)  # logged once just above, with its traceback
 
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
@@ -98,7 +105,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             except gr.Error:
                 raise
             except WorkbenchError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             except Exception as exc:
                 raise unexpected(exc) from None
     elif inspect.iscoroutinefunction(fn):
@@ -110,7 +117,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             except gr.Error:
                 raise
             except WorkbenchError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             except Exception as exc:
                 raise unexpected(exc) from None
     else:
@@ -122,7 +129,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             except gr.Error:
                 raise
             except WorkbenchError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             except Exception as exc:
                 raise unexpected(exc) from None
     wrapper._masc_guarded = True  # type: ignore[attr-defined]
