@@ -1,17 +1,20 @@
-"""Rating load on the launched app: 16 simulated raters submitting as fast as they can, plus 1 admin saving scored
-samples, for 60 s, over gradio_client (the same HTTP path as a browser), on SQLite and PostgreSQL.
+"""Rating load on the launched app: 16 simulated raters, plus 1 admin saving scored samples, for 60 s, over HTTP
+with Gradio's queue protocol (the page's: `queue_client.py`), on SQLite and PostgreSQL.
 
     python bench/rating_load.py [--seconds 60] [--raters 16] [--think 0] [--postgres-url URL] [--modes per-rater,global]
 
+Raters submit as fast as they can (`--think 0`, the default), or pause a random time after each answer (`--think S`:
+exponential with mean S seconds, a random start within the first S seconds, as people answering at their own pace).
 Modes, measured side by side in one run:
 - `per-rater`: the app as it is (each rater's events one at a time, raters in parallel);
 - `global`: every rating event of every rater through one queue slot (what the app did before issue 12).
 A submit's latency is the time until its answer (the next task) is back; the clients do not download the images
 (a browser fetches them in parallel). Prints, per backend and mode, the rating submits acknowledged, their
-latency (p50 / p95 / max, seconds), the saves done, and whether every acknowledged rating is in the database
-afterwards (each acknowledged submit is one more sample rated by that rater), then the global / per-rater ratio of
-p95. Goal (not a test): p95 <= 0.3 s with 16 raters and 1 saver. Exits 1 when an acknowledged rating is missing, no
-submit was made or a client failed. Figures from a busy shared machine are noisy:
+latency (p50 / p95 / max, seconds), the saves done, the server's CPU per submit (its process's CPU time while the
+clients ran, over the submits: logins and the admin's Saves included) and whether every acknowledged rating is in
+the database afterwards (each acknowledged submit is one more sample rated by that rater), then the global /
+per-rater ratio of p95. Goal (not a test): p95 <= 0.3 s with 16 raters and 1 saver. Exits 1 when an acknowledged
+rating is missing, no submit was made or a client failed. Figures from a busy shared machine are noisy:
 compare the modes of one run, not runs with each other.
 """
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import io
 import multiprocessing
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -153,7 +157,11 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
 
     async def rater(name: str, page: QueueSession, token: str) -> None:
         acked = k = 0
+        # Pauses drawn at random (exponential, mean `think`; seeded per rater): with one fixed pause the raters stay
+        # in lockstep and all submit in the same instant, so the last of each burst waits for the 15 others.
+        pauses = random.Random(name)
         try:
+            await asyncio.sleep(pauses.uniform(0, think))  # people do not start in the same second either
             while time.monotonic() < stop_at[0] and token:
                 k += 1
                 began = time.perf_counter()
@@ -161,7 +169,7 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
                 out["latencies"].append(time.perf_counter() - began)
                 acked += "saved your answer" in answer[-1]
                 token = answer[TOKEN_OUTPUT]
-                await asyncio.sleep(think)
+                await asyncio.sleep(pauses.expovariate(1 / think) if think > 0 else 0)
         except Exception as exc:  # noqa: BLE001 - reported in the figures (a changed endpoint, a refused call)
             out["errors"].append(f"{name}: {exc}")
         finally:
@@ -229,7 +237,8 @@ def main() -> int:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--savers", type=int, default=1, help="admins saving scored samples meanwhile (default 1)")
     parser.add_argument("--think", type=float, default=0.0,
-                        help="seconds each rater waits after an answer before the next submit (default 0: no pause)")
+                        help="mean seconds a rater waits after an answer before the next submit, drawn at random "
+                             "(exponential; default 0: no pause)")
     args = parser.parse_args()
 
     from masc_ui.models.demo import write_demo_weights
@@ -252,7 +261,7 @@ def main() -> int:
                         drop()
                 print(result.line(), flush=True)
                 results.append(result)
-    print(f"\n{args.raters} raters (pause {args.think:g} s after each answer) + {args.savers} saver(s), "
+    print(f"\n{args.raters} raters (pause {args.think:g} s on average after each answer) + {args.savers} saver(s), "
           f"{args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
           "(busy shared machines give noisy absolute figures)")
     for backend in args.backends.split(","):
