@@ -18,3 +18,12 @@ def test_rating_load_runs_its_protocol_end_to_end():
     line = next(x for x in done.stdout.splitlines() if x.startswith("sqlite"))
     assert "acknowledged ratings all present: yes" in line and "submits" in line and "errors" not in done.stdout
     assert int(line.split("saves")[1].split()[0]) >= 1, line  # the admin's saves went through too
+
+
+def test_rater_state_measures_each_size():
+    done = subprocess.run([sys.executable, "bench/rater_state.py", "--sizes", "20:5,40:10"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    lines = [x.split() for x in done.stdout.splitlines() if x.startswith("sqlite")]
+    assert [(x[1], x[3]) for x in lines] == [("20", "160"), ("40", "320")]  # 2 criteria x 16 raters x rated each
+    assert all(float(x[-2]) > 0 for x in lines)
