@@ -102,6 +102,7 @@ class _State:
         self.mine = mine
         self.first_seen = first_seen
         self.complete = complete
+        self._waiting: dict[int, list[int]] = {}
 
     @classmethod
     def load(cls, s: Session, username: str, dataset: str | None, for_rating_only: bool = False) -> "_State":
@@ -159,7 +160,13 @@ class _State:
         return Progress(rated=rated, assigned=rated + len(self.waiting(overlap_k)), total=len(self.scope))
 
     def waiting(self, overlap_k: int) -> list[int]:
-        return [sid for sid in self.scope if sid not in self.mine and self.complete.get(sid, 0) < overlap_k]
+        """Samples of the scope the rater has not seen that have fewer than `overlap_k` complete ratings (computed
+        once per snapshot: the next task and the progress both need them)."""
+        found = self._waiting.get(overlap_k)
+        if found is None:
+            found = self._waiting[overlap_k] = [sid for sid in self.scope
+                                                if sid not in self.mine and self.complete.get(sid, 0) < overlap_k]
+        return found
 
     def task(self, s: Session, sample_id: int) -> Task:
         sample = load_samples(s, [t.Sample.id == sample_id])[0]
