@@ -55,7 +55,7 @@ class QueueSession:
     async def call(self, api_name: str, *data) -> list:
         """Send one event with `data` for its inputs that are not session states (as `gradio_client` takes them)
         and wait for its answer: the outputs' values as the page receives them (all outputs of the event, in
-        order, a session state's as a placeholder; files as FileData dicts, not downloaded)."""
+        order, a session state's as null; files as FileData dicts, not downloaded)."""
         fn_index, is_state = self.endpoints[api_name.lstrip("/")]
         given = iter(data)
         data = tuple(None if state else next(given) for state in is_state)

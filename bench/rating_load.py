@@ -42,7 +42,7 @@ SAMPLES = 600
 """Samples every rater may rate (overlap = number of raters, so nobody runs out within a minute)."""
 TOKEN_OUTPUT = 1
 """Where the task's token is among the Rate tab's outputs (`rate_tab.build`: state, token, ...; the page receives
-every output, the session state as a placeholder)."""
+every output, the session state's as null)."""
 
 
 @dataclass
@@ -179,12 +179,15 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
     async def raters() -> None:
         pages = []
         for name in names:  # raters log in one after the other, as people do
+            page = None
             try:
                 page = await QueueSession.open(url, name, f"pw-{name}-1")
                 token = (await page.call("rate_open"))[TOKEN_OUTPUT]
                 pages.append((name, page, token))
             except Exception as exc:  # noqa: BLE001 - reported in the figures
                 out["errors"].append(f"{name}: {exc}")
+                if page is not None:
+                    await page.close()
         go.set()
         stop_at[0] = time.monotonic() + seconds
         await asyncio.gather(*(rater(*p) for p in pages))
