@@ -79,8 +79,8 @@ def build_app(wb: Workbench) -> gr.Blocks:
         app.load(status_text, None, [status_line])
     app.queue(default_concurrency_limit=8)
     # Gradio rebuilds a pandas summary of up to 10,000 past events after every event, for its monitoring page,
-    # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer
-    # (a bare event cost 2x after 2,000 events; `bench/rating_load.py`). Recompute it never in practice.
+    # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer.
+    # Recompute it never in practice.
     app._queue.ANAYLTICS_CACHE_FREQUENCY = NO_EVENT_SUMMARY
     guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, *pairs.handlers))
     return app
