@@ -631,9 +631,10 @@ def _cmd_push(args: argparse.Namespace) -> int:
 def _add_db(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore, "
                                   "datasets marked for rating")
-    p.add_argument("action", choices=("upgrade", "check", "dump", "restore", "datasets", "for-rating"),
+    p.add_argument("action", choices=("upgrade", "check", "recount", "dump", "restore", "datasets", "for-rating"),
                    help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
-                        "(or unmark) a dataset for rating")
+                        "(or unmark) a dataset for rating; recount: repair the per-sample counts of complete "
+                        "ratings that `check` reports wrong")
     p.add_argument("file", nargs="?", help="dump: file to write; restore: file to read; for-rating: dataset name")
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
     p.add_argument("--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)")
@@ -661,6 +662,11 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
             print(f"{report.blobs_checked} blob file(s) checked" + (" (sizes and SHA-256)" if args.deep
                                                                     else " (present, sizes)"), file=sys.stderr)
             return 0 if report.ok else 1
+        if args.action == "recount":
+            fixed = database.recount(CLI_USER)
+            print(f"{fixed} sample(s) had a wrong count of complete ratings; repaired" if fixed
+                  else "every count of complete ratings was right")
+            return 0
         if args.action == "dump":
             database.dump(CLI_USER, args.file, include_blobs=args.with_blobs)
             print(f"dump written to {args.file}")

@@ -136,6 +136,10 @@ class Sample(Base):
     content_key: Mapped[str] = mapped_column(sa.String(64))
     info: Mapped[dict[str, Any] | None]
     created_at: Mapped[dt.datetime]
+    complete_ratings: Mapped[int] = mapped_column(server_default="0")
+    """How many raters who are not external have a current `rated` rating on every task criterion (`CRITERIA`) of
+    this sample (schema revision 0006): the overlap rule's count, kept by the rating writes in the transaction that
+    changes it (`storage.repo.completion`) so that assigning a task does not aggregate every rating in scope."""
 
 
 class SampleImage(Base):

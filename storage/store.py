@@ -76,11 +76,13 @@ class Store:
 
     def check(self, *, deep: bool = False) -> "IntegrityReport":
         """The database's own check, every blob file against its row (present, recorded size; with `deep`, its
-        SHA-256 too) and samples without values (`storage.repo.checks`)."""
-        from .repo.checks import IntegrityReport, check_blobs, samples_without_values
+        SHA-256 too), each sample's count of complete ratings against its ratings, and samples without values
+        (`storage.repo.checks`)."""
+        from .repo.checks import IntegrityReport, check_blobs, complete_rating_counts, samples_without_values
 
         report = IntegrityReport(self.integrity_check())
         report.blobs_checked, report.problems = check_blobs(self.tx, self.blobs, deep=deep)
+        report.problems += complete_rating_counts(self.tx)
         report.notes = samples_without_values(self.tx)
         return report
 

@@ -149,6 +149,12 @@ class Database:
         self.accounts.require_admin(user, "checking the database")
         return self.run(lambda store: store.check(deep=deep))
 
+    def recount(self, user: str | None) -> int:
+        """Repair each sample's stored count of complete ratings from its ratings (what `check` reports after a hand
+        edit of the database); how many samples were wrong."""
+        self.accounts.require_admin(user, "repairing the counts of complete ratings")
+        return self.run(lambda store: store.ratings.recount_complete())
+
     def dump(self, user: str | None, target: Path, *, include_blobs: bool = False) -> None:
         """Every row of every table as JSON into `target` (with the image/mask bytes when `include_blobs`)."""
         self.accounts.require_admin(user, "dumping the database")

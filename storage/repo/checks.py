@@ -1,7 +1,8 @@
 """Integrity checks of a store: the database's own check, every blob file against its row, samples without values.
 
 `check_store(store, deep=False)` reads (never writes). Blob files are compared with their `blobs` row: present
-and of the recorded size always, hashing to their name with `deep` (reads every byte). Samples with images but
+and of the recorded size always, hashing to their name with `deep` (reads every byte). Each sample's stored count of
+complete ratings (`samples.complete_ratings`, what task assignment reads) is compared with its ratings. Samples with images but
 no metric value at all are reported as notes, not problems: an import without scores leaves them so until
 `masc-ui batch` runs, while a Save is one transaction and never does.
 """
@@ -14,6 +15,7 @@ import sqlalchemy as sa
 
 from .. import schema as t
 from ..blobs import BlobStore, sha256_hex
+from . import completion
 
 MAX_LISTED = 20
 """Problems and notes listed one by one per kind; the rest are counted."""
@@ -77,3 +79,16 @@ def samples_without_values(tx: Any) -> list[str]:
     shown = ", ".join(f"#{i}" for i in ids[:MAX_LISTED]) + (f" and {len(ids) - MAX_LISTED} more"
                                                             if len(ids) > MAX_LISTED else "")
     return [f"{len(ids)} sample(s) with images but no metric value ({shown}); score them with `masc-ui batch`"]
+
+
+def complete_rating_counts(tx: Any) -> list[str]:
+    """Problems: samples whose stored count of complete ratings differs from what their ratings give (only a write
+    outside the workbench, e.g. a hand-edited database, can cause one); `masc-ui db recount` repairs them."""
+    wrong = tx.read(completion.mismatches)
+    problems = [f"sample #{sid} counts {stored} complete rating(s), its ratings give {actual}: task assignment "
+                f"would hand it out too {'rarely' if stored > actual else 'often'}; repair with `masc-ui db recount`"
+                for sid, stored, actual in wrong[:MAX_LISTED]]
+    if len(wrong) > MAX_LISTED:
+        problems.append(f"{len(wrong) - MAX_LISTED} more samples with a wrong count of complete ratings; repair "
+                        f"with `masc-ui db recount`")
+    return problems

@@ -11,6 +11,7 @@ from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
 from ..records import ExternalRating, RaterRecord, RatingRecord, RatingRevision
 from ..transactions import Transactions
+from . import completion
 from ._common import (check_int, check_optional_text, check_seconds, check_text, chunks, dataset_id, insert_ignore,
                       insert_ignore_many, rater_record, rater_row, rating_record, require_sample, utcnow)
 
@@ -73,8 +74,14 @@ class RatingRepository:
         def work(s: Session) -> dict[str, RatingRecord]:
             who = rater_row(s, rater)
             require_sample(s, sample_id)
-            return {c: _upsert(s, who, sample_id, c, v, status, seconds_spent, presentation_order, note)
+            counts = not who.is_external
+            if counts:
+                completion.lock_samples(s, [sample_id])
+            done = {c: _upsert(s, who, sample_id, c, v, status, seconds_spent, presentation_order, note)
                     for c, v in scores.items()}
+            if counts:
+                completion.recount(s, [sample_id])
+            return done
         return self._tx.write(work)
 
     def current(self, *, rater: str | None = None, sample_id: int | None = None,
@@ -119,6 +126,14 @@ class RatingRepository:
                 note=current.note, rated_at=current.updated_at, replaced_at=None)]
         return self._tx.read(work)
 
+    def recount_complete(self) -> int:
+        """Set every sample's count of complete ratings from its ratings (the repair for what `Store.check` reports
+        after a hand edit of the database); how many samples were wrong."""
+        def work(s: Session) -> int:
+            completion.lock_samples(s, s.scalars(sa.select(t.Sample.id)))
+            return completion.recount_all(s)
+        return self._tx.write(work)
+
     def import_external(self, rater: str, ratings: Iterable[ExternalRating]) -> int:
         """Store ratings of an external rater (e.g. DreamBench++ annotator group `group1`), created as
         external if absent, in one transaction; returns how many ratings were given. Re-importing the
@@ -136,6 +151,11 @@ class RatingRepository:
             insert_ignore(s, t.Rater, {"username": rater, "is_external": True, "created_at": utcnow()})
             who = rater_row(s, rater)
             sample_ids = sorted({item.sample_id for item in items})
+            # An external rater's ratings never count as complete ratings; a name that already belongs to a rater
+            # of the app (who is then not external) does, so the counts of its samples are kept like `rate`'s.
+            counts = not who.is_external
+            if counts:
+                completion.lock_samples(s, sample_ids)
             present: set[int] = set()
             current: dict[tuple[int, str], t.Rating] = {}
             for part in chunks(sample_ids):
@@ -150,6 +170,8 @@ class RatingRepository:
             for item in items:
                 if (item.sample_id, item.criterion) in current:
                     _upsert(s, who, item.sample_id, item.criterion, item.score, item.status, None, None, item.note)
+            if counts:
+                completion.recount(s, sample_ids)
             return len(items)
         return self._tx.write(work)
 

@@ -5,7 +5,10 @@ For a rater, the samples in scope (one dataset, or all) are put in a random orde
 1. a sample the rater has started but not finished (some criteria rated), else
 2. the first sample in that order the rater has not seen and that has fewer than K complete ratings
    (a complete rating = one non-external rater with status `rated` on every criterion).
-Several raters working at once each walk their own order, so they rarely collide; K bounds overlap.
+Several raters working at once each walk their own order, so they rarely collide; K bounds overlap. The count of
+complete ratings is stored with each sample and kept by the rating writes (`storage.repo.completion`), and each
+rater's order over a scope is cached (`TaskOrders`), so the read made after every answer does not grow with the
+ratings of other raters.
 Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
@@ -15,7 +18,8 @@ rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used a
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+import threading
+from collections import OrderedDict
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -29,6 +33,7 @@ from ._common import check_int, dataset_id, load_samples, rater_row, rating_reco
 class TaskRepository:
     def __init__(self, tx: Transactions) -> None:
         self._tx = tx
+        self._orders = TaskOrders()
 
     def next_task(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
                   seed: int = 0, for_rating_only: bool = False) -> Task | None:
@@ -36,7 +41,8 @@ class TaskRepository:
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
-        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).next(s, rater, overlap_k, seed))
+        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only)
+                             .next(self._orders, rater, overlap_k, seed))
 
     def next_task_and_progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
                                seed: int = 0, for_rating_only: bool = False) -> tuple[Task | None, Progress]:
@@ -46,7 +52,7 @@ class TaskRepository:
 
         def work(s: Session) -> tuple[Task | None, Progress]:
             state = _State.load(s, rater, dataset, for_rating_only)
-            return state.next(s, rater, overlap_k, seed), state.progress(overlap_k)
+            return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k)
         return self._tx.read(work)
 
     def previous_task(self, rater: str, *, before_sample_id: int | None = None,
@@ -55,11 +61,11 @@ class TaskRepository:
         the most recent one when `before_sample_id` is None or not rated yet; None at the beginning."""
         def work(s: Session) -> Task | None:
             state = _State.load(s, rater, dataset, for_rating_only)
-            seen = sorted(state.first_seen, key=lambda sid: (state.first_seen[sid], sid))
-            if before_sample_id in state.first_seen:
+            seen = state.seen_in_order()
+            if before_sample_id in state.mine:
                 index = seen.index(before_sample_id)
-                return state.task(s, seen[index - 1]) if index > 0 else None
-            return state.task(s, seen[-1]) if seen else None
+                return state.task(seen[index - 1]) if index > 0 else None
+            return state.task(seen[-1]) if seen else None
         return self._tx.read(work)
 
     def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
@@ -84,7 +90,7 @@ class TaskRepository:
 
         def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
             state = _State.load(s, rater, dataset, for_rating_only)
-            return state.next(s, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
+            return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
         return self._tx.read(work)
 
 
@@ -92,83 +98,133 @@ def _order_key(seed: int, rater: str, sample_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater}:{sample_id}".encode()).hexdigest()
 
 
-class _State:
-    """What the assignment rules need, read in one snapshot."""
+class TaskOrders:
+    """Cache of each rater's task order over a scope: the scope's sample ids sorted by `_order_key`, so that the
+    next task is the first waiting sample in a list instead of the least of thousands of fresh SHA-256 digests on
+    every answer. Owned by one `TaskRepository`; the order of a (seed, rater, scope) never changes, so an entry is
+    reused while the scope is the same set of samples and rebuilt when it is not. At most `max_raters` entries
+    (least recently used dropped); raters of one scope share the scope's set."""
 
-    def __init__(self, rater: t.Rater, scope: set[int], mine: dict[int, dict[str, sa.Row]],
-                 first_seen: dict[int, object], complete: dict[int, int]) -> None:
+    def __init__(self, max_raters: int = 64) -> None:
+        self._max = max_raters
+        self._lock = threading.Lock()
+        self._orders: OrderedDict[tuple[int, str], tuple[frozenset[int], list[int]]] = OrderedDict()
+        self._last_scope: frozenset[int] = frozenset()
+
+    def order(self, seed: int, rater: str, scope: set[int]) -> list[int]:
+        """The sample ids of `scope` in `rater`'s task order."""
+        key = (seed, rater)
+        with self._lock:
+            found = self._orders.get(key)
+            if found is not None and (found[0] is scope or found[0] == scope):
+                self._orders.move_to_end(key)
+                return found[1]
+            shared = self._last_scope if self._last_scope == scope else frozenset(scope)
+        order = sorted(shared, key=lambda sid: _order_key(seed, rater, sid))
+        with self._lock:
+            self._last_scope = shared
+            self._orders[key] = (shared, order)
+            self._orders.move_to_end(key)
+            while len(self._orders) > self._max:
+                self._orders.popitem(last=False)
+        return order
+
+
+class _State:
+    """What the assignment rules need, read in one snapshot: the scope with each sample's count of complete ratings,
+    and per sample the rater has answered, (criteria answered, how many `rated`, how many `flagged`). When the rater
+    first saw each sample is read only where it is needed (going back, several started samples)."""
+
+    def __init__(self, s: Session, rater: t.Rater, complete: dict[int, int],
+                 mine: dict[int, tuple[int, int, int]]) -> None:
+        self._session = s
         self.rater = rater
-        self.scope = scope
-        self.mine = mine
-        self.first_seen = first_seen
         self.complete = complete
+        self.scope = set(complete)
+        self.mine = mine
+        self._first_seen: dict[int, object] | None = None
         self._waiting: dict[int, list[int]] = {}
 
     @classmethod
     def load(cls, s: Session, username: str, dataset: str | None, for_rating_only: bool = False) -> "_State":
         who = rater_row(s, username)
         with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
-        scope_query = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output))
+        scope_query = sa.select(t.Sample.id, t.Sample.complete_ratings).where(t.Sample.id.in_(with_output))
         if dataset is not None:
             scope_query = scope_query.where(t.Sample.dataset_id == dataset_id(s, dataset))
         elif for_rating_only:
             marked = sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))
             scope_query = scope_query.where(t.Sample.dataset_id.in_(marked))
-        scope = set(s.scalars(scope_query))
-        in_scope = sa.and_(t.Rating.sample_id.in_(scope_query), t.Rating.criterion.in_(t.CRITERIA))
-        # What the rules need of the rater's ratings, as plain rows (no ORM objects: this runs on every answer, and a
-        # rater may have rated thousands of samples); the task's own ratings are read in full in `task`.
-        mine: dict[int, dict[str, sa.Row]] = defaultdict(dict)
-        first_seen: dict[int, object] = {}
-        for row in s.execute(sa.select(t.Rating.sample_id, t.Rating.criterion, t.Rating.status, t.Rating.created_at)
-                             .where(t.Rating.rater_id == who.id, in_scope)):
-            mine[row.sample_id][row.criterion] = row
-            first = first_seen.get(row.sample_id)
-            first_seen[row.sample_id] = row.created_at if first is None else min(first, row.created_at)
-        # Complete ratings per sample (a rater with status `rated` on every criterion), counted by the database.
-        per_rater = (sa.select(t.Rating.sample_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
-                     .where(t.Rating.status == "rated", t.Rater.is_external.is_(False), in_scope)
-                     .group_by(t.Rating.sample_id, t.Rating.rater_id)
-                     .having(sa.func.count() == len(t.CRITERIA)).subquery())
-        complete: dict[int, int] = defaultdict(int)
-        complete.update(s.execute(sa.select(per_rater.c.sample_id, sa.func.count())
-                                  .group_by(per_rater.c.sample_id)).all())
-        return cls(who, scope, dict(mine), first_seen, complete)
+        # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here. Both reads
+        # run on the session's connection as Core statements: they return thousands of plain rows, which the ORM's
+        # row loading would only slow down.
+        conn = s.connection()
+        complete: dict[int, int] = dict(conn.execute(scope_query).all())
+        # The rater's answers summed per sample by the database (this runs on every answer, and a rater may have
+        # answered thousands of samples); the task's own ratings are read in full in `task`.
+        count = lambda status: sa.func.sum(sa.case((t.Rating.status == status, 1), else_=0))  # noqa: E731
+        mine = {sid: (answered, rated, flagged) for sid, answered, rated, flagged in conn.execute(
+            sa.select(t.Rating.sample_id, sa.func.count(), count("rated"), count("flagged"))
+            .where(t.Rating.rater_id == who.id, t.Rating.criterion.in_(t.CRITERIA))
+            .group_by(t.Rating.sample_id)) if sid in complete}
+        return cls(s, who, complete, mine)
+
+    def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, object]:
+        """sample id -> when the rater first rated a criterion of it, for `sample_ids` (default: every sample the
+        rater has answered in scope)."""
+        if self._first_seen is not None:
+            return self._first_seen if sample_ids is None else {sid: self._first_seen[sid] for sid in sample_ids}
+        query = (sa.select(t.Rating.sample_id, sa.func.min(t.Rating.created_at))
+                 .where(t.Rating.rater_id == self.rater.id, t.Rating.criterion.in_(t.CRITERIA))
+                 .group_by(t.Rating.sample_id))
+        if sample_ids is not None:
+            query = query.where(t.Rating.sample_id.in_(sample_ids))
+        found = {sid: when for sid, when in self._session.execute(query).all() if sid in self.mine}
+        if sample_ids is None:
+            self._first_seen = found
+        return found
+
+    def seen_in_order(self) -> list[int]:
+        """The samples the rater has answered in scope, by when each was first rated."""
+        first = self.first_seen()
+        return sorted(first, key=lambda sid: (first[sid], sid))
 
     def statuses(self) -> dict[int, str]:
         """sample id -> the rater's answer on each finished sample (`TaskRepository.statuses`)."""
-        out = {}
-        for sample_id, by_criterion in self.mine.items():
-            if len(by_criterion) == len(t.CRITERIA):
-                found = {r.status for r in by_criterion.values()}
-                out[sample_id] = "rated" if found == {"rated"} else "flagged" if "flagged" in found else "skipped"
-        return out
+        done = len(t.CRITERIA)
+        return {sid: "rated" if rated == done else "flagged" if flagged else "skipped"
+                for sid, (answered, rated, flagged) in self.mine.items() if answered == done}
 
-    def next(self, s: Session, rater: str, overlap_k: int, seed: int) -> Task | None:
+    def next(self, orders: TaskOrders, rater: str, overlap_k: int, seed: int) -> Task | None:
         """The next task (see the module docstring), or None when nothing is left."""
-        started = sorted((sid for sid, crit in self.mine.items() if len(crit) < len(t.CRITERIA)),
-                         key=self.first_seen.__getitem__)
+        started = [sid for sid, (answered, _, _) in self.mine.items() if answered < len(t.CRITERIA)]
+        if len(started) > 1:
+            first = self.first_seen(started)
+            started.sort(key=lambda sid: (first[sid], sid))
         if started:
-            return self.task(s, started[0])
-        waiting = self.waiting(overlap_k)
-        if not waiting:
+            return self.task(started[0])
+        if not self.waiting(overlap_k):
             return None
-        return self.task(s, min(waiting, key=lambda sid: _order_key(seed, rater, sid)))
+        return self.task(next(sid for sid in orders.order(seed, rater, self.scope) if self._is_waiting(sid, overlap_k)))
 
     def progress(self, overlap_k: int) -> Progress:
-        rated = sum(1 for crit in self.mine.values() if len(crit) == len(t.CRITERIA))
+        rated = sum(1 for answered, _, _ in self.mine.values() if answered == len(t.CRITERIA))
         return Progress(rated=rated, assigned=rated + len(self.waiting(overlap_k)), total=len(self.scope))
+
+    def _is_waiting(self, sample_id: int, overlap_k: int) -> bool:
+        return sample_id not in self.mine and self.complete[sample_id] < overlap_k
 
     def waiting(self, overlap_k: int) -> list[int]:
         """Samples of the scope the rater has not seen that have fewer than `overlap_k` complete ratings (computed
         once per snapshot: the next task and the progress both need them)."""
         found = self._waiting.get(overlap_k)
         if found is None:
-            found = self._waiting[overlap_k] = [sid for sid in self.scope
-                                                if sid not in self.mine and self.complete.get(sid, 0) < overlap_k]
+            found = self._waiting[overlap_k] = [sid for sid, n in self.complete.items()
+                                                if n < overlap_k and sid not in self.mine]
         return found
 
-    def task(self, s: Session, sample_id: int) -> Task:
+    def task(self, sample_id: int) -> Task:
+        s = self._session
         sample = load_samples(s, [t.Sample.id == sample_id])[0]
         ratings = {r.criterion: rating_record(r, self.rater.username) for r in s.scalars(
             sa.select(t.Rating).where(t.Rating.rater_id == self.rater.id, t.Rating.sample_id == sample_id,
@@ -176,8 +232,8 @@ class _State:
         orders = [r.presentation_order for r in ratings.values() if r.presentation_order is not None]
         if orders:
             order = min(orders)
-        elif sample_id in self.first_seen:
-            order = sorted(self.first_seen, key=lambda sid: (self.first_seen[sid], sid)).index(sample_id) + 1
+        elif sample_id in self.mine:
+            order = self.seen_in_order().index(sample_id) + 1
         else:
             order = len(self.mine) + 1
         return Task(sample=sample, presentation_order=order, ratings=ratings)

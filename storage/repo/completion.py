@@ -1,0 +1,88 @@
+"""The count of complete ratings per sample (`samples.complete_ratings`), kept by the rating writes.
+
+A *complete rating* of a sample is one rater who is not external with a current `rated` rating on every task
+criterion (`storage.CRITERIA`). Task assignment needs that count for every sample in scope on every answer (the
+overlap rule); aggregating every rating in scope each time grew with the campaign, so the count is stored with
+the sample and kept exact by the writers instead:
+
+- a writer of ratings of a rater who is not external calls `lock_samples` on the samples it is about to change,
+  before reading or writing any of their ratings, and `recount` on them after its last write, in the same
+  transaction. `recount` sets the column from the sample's current ratings (not +1/-1), so it is right whatever
+  the write did (a first answer, an edit from rated to skipped, a second criterion completing the rating).
+- The lock serializes the writers of one sample: on PostgreSQL (READ COMMITTED writes) a second writer waits on
+  the sample's row until the first commits, and its later statements see the first one's ratings, so neither
+  counts without the other's. SQLite has one writer at a time (`BEGIN IMMEDIATE`).
+- Ratings of external raters (imported groups and judges) never count, so their imports touch no count.
+
+`mismatches` compares the stored counts with the ratings (`masc-ui db check`); `recount_all` repairs them.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from .. import schema as t
+from ._common import chunks
+
+
+def lock_samples(s: Session, sample_ids: Iterable[int]) -> None:
+    """Lock the rows of these samples until the transaction ends (in id order: two writers never deadlock on
+    them). A no-op on SQLite, whose write transactions already exclude each other."""
+    if s.get_bind().dialect.name == "sqlite":
+        return
+    for part in chunks(sorted(set(sample_ids))):
+        s.execute(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part))).order_by(t.Sample.id).with_for_update())
+
+
+def counted(s: Session, sample_ids: Iterable[int] | None = None) -> dict[int, int]:
+    """sample id -> its complete ratings as the ratings give them (only samples with at least one; all samples
+    when `sample_ids` is None)."""
+    def count(where: sa.ColumnElement[bool]) -> list[tuple[int, int]]:
+        per_rater = (sa.select(t.Rating.sample_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
+                     .where(t.Rating.status == "rated", t.Rater.is_external.is_(False),
+                            t.Rating.criterion.in_(t.CRITERIA), where)
+                     .group_by(t.Rating.sample_id, t.Rating.rater_id)
+                     .having(sa.func.count() == len(t.CRITERIA)).subquery())
+        return s.execute(sa.select(per_rater.c.sample_id, sa.func.count()).group_by(per_rater.c.sample_id)).all()
+
+    if sample_ids is None:
+        return dict(count(sa.true()))
+    found: dict[int, int] = {}
+    for part in chunks(sorted(set(sample_ids))):
+        found.update(count(t.Rating.sample_id.in_(list(part))))
+    return found
+
+
+def recount(s: Session, sample_ids: Iterable[int]) -> None:
+    """Set these samples' `complete_ratings` from their current ratings (call after the transaction's writes)."""
+    ids = sorted(set(sample_ids))
+    if not ids:
+        return
+    s.flush()
+    found = counted(s, ids)
+    stored: dict[int, int] = {}
+    for part in chunks(ids):
+        stored.update(s.execute(sa.select(t.Sample.id, t.Sample.complete_ratings)
+                                    .where(t.Sample.id.in_(list(part)))).all())
+    changed = [{"id": sid, "complete_ratings": found.get(sid, 0)} for sid in ids
+               if stored.get(sid) != found.get(sid, 0)]
+    if changed:
+        s.execute(sa.update(t.Sample), changed)  # by primary key, one statement for all
+
+
+def mismatches(s: Session) -> list[tuple[int, int, int]]:
+    """(sample id, stored count, count the ratings give) for every sample whose stored count is wrong."""
+    found = counted(s)
+    return [(sid, stored, found.get(sid, 0))
+            for sid, stored in s.execute(sa.select(t.Sample.id, t.Sample.complete_ratings).order_by(t.Sample.id))
+            if stored != found.get(sid, 0)]
+
+
+def recount_all(s: Session) -> int:
+    """Repair every stored count from the ratings (after a failed manual edit of the database); how many changed."""
+    wrong = mismatches(s)
+    if wrong:
+        s.execute(sa.update(t.Sample), [{"id": sid, "complete_ratings": n} for sid, _, n in wrong])
+    return len(wrong)
