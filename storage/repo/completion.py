@@ -14,7 +14,8 @@ the sample and kept exact by the writers instead:
   counts without the other's. SQLite has one writer at a time (`BEGIN IMMEDIATE`).
 - Ratings of external raters (imported groups and judges) never count, so their imports touch no count.
 
-`mismatches` compares the stored counts with the ratings (`masc-ui db check`); `recount_all` repairs them.
+`mismatches` compares the stored counts with the ratings (`masc-ui db check`); `recount_all` repairs them. All three
+use one SQL expression of the count (`COUNTED`), evaluated by the database per sample row.
 """
 from __future__ import annotations
 
@@ -36,53 +37,39 @@ def lock_samples(s: Session, sample_ids: Iterable[int]) -> None:
         s.execute(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part))).order_by(t.Sample.id).with_for_update())
 
 
-def counted(s: Session, sample_ids: Iterable[int] | None = None) -> dict[int, int]:
-    """sample id -> its complete ratings as the ratings give them (only samples with at least one; all samples
-    when `sample_ids` is None)."""
-    def count(where: sa.ColumnElement[bool]) -> list[tuple[int, int]]:
-        per_rater = (sa.select(t.Rating.sample_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
-                     .where(t.Rating.status == "rated", t.Rater.is_external.is_(False),
-                            t.Rating.criterion.in_(t.CRITERIA), where)
-                     .group_by(t.Rating.sample_id, t.Rating.rater_id)
-                     .having(sa.func.count() == len(t.CRITERIA)).subquery())
-        return s.execute(sa.select(per_rater.c.sample_id, sa.func.count()).group_by(per_rater.c.sample_id)).all()
+def _counted() -> sa.ScalarSelect[int]:
+    """The complete ratings of the sample of the enclosing statement (`samples.id`), counted from its ratings."""
+    per_rater = (sa.select(t.Rating.rater_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
+                 .where(t.Rating.sample_id == t.Sample.id, t.Rating.status == "rated", t.Rater.is_external.is_(False),
+                        t.Rating.criterion.in_(t.CRITERIA))
+                 .group_by(t.Rating.rater_id).having(sa.func.count() == len(t.CRITERIA))
+                 .correlate(t.Sample).subquery())
+    return sa.select(sa.func.count()).select_from(per_rater).scalar_subquery()
 
-    if sample_ids is None:
-        return dict(count(sa.true()))
-    found: dict[int, int] = {}
-    for part in chunks(sorted(set(sample_ids))):
-        found.update(count(t.Rating.sample_id.in_(list(part))))
-    return found
+
+COUNTED = _counted()
+"""SQL expression (immutable): the count `samples.complete_ratings` should hold, for the statement's sample row."""
 
 
 def recount(s: Session, sample_ids: Iterable[int]) -> None:
     """Set these samples' `complete_ratings` from their current ratings (call after the transaction's writes)."""
-    ids = sorted(set(sample_ids))
-    if not ids:
-        return
     s.flush()
-    found = counted(s, ids)
-    stored: dict[int, int] = {}
-    for part in chunks(ids):
-        stored.update(s.execute(sa.select(t.Sample.id, t.Sample.complete_ratings)
-                                    .where(t.Sample.id.in_(list(part)))).all())
-    changed = [{"id": sid, "complete_ratings": found.get(sid, 0)} for sid in ids
-               if stored.get(sid) != found.get(sid, 0)]
-    if changed:
-        s.execute(sa.update(t.Sample), changed)  # by primary key, one statement for all
+    for part in chunks(sorted(set(sample_ids))):
+        s.execute(sa.update(t.Sample).where(t.Sample.id.in_(list(part))).values(complete_ratings=COUNTED)
+                  .execution_options(synchronize_session=False))
 
 
 def mismatches(s: Session) -> list[tuple[int, int, int]]:
     """(sample id, stored count, count the ratings give) for every sample whose stored count is wrong."""
-    found = counted(s)
-    return [(sid, stored, found.get(sid, 0))
-            for sid, stored in s.execute(sa.select(t.Sample.id, t.Sample.complete_ratings).order_by(t.Sample.id))
-            if stored != found.get(sid, 0)]
+    return [tuple(row) for row in s.execute(
+        sa.select(t.Sample.id, t.Sample.complete_ratings, COUNTED)
+        .where(t.Sample.complete_ratings != COUNTED).order_by(t.Sample.id)).all()]
 
 
 def recount_all(s: Session) -> int:
-    """Repair every stored count from the ratings (after a failed manual edit of the database); how many changed."""
-    wrong = mismatches(s)
+    """Repair every stored count from the ratings (after a hand edit of the database); how many were wrong."""
+    wrong = len(mismatches(s))
     if wrong:
-        s.execute(sa.update(t.Sample), [{"id": sid, "complete_ratings": n} for sid, _, n in wrong])
-    return len(wrong)
+        s.execute(sa.update(t.Sample).where(t.Sample.complete_ratings != COUNTED).values(complete_ratings=COUNTED)
+                  .execution_options(synchronize_session=False))
+    return wrong
