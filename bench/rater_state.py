@@ -1,13 +1,14 @@
 """How a rater's screen after an answer (`TaskRepository.rater_screen`: next task, progress, statuses, read in one
-snapshot) scales with the ratings already stored: the read is made on every answer, and it counts the complete
-ratings of every sample in scope, so its cost grows with the campaign.
+snapshot) and the answer's write scale with the ratings already stored: the read is made on every answer, over
+every sample in scope (with its stored count of complete ratings, schema revision 0006) and the rater's own answers.
 
     python bench/rater_state.py [--sizes 600:100,3000:400,6000:1500] [--postgres-url URL]
 
 Each size `S:R` is S samples in one dataset marked for rating and 16 raters who each rated R of them (2 criteria:
-2 x 16 x R rating rows), stored through `RatingRepository.rate_sample` like the app's answers; then the best of 5
-rounds of 20 `rater_screen` calls (overlap K = 3). Prints milliseconds per call per size. Not a test: read the
-growth, not the absolute figures.
+2 x 16 x R rating rows), stored through `RatingRepository.rate_sample` like the app's answers (their mean time is
+printed: what a write costs, the count of complete ratings included); then the best of 5 rounds of 20
+`rater_screen` calls (overlap K = 3). Prints milliseconds per call per size. Not a test: read the growth, not the
+absolute figures.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from storage.store import open_store  # noqa: E402
 RATERS = 16
 
 
-def measure(url: str | None, samples: int, per_rater: int) -> tuple[int, float]:
-    """(rating rows stored, best milliseconds per `rater_screen` call)."""
+def measure(url: str | None, samples: int, per_rater: int) -> tuple[int, float, float]:
+    """(rating rows stored, best milliseconds per `rater_screen` call, mean milliseconds per answer written)."""
     with tempfile.TemporaryDirectory(prefix="masc-rater-state-") as tmp:
         store = open_store(url, Path(tmp))
         try:
@@ -38,17 +39,20 @@ def measure(url: str | None, samples: int, per_rater: int) -> tuple[int, float]:
             store.samples.set_for_rating("campaign", True)
             ids = [s.id for s in store.samples.list("campaign")]
             names = [f"rater{i:02d}" for i in range(RATERS)]
-            for j, name in enumerate(names):
+            for name in names:
                 store.ratings.ensure_rater(name)
+            start = time.perf_counter()
+            for j, name in enumerate(names):
                 for k in range(per_rater):
                     store.ratings.rate_sample(name, ids[(j * 37 + k) % len(ids)], {"cp": 3, "pf": 2})
+            write_ms = 1000 * (time.perf_counter() - start) / (RATERS * per_rater)
             best = float("inf")
             for _ in range(5):
                 start = time.perf_counter()
                 for i in range(20):
                     store.tasks.rater_screen(names[i % RATERS], overlap_k=3, for_rating_only=True)
                 best = min(best, (time.perf_counter() - start) / 20)
-            return 2 * RATERS * per_rater, 1000 * best
+            return 2 * RATERS * per_rater, 1000 * best, write_ms
         finally:
             store.close()
 
@@ -65,11 +69,12 @@ def main() -> int:
         for samples, per_rater in sizes:
             url, drop = (None, None) if base_url is None else _schema(base_url)
             try:
-                rows, ms = measure(url, samples, per_rater)
+                rows, ms, write_ms = measure(url, samples, per_rater)
             finally:
                 if drop:
                     drop()
-            print(f"{backend:9s} {samples:6d} samples  {rows:7d} rating rows  rater_screen {ms:7.1f} ms", flush=True)
+            print(f"{backend:9s} {samples:6d} samples  {rows:7d} rating rows  rater_screen {ms:7.1f} ms  "
+                  f"answer written (rate_sample, mean while filling) {write_ms:5.2f} ms", flush=True)
     return 0
 
 

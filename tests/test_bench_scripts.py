@@ -26,4 +26,4 @@ def test_rater_state_measures_each_size():
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     lines = [x.split() for x in done.stdout.splitlines() if x.startswith("sqlite")]
     assert [(x[1], x[3]) for x in lines] == [("20", "160"), ("40", "320")]  # 2 criteria x 16 raters x rated each
-    assert all(float(x[-2]) > 0 for x in lines)
+    assert all(float(x[x.index("rater_screen") + 1]) > 0 and float(x[-2]) > 0 for x in lines)
