@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 import pytest
 
 from storage import Store, open_store
+from storage.repo import completion
 
 def png_bytes(seed: int, size: int = 4) -> bytes:
     """A small, valid grayscale PNG whose pixels depend on `seed` (distinct seeds -> distinct bytes)."""
@@ -26,15 +27,22 @@ def png_bytes(seed: int, size: int = 4) -> bytes:
 def make_store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Store]]:
     """Factory: each call opens a store on a NEW empty database (and data dir) of the test's backend."""
     opened: list[Store] = []
+    # Asked for before the first store opens, so that the schemas outlive the stores (checked when they close).
+    schemas = None if backend == "sqlite" else request.getfixturevalue("pg_schemas")
 
     def make(name: str = "data") -> Store:
-        url = None if backend == "sqlite" else request.getfixturevalue("pg_schemas").new_url()
+        url = None if schemas is None else schemas.new_url()
         store = open_store(url, tmp_path / name)
         opened.append(store)
         return store
     yield make
     for store in opened:
-        store.close()
+        try:
+            # Every rating write a test made kept the stored counts of complete ratings (schema revision 0006): a
+            # writer of ratings that forgets `storage.repo.completion` fails here, in whichever test exercises it.
+            assert store.tx.read(completion.mismatches) == [], "a rating write left a wrong count of complete ratings"
+        finally:
+            store.close()
 
 
 @pytest.fixture()

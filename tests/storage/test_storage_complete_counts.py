@@ -176,3 +176,4 @@ def test_assignment_reads_the_count(store, add_sample):
     # A count changed behind the workbench's back changes the assignment (what `db check` guards against).
     store.tx.write(lambda s: s.execute(sa.update(t.Sample).where(t.Sample.id == a.id).values(complete_ratings=0)))
     assert store.tasks.next_task("cy", overlap_k=2).sample.id == a.id
+    assert store.ratings.recount_complete() == 1
