@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+import pytest
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from storage import ExternalRating, migrate
 from storage import schema as t
@@ -177,3 +179,27 @@ def test_assignment_reads_the_count(store, add_sample):
     store.tx.write(lambda s: s.execute(sa.update(t.Sample).where(t.Sample.id == a.id).values(complete_ratings=0)))
     assert store.tasks.next_task("cy", overlap_k=2).sample.id == a.id
     assert store.ratings.recount_complete() == 1
+
+
+def test_the_sample_lock_lets_rows_referring_to_the_sample_be_inserted(store, add_sample):
+    """On PostgreSQL a rating write's sample lock is `FOR NO KEY UPDATE`: a transaction that is inserting rows
+    referring to the sample (it holds a key-share lock on it, as a batch storing metric values does until it commits)
+    does not hold the rating back; `FOR UPDATE` would wait for it (here: fail at once, with `lock_timeout`)."""
+    if store.backend != "postgresql":
+        pytest.skip("SQLite takes no row locks: its writers are serialized by BEGIN IMMEDIATE")
+    a = add_sample()
+    with store.engine.connect() as other:
+        other.execute(sa.text("SELECT id FROM samples WHERE id = :i FOR KEY SHARE"), {"i": a.id})
+
+        def lock(s, strength: str | None):
+            s.execute(sa.text("SET LOCAL lock_timeout = '200ms'"))
+            if strength is None:
+                completion.lock_samples(s, [a.id])
+            else:
+                s.execute(sa.text(f"SELECT id FROM samples WHERE id = :i {strength}"), {"i": a.id})
+        with Session(store.engine) as s, s.begin():  # not `store.tx.write`: it would retry a lock timeout
+            lock(s, None)
+        with pytest.raises(sa.exc.OperationalError, match="lock"):
+            with store.engine.begin() as c:
+                lock(c, "FOR UPDATE")
+        other.rollback()
