@@ -2,9 +2,9 @@
 
 `check_store(store, deep=False)` reads (never writes). Blob files are compared with their `blobs` row: present
 and of the recorded size always, hashing to their name with `deep` (reads every byte). Each sample's stored count of
-complete ratings (`samples.complete_ratings`, what task assignment reads) is compared with its ratings. Samples with images but
-no metric value at all are reported as notes, not problems: an import without scores leaves them so until
-`masc-ui batch` runs, while a Save is one transaction and never does.
+complete ratings (`samples.complete_ratings`, what task assignment reads) is compared with its ratings. Samples
+with images but no metric value at all are reported as notes, not problems: an import without scores leaves them
+so until `masc-ui batch` runs, while a Save is one transaction and never does.
 """
 from __future__ import annotations
 

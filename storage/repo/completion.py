@@ -72,8 +72,5 @@ def mismatches(s: Session) -> list[tuple[int, int, int]]:
 
 def recount_all(s: Session) -> int:
     """Repair every stored count from the ratings (after a hand edit of the database); how many were wrong."""
-    wrong = len(mismatches(s))
-    if wrong:
-        s.execute(sa.update(t.Sample).where(t.Sample.complete_ratings != COUNTED).values(complete_ratings=COUNTED)
-                  .execution_options(synchronize_session=False))
-    return wrong
+    return s.execute(sa.update(t.Sample).where(t.Sample.complete_ratings != COUNTED).values(complete_ratings=COUNTED)
+                     .execution_options(synchronize_session=False)).rowcount
