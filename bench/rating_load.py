@@ -10,16 +10,19 @@ Modes, measured side by side in one run:
 - `global`: every rating event of every rater through one queue slot (what the app did before issue 12).
 A submit's latency is the time until its answer (the next task) is back; the clients do not download the images
 (a browser fetches them in parallel). Prints, per backend and mode, the rating submits acknowledged, their
-latency (p50 / p95 / max, seconds), the saves done, the server's CPU per submit (its process's CPU time while the
-clients ran, over the submits: logins and the admin's Saves included) and whether every acknowledged rating is in
-the database afterwards (each acknowledged submit is one more sample rated by that rater), then the global /
-per-rater ratio of p95. Goal (not a test): p95 <= 0.3 s with 16 raters and 1 saver. Exits 1 when an acknowledged
-rating is missing, no submit was made or a client failed. Figures from a busy shared machine are noisy:
+latency (p50 / p95 / max, seconds), the saves done, the CPU per submit of the server (its process's CPU time while
+the raters submitted, after their logins, over the submits; the admin's Saves included) and of the simulated
+clients (their own process, on the same machine), the server's longest garbage-collector pause, and whether every
+acknowledged rating is in the database afterwards (each acknowledged submit is one more sample rated by that
+rater), then the global / per-rater ratio of p95. Goal (not a test): p95 <= 0.3 s with 16 raters and 1 saver.
+Exits 1 when an acknowledged rating is missing, no submit was made or a client failed. Figures from a busy shared
+machine are noisy (the clients' CPU per submit, the same work in every run, shows how fast the machine was):
 compare the modes of one run, not runs with each other.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import multiprocessing
 import os
@@ -55,7 +58,13 @@ class Result:
     saves: int = 0
     save_errors: int = 0
     server_cpu_s: float = 0.0
-    """CPU seconds the server's process spent while the clients ran (logins, submits and the saver's Saves)."""
+    """CPU seconds the server's process spent while the raters submitted (after their logins; the saver's Saves
+    included)."""
+    gc_pause_s: float = 0.0
+    """The longest pause of the server process's cyclic garbage collector while the clients ran (every thread
+    waits it out)."""
+    client_cpu_s: float = 0.0
+    """CPU seconds the simulated clients' process spent (on a small machine they compete with the server)."""
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -69,7 +78,9 @@ class Result:
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
         return (f"{self.backend:10s} {self.mode:9s} submits {len(lat):5d}  p50 {statistics.median(lat):.3f} s  "
                 f"p95 {p95:.3f} s  max {lat[-1]:.3f} s  saves {self.saves} (refused {self.save_errors})  "
-                f"server CPU {1000 * self.server_cpu_s / len(lat):.1f} ms per submit  "
+                f"CPU per submit: server {1000 * self.server_cpu_s / len(lat):.1f} ms, "
+                f"clients {1000 * self.client_cpu_s / len(lat):.1f} ms  "
+                f"longest GC pause {1000 * self.gc_pause_s:.0f} ms  "
                 f"acknowledged ratings all present: {'yes' if self.intact else 'NO'}"
                 + (f"\n    errors: {'; '.join(self.errors[:3])}" if self.errors else ""))
 
@@ -116,20 +127,27 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     before = rate_tab.RATING_CONCURRENCY
     rate_tab.RATING_CONCURRENCY = 1 if mode == "global" else before
     try:
-        app = serve(wb, block=False)
+        app = serve(wb, block=False, settle=True)  # as `python app.py` does (`launch.settle_heap`)
     finally:
         rate_tab.RATING_CONCURRENCY = before
     result = Result(backend, mode)
     ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, think, queue))
-    cpu_before = time.process_time()  # the server runs in this process (its threads included)
+    queue, started = ctx.Queue(), ctx.Event()
+    clients = ctx.Process(target=_clients, args=(app.local_url, names, savers, seconds, think, queue, started))
+    pauses = GcPauses()
     clients.start()
-    measured = queue.get(timeout=seconds + 600)
+    while not started.wait(timeout=1.0):  # the raters have logged in
+        if not clients.is_alive():
+            raise RuntimeError("the clients' process ended before the raters started")
+    cpu_before = time.process_time()  # the server runs in this process (its threads included)
+    with pauses:
+        measured = queue.get(timeout=seconds + 600)
     result.server_cpu_s = time.process_time() - cpu_before
+    result.gc_pause_s = pauses.longest
     clients.join(timeout=60)
     result.latencies, result.acknowledged = measured["latencies"], measured["acknowledged"]
     result.saves, result.save_errors, result.errors = measured["saves"], measured["save_errors"], measured["errors"]
+    result.client_cpu_s = measured["client_cpu_s"]
     app.close()
     store = wb.database.store
     for name in names:
@@ -140,7 +158,28 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     return result
 
 
-def _clients(url: str, names: list[str], savers: int, seconds: float, think: float, queue) -> None:
+class GcPauses:
+    """Within the block, the longest collection of the cyclic garbage collector (`gc.callbacks`)."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._began = 0.0
+
+    def _on(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.longest = max(self.longest, time.perf_counter() - self._began)
+
+    def __enter__(self) -> "GcPauses":
+        gc.callbacks.append(self._on)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._on)
+
+
+def _clients(url: str, names: list[str], savers: int, seconds: float, think: float, queue, started) -> None:
     """In a process of its own (the server's interpreter lock is not shared with the clients): the raters as
     coroutines of one event loop, each with its own page session and connection (`queue_client`, the page's
     protocol), the savers as `gradio_client` threads (they upload files); started together, the measurements put on
@@ -151,6 +190,7 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
     from queue_client import QueueSession
 
     out = {"latencies": [], "acknowledged": {}, "saves": 0, "save_errors": 0, "errors": []}
+    cpu_before = [0.0]
     lock = threading.Lock()
     go = threading.Event()
     stop_at = [time.monotonic() + 3600]
@@ -189,6 +229,8 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
                 if page is not None:
                     await page.close()
         go.set()
+        cpu_before[0] = time.process_time()
+        started.set()  # the server measures its CPU from here
         stop_at[0] = time.monotonic() + seconds
         await asyncio.gather(*(rater(*p) for p in pages))
 
@@ -227,6 +269,8 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
         go.set()
         for th in threads:
             th.join()
+    out["client_cpu_s"] = time.process_time() - cpu_before[0]
+    started.set()  # also when no rater could log in
     queue.put(out)
 
 

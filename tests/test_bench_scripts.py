@@ -18,6 +18,8 @@ def test_rating_load_runs_its_protocol_end_to_end():
     line = next(x for x in done.stdout.splitlines() if x.startswith("sqlite"))
     assert "acknowledged ratings all present: yes" in line and "submits" in line and "errors" not in done.stdout
     assert int(line.split("saves")[1].split()[0]) >= 1, line  # the admin's saves went through too
+    server, clients = (float(line.split(f"{who} ")[1].split(" ms")[0]) for who in ("server", "clients"))
+    assert server > 0 and clients > 0 and "longest GC pause" in line, line
 
 
 def test_rater_state_measures_each_size():

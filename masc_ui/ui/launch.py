@@ -1,6 +1,7 @@
 """How the app is served: safety settings, logins, theme, CSS and the rating keyboard shortcuts."""
 from __future__ import annotations
 
+import gc
 import sys
 from contextvars import ContextVar
 from pathlib import Path
@@ -143,18 +144,36 @@ class ClientAddressMiddleware:
         await self.app(scope, receive, send)
 
 
-def serve(wb, *, block: bool = True) -> gr.Blocks:
+def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
     """Build the app for workbench `wb` and launch it with `launch_kwargs(wb.settings, wb.accounts)`; returns the
     launched Blocks (its URL is `.local_url`). `block=False` returns once the server is up (tests, benchmarks);
     stop it with `.close()`. Risky setups (no logins on a public address, logins without an admin) are
-    announced loudly on stderr first."""
+    announced loudly on stderr first. Once the server is up, `settle_heap` runs when `settle` is true (default:
+    when blocking, i.e. the app's own process; tests and benchmarks that launch apps in their own process choose)."""
     from .blocks import build_app
 
     for warning in startup_warnings(wb.settings, wb.accounts):
         print(warning, file=sys.stderr, flush=True)
     app = build_app(wb)
-    app.launch(prevent_thread_lock=not block, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
+    app.launch(prevent_thread_lock=True, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
+    if block if settle is None else settle:
+        settle_heap()
+    if block:
+        app.block_thread()
     return app
+
+
+def settle_heap() -> None:
+    """Put everything alive now out of the cyclic garbage collector's reach (`gc.freeze`, after one last
+    collection): the imported libraries, the built app and the models loaded so far, some 775,000 objects in the
+    demo app that live as long as the process. Without it every full collection walks all of them with the
+    interpreter lock held, which stopped every request for up to 0.46 s about every 10 s under rating load
+    (`bench/rating_load.py` prints the longest pause). Objects made later are collected as before; frozen ones
+    are still freed when their last reference goes (only a reference cycle among them would stay). Not done
+    by default in a process that launches many apps (tests): what a closed app leaves in cycles would never
+    be collected."""
+    gc.collect()
+    gc.freeze()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
