@@ -25,6 +25,7 @@ import textwrap
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,12 @@ class RatingTasks:
         self._rater_locks: dict[str, threading.Lock] = {}
         self._known_raters: set[str] = set()
         self._guard = threading.Lock()
+
+    @property
+    def image_folder(self) -> Path:
+        """Where the files of the tasks handed out are written (the web app serves this folder to logged-in users:
+        `launch.serve`)."""
+        return self._images.folder
 
     @contextmanager
     def one_at_a_time(self, user: str) -> Iterator[None]:
@@ -297,8 +304,9 @@ class RatingTasks:
 class TaskImages:
     """The files a rating task hands to the browser: each stored image's bytes as they are (no decoding, no
     re-encoding: the browser shows the file the uploader gave), one file per content hash in `folder`, written
-    atomically (a file being sent is never rewritten). Beyond `MAX_FILES` files the oldest half is deleted (files
-    written in the last `MIN_AGE_S` are kept: Gradio may still be copying them)."""
+    atomically (a file being sent is never rewritten). The web app serves the folder as it is (`launch.serve`).
+    Beyond `MAX_FILES` files the least recently handed out half is deleted, except files handed out in the last
+    `MIN_AGE_S` (a browser may still be fetching them)."""
 
     MAX_FILES = 2000
     MIN_AGE_S = 300.0
@@ -308,15 +316,19 @@ class TaskImages:
         self.folder = Path(folder) if folder is not None else Path(self._owned.name)  # type: ignore[union-attr]
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._written: dict[str, Path] = {}
+        self._written: OrderedDict[str, tuple[Path, float]] = OrderedDict()
+        """sha -> (file, when it was last handed out), the least recently handed out first."""
 
     def file(self, sha: str, read: Callable[[], bytes], *, suffix: str | None = None) -> Path:
         """The file named `sha` (a blob's hash, or a name derived from one) holding `read()`'s bytes (read the
         first time only); its suffix is `suffix`, or else from the bytes' image type."""
         with self._lock:
             found = self._written.get(sha)
-        if found is not None and found.exists():
-            return found
+            if found is not None:
+                self._written[sha] = (found[0], time.time())
+                self._written.move_to_end(sha)
+        if found is not None and found[0].exists():
+            return found[0]
         from storage.blobs import sniff_media_type
 
         data = read()
@@ -327,21 +339,21 @@ class TaskImages:
             fh.write(data)
         os.replace(tmp, path)
         with self._lock:
-            self._written[sha] = path
+            self._written[sha] = (path, time.time())
+            self._written.move_to_end(sha)
             if len(self._written) > self.MAX_FILES:
                 self._prune()
         return path
 
     def _prune(self) -> None:
-        """Forget (and delete) the oldest half of the files, keeping any written in the last `MIN_AGE_S`."""
+        """Delete (and forget) the least recently handed out half of the files, keeping any handed out in the
+        last `MIN_AGE_S`."""
         cutoff = time.time() - self.MIN_AGE_S
-        for sha, path in list(self._written.items())[: len(self._written) // 2]:
-            try:
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    del self._written[sha]
-            except FileNotFoundError:
-                del self._written[sha]
+        for sha, (path, handed_out) in list(self._written.items())[: len(self._written) // 2]:
+            if handed_out >= cutoff:
+                break  # the rest were handed out later still
+            path.unlink(missing_ok=True)
+            del self._written[sha]
 
 
 SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
