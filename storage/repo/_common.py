@@ -110,7 +110,9 @@ def insert_ignore_many(session: Session, model: type[t.Base], rows: list[dict[st
     make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
     if make is None:
         raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
-    session.execute(make(model).values(rows).on_conflict_do_nothing())
+    # One statement without values, run with a list of parameter sets (executemany, batched by SQLAlchemy's
+    # "insertmanyvalues" on PostgreSQL): compiled once and cached, where a multi-row VALUES is compiled on every call.
+    session.connection().execute(make(model.__table__).on_conflict_do_nothing(), rows)
 
 
 def dataset_id(session: Session, name: str) -> int:
@@ -120,9 +122,12 @@ def dataset_id(session: Session, name: str) -> int:
     return found
 
 
+_RATER_BY_NAME = sa.select(t.Rater).where(t.Rater.username == sa.bindparam("username"))
+
+
 def rater_row(session: Session, username: str) -> t.Rater:
     check_text(username, "rater", max_len=200)
-    row = session.scalar(sa.select(t.Rater).where(t.Rater.username == username))
+    row = session.scalar(_RATER_BY_NAME, {"username": username})
     if row is None:
         raise NotFound(f"rater {username!r} does not exist; create it with store.ratings.ensure_rater({username!r})")
     return row

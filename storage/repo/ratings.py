@@ -77,8 +77,7 @@ class RatingRepository:
             counts = not who.is_external
             if counts:
                 completion.lock_samples(s, [sample_id])
-            done = {c: _upsert(s, who, sample_id, c, v, status, seconds_spent, presentation_order, note)
-                    for c, v in scores.items()}
+            done = _upsert(s, who, sample_id, scores, status, seconds_spent, presentation_order, note)
             if counts:
                 completion.recount(s, [sample_id])
             return done
@@ -169,7 +168,7 @@ class RatingRepository:
             _insert_new(s, who, fresh)
             for item in items:
                 if (item.sample_id, item.criterion) in current:
-                    _upsert(s, who, item.sample_id, item.criterion, item.score, item.status, None, None, item.note)
+                    _upsert(s, who, item.sample_id, {item.criterion: item.score}, item.status, None, None, item.note)
             if counts:
                 completion.recount(s, sample_ids)
             return len(items)
@@ -194,7 +193,7 @@ def _insert_new(s: Session, who: t.Rater, items: list[ExternalRating]) -> None:
             .where(t.Rating.rater_id == who.id, t.Rating.sample_id.in_(list(part)))))
     for i in items:  # in order, like one upsert after the other
         if stored.get((i.sample_id, i.criterion)) != (i.score, i.status, i.note):
-            _upsert(s, who, i.sample_id, i.criterion, i.score, i.status, None, None, i.note)
+            _upsert(s, who, i.sample_id, {i.criterion: i.score}, i.status, None, None, i.note)
             stored[(i.sample_id, i.criterion)] = (i.score, i.status, i.note)
 
 
@@ -214,16 +213,24 @@ def _check_rating(criterion: object, score: object, status: object, *, where: st
                             f"(or status='rated' to give a score)")
 
 
-def _upsert(s: Session, who: t.Rater, sample_id: int, criterion: str, score: int | None, status: str,
-            seconds: float | None, order: int | None, note: str | None) -> RatingRecord:
+def _upsert(s: Session, who: t.Rater, sample_id: int, scores: Mapping[str, int | None], status: str,
+            seconds: float | None, order: int | None, note: str | None) -> dict[str, RatingRecord]:
+    """Set `who`'s current rating of each criterion of `scores` on the sample: one statement inserts the criteria
+    not rated yet (a row another writer inserted meanwhile is left alone), one reads every row back (locked on
+    PostgreSQL); a row holding another score, status or note goes to the history and is updated."""
     now = utcnow()
-    key = (t.Rating.rater_id == who.id, t.Rating.sample_id == sample_id, t.Rating.criterion == criterion)
-    inserted = insert_ignore(s, t.Rating, {
-        "rater_id": who.id, "sample_id": sample_id, "criterion": criterion, "score": score, "status": status,
-        "seconds_spent": seconds, "presentation_order": order, "note": note, "revision": 1,
-        "created_at": now, "updated_at": now})
-    row = s.scalars(sa.select(t.Rating).where(*key).with_for_update()).one()
-    if not inserted and (row.score, row.status, row.note) != (score, status, note):
+    insert_ignore_many(s, t.Rating, [
+        {"rater_id": who.id, "sample_id": sample_id, "criterion": criterion, "score": score, "status": status,
+         "seconds_spent": seconds, "presentation_order": order, "note": note, "revision": 1, "created_at": now,
+         "updated_at": now} for criterion, score in scores.items()])
+    rows = {row.criterion: row for row in s.scalars(
+        sa.select(t.Rating).where(t.Rating.rater_id == who.id, t.Rating.sample_id == sample_id,
+                                  t.Rating.criterion.in_(list(scores))).with_for_update())}
+    changed = False
+    for criterion, score in scores.items():
+        row = rows[criterion]
+        if (row.score, row.status, row.note) == (score, status, note):
+            continue  # just inserted, or the same answer again: nothing changes
         s.add(t.RatingHistory(rating_id=row.id, revision=row.revision, score=row.score, status=row.status,
                               seconds_spent=row.seconds_spent, presentation_order=row.presentation_order,
                               note=row.note, rated_at=row.updated_at, replaced_at=now))
@@ -232,5 +239,7 @@ def _upsert(s: Session, who: t.Rater, sample_id: int, criterion: str, score: int
         row.presentation_order = order if order is not None else row.presentation_order
         row.revision += 1
         row.updated_at = now
+        changed = True
+    if changed:
         s.flush()
-    return rating_record(row, who.username)
+    return {criterion: rating_record(rows[criterion], who.username) for criterion in scores}

@@ -130,6 +130,24 @@ class TaskOrders:
         return order
 
 
+_SCOPE = sa.select(t.Sample.id, t.Sample.complete_ratings).where(
+    t.Sample.id.in_(sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")))
+"""(sample id, count of complete ratings) of every sample with an output image."""
+_SCOPE_OF_DATASET = _SCOPE.where(t.Sample.dataset_id == sa.bindparam("dataset_id"))
+_SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))))
+
+
+def _count_of(status: str) -> sa.ColumnElement[int]:
+    return sa.func.sum(sa.case((t.Rating.status == status, 1), else_=0))
+
+
+_MINE = (sa.select(t.Rating.sample_id, sa.func.count(), _count_of("rated"), _count_of("flagged"))
+         .where(t.Rating.rater_id == sa.bindparam("rater_id"), t.Rating.criterion.in_(t.CRITERIA))
+         .group_by(t.Rating.sample_id))
+"""A rater's answers summed per sample by the database, (sample id, criteria answered, rated, flagged): a rater may
+have answered thousands of samples; the task's own ratings are read in full in `_State.task`."""
+
+
 class _State:
     """What the assignment rules need, read in one snapshot: the scope with each sample's count of complete ratings,
     and per sample the rater has answered, (criteria answered, how many `rated`, how many `flagged`). When the rater
@@ -148,25 +166,17 @@ class _State:
     @classmethod
     def load(cls, s: Session, username: str, dataset: str | None, for_rating_only: bool = False) -> "_State":
         who = rater_row(s, username)
-        with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
-        scope_query = sa.select(t.Sample.id, t.Sample.complete_ratings).where(t.Sample.id.in_(with_output))
-        if dataset is not None:
-            scope_query = scope_query.where(t.Sample.dataset_id == dataset_id(s, dataset))
-        elif for_rating_only:
-            marked = sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))
-            scope_query = scope_query.where(t.Sample.dataset_id.in_(marked))
-        # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here. Both reads
-        # run on the session's connection as Core statements: they return thousands of plain rows, which the ORM's
-        # row loading would only slow down.
+        # Both reads run on the session's connection as Core statements built once (`_SCOPE`, `_MINE`): they return
+        # thousands of plain rows, which the ORM's row loading would only slow down, and this runs on every answer.
+        # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here.
         conn = s.connection()
-        complete: dict[int, int] = dict(conn.execute(scope_query).all())
-        # The rater's answers summed per sample by the database (this runs on every answer, and a rater may have
-        # answered thousands of samples); the task's own ratings are read in full in `task`.
-        count = lambda status: sa.func.sum(sa.case((t.Rating.status == status, 1), else_=0))  # noqa: E731
-        mine = {sid: (answered, rated, flagged) for sid, answered, rated, flagged in conn.execute(
-            sa.select(t.Rating.sample_id, sa.func.count(), count("rated"), count("flagged"))
-            .where(t.Rating.rater_id == who.id, t.Rating.criterion.in_(t.CRITERIA))
-            .group_by(t.Rating.sample_id)) if sid in complete}
+        if dataset is not None:
+            scope = conn.execute(_SCOPE_OF_DATASET, {"dataset_id": dataset_id(s, dataset)})
+        else:
+            scope = conn.execute(_SCOPE_FOR_RATING if for_rating_only else _SCOPE)
+        complete: dict[int, int] = dict(scope.all())
+        mine = {sid: (answered, rated, flagged)
+                for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id}) if sid in complete}
         return cls(s, who, complete, mine)
 
     def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, object]:
