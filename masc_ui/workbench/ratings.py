@@ -298,7 +298,7 @@ class RatingTasks:
         return self._database.run(lambda store: store.images.read(sha))
 
     def _file(self, sha: str) -> Path:
-        return self._images.file(sha, lambda: self._read(sha))
+        return self._images.file(sha, link=lambda dest: self._database.run(lambda store: store.images.link(sha, dest)))
 
 
 class TaskImages:
@@ -319,9 +319,11 @@ class TaskImages:
         self._written: OrderedDict[str, tuple[Path, float]] = OrderedDict()
         """sha -> (file, when it was last handed out), the least recently handed out first."""
 
-    def file(self, sha: str, read: Callable[[], bytes], *, suffix: str | None = None) -> Path:
-        """The file named `sha` (a blob's hash, or a name derived from one) holding `read()`'s bytes (read the
-        first time only); its suffix is `suffix`, or else from the bytes' image type."""
+    def file(self, sha: str, read: Callable[[], bytes] | None = None, *, suffix: str | None = None,
+             link: Callable[[Path], None] | None = None) -> Path:
+        """The file named `sha` (a blob's hash, or a name derived from one) holding `read()`'s bytes, or the bytes
+        `link(path)` puts at a new `path` (a stored blob linked there, no copy: `storage` `images.link`); made the
+        first time only. Its suffix is `suffix`, or else from the bytes' image type."""
         with self._lock:
             found = self._written.get(sha)
             if found is not None:
@@ -331,13 +333,24 @@ class TaskImages:
             return found[0]
         from storage.blobs import sniff_media_type
 
-        data = read()
-        suffix = suffix or SUFFIXES.get(sniff_media_type(data[:16]), '.img')
-        path = self.folder / f"{sha}{suffix}"
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        tmp = self.folder / f".tmp-{secrets.token_hex(12)}"
+        try:
+            if link is not None:
+                link(tmp)
+                with open(tmp, "rb") as fh:
+                    head = fh.read(16)
+            else:
+                if read is None:
+                    raise TypeError("TaskImages.file needs `read` or `link`")
+                data = read()
+                head = data[:16]
+                with open(tmp, "xb") as fh:
+                    fh.write(data)
+            path = self.folder / f"{sha}{suffix or SUFFIXES.get(sniff_media_type(head), '.img')}"
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         with self._lock:
             self._written[sha] = (path, time.time())
             self._written.move_to_end(sha)

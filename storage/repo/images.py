@@ -1,6 +1,8 @@
 """Images and mask files: bytes into the blob store, one `blobs` row per distinct content."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import sqlalchemy as sa
 
 from .. import schema as t
@@ -33,6 +35,13 @@ class ImageRepository:
             raise BlobMissing(f"no image or mask with SHA-256 {sha256} was ever added; add it with "
                               f"store.images.add(bytes)")
         return self._blobs.get(sha256, verify=verify)
+
+    def link(self, sha256: str, dest: Path) -> None:
+        """Create the file `dest` (a new name) holding the bytes of blob `sha256`, hard-linked to the stored file
+        where the file system allows (no copy; `BlobStore.link`). For hashes read from stored records (a sample's
+        images, whose rows exist): no row is read. BlobMissing if the blob's file is gone."""
+        check_sha256(sha256)
+        self._blobs.link(sha256, Path(dest))
 
     def known(self, sha256: str) -> bool:
         """True if a blob row with this hash exists."""

@@ -128,3 +128,33 @@ def test_killed_writer_leaves_no_partial_file(tmp_path):
     assert all(not name.startswith(TEMP_PREFIX) for name in _files(store))
     for name in _files(store):
         store.get(name, verify=True)
+
+
+def test_link_puts_the_stored_file_at_a_new_name_without_copying(tmp_path):
+    store = BlobStore(tmp_path / "blobs")
+    digest = store.put(b"\x89PNG\r\n\x1a\n stored bytes")
+    served = tmp_path / "served"
+    served.mkdir()
+    store.link(digest, served / "a.png")
+    assert (served / "a.png").read_bytes() == store.get(digest)
+    assert os.path.samefile(served / "a.png", store.path(digest))  # a hard link: one file, no copy
+    (served / "a.png").unlink()  # removing the link leaves the blob as it was
+    assert store.get(digest, verify=True) == b"\x89PNG\r\n\x1a\n stored bytes"
+    with pytest.raises(FileExistsError):  # a new name only: an existing file is never replaced or written through
+        store.link(digest, store.path(digest))
+    with pytest.raises(BlobMissing, match="missing from the blob store"):
+        store.link("b" * 64, served / "b.png")
+    with pytest.raises(FileNotFoundError):  # the destination's folder is missing: not a missing blob
+        store.link(digest, served / "no-such-folder" / "c.png")
+
+
+def test_link_copies_where_the_file_system_has_no_hard_links(tmp_path, monkeypatch):
+    store = BlobStore(tmp_path / "blobs")
+    digest = store.put(b"bytes on another file system")
+
+    def cross_device(src, dst):
+        raise OSError(18, "Invalid cross-device link")  # EXDEV: the destination is on another file system
+    monkeypatch.setattr(os, "link", cross_device)
+    store.link(digest, tmp_path / "copy.bin")
+    assert (tmp_path / "copy.bin").read_bytes() == b"bytes on another file system"
+    assert not os.path.samefile(tmp_path / "copy.bin", store.path(digest))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from masc_ui.workbench.ratings import TaskImages
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -42,3 +44,27 @@ def test_files_handed_out_recently_are_never_pruned(tmp_path: Path):
     images.MAX_FILES = 2  # MIN_AGE_S as shipped: a browser may still be fetching any of them
     paths = [images.file(name, _reader(calls, name)) for name in "abcde"]
     assert all(p.exists() for p in paths)
+
+
+def test_a_linked_file_is_named_by_its_type_and_made_once(tmp_path: Path):
+    images, calls = TaskImages(tmp_path), []
+
+    def link(dest: Path) -> None:
+        calls.append(dest)
+        dest.write_bytes(b"\xff\xd8\xff\xe0 a jpeg")
+    first = images.file("c" * 64, link=link)
+    assert first == tmp_path / f"{'c' * 64}.jpg" and first.read_bytes() == b"\xff\xd8\xff\xe0 a jpeg"
+    assert images.file("c" * 64, link=link) == first and len(calls) == 1
+    assert calls[0].parent == tmp_path and calls[0].name.startswith(".tmp-")  # made under a temporary name
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]
+
+
+def test_a_failed_link_leaves_no_file(tmp_path: Path):
+    images = TaskImages(tmp_path)
+
+    def broken(dest: Path) -> None:
+        dest.write_bytes(b"half")
+        raise OSError("disk full")
+    with pytest.raises(OSError, match="disk full"):
+        images.file("d" * 64, link=broken)
+    assert list(tmp_path.iterdir()) == []
