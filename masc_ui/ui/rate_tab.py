@@ -5,9 +5,11 @@ pressing S moves on, the answer kept); a flag needs a reason, typed in the box u
 knows a task only by an opaque token, never by its sample id; messages name no sample."""
 from __future__ import annotations
 
+import functools
 import html
 import time
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -22,6 +24,20 @@ from .video_media import build_player, media_kind, task_media
 
 RATING_CONCURRENCY = 32
 """Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
+
+
+def on_event_loop(fn: Callable) -> Callable:
+    """`fn` as a coroutine function, which Gradio runs on the server's event loop instead of handing it to a worker
+    thread. For the rating events on an in-process database (SQLite: `RatingTasks.database_in_process`): each is a
+    few milliseconds of queries that never wait on a network. In a worker thread, every query handed the interpreter
+    lock to the event loop (busy with the other raters' requests under load) and waited to get it back, which about
+    doubled the CPU time of the handler and of the requests around it (`bench/rating_load.py`, README "Rate tab
+    under load"). The price: while one runs (milliseconds), the loop serves nothing else, and a write waits there
+    for another writer of the same SQLite file (another process's import or batch transaction) to commit."""
+    @functools.wraps(fn)
+    async def run_on_loop(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+    return run_on_loop
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
              "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
@@ -64,6 +80,7 @@ def references_picture(wb: Workbench, task: TaskView):
 
 def build(wb: Workbench) -> tuple:
     """Lay out the tab; returns (open handler, its outputs) so the app can show the next task on load."""
+    on_loop = wb.ratings.database_in_process
     with gr.Column(elem_id="rate-panel"):
         with gr.Row(equal_height=True):
             who = gr.Markdown(elem_id="rate-who", min_width=200)
@@ -159,7 +176,7 @@ def build(wb: Workbench) -> tuple:
                     return render(user, task, done.message, st, prog)
                 except WorkbenchError as exc:
                     return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
-        return handler
+        return on_event_loop(handler) if on_loop else handler
 
     def on_back(st: TaskState, request: gr.Request):
         user = user_of(request)
@@ -174,10 +191,13 @@ def build(wb: Workbench) -> tuple:
                 return (st, *keep, "this is your first task: there is nothing before it")
             return render(user, task, "back to your previous task: change the scores and submit, or press Skip to "
                                       "go on with your answer kept", st)
+    if on_loop:
+        on_back = on_event_loop(on_back)
 
     # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
     # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
-    # above refuses it. Different raters are served in parallel, apart from the heavy work of the Score tab.
+    # above refuses it. Different raters' events are served in parallel (Gradio's queue, its pre- and
+    # postprocessing), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for PostgreSQL.
     # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
     one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
     inputs = [state, on_screen, cp, pf, reason]

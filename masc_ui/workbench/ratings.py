@@ -150,6 +150,12 @@ class RatingTasks:
         `launch.serve`)."""
         return self._images.folder
 
+    @property
+    def database_in_process(self) -> bool:
+        """Whether the database runs inside this process (SQLite: a query takes microseconds and never waits on a
+        network), where the web app runs rating events on its event loop (`rate_tab.on_event_loop`)."""
+        return self._database.run(lambda store: store.backend) == "sqlite"
+
     @contextmanager
     def one_at_a_time(self, user: str) -> Iterator[None]:
         """Hold `user`'s rating lock: one event of a rater at a time (a Skip pressed right after Submit sees the
