@@ -122,20 +122,25 @@ def dataset_id(session: Session, name: str) -> int:
     return found
 
 
-_RATER_BY_NAME = sa.select(t.Rater).where(t.Rater.username == sa.bindparam("username"))
+_RATER_BY_NAME = (sa.select(t.Rater.id, t.Rater.username, t.Rater.is_external, t.Rater.created_at)
+                  .where(t.Rater.username == sa.bindparam("username")))
 
 
-def rater_row(session: Session, username: str) -> t.Rater:
+def rater_row(session: Session, username: str) -> RaterRecord:
+    """The rater `username` (NotFound if absent), read as plain columns (every rating event looks its rater up)."""
     check_text(username, "rater", max_len=200)
-    row = session.scalar(_RATER_BY_NAME, {"username": username})
+    row = session.connection().execute(_RATER_BY_NAME, {"username": username}).first()
     if row is None:
         raise NotFound(f"rater {username!r} does not exist; create it with store.ratings.ensure_rater({username!r})")
-    return row
+    return RaterRecord(id=row.id, username=row.username, is_external=row.is_external, created_at=row.created_at)
+
+
+_SAMPLE_ID = sa.select(t.Sample.id).where(t.Sample.id == sa.bindparam("sample_id"))
 
 
 def require_sample(session: Session, sample_id: object) -> int:
     check_int(sample_id, "sample_id", minimum=1)
-    if session.get(t.Sample, sample_id) is None:
+    if session.connection().execute(_SAMPLE_ID, {"sample_id": sample_id}).first() is None:
         raise NotFound(f"sample #{sample_id} does not exist; list samples with store.samples.list()")
     return sample_id  # type: ignore[return-value]
 
@@ -171,30 +176,48 @@ def sample_filters(*, dataset: str | None = None, method: str | None = None, sub
     return where
 
 
+_SAMPLES = (sa.select(t.Sample.id, t.Sample.prompt, t.Sample.method, t.Sample.seed, t.Sample.external_key,
+                      t.Sample.info, t.Sample.created_at, t.Dataset.name.label("dataset"),
+                      t.Subject.name.label("subject"), t.Subject.category)
+            .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+            .join(t.Subject, t.Subject.id == t.Sample.subject_id))
+"""Samples with their dataset and subject, as plain columns (no ORM objects: they are turned into records)."""
+_SAMPLE_BY_ID = _SAMPLES.where(t.Sample.id == sa.bindparam("sample_id"))
+_IMAGES_OF = (sa.select(t.SampleImage.sample_id, t.SampleImage.role, t.SampleImage.position, t.SampleImage.blob_sha256)
+              .where(t.SampleImage.sample_id.in_(sa.bindparam("sample_ids", expanding=True))))
+
+
 def load_samples(session: Session, where: Sequence[sa.ColumnElement[bool]] = (), *,
                  limit: int | None = None, offset: int = 0) -> list[SampleRecord]:
     """Samples matching `where` (over samples/datasets/subjects), ordered by id, with their images."""
-    query = (sa.select(t.Sample, t.Dataset.name, t.Subject.name, t.Subject.category)
-             .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
-             .join(t.Subject, t.Subject.id == t.Sample.subject_id)
-             .where(*where).order_by(t.Sample.id).offset(offset))
+    query = _SAMPLES.where(*where).order_by(t.Sample.id).offset(offset)
     if limit is not None:
         query = query.limit(limit)
-    rows = session.execute(query).all()
+    return _sample_records(session, session.connection().execute(query).all())
+
+
+def load_sample(session: Session, sample_id: int) -> SampleRecord:
+    """`load_samples` of one sample by id (NotFound if absent), with statements built once (a rater's every answer
+    reads the next task's sample)."""
+    found = _sample_records(session, session.connection().execute(_SAMPLE_BY_ID, {"sample_id": sample_id}).all())
+    if not found:
+        raise NotFound(f"sample #{sample_id} does not exist; list samples with store.samples.list()")
+    return found[0]
+
+
+def _sample_records(session: Session, rows: Sequence[sa.Row]) -> list[SampleRecord]:
     images: dict[int, dict[str, list[tuple[int, str]]]] = {}
-    ids = [row[0].id for row in rows]
-    for part in chunks(ids):
-        for sample_id, role, position, sha in session.execute(
-                sa.select(t.SampleImage.sample_id, t.SampleImage.role, t.SampleImage.position,
-                          t.SampleImage.blob_sha256).where(t.SampleImage.sample_id.in_(part))):
+    conn = session.connection()
+    for part in chunks([row.id for row in rows]):
+        for sample_id, role, position, sha in conn.execute(_IMAGES_OF, {"sample_ids": list(part)}):
             images.setdefault(sample_id, {}).setdefault(role, []).append((position, sha))
     out = []
-    for sample, dataset_name, subject_name, category in rows:
-        slots = images.get(sample.id, {})
+    for row in rows:
+        slots = images.get(row.id, {})
         refs = tuple(sha for _, sha in sorted(slots.get("reference", [])))
         output = slots["output"][0][1] if "output" in slots else None  # None: a ratings-only sample
         out.append(SampleRecord(
-            id=sample.id, dataset=dataset_name, subject=subject_name, category=category, prompt=sample.prompt,
-            method=sample.method, seed=sample.seed, external_key=sample.external_key, references=refs,
-            output=output, info=sample.info, created_at=sample.created_at))
+            id=row.id, dataset=row.dataset, subject=row.subject, category=row.category, prompt=row.prompt,
+            method=row.method, seed=row.seed, external_key=row.external_key, references=refs,
+            output=output, info=row.info, created_at=row.created_at))
     return out

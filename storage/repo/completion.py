@@ -55,12 +55,16 @@ COUNTED = _counted()
 """SQL expression (immutable): the count `samples.complete_ratings` should hold, for the statement's sample row."""
 
 
+_RECOUNT = (sa.update(t.Sample.__table__).where(t.Sample.id.in_(sa.bindparam("sample_ids", expanding=True)))
+            .values(complete_ratings=COUNTED))
+"""Set `complete_ratings` of the samples `sample_ids` (a list) from their ratings (built once: every answer runs it)."""
+
+
 def recount(s: Session, sample_ids: Iterable[int]) -> None:
     """Set these samples' `complete_ratings` from their current ratings (call after the transaction's writes)."""
     s.flush()
     for part in chunks(sorted(set(sample_ids))):
-        s.execute(sa.update(t.Sample).where(t.Sample.id.in_(list(part))).values(complete_ratings=COUNTED)
-                  .execution_options(synchronize_session=False))
+        s.connection().execute(_RECOUNT, {"sample_ids": list(part)})
 
 
 def mismatches(s: Session) -> list[tuple[int, int, int]]:

@@ -24,6 +24,7 @@ from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
 from ..pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
                             PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
+from ..records import RaterRecord
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_seconds, check_text, check_timestamp, dataset_id,
                       insert_ignore, rater_row, require_sample, utcnow)
@@ -274,7 +275,7 @@ def _tasks_and_judgments(s: Session, dataset: str | None) -> tuple[tuple[PairTas
     return tuple(_task_records(s, rows, judgments)), tuple(judgments)
 
 
-def _add_task(s: Session, who: t.Rater, state: PairAssignmentState, choice: PairChoice) -> PairTaskRecord:
+def _add_task(s: Session, who: RaterRecord, state: PairAssignmentState, choice: PairChoice) -> PairTaskRecord:
     if not isinstance(choice, PairChoice):
         raise InvalidInput(f"the assignment rule must return a storage.PairChoice or None, got {type(choice).__name__}")
     a, b = sorted((choice.first_sample_id, choice.second_sample_id))
@@ -294,7 +295,7 @@ def _add_task(s: Session, who: t.Rater, state: PairAssignmentState, choice: Pair
     return _task_record(s, row, who.username)
 
 
-def _task_row(s: Session, who: t.Rater, token: str) -> t.PairTask:
+def _task_row(s: Session, who: RaterRecord, token: str) -> t.PairTask:
     row = s.scalar(sa.select(t.PairTask).where(t.PairTask.token == token, t.PairTask.rater_id == who.id))
     if row is None:
         raise NotFound(f"rater {who.username!r} has no pairwise task with this token; ask for the next task")
@@ -358,7 +359,7 @@ def _answer(left: int, a: int, b: int, winner: str | None) -> int | str | None:
     return winner
 
 
-def _upsert(s: Session, who: t.Rater, a: int, b: int, left: int, criterion: str, winner: str | None,
+def _upsert(s: Session, who: RaterRecord, a: int, b: int, left: int, criterion: str, winner: str | None,
             both_bad: bool, status: str, seconds: float | None, note: str | None, task_id: int | None,
             judged_at: Any, now: Any) -> PairJudgmentRecord:
     key = (t.PairJudgment.rater_id == who.id, t.PairJudgment.sample_a_id == a, t.PairJudgment.sample_b_id == b,

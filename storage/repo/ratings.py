@@ -28,12 +28,12 @@ class RatingRepository:
 
         def work(s: Session) -> RaterRecord:
             insert_ignore(s, t.Rater, {"username": username, "is_external": bool(external), "created_at": utcnow()})
-            return rater_record(rater_row(s, username))
+            return rater_row(s, username)
         return self._tx.write(work)
 
     def rater(self, username: str) -> RaterRecord:
         """The rater (NotFound if absent)."""
-        return self._tx.read(lambda s: rater_record(rater_row(s, username)))
+        return self._tx.read(lambda s: rater_row(s, username))
 
     def raters(self) -> list[RaterRecord]:
         """Every rater, by username."""
@@ -175,7 +175,7 @@ class RatingRepository:
         return self._tx.write(work)
 
 
-def _insert_new(s: Session, who: t.Rater, items: list[ExternalRating]) -> None:
+def _insert_new(s: Session, who: RaterRecord, items: list[ExternalRating]) -> None:
     """Insert ratings this rater does not have yet, many rows per statement. A row another writer inserted
     meanwhile is left alone by the insert, then updated (with history) like any edit."""
     if not items:
@@ -213,7 +213,15 @@ def _check_rating(criterion: object, score: object, status: object, *, where: st
                             f"(or status='rated' to give a score)")
 
 
-def _upsert(s: Session, who: t.Rater, sample_id: int, scores: Mapping[str, int | None], status: str,
+_RATINGS_OF = (sa.select(t.Rating)
+               .where(t.Rating.rater_id == sa.bindparam("rater_id"), t.Rating.sample_id == sa.bindparam("sample_id"),
+                      t.Rating.criterion.in_(sa.bindparam("criteria", expanding=True)))
+               .with_for_update())
+"""A rater's current ratings of the `criteria` of one sample, locked on PostgreSQL (built once: every answer reads
+them)."""
+
+
+def _upsert(s: Session, who: RaterRecord, sample_id: int, scores: Mapping[str, int | None], status: str,
             seconds: float | None, order: int | None, note: str | None) -> dict[str, RatingRecord]:
     """Set `who`'s current rating of each criterion of `scores` on the sample: one statement inserts the criteria
     not rated yet (a row another writer inserted meanwhile is left alone), one reads every row back (locked on
@@ -223,9 +231,8 @@ def _upsert(s: Session, who: t.Rater, sample_id: int, scores: Mapping[str, int |
         {"rater_id": who.id, "sample_id": sample_id, "criterion": criterion, "score": score, "status": status,
          "seconds_spent": seconds, "presentation_order": order, "note": note, "revision": 1, "created_at": now,
          "updated_at": now} for criterion, score in scores.items()])
-    rows = {row.criterion: row for row in s.scalars(
-        sa.select(t.Rating).where(t.Rating.rater_id == who.id, t.Rating.sample_id == sample_id,
-                                  t.Rating.criterion.in_(list(scores))).with_for_update())}
+    rows = {row.criterion: row for row in s.scalars(_RATINGS_OF, {"rater_id": who.id, "sample_id": sample_id,
+                                                                   "criteria": list(scores)})}
     changed = False
     for criterion, score in scores.items():
         row = rows[criterion]

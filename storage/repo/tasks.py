@@ -25,9 +25,9 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ..records import Progress, Task
+from ..records import Progress, RaterRecord, Task
 from ..transactions import Transactions
-from ._common import check_int, dataset_id, load_samples, rater_row, rating_record
+from ._common import check_int, dataset_id, load_sample, rater_row, rating_record
 
 
 class TaskRepository:
@@ -153,7 +153,7 @@ class _State:
     and per sample the rater has answered, (criteria answered, how many `rated`, how many `flagged`). When the rater
     first saw each sample is read only where it is needed (going back, several started samples)."""
 
-    def __init__(self, s: Session, rater: t.Rater, complete: dict[int, int],
+    def __init__(self, s: Session, rater: RaterRecord, complete: dict[int, int],
                  mine: dict[int, tuple[int, int, int]]) -> None:
         self._session = s
         self.rater = rater
@@ -235,7 +235,7 @@ class _State:
 
     def task(self, sample_id: int) -> Task:
         s = self._session
-        sample = load_samples(s, [t.Sample.id == sample_id])[0]
+        sample = load_sample(s, sample_id)
         ratings = {r.criterion: rating_record(r, self.rater.username) for r in s.scalars(
             sa.select(t.Rating).where(t.Rating.rater_id == self.rater.id, t.Rating.sample_id == sample_id,
                                       t.Rating.criterion.in_(t.CRITERIA)))} if sample_id in self.mine else {}
