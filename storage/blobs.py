@@ -108,8 +108,8 @@ class BlobStore:
 
     def link(self, sha256: str, dest: Path) -> None:
         """Create the file `dest` (a new name) holding the blob's bytes without copying them where it can: a hard
-        link to the blob's file (creating a file is a new inode and a journal entry, ~1 ms on an ext4 disk; a link
-        is a directory entry), else, on another file system or one without hard links, a copy. BlobMissing if the
+        link to the blob's file (creating a file is a new inode and a journal entry, slow on some disks; a link is
+        a directory entry), else, on another file system or one without hard links, a copy. BlobMissing if the
         blob's file is gone. The blob's file is never written through `dest`: its writers replace whole files."""
         source = self.path(sha256)
         try:

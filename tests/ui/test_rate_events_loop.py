@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 ANSWER_EVENTS = {"rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", "rate_back"}
 
 
@@ -29,13 +31,14 @@ def test_answer_events_run_on_the_loop_only_for_an_in_process_database(demo_weig
         wb.close()
 
 
-def test_the_wrapper_returns_what_the_handler_returns():
-    import asyncio
-
+def test_the_wrapper_runs_the_handler_to_the_end_without_suspending():
     from masc_ui.ui.rate_tab import on_event_loop
 
     def handler(a, b=2, *, request=None):
         return a + b, request
     wrapped = on_event_loop(handler)
     assert inspect.iscoroutinefunction(wrapped) and inspect.signature(wrapped) == inspect.signature(handler)
-    assert asyncio.run(wrapped(1, request="r")) == (3, "r")
+    answer = wrapped(1, request="r")
+    with pytest.raises(StopIteration) as finished:  # one step: the coroutine never yields to the loop midway
+        answer.send(None)
+    assert finished.value.value == (3, "r")
