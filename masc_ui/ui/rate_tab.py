@@ -32,12 +32,15 @@ def on_event_loop(fn: Callable) -> Callable:
     few milliseconds of queries that never wait on a network. In a worker thread, every query handed the interpreter
     lock to the event loop (busy with the other raters' requests under load) and waited to get it back, which about
     doubled the CPU time of the handler and of the requests around it (`bench/rating_load.py`, README "Rate tab
-    under load"). The price: while one runs (milliseconds), the loop serves nothing else, and a write waits there
-    for another writer of the same SQLite file (another process's import or batch transaction) to commit."""
+    under load"). The price: while one runs (milliseconds), the loop serves nothing else; it waits there for the
+    answer's commit to reach the disk (a slow disk sync stalls every request) and for another writer of the same
+    SQLite file (another process's import or batch transaction) to commit."""
     @functools.wraps(fn)
     async def run_on_loop(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     return run_on_loop
+
+
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
              "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
              "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "

@@ -132,7 +132,7 @@ def rater_row(session: Session, username: str) -> RaterRecord:
     row = session.connection().execute(_RATER_BY_NAME, {"username": username}).first()
     if row is None:
         raise NotFound(f"rater {username!r} does not exist; create it with store.ratings.ensure_rater({username!r})")
-    return RaterRecord(id=row.id, username=row.username, is_external=row.is_external, created_at=row.created_at)
+    return rater_record(row)
 
 
 _SAMPLE_ID = sa.select(t.Sample.id).where(t.Sample.id == sa.bindparam("sample_id"))
@@ -150,7 +150,7 @@ def chunks(items: Sequence[Any], size: int = IN_CHUNK) -> Iterable[Sequence[Any]
         yield items[start:start + size]
 
 
-def rater_record(row: t.Rater) -> RaterRecord:
+def rater_record(row: t.Rater | sa.Row) -> RaterRecord:
     return RaterRecord(id=row.id, username=row.username, is_external=row.is_external, created_at=row.created_at)
 
 
