@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import gradio as gr
+from gradio.data_classes import GradioModel, GradioRootModel
+from gradio.utils import is_prop_update
 
 from .. import overlays
 from ..errors import WorkbenchError
@@ -39,6 +41,28 @@ def on_event_loop(fn: Callable) -> Callable:
     async def run_on_loop(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     return run_on_loop
+
+
+def postprocessed_here(fn: Callable, outputs: list) -> Callable:
+    """`fn` returning what Gradio would send for `outputs`, for an event registered with `postprocess=False`: each
+    value (and the value inside a property update) put through its component's own `postprocess` here, in the
+    handler's thread. Gradio otherwise hands every output to a worker thread of its own: a dozen hand-offs per
+    rating answer, each trading the interpreter lock with the busy event loop under load (`bench/rating_load.py`).
+    Session state passes as it is (Gradio never postprocesses it). The Rate tab's components postprocess alike
+    whatever their visibility, so the component as built stands for the one a property update makes."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> tuple:
+        return tuple(_postprocessed(block, value) for block, value in zip(outputs, fn(*args, **kwargs), strict=True))
+    return run
+
+
+def _postprocessed(block: Any, value: Any) -> Any:
+    if block.stateful:
+        return value
+    if is_prop_update(value):
+        return {**value, "value": _postprocessed(block, value["value"])} if "value" in value else value
+    done = block.postprocess(value)
+    return done.model_dump() if isinstance(done, (GradioModel, GradioRootModel)) else done
 
 
 SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
@@ -179,6 +203,7 @@ def build(wb: Workbench) -> tuple:
                     return render(user, task, done.message, st, prog)
                 except WorkbenchError as exc:
                     return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
+        handler = postprocessed_here(handler, shown)
         return on_event_loop(handler) if on_loop else handler
 
     def on_back(st: TaskState, request: gr.Request):
@@ -194,15 +219,17 @@ def build(wb: Workbench) -> tuple:
                 return (st, *keep, "this is your first task: there is nothing before it")
             return render(user, task, "back to your previous task: change the scores and submit, or press Skip to "
                                       "go on with your answer kept", st)
+    on_back = postprocessed_here(on_back, shown)
     if on_loop:
         on_back = on_event_loop(on_back)
 
     # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
     # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
-    # above refuses it. Different raters' events are served in parallel (Gradio's queue, its pre- and
-    # postprocessing), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for PostgreSQL.
+    # above refuses it. Different raters' events are served in parallel (Gradio's queue and preprocessing), their
+    # queries on the event loop for SQLite (`on_event_loop`), in worker threads for PostgreSQL; each handler
+    # postprocesses its own outputs (`postprocessed_here`).
     # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
-    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY, postprocess=False)
     inputs = [state, on_screen, cp, pf, reason]
     submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)
     skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time)
