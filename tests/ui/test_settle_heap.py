@@ -12,9 +12,11 @@ from masc_ui.ui import launch
 
 
 def test_settle_heap_freezes_what_is_alive_and_later_garbage_is_still_collected():
+    before = gc.get_threshold()
     try:
         launch.settle_heap()
         assert gc.get_freeze_count() > 1000
+        assert gc.get_threshold() == (launch.YOUNG_GC_THRESHOLD, *before[1:]) and launch.YOUNG_GC_THRESHOLD > before[0]
 
         class Node:
             pass
@@ -24,6 +26,7 @@ def test_settle_heap_freezes_what_is_alive_and_later_garbage_is_still_collected(
         assert gc.collect() >= 2
     finally:
         gc.unfreeze()
+        gc.set_threshold(*before)
 
 
 @pytest.mark.parametrize("block, settle, expected", [(True, None, 1), (False, None, 0), (False, True, 1),
