@@ -1,6 +1,7 @@
 """A lean client of Gradio's queue protocol, the one the app's page speaks: log in (`POST /login`), read the
 endpoints' numbers from `/config`, then for each event `POST /gradio_api/queue/join` and read
-`GET /gradio_api/queue/data` (server-sent events) until the event's `process_completed` message.
+`GET /gradio_api/queue/data` (server-sent events) until the event's `process_completed` message; for an event
+registered with `queue=False`, as the page does, one `POST /gradio_api/run/<api_name>` answered with the outputs.
 
 Why not `gradio_client` for load: it opens new HTTP connections and a stream thread for every call, so 16 simulated
 raters in one process cost about as much CPU as the server they measure and wait on their own interpreter lock; on
@@ -26,7 +27,8 @@ class QueueSession:
         self.url = url.rstrip("/") + "/"
         self.http = http
         self.endpoints = endpoints
-        """api_name -> (fn_index, for each input whether it is a session state, which the page sends as null)."""
+        """api_name -> (fn_index, for each input whether it is a session state, which the page sends as null,
+        whether the event goes through the queue)."""
         self.session_hash = uuid.uuid4().hex[:11]
 
     @classmethod
@@ -45,7 +47,7 @@ class QueueSession:
             resp.raise_for_status()
             config = resp.json()
             state = {c["id"] for c in config["components"] if c.get("type") == "state"}
-            endpoints = {d["api_name"]: (d["id"], [i in state for i in d["inputs"]])
+            endpoints = {d["api_name"]: (d["id"], [i in state for i in d["inputs"]], d.get("queue") is not False)
                          for d in config["dependencies"] if d.get("api_name")}
         except BaseException:
             await http.aclose()
@@ -56,9 +58,16 @@ class QueueSession:
         """Send one event with `data` for its inputs that are not session states (as `gradio_client` takes them)
         and wait for its answer: the outputs' values as the page receives them (all outputs of the event, in
         order, a session state's as null; files as FileData dicts, not downloaded)."""
-        fn_index, is_state = self.endpoints[api_name.lstrip("/")]
+        fn_index, is_state, queued = self.endpoints[api_name.lstrip("/")]
         given = iter(data)
         data = tuple(None if state else next(given) for state in is_state)
+        if not queued:  # the page posts an event registered with `queue=False` and reads the answer from the reply
+            resp = await self.http.post(self.url + f"gradio_api/run/{api_name.lstrip('/')}", json={
+                "data": list(data), "event_data": None, "fn_index": fn_index, "trigger_id": None,
+                "session_hash": self.session_hash})
+            if resp.status_code != 200:
+                raise QueueError(f"{api_name}: {_error_of(resp)}")
+            return resp.json()["data"]
         resp = await self.http.post(self.url + "gradio_api/queue/join", json={
             "data": list(data), "event_data": None, "fn_index": fn_index, "trigger_id": None,
             "session_hash": self.session_hash})
@@ -84,3 +93,12 @@ class QueueSession:
 
     async def close(self) -> None:
         await self.http.aclose()
+
+
+def _error_of(resp: httpx.Response) -> str:
+    """What a refused or failed direct call says (Gradio answers `{"error": ...}`), else its status and start."""
+    try:
+        found = resp.json().get("error")
+    except ValueError:
+        found = None
+    return str(found) if found else f"HTTP {resp.status_code} {resp.text[:200]}"

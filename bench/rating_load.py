@@ -1,13 +1,15 @@
 """Rating load on the launched app: 16 simulated raters, plus 1 admin saving scored samples, for 60 s, over HTTP
-with Gradio's queue protocol (the page's: `queue_client.py`), on SQLite and PostgreSQL.
+with the page's protocol (`queue_client.py`: Gradio's queue, or one request per event for the events that skip it),
+on SQLite and PostgreSQL.
 
     python bench/rating_load.py [--seconds 60] [--raters 16] [--think 0] [--postgres-url URL] [--modes per-rater,global]
 
 Raters submit as fast as they can (`--think 0`, the default), or pause a random time after each answer (`--think S`:
 exponential with mean S seconds, a random start within the first S seconds, as people answering at their own pace).
 Modes, measured side by side in one run:
-- `per-rater`: the app as it is (each rater's events one at a time, raters in parallel);
-- `global`: every rating event of every rater through one queue slot (what the app did before issue 12).
+- `per-rater`: the app as it is (each rater's events one at a time, raters in parallel, the answers posted straight
+  to their handler: `rate_tab.ANSWER_QUEUE`);
+- `global`: every rating answer of every rater through one slot of Gradio's queue (what the app did before issue 12).
 A submit's latency is the time until its answer (the next task) is back; the clients do not download the images
 (a browser fetches them in parallel). Prints, per backend and mode, the rating submits acknowledged, their
 latency (p50 / p95 / max, seconds), the saves done, the CPU per submit of the server (its process's CPU time while
@@ -124,12 +126,12 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
                         rating_overlap=raters)
     wb = Workbench.open(settings)
     _seed(wb.database.store, SAMPLES)
-    before = rate_tab.RATING_CONCURRENCY
-    rate_tab.RATING_CONCURRENCY = 1 if mode == "global" else before
+    before = rate_tab.ANSWER_QUEUE
+    rate_tab.ANSWER_QUEUE = 1 if mode == "global" else before
     try:
         app = serve(wb, block=False, settle=True)  # as `python app.py` does (`launch.settle_heap`)
     finally:
-        rate_tab.RATING_CONCURRENCY = before
+        rate_tab.ANSWER_QUEUE = before
     result = Result(backend, mode)
     ctx = multiprocessing.get_context("spawn")
     queue, started = ctx.Queue(), ctx.Event()

@@ -77,7 +77,11 @@ def build_app(wb: Workbench) -> gr.Blocks:
         # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
         app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])
-    app.queue(default_concurrency_limit=8)
+    # `api_open=False`: an event registered for the queue is reached only through it, so its concurrency limit
+    # holds for every caller (Gradio otherwise also answers a direct `POST /gradio_api/run/<name>` for it, outside
+    # the queue, off a Space). The events registered with `queue=False` (the Rate tab's answers, `rate_tab`) keep
+    # that direct route, the one the page uses for them; every route asks for a login when logins are on.
+    app.queue(default_concurrency_limit=8, api_open=False)
     # Gradio rebuilds a pandas summary of up to 10,000 past events after every event, for its monitoring page,
     # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer.
     # Recompute it never in practice.

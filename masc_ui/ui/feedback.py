@@ -4,13 +4,18 @@ every output of the event with an "Error" badge."""
 from __future__ import annotations
 
 import gradio as gr
+from gradio.context import LocalContext
 
 WARNING_SECONDS = 8
 """How long a toast stays up."""
 
 
 def warn(problem: object) -> str:
-    """Show `problem` (a message or an exception) as a toast and return it as the button's message, `⚠ ...`."""
+    """Show `problem` (a message or an exception) as a toast and return it as the button's message, `⚠ ...`.
+    Only an event that went through Gradio's queue can show a toast; for one posted straight to its handler (the
+    Rate tab's answers, `rate_tab.ANSWER_QUEUE`) Gradio would print the text to the server's log instead, so only
+    the message is returned (the page brings a warning there into view, `launch.KEYBOARD_JS`)."""
     text = str(problem).removeprefix("⚠").strip()
-    gr.Warning(text, duration=WARNING_SECONDS)
+    if LocalContext.event_id.get(None) is not None:
+        gr.Warning(text, duration=WARNING_SECONDS)
     return f"⚠ {text}"

@@ -82,7 +82,18 @@ KEYBOARD_JS = """
     e.preventDefault();
     mark();
   }, true);
-  new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+  // A warning under the buttons (nothing saved, a score missing) is brought into view: the answer events skip
+  // Gradio's queue (`rate_tab.ANSWER_QUEUE`), which shows no toast for them, and in a short window the message
+  // line is below the fold.
+  let warned = '';
+  const reveal = () => {
+    const box = document.getElementById('rate-message');
+    const text = box ? box.innerText.trim() : '';
+    if (text.startsWith('\u26a0') && text !== warned && visible()) box.scrollIntoView({block: 'nearest'});
+    warned = text;
+  };
+  new MutationObserver(() => { mark(); reveal(); }).observe(document.documentElement,
+                                                            {childList: true, subtree: true, characterData: true});
 })();
 </script>
 """

@@ -26,6 +26,14 @@ from .video_media import build_player, media_kind, task_media
 
 RATING_CONCURRENCY = 32
 """Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
+ANSWER_QUEUE: int | None = None
+"""How the Rate tab's answer events (submit, skip, flag, back) reach their handler. None, the app: each is posted
+straight to it (`queue=False`: one HTTP request answered with the outputs, as the page does for such events), not
+through Gradio's queue (a request to join it, then the answer on an event stream, with the queue's bookkeeping
+around both: under rating load that took about a third of the server's time per answer, `bench/rating_load.py`).
+Each rater's answers still run one at a time (`RatingTasks.one_at_a_time` and the task token). A number: through
+the queue, at most that many at once (`bench/rating_load.py --modes global` sets 1: every answer of every rater
+through one slot, the app before issue 12)."""
 
 
 def on_event_loop(fn: Callable) -> Callable:
@@ -225,11 +233,13 @@ def build(wb: Workbench) -> tuple:
 
     # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
     # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
-    # above refuses it. Different raters' events are served in parallel (Gradio's queue and preprocessing), their
-    # queries on the event loop for SQLite (`on_event_loop`), in worker threads for PostgreSQL; each handler
-    # postprocesses its own outputs (`postprocessed_here`).
+    # above refuses it. Different raters' events are served in parallel, each posted straight to its handler
+    # (`ANSWER_QUEUE`), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for
+    # PostgreSQL; each handler postprocesses its own outputs (`postprocessed_here`).
     # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
-    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY, postprocess=False)
+    one_at_a_time = dict(queue=False) if ANSWER_QUEUE is None else dict(concurrency_id="rating",
+                                                                         concurrency_limit=ANSWER_QUEUE)
+    one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
     submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)
     skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time)

@@ -54,6 +54,15 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
     assert in_view(page, "#rate-submit") and in_view(page, "#rate-pf") and in_view(page, "#rate-reason")
     shots(page, "first-task-800x900", full_page=False)
 
+    # Enter before choosing scores: nothing is stored, and the warning is brought into this small window (the
+    # answers skip Gradio's queue, which shows no toast for them; the message line starts below the fold here).
+    page.locator("body").focus()
+    page.keyboard.press("Enter")
+    wait_text(page, "#rate-message", "choose a score")
+    assert in_view(page, "#rate-message") and in_view(page, "#rate-submit")
+    assert not _current(wb, "bob")
+    shots(page, "missing-score-warning-800x900", full_page=False)
+
     _answer(page, 1, 4)
     page.keyboard.press("Enter")
     saved = wait_text(page, "#rate-message", "saved your answer (rated)")

@@ -44,7 +44,7 @@ def test_the_wrapper_runs_the_handler_to_the_end_without_suspending():
     assert finished.value.value == (3, "r")
 
 
-def test_answer_events_send_their_outputs_postprocessed_by_the_handler(demo_weights, tmp_path):
+def test_answer_events_skip_the_queue_and_postprocess_their_outputs_in_the_handler(demo_weights, tmp_path):
     from masc_ui.settings import Settings
     from masc_ui.ui.blocks import build_app
     from masc_ui.workbench import Workbench
@@ -53,8 +53,8 @@ def test_answer_events_send_their_outputs_postprocessed_by_the_handler(demo_weig
                                  data_dir=tmp_path / "data"))
     try:
         demo = build_app(wb)
-        found = {fn.api_name: fn.postprocess for fn in demo.fns.values() if fn.api_name in ANSWER_EVENTS}
-        assert found == {name: False for name in ANSWER_EVENTS}
+        found = {fn.api_name: (fn.postprocess, fn.queue) for fn in demo.fns.values() if fn.api_name in ANSWER_EVENTS}
+        assert found == {name: (False, False) for name in ANSWER_EVENTS}  # postprocessed here, posted straight
     finally:
         wb.close()
 

@@ -289,3 +289,19 @@ def test_heavy_endpoints_are_rate_limited_per_client(app):
     refused = [m for kind, m in answers if kind == "error"]
     assert refused and all("too many requests" in m for m in refused)
     assert answers[0][0] == "complete"
+
+
+def test_answers_posted_straight_to_their_handler_still_need_a_rater_login(app):
+    """The Rate tab's answers skip Gradio's queue (`rate_tab.ANSWER_QUEUE`: one request each, as the page sends
+    them): that route asks for a login as the queue does, and a rater's answer reaches only their own task."""
+    config = _http(app, RATER).get("/config").json()
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "rate_submit")
+    body = {"data": [None, "not-the-task-on-screen", 3, 2, ""], "fn_index": fn_index, "session_hash": "straight1"}
+    assert httpx.post(f"{app.url}/gradio_api/run/rate_submit", json=body, timeout=60).status_code == 401
+    answered = _http(app, RATER).post("/gradio_api/run/rate_submit", json=body)
+    assert answered.status_code == 200, answered.text
+    assert "there is no task on screen" in answered.json()["data"][-1]  # this page session never opened a task
+    # The admin's events still go through the queue only: no direct route to them.
+    refused = _http(app, ADMIN).post("/gradio_api/run/export", json={"data": ["csv", "secret-set"],
+                                                                     "session_hash": "straight2"})
+    assert refused.status_code == 404, refused.text
