@@ -25,12 +25,14 @@ from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
 RATING_CONCURRENCY = 32
-"""Rating events of different raters handled at once (each is a query and a write, milliseconds)."""
+"""Queued rating events of different raters handled at once (the Rate pairs tab's; each is a query and a write,
+milliseconds)."""
 ANSWER_QUEUE: int | None = None
 """How the Rate tab's answer events (submit, skip, flag, back) reach their handler. None, the app: each is posted
 straight to it (`queue=False`: one HTTP request answered with the outputs, as the page does for such events), not
 through Gradio's queue (a request to join it, then the answer on an event stream, with the queue's bookkeeping
-around both: under rating load that took about a third of the server's time per answer, `bench/rating_load.py`).
+around both: under rating load the server's CPU per answer fell by about a fifth without them, 10.1 -> 8.1 and
+11.4 -> 8.7 ms on SQLite, `bench/rating_load.py`, README "Rate tab").
 Each rater's answers still run one at a time (`RatingTasks.one_at_a_time` and the task token). A number: through
 the queue, at most that many at once (`bench/rating_load.py --modes global` sets 1: every answer of every rater
 through one slot, the app before issue 12)."""
