@@ -46,9 +46,14 @@ class Transactions:
         self.engine = engine
         self.max_wait_s = max_wait_s
         # Reads see one snapshot (several queries, e.g. an export or a dump, agree with each other):
-        # SQLite's read transactions already do; PostgreSQL needs REPEATABLE READ for it.
-        read_engine = (engine.execution_options(isolation_level="REPEATABLE READ")
-                       if engine.dialect.name == "postgresql" else engine)
+        # SQLite's read transactions already do; PostgreSQL needs REPEATABLE READ for it. There a read is also
+        # READ ONLY and ends with COMMIT, not ROLLBACK: the two are the same for a transaction that cannot write,
+        # but psycopg forgets every prepared statement of the connection on a ROLLBACK (and sends DEALLOCATE
+        # ALL), so the statements run on every rating answer were prepared anew each time and never reused.
+        postgresql = engine.dialect.name == "postgresql"
+        read_engine = (engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+                       if postgresql else engine)
+        self._commit_reads = postgresql
         self._read = sessionmaker(read_engine, expire_on_commit=False, autoflush=True)
         self._write = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}),
                                    expire_on_commit=False, autoflush=True)
@@ -64,8 +69,9 @@ class Transactions:
             return self._run(self._write, fn)
 
     def read(self, fn: Callable[[Session], T]) -> T:
-        """Run `fn` in a read-only snapshot (rolled back at the end)."""
-        return self._run(self._read, fn, commit=False)
+        """Run `fn` in a read-only snapshot (rolled back at the end on SQLite; on PostgreSQL a READ ONLY
+        transaction, committed)."""
+        return self._run(self._read, fn, commit=self._commit_reads)
 
     def _run(self, factory: sessionmaker, fn: Callable[[Session], T], *, commit: bool = True) -> T:
         deadline = time.monotonic() + self.max_wait_s

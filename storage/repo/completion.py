@@ -28,17 +28,20 @@ from .. import schema as t
 from ._common import chunks
 
 
-def lock_samples(s: Session, sample_ids: Iterable[int]) -> None:
+def lock_samples(s: Session, sample_ids: Iterable[int]) -> set[int] | None:
     """Lock the rows of these samples until the transaction ends (in id order: two writers never deadlock on
     them). A no-op on SQLite, whose write transactions already exclude each other. On PostgreSQL the lock is `FOR
     NO KEY UPDATE` (what the count's own UPDATE takes): it excludes the other writers of the count but not the rows
     being inserted that refer to the sample (a batch storing metric values, masks), whose key-share locks only a
-    `FOR UPDATE` would wait for."""
+    `FOR UPDATE` would wait for. Returns the ids of the samples locked (those that exist), None on SQLite (nothing
+    was read: a caller that must know whether a sample exists asks there)."""
     if s.get_bind().dialect.name == "sqlite":
-        return
+        return None
+    locked: set[int] = set()
     for part in chunks(sorted(set(sample_ids))):
-        s.execute(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part))).order_by(t.Sample.id)
-                  .with_for_update(key_share=True))
+        locked.update(s.scalars(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part))).order_by(t.Sample.id)
+                                .with_for_update(key_share=True)))
+    return locked
 
 
 def _counted() -> sa.ScalarSelect[int]:

@@ -73,10 +73,10 @@ class RatingRepository:
 
         def work(s: Session) -> dict[str, RatingRecord]:
             who = rater_row(s, rater)
-            require_sample(s, sample_id)
             counts = not who.is_external
-            if counts:
-                completion.lock_samples(s, [sample_id])
+            locked = completion.lock_samples(s, [sample_id]) if counts else None
+            if locked is None or sample_id not in locked:  # the lock's read found it: no second look (a round trip)
+                require_sample(s, sample_id)
             done = _upsert(s, who, sample_id, scores, status, seconds_spent, presentation_order, note)
             if counts:
                 completion.recount(s, [sample_id])
