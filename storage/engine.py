@@ -29,6 +29,17 @@ WRITE_OPTION = "masc_write"
 """Execution option that marks a connection's transactions as writes (`BEGIN IMMEDIATE` on SQLite)."""
 
 
+POOL_SIZE = 24
+"""Connections an engine keeps open once they were needed (SQLAlchemy's default is 5). Every answer of every rater
+runs in a worker thread of its own (Gradio runs up to 40 at once), each holding a connection while it reads or
+writes; with 5 kept, a sixth concurrent user opened a new connection and closed it again at the end of its
+transaction. On PostgreSQL that is a new server process each time, and the statements prepared on the connection
+are lost with it: under rating load (16 raters, `bench/rating_load.py`) connecting and closing took about 5% of the
+app's time, besides the server's. At most `POOL_SIZE + POOL_OVERFLOW` = 40 (the worker threads) are open at once."""
+POOL_OVERFLOW = 16
+"""Connections opened beyond `POOL_SIZE` when more are used at once (closed when returned)."""
+
+
 class OldSQLiteWarning(UserWarning):
     """The SQLite library linked into Python is older than the recommended version."""
 
@@ -52,15 +63,17 @@ def warn_if_old_sqlite(version: str = sqlite3.sqlite_version) -> bool:
 
 
 def create_engine(url: str) -> sa.Engine:
-    """An engine for `url` with the SQLite settings above (or a pre-pinging pool for server databases)."""
+    """An engine for `url` with the SQLite settings above (or a pre-pinging pool for server databases), keeping up
+    to `POOL_SIZE` connections."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return sa.create_engine(parsed, pool_pre_ping=True, future=True)
+        return sa.create_engine(parsed, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
     if parsed.database in (None, "", ":memory:"):
         raise ValueError(f"SQLite URL {url!r} names no file; in-memory databases are not supported")
     warn_if_old_sqlite()
     engine = sa.create_engine(
-        parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000})
+        parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+        pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
     _install_sqlite_hooks(engine)
     return engine
 
