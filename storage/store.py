@@ -18,6 +18,7 @@ from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
 from .repo.pairwise import PairwiseRepository
+from .repo.rater_rows import RaterRows
 from .repo.ratings import RatingRepository
 from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
@@ -53,9 +54,10 @@ class Store:
         self.samples = SampleRepository(self.tx)
         self.masks = MaskRepository(self.tx, self.blobs)
         self.metrics = MetricRepository(self.tx)
-        self.ratings = RatingRepository(self.tx)
+        raters = RaterRows()
+        self.ratings = RatingRepository(self.tx, raters)
         self.recording = RecordingRepository(self.tx, self.blobs)
-        self.tasks = TaskRepository(self.tx)
+        self.tasks = TaskRepository(self.tx, raters)
         self.pairwise = PairwiseRepository(self.tx)
         self.views = ViewRepository(self.tx)
         self.exports = ExportRepository(self.tx)

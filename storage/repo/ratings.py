@@ -14,11 +14,13 @@ from ..transactions import Transactions
 from . import completion
 from ._common import (check_int, check_optional_text, check_seconds, check_text, chunks, dataset_id, insert_ignore,
                       insert_ignore_many, rater_record, rater_row, rating_record, require_sample, utcnow)
+from .rater_rows import RaterRows
 
 
 class RatingRepository:
-    def __init__(self, tx: Transactions) -> None:
+    def __init__(self, tx: Transactions, raters: RaterRows | None = None) -> None:
         self._tx = tx
+        self._raters = raters if raters is not None else RaterRows()
 
     # --- raters ------------------------------------------------------------------------------------------
 
@@ -33,7 +35,7 @@ class RatingRepository:
 
     def rater(self, username: str) -> RaterRecord:
         """The rater (NotFound if absent)."""
-        return self._tx.read(lambda s: rater_row(s, username))
+        return self._tx.read(lambda s: self._raters.read(s, username))
 
     def raters(self) -> list[RaterRecord]:
         """Every rater, by username."""
@@ -72,7 +74,7 @@ class RatingRepository:
         check_int(sample_id, "sample_id", minimum=1)
 
         def work(s: Session) -> dict[str, RatingRecord]:
-            who = rater_row(s, rater)
+            who = self._raters.known(rater) or rater_row(s, rater)
             counts = not who.is_external
             locked = completion.lock_samples(s, [sample_id]) if counts else None
             if locked is None or sample_id not in locked:  # the lock's read found it: no second look (a round trip)

@@ -27,13 +27,18 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..records import Progress, RaterRecord, Task
 from ..transactions import Transactions
-from ._common import check_int, dataset_id, load_sample, rater_row, rating_record
+from ._common import check_int, dataset_id, load_sample, rating_record
+from .rater_rows import RaterRows
 
 
 class TaskRepository:
-    def __init__(self, tx: Transactions) -> None:
+    def __init__(self, tx: Transactions, raters: RaterRows | None = None) -> None:
         self._tx = tx
         self._orders = TaskOrders()
+        self._raters = raters if raters is not None else RaterRows()
+
+    def _state(self, s: Session, rater: str, dataset: str | None, for_rating_only: bool) -> "_State":
+        return _State.load(s, self._raters.read(s, rater), dataset, for_rating_only)
 
     def next_task(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
                   seed: int = 0, for_rating_only: bool = False) -> Task | None:
@@ -41,7 +46,7 @@ class TaskRepository:
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
-        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only)
+        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only)
                              .next(self._orders, rater, overlap_k, seed))
 
     def next_task_and_progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
@@ -51,7 +56,7 @@ class TaskRepository:
         check_int(seed, "seed")
 
         def work(s: Session) -> tuple[Task | None, Progress]:
-            state = _State.load(s, rater, dataset, for_rating_only)
+            state = self._state(s, rater, dataset, for_rating_only)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k)
         return self._tx.read(work)
 
@@ -60,7 +65,7 @@ class TaskRepository:
         """The sample `rater` rated just before `before_sample_id` (by when each was first rated), or
         the most recent one when `before_sample_id` is None or not rated yet; None at the beginning."""
         def work(s: Session) -> Task | None:
-            state = _State.load(s, rater, dataset, for_rating_only)
+            state = self._state(s, rater, dataset, for_rating_only)
             seen = state.seen_in_order()
             if before_sample_id in state.mine:
                 index = seen.index(before_sample_id)
@@ -73,13 +78,13 @@ class TaskRepository:
         """Counts for the rater's progress bar (see `storage.records.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
-        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).progress(overlap_k))
+        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only).progress(overlap_k))
 
     def statuses(self, rater: str, dataset: str | None = None, *, for_rating_only: bool = False) -> dict[int, str]:
         """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
         current rating): `rated` when every criterion is rated, else `flagged` when one is flagged, else
         `skipped`."""
-        return self._tx.read(lambda s: _State.load(s, rater, dataset, for_rating_only).statuses())
+        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only).statuses())
 
     def rater_screen(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2, seed: int = 0,
                      for_rating_only: bool = False) -> tuple[Task | None, Progress, dict[int, str]]:
@@ -89,7 +94,7 @@ class TaskRepository:
         check_int(seed, "seed")
 
         def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
-            state = _State.load(s, rater, dataset, for_rating_only)
+            state = self._state(s, rater, dataset, for_rating_only)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
         return self._tx.read(work)
 
@@ -164,8 +169,7 @@ class _State:
         self._waiting: dict[int, list[int]] = {}
 
     @classmethod
-    def load(cls, s: Session, username: str, dataset: str | None, for_rating_only: bool = False) -> "_State":
-        who = rater_row(s, username)
+    def load(cls, s: Session, who: RaterRecord, dataset: str | None, for_rating_only: bool = False) -> "_State":
         # Both reads run on the session's connection as Core statements built once (`_SCOPE`, `_MINE`): they return
         # thousands of plain rows, which the ORM's row loading would only slow down, and this runs on every answer.
         # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here.
