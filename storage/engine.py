@@ -30,10 +30,10 @@ WRITE_OPTION = "masc_write"
 
 
 POOL_SIZE = 24
-"""Connections an engine keeps open once they were needed (SQLAlchemy's default is 5). Every answer of every rater
-runs in a worker thread of its own (Gradio runs up to 40 at once), each holding a connection while it reads or
-writes; with 5 kept, a sixth concurrent user opened a new connection and closed it again at the end of its
-transaction. On PostgreSQL that is a new server process each time, and the statements prepared on the connection
+"""Connections an engine keeps open once they were needed (SQLAlchemy's default is 5). On PostgreSQL every answer of
+every rater runs in a worker thread of its own (Gradio runs up to 40 at once), each holding a connection while it
+reads or writes; with 5 kept, a sixth concurrent user opened a new connection and closed it again at the end of its
+transaction: a new server process each time, and the statements prepared on the connection
 are lost with it: under rating load (16 raters, `bench/rating_load.py`) connecting and closing took about 5% of the
 app's time, besides the server's. At most `POOL_SIZE + POOL_OVERFLOW` = 40 (the worker threads) are open at once."""
 POOL_OVERFLOW = 16

@@ -27,13 +27,14 @@ class RaterRows:
         self._rows: dict[str, RaterRecord] = {}
 
     def known(self, username: str) -> RaterRecord | None:
-        """The rater's row if a read transaction saw it before, else None (look it up: `rater_row`)."""
-        return self._rows.get(username)
+        """The rater's row if a read transaction saw it before, else None (look it up: `rater_row`, which also says
+        what is wrong with a name that is not a string)."""
+        return self._rows.get(username) if isinstance(username, str) else None
 
     def read(self, s: Session, username: str) -> RaterRecord:
         """The rater `username` (NotFound if absent), from the cache or from `s`, which must be a read transaction
         (see the module docstring)."""
-        found = self._rows.get(username)
+        found = self.known(username)
         if found is not None:
             return found
         found = rater_row(s, username)

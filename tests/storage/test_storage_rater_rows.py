@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from storage import NotFound
+from storage import InvalidInput, NotFound
 
 
 def _rater_lookups(store) -> list[str]:
@@ -43,3 +43,13 @@ def test_unknown_raters_are_still_refused(store, add_sample):
             store.tasks.next_task("bob")
         with pytest.raises(NotFound, match="rater 'bob' does not exist"):
             store.ratings.rate_sample("bob", sample.id, {"cp": 1, "pf": 1})
+
+
+def test_a_rater_name_that_is_not_a_string_is_a_clear_error(store, add_sample):
+    sample = add_sample()
+    store.ratings.ensure_rater("alice")
+    store.tasks.next_task("alice")
+    with pytest.raises(InvalidInput, match="rater must be a string, got list"):
+        store.tasks.next_task(["alice"])
+    with pytest.raises(InvalidInput, match="rater must be a string, got list"):
+        store.ratings.rate_sample(["alice"], sample.id, {"cp": 1, "pf": 1})
