@@ -15,7 +15,7 @@ profile runs), `base` = a seeded random checkpoint of the released architecture 
 BERT-base Q-Former, IR-101, FaceScore BLIP ViT-B/16 + BERT-base, ResNet-50). Samples: VQAScore/ITMScore: distinct
 512 x 512 outputs, each with its own prompt (no image shared: the batching gain alone); FaceSim: views of the
 astronaut photo of scikit-image, two references each shared by half the outputs; FaceScore, ArtScore: those views as
-outputs. Face metrics use the packaged Haar detector (no SCRFD / RetinaFace weights here).
+outputs. Face metrics use the packaged MTCNN detector (no SCRFD / RetinaFace weights here).
 
     python bench/catalogue_throughput.py                                       # every workload
     python bench/catalogue_throughput.py --only facesim-base --repeats 1

@@ -198,8 +198,7 @@ def catalogue_base_settings(workdir: Path) -> dict[str, str]:
 
 def face_photos() -> list[Image.Image]:
     """Views of the astronaut photo that ships with scikit-image (`skimage.data.astronaut()`, 512 x 512), each
-    holding one face that the packaged Haar detector finds with both eyes: crops of 224-320 px, rotated +-8 degrees,
-    mirrored."""
+    holding one face that the packaged MTCNN detector finds: crops of 224-320 px, rotated +-8 degrees, mirrored."""
     from PIL import ImageOps
     from skimage import data
 

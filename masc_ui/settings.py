@@ -50,13 +50,13 @@ class Settings:
     """FaceScore: folder (or HF repo) holding the released `FS_model.pt` + `med_config.json`; None = the profile's."""
     face_detector_dir: str | None = None
     """FaceSim's SCRFD detector: an unzipped insightface `buffalo_l` model-pack folder; None = the profile's
-    (unavailable -> the packaged Haar cascades, not the reference detector)."""
+    (unavailable -> the packaged MTCNN, not the reference detector)."""
     face_recognizer: str | None = None
     """FaceSim's IR-101 CurricularFace weights (`glint360k_curricular_face_r101_backbone.bin`: file, folder or HF
     repo); None = the profile's."""
     retinaface_weights: str | None = None
     """FaceScore's RetinaFace-MobileNet0.25 weights (`mobilenet0.25_Final.pth`: file, URL or HF repo); None = the
-    profile's (unavailable -> the packaged Haar cascades)."""
+    profile's (unavailable -> the packaged MTCNN)."""
     artscore_checkpoint: str | None = None
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo); None = the profile's."""
     vqa_model: str | None = None

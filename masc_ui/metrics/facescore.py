@@ -1,7 +1,7 @@
 """FaceScore (Liao et al. 2024, OPPO FaceScore) of the output: the raw reward-head output of the BLIP model of
 `facescore_model` for each face, with the fixed text "A face."; several faces: their mean.
 
-Recipe (METRICS.md; FaceScore's `get_reward`): faces by RetinaFace-MobileNet0.25 (or the packaged Haar
+Recipe (METRICS.md; FaceScore's `get_reward`): faces by RetinaFace-MobileNet0.25 (or the packaged MTCNN
 fallback, see `masc_ui.metrics.faces.detection`), kept when their score is >= 0.9; each box grown by 1 px as the
 reference does (x0 = int(x0 - 1), y0 = int(y0 - 1), x1 = int(x1 + 1), y1 = int(y1 + 1), `int` truncating) and
 clipped to the image (our choice: the reference would slice from the far side for a negative coordinate); the

@@ -2,9 +2,9 @@
 the largest face in each image; several references: the mean of the per-reference values.
 
 Per image (METRICS.md): the largest face (box area) of the detector (SCRFD `buffalo_l`, det_size 320,
-threshold 0.5, retry on the image padded by 25% with grey 128; or the packaged Haar fallback, see
+threshold 0.5, retry on the image padded by 25% with grey 128; or the packaged MTCNN fallback, see
 `masc_ui.metrics.faces.detection`); its landmarks aligned to the ArcFace template with a least-squares
-similarity to 224 (`norm_crop`; 5 points, or the 2 eye centres of the Haar fallback), resized to 112
+similarity to 224 (`norm_crop`, 5 points), resized to 112
 (bilinear), RGB, (x / 255 - 0.5) / 0.5; the IR backbone's BatchNorm1d output, L2-normalized in float32.
 When the output or a reference has no face: NaN, reason "no face found in <the output / reference i>".
 

@@ -40,9 +40,9 @@ class ModelIds:
     face_recognizer: str | None = None
     """FaceSim's IR-101 CurricularFace state dict (file, folder or HF repo holding it)."""
     face_detector_dir: str | None = None
-    """FaceSim's SCRFD detector: insightface `buffalo_l` pack folder; None = the packaged Haar fallback."""
+    """FaceSim's SCRFD detector: insightface `buffalo_l` pack folder; None = the packaged MTCNN fallback."""
     retinaface: str | None = None
-    """FaceScore's RetinaFace-MobileNet0.25 weights (file, URL or HF repo); None = the packaged Haar fallback."""
+    """FaceScore's RetinaFace-MobileNet0.25 weights (file, URL or HF repo); None = the packaged MTCNN fallback."""
     artscore: str | None = None
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo)."""
 
@@ -89,8 +89,8 @@ DEMO_NAMES = {
     "artscore": "artscore",
 }
 """ModelIds field -> demo folder. The demo profile has no face detector weights: face metrics use the packaged
-Haar cascades there (a random detector would find random faces); the tiny RetinaFace (`retinaface`) is built
-for tests and for `MASC_RETINAFACE_WEIGHTS`."""
+MTCNN there (real weights, shipped inside the PyPI package `mtcnn`; a random detector would find random faces);
+the tiny RetinaFace (`retinaface`) is built for tests and for `MASC_RETINAFACE_WEIGHTS`."""
 DEMO_SAM = ("vit_tiny", "sam-vit-tiny/sam_vit_tiny.pth")
 
 

@@ -27,7 +27,7 @@ from .scoring import Progress, Scoring
 FACE_CROP_SIZE = 112
 """Side in pixels of the aligned face crop FaceSim's recognizer reads."""
 LANDMARK_NAMES = {5: "5 landmarks (eyes, nose, mouth corners)", 2: "2 landmarks (eye centres only)"}
-"""Landmark count of a detector -> what they are (SCRFD/RetinaFace give 5; the Haar fallback 2)."""
+"""Landmark count of a detector -> what they are (SCRFD, RetinaFace and MTCNN give 5)."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """FaceScore: equal to an independent computation (a functional BLIP ViT + BERT-with-cross-attention forward
 written here from the released key names, PIL preprocessing), batched == one at a time, cached reruns, NaN
-without a face (real Haar detection), RetinaFace's 0.9 threshold, bad inputs, the released `FS_model.pt` key
+without a face (real MTCNN detection), RetinaFace's 0.9 threshold, bad inputs, the released `FS_model.pt` key
 layout, and strict loading (a missing, unexpected or mis-shaped key is an error naming it)."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from transformers import BertTokenizerFast
 
 from masc_ui.errors import ModelUnavailableError
 from masc_ui.imaging import as_input_image
-from masc_ui.metrics.faces.haar import HaarFaceDetector
+from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.facescore_model import FaceScoreModel, FaceScoreSizes, released_name
 from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.sample import Sample
@@ -91,7 +91,7 @@ def _independent_scores(folder: Path, img: Image.Image) -> list[float]:
                                                     return_tensors="pt")
     rgb = img.convert("RGB")
     scores = []
-    for face in HaarFaceDetector().detect(np.asarray(rgb)).faces:
+    for face in MtcnnFaceDetector().detect(np.asarray(rgb)).faces:
         x0, y0, x1, y1 = face.box
         crop = rgb.crop((max(int(x0 - 1), 0), max(int(y0 - 1), 0), min(int(x1 + 1), rgb.width),
                          min(int(y1 + 1), rgb.height)))
@@ -124,7 +124,7 @@ def test_facescore_equals_an_independent_computation(demo_settings, demo_weights
         assert value.extras["count"] == len(expected) > 0 and value.reason is None
         np.testing.assert_allclose(value.extras["per_face"], expected, atol=1e-5)
         assert value.value == pytest.approx(float(np.mean(expected)), abs=1e-5)
-    assert got[2].extras["count"] == 2 and got[2].extras["detector"] == "haar"
+    assert got[2].extras["count"] == 2 and got[2].extras["detector"] == "mtcnn"
     explained = get_scorer("facescore", demo_settings).explain(images[2])
     np.testing.assert_allclose([score for _, score in explained.faces], got[2].extras["per_face"], atol=1e-5)
     assert explained.image.size == images[2].size and not explained.reference_detector

@@ -1,6 +1,6 @@
 """FaceSim: equal to an independent computation (plain cv2/scikit-image alignment + a functional IR forward
 written here from the state dict), batched == one at a time, cached reruns cost nothing, NaN with the reason
-when a side has no face (real detection, packaged Haar cascades), bad inputs, strict loading, the released
+when a side has no face (real detection, packaged MTCNN), bad inputs, strict loading, the released
 IR-101 key layout, the SCRFD detector when a pack is configured, and the Score tab's explanation."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from torch.nn import functional as F
 
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.imaging import as_input_image
-from masc_ui.metrics.faces.haar import HaarFaceDetector
+from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.faces.recognizer import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone, ir_architecture
 from masc_ui.metrics.registry import get_scorer, score_metrics
 from masc_ui.metrics.sample import Sample
@@ -69,7 +69,7 @@ def _ir_forward(sd: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
 def _independent_embedding(sd, img) -> np.ndarray:
     """`img`: a sample's image (an InputImage; its decoded RGB pixels are what a scorer sees)."""
     rgb = np.asarray(as_input_image(img).pixels)
-    face = max(HaarFaceDetector().detect(rgb).faces, key=lambda f: f.area)
+    face = max(MtcnnFaceDetector().detect(rgb).faces, key=lambda f: f.area)
     tform = SimilarityTransform.from_estimate(face.landmarks.astype(np.float64), TEMPLATE_112[: len(face.landmarks)] * 2)
     crop = cv2.resize(cv2.warpAffine(rgb, tform.params[:2], (224, 224), borderValue=0.0), (112, 112))
     x = (torch.from_numpy(crop).permute(2, 0, 1)[None].float() / 255 - 0.5) / 0.5
@@ -91,7 +91,7 @@ def test_facesim_equals_an_independent_computation(demo_settings, demo_weights):
         assert value.reason is None
         assert value.value == pytest.approx(float(np.mean(per_ref)), abs=1e-5)
         np.testing.assert_allclose(value.extras["per_ref"], per_ref, atol=1e-5)
-        assert value.extras["detector"] == "haar" and value.extras["faces"]["out"]["used"] == 0
+        assert value.extras["detector"] == "mtcnn" and value.extras["faces"]["out"]["used"] == 0
     prov = got[0].provenance
     assert prov["params"]["detector"]["reference_detector"] is False and "not the reference SCRFD" in \
         prov["params"]["detector"]["note"]
@@ -152,7 +152,7 @@ def test_facesim_and_facescore_share_one_detection(demo_settings):
 def test_explanation_gives_both_aligned_crops(demo_settings):
     explained = get_scorer("facesim", demo_settings).explain(_variants()["rot8"], _astronaut())
     assert explained.out_crop.size == explained.ref_crop.size == (112, 112)
-    assert explained.out_image.size == (512, 512) and explained.detector == "haar"
+    assert explained.out_image.size == (512, 512) and explained.detector == "mtcnn"
     assert not explained.reference_detector and explained.reason is None
     blank = get_scorer("facesim", demo_settings).explain(Image.new("RGB", (64, 64)), _astronaut())
     assert blank.out_crop is None and blank.reason == "no face found in the output"

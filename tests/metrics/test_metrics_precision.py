@@ -74,7 +74,7 @@ def _samples() -> list[Sample]:
 
 
 def _face_samples() -> list[Sample]:
-    """Views of `skimage.data.astronaut()` (224-300 px), each with one face the packaged Haar detector finds with
+    """Views of `skimage.data.astronaut()` (224-300 px), each with one face the packaged MTCNN detector finds with
     both eyes, so that every image metric, the face metrics included, scores every sample."""
     photo = Image.fromarray(data.astronaut())
     ref = photo.crop((100, 20, 400, 320))

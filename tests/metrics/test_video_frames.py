@@ -187,7 +187,7 @@ def test_all_means_the_video_metrics_too_and_video_scorers_match_their_own_path(
 
 
 def test_video_facesim_follows_opens2v_over_the_image_facesim_of_each_frame(demo_settings):
-    face = Image.fromarray(skdata.astronaut())  # 512 x 512: the packaged Haar detector finds the face
+    face = Image.fromarray(skdata.astronaut())  # 512 x 512: the packaged MTCNN detector finds the face
     blank = Image.new("RGB", face.size, (128, 128, 128))
     frames = [face, face.rotate(6), blank, face.transpose(Image.Transpose.FLIP_LEFT_RIGHT), blank]
     data = encode_video(frames, "mp4")

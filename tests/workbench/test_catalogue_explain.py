@@ -1,6 +1,6 @@
 """Catalogue explanations (issue 13): VQAScore's question and P(Yes)/P(No), ITMScore's P(match), FaceSim's faces and
 aligned crops, FaceScore's faces with scores; a metric that cannot apply says why. Real detection (the packaged
-Haar detector of the demo profile) on a real photo of a person (`skimage.data.astronaut()`)."""
+MTCNN detector of the demo profile) on a real photo of a person (`skimage.data.astronaut()`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +10,7 @@ from PIL import Image
 from masc_ui.errors import InputError
 from masc_ui.metrics.faces.alignment import aligned_face
 from masc_ui.metrics.faces.drawing import BOX_COLOUR
-from masc_ui.metrics.faces.haar import HaarFaceDetector
+from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.vqa_questions import clip_flant5_question
 from masc_ui.workbench import Workbench
@@ -63,14 +63,14 @@ def test_facesim_draws_the_faces_and_the_two_aligned_crops(wb, astronaut):
     # The crops: the largest face an independent run of the same detector finds, aligned by its landmarks.
     for picture, image in zip(facesim.pictures[2:], (astronaut, out)):
         rgb = np.asarray(image)
-        face = HaarFaceDetector().detect(rgb).largest
+        face = MtcnnFaceDetector().detect(rgb).largest
         assert face is not None
         assert picture.image.size == (112, 112)
         assert np.array_equal(np.asarray(picture.image), aligned_face(rgb, face.landmarks))
         drawn = np.asarray(facesim.pictures[0 if image is astronaut else 1].image)
         x0, y0 = (int(round(v)) for v in face.box[:2])
         assert tuple(drawn[y0 + 2, x0]) == BOX_COLOUR  # the box's left edge
-    assert "2 landmarks (eye centres only)" in facesim.markdown()
+    assert "5 landmarks (eyes, nose, mouth corners)" in facesim.markdown()
     assert "NOT the reference detector" in facesim.markdown()
     facescore = explained["facescore"]
     assert [p.caption for p in facescore.pictures] == ["FaceScore: each scored face with its score"]

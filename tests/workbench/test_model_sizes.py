@@ -30,7 +30,7 @@ def test_every_backbone_setting_is_a_checkpoint_or_a_parameter():
 def test_demo_sizes_are_the_demo_checkpoints_bytes_labelled(demo_settings, demo_weights):
     vqa = metric_size_text(get_spec("vqascore"), demo_settings)
     assert vqa == f"demo checkpoint {human_bytes(_folder_bytes(demo_weights / 'clip-flant5'))}"
-    # FaceSim: the recognizer only (the demo profile's detector is the packaged Haar cascade).
+    # FaceSim: the recognizer only (the demo profile's detector, MTCNN, ships inside its PyPI package).
     facesim = metric_size_text(get_spec("facesim"), demo_settings)
     assert facesim == f"demo checkpoint {human_bytes(_folder_bytes(demo_weights / 'face-recognizer'))}"
 

@@ -8,8 +8,9 @@ t = mean(dst) - [a -b; b a] mean(src) — the same optimum as Umeyama's method u
 `SimilarityTransform.estimate` (insightface's choice).
 
 - 5 landmarks (SCRFD): the ArcFace template, scaled by size / 112 (`norm_crop` to 224 for FaceSim).
-- 2 landmarks (the Haar fallback's eye centres): the template's two eye points only; two point pairs fix a
-  similarity exactly, so the eyes land exactly on the template's eyes. Documented as the fallback's variant.
+- 2 landmarks (eye centres only, for a detector that gives no more): the template's two eye points; two point
+  pairs fix a similarity exactly, so the eyes land exactly on the template's eyes. No detector of ours gives 2
+  today (SCRFD, RetinaFace and the packaged MTCNN give 5); FaceSim's extras say how many were used.
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ face metric (`choose_detector`), and the service that detects each image once (`
 Policy (the lead's decision, README "Face metrics"): METRICS.md names SCRFD (insightface `buffalo_l`) for
 FaceSim and RetinaFace-MobileNet0.25 for FaceScore. When a metric's detector weights are not configured (the
 setting is unset and the profile's default is not on this machine / not downloadable, or the profile has
-none, as `demo`), that metric falls back to the Haar cascades bundled with OpenCV — then FaceSim and FaceScore
-use the same detector and one detection per image serves both. A detector setting that is set but unusable is
+none, as `demo`), that metric falls back to MTCNN with the weights shipped inside the PyPI package `mtcnn`
+(`faces.mtcnn`; five landmarks, as the reference detectors) — then FaceSim and FaceScore use the same detector
+and one detection per image serves both. A detector setting that is set but unusable is
 an error, never a silent fallback. Provenance records the detector, its weights and whether it is the
 reference one.
 """
@@ -49,7 +50,7 @@ class DetectorChoice:
     name: str
     """Key of `DETECTORS`."""
     weights: str | None
-    """Model-pack folder or weights file; None for the packaged Haar cascades."""
+    """Model-pack folder or weights file; None for the packaged MTCNN."""
     note: str = ""
     """Why the fallback was chosen (empty for the reference detector)."""
 
@@ -67,16 +68,16 @@ def _build_retinaface(weights: str | None, device: str) -> FaceDetector:
                               device=device)
 
 
-def _build_haar(weights: str | None, device: str) -> FaceDetector:
-    from .haar import HaarFaceDetector
+def _build_mtcnn(weights: str | None, device: str) -> FaceDetector:
+    from .mtcnn import MtcnnFaceDetector
 
-    return HaarFaceDetector()
+    return MtcnnFaceDetector(device=device)
 
 
 DETECTORS: dict[str, Callable[[str | None, str], FaceDetector]] = {
     "scrfd": _build_scrfd,
     "retinaface": _build_retinaface,
-    "haar": _build_haar,
+    "mtcnn": _build_mtcnn,
 }
 """name -> build(weights, device)."""
 
@@ -102,7 +103,7 @@ def _choose_scrfd(settings: Settings, ids: ModelIds) -> DetectorChoice:
         why = f"the profile's SCRFD pack {ids.face_detector_dir} is not on this machine"
     else:
         why = "no SCRFD model pack is configured"
-    return DetectorChoice("haar", None, f"fallback detector, not the reference SCRFD: {why} (set "
+    return DetectorChoice("mtcnn", None, f"fallback detector, not the reference SCRFD: {why} (set "
                                         "MASC_FACE_DETECTOR_DIR to an unzipped insightface buffalo_l folder)")
 
 
@@ -120,7 +121,7 @@ def _choose_retinaface(settings: Settings, ids: ModelIds) -> DetectorChoice:
             why = f"the profile's RetinaFace weights are unavailable ({exc})"
     else:
         why = "no RetinaFace weights are configured"
-    return DetectorChoice("haar", None, f"fallback detector, not the reference RetinaFace: {why} (set "
+    return DetectorChoice("mtcnn", None, f"fallback detector, not the reference RetinaFace: {why} (set "
                                         f"MASC_RETINAFACE_WEIGHTS to {RELEASED_FILE})")
 
 

@@ -1,7 +1,6 @@
 """SCRFD, the face detector of insightface's `buffalo_l` model pack (`det_10g.onnx`), run with onnxruntime and
 decoded here. The `insightface` package (2.1 on PyPI) is not used: it requires the GUI build `opencv-python`,
-today 5.x, which installs into the same `cv2` package as our pinned `opencv-python-headless` 4.x and no longer
-ships the Haar cascades of the fallback detector. Recipe of insightface's `SCRFD.detect`, the one FaceSim's reference (OpenS2V `facesim_cur`) calls:
+today 5.x, which installs into the same `cv2` package as our pinned `opencv-python-headless` 4.x. Recipe of insightface's `SCRFD.detect`, the one FaceSim's reference (OpenS2V `facesim_cur`) calls:
 
 - letterbox: scale the image so it fits `det_size` x `det_size` (320) keeping its aspect (`cv2.resize`, bilinear;
   the scaled side is `int(...)`, at least 1 px here), place it at the top-left of a black canvas;

@@ -14,10 +14,11 @@ class Face:
     box: tuple[float, float, float, float]
     """(x0, y0, x1, y1) pixels of the original image."""
     score: float
-    """The detector's confidence (1.0 for the Haar cascade, which has none)."""
+    """The detector's confidence."""
     landmarks: np.ndarray | None
     """(K, 2) float32 (x, y) pixels: K = 5 (left eye, right eye, nose, left and right mouth corners, as the
-    ArcFace template) or K = 2 (left eye, right eye: the Haar fallback); None when the detector gives none."""
+    ArcFace template; every detector here gives these) or K = 2 (left eye, right eye: alignment accepts them); None
+    when the detector gives none."""
 
     @property
     def area(self) -> float:
@@ -35,7 +36,7 @@ class FaceDetections:
 
     faces: tuple[Face, ...]
     detector: str
-    """Registry name of the detector, e.g. `scrfd` or `haar`."""
+    """Registry name of the detector, e.g. `scrfd` or `mtcnn`."""
     padded_retry: bool = False
     """True when the faces were found only on the image padded by 25% with grey 128 (SCRFD's retry); coordinates
     are shifted back to the original image."""

@@ -1,4 +1,4 @@
-"""Face detectors: the packaged Haar cascades for real on photos, SCRFD decoding against an independent
+"""Face detectors (the packaged MTCNN: test_mtcnn.py): SCRFD decoding against an independent
 computation on a tiny graph in SCRFD's output layout, RetinaFace's anchors/decoding against the reference's
 loops, NMS, and the detection service (one detection per image and detector)."""
 from __future__ import annotations
@@ -17,15 +17,11 @@ from skimage import data
 from masc_ui.imaging import open_image
 from masc_ui.metrics.faces.boxes import nms
 from masc_ui.metrics.faces.detection import FaceDetectionService, choose_detector
-from masc_ui.metrics.faces.haar import HaarFaceDetector
+from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.faces.retinaface import RetinaFaceDetector, load_retinaface
 from masc_ui.metrics.faces.scrfd import ScrfdDetector
 from masc_ui.metrics.faces.types import Face
 from masc_ui.models.profiles import model_ids
-
-NO_FACE_PHOTOS = ("backpack/05.jpg", "teapot/00.jpg", "cat/00.jpg", "dog/01.jpg")
-"""DreamBooth photos without a face; the cascade finds a face-like box without eyes in backpack/05."""
-
 
 def _plain_nms(boxes: np.ndarray, scores: np.ndarray, thresh: float) -> list[int]:
     order = sorted(range(len(scores)), key=lambda i: -scores[i])
@@ -54,31 +50,6 @@ def test_nms_keeps_the_best_of_overlapping_boxes():
     boxes = np.c_[xy, xy + rng.uniform(5, 40, (60, 2))]
     scores = rng.uniform(0, 1, 60)
     assert nms(boxes, scores, 0.4).tolist() == _plain_nms(boxes, scores, 0.4)
-
-
-# --- Haar (the packaged fallback), for real ---------------------------------------------------------------------
-
-def test_haar_finds_the_astronauts_face_and_both_eyes():
-    found = HaarFaceDetector().detect(data.astronaut())
-    assert len(found.faces) == 1 and found.detector == "haar" and not found.padded_retry
-    face = found.faces[0]
-    x0, y0, x1, y1 = face.box
-    assert 160 < x0 < 200 and 50 < y0 < 90 and 250 < x1 < 290 and 140 < y1 < 180  # her face, not the flag or rocket
-    (lx, ly), (rx, ry) = face.landmarks
-    assert x0 < lx < (x0 + x1) / 2 < rx < x1 and y0 < ly < (y0 + y1) / 2 and y0 < ry < (y0 + y1) / 2
-    assert abs(rx - lx) > 0.3 * (x1 - x0)
-
-
-@pytest.mark.parametrize("name", NO_FACE_PHOTOS)
-def test_haar_finds_no_face_in_dreambooth_object_photos(shared_data: Path, name: str):
-    rgb = np.asarray(open_image(shared_data / "dreambooth" / "dataset" / name).pixels)
-    assert HaarFaceDetector().detect(rgb).faces == ()
-
-
-def test_haar_on_tiny_and_flat_images():
-    detector = HaarFaceDetector()
-    assert detector.detect(np.zeros((1, 1, 3), np.uint8)).faces == ()
-    assert detector.detect(np.full((64, 48, 3), 128, np.uint8)).faces == ()
 
 
 # --- SCRFD on a tiny graph in its output layout -----------------------------------------------------------------
@@ -200,7 +171,7 @@ def test_retinaface_batches_same_size_images_like_single_ones(demo_weights):
 # --- the service and the policy ---------------------------------------------------------------------------------
 
 def test_each_image_is_detected_once_per_detector():
-    service = FaceDetectionService(HaarFaceDetector())
+    service = FaceDetectionService(MtcnnFaceDetector())
     astronaut = open_image(data.astronaut(), name="astronaut")
     blank = open_image(np.zeros((40, 40, 3), np.uint8), name="blank")
     first = service.detect_many([astronaut, blank, astronaut])
@@ -209,19 +180,19 @@ def test_each_image_is_detected_once_per_detector():
     assert service.detections == 2 and again[1] is first[0]
 
 
-def test_policy_falls_back_to_haar_when_not_configured(demo_settings, scrfd_pack, tmp_path):
+def test_policy_falls_back_to_mtcnn_when_not_configured(demo_settings, scrfd_pack, tmp_path):
     from masc_ui.errors import ModelUnavailableError
 
     ids = model_ids(demo_settings)
     sim, score = choose_detector("facesim", demo_settings, ids), choose_detector("facescore", demo_settings, ids)
-    assert sim.name == score.name == "haar" and "not the reference SCRFD" in sim.note
+    assert sim.name == score.name == "mtcnn" and "not the reference SCRFD" in sim.note
     assert "not the reference RetinaFace" in score.note
     configured = demo_settings.replace(face_detector_dir=str(scrfd_pack))
     assert choose_detector("facesim", configured, model_ids(configured)).name == "scrfd"
     paper_missing = demo_settings.replace(profile="paper", cache_dir=tmp_path)
     ids = model_ids(paper_missing)
     if not Path(ids.face_detector_dir).expanduser().is_dir():
-        assert choose_detector("facesim", paper_missing, ids).name == "haar"
+        assert choose_detector("facesim", paper_missing, ids).name == "mtcnn"
     wrong = demo_settings.replace(retinaface_weights=str(tmp_path / "nope.pth"))
     with pytest.raises(ModelUnavailableError, match="MASC_RETINAFACE_WEIGHTS"):
         choose_detector("facescore", wrong, model_ids(wrong))
