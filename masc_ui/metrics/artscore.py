@@ -30,6 +30,7 @@ from torchvision import transforms
 from ..caching import LruCache
 from ..errors import InputError, ModelUnavailableError
 from ..imaging import InputImage
+from ..models.conv_layout import conv_input, in_conv_layout
 from ..models.loading import pick_device, pick_dtype
 from ..models.precision import cast_model, float32_parts, precision_params
 from ..models.profiles import ModelIds
@@ -148,7 +149,8 @@ class ArtScoreBackbone:
         out = []
         for start in range(0, len(images), self.batch_size):
             batch = torch.stack([ART_TRANSFORM(img.pixels.convert("RGB")) for img in images[start:start + self.batch_size]])
-            out.append(self.model(batch.to(self.info.device, self.info.dtype)).float().reshape(-1).cpu().numpy())
+            scores = self.model(conv_input(batch, self.info.device, self.info.dtype)).float()
+            out.append(scores.reshape(-1).cpu().numpy())
             with self._count_lock:
                 self.forwards += len(batch)
         return np.concatenate(out)
@@ -162,7 +164,7 @@ def load_artscore_backbone(settings: Settings, ids: ModelIds) -> ArtScoreBackbon
     path = resolve_weights_file(ids.artscore, filename=RELEASED_FILE, what="ArtScore checkpoint",
                                 setting="artscore_checkpoint", cache_dir=settings.resolved_cache_dir)
     net, label = load_artscore_network(path)
-    net = cast_model(net, device, dtype, float32_parts=("fc",))
+    net = in_conv_layout(cast_model(net, device, dtype, float32_parts=("fc",)), device)
     info = ArtScoreInfo(model_id=str(path), revision="local", device=device, dtype=dtype, architecture=label,
                         float32_parts=tuple(float32_parts(net)))
     return ArtScoreBackbone(net, info)

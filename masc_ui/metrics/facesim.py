@@ -31,6 +31,7 @@ from PIL import Image
 
 from ..errors import InputError
 from ..imaging import InputImage, as_input_image
+from ..models.conv_layout import conv_input, in_conv_layout
 from ..models.loading import pick_device, pick_dtype
 from ..models.profiles import ModelIds
 from ..models.registry import ModelRegistry
@@ -106,7 +107,7 @@ class FaceSimBackbone:
         chunks = []
         for start in range(0, len(crops), self.batch_size):
             batch = face_tensor(crops[start:start + self.batch_size])
-            emb = self.model(batch.to(self.info.device, self.info.dtype)).float()
+            emb = self.model(conv_input(batch, self.info.device, self.info.dtype)).float()
             chunks.append((emb / emb.norm(dim=-1, keepdim=True)).cpu().numpy())
             with self._count_lock:
                 self.forwards += len(batch)
@@ -126,7 +127,7 @@ def load_facesim_backbone(settings: Settings, models: ModelRegistry, ids: ModelI
     dtype = pick_dtype(settings.dtype, device)
     path = resolve_weights_file(ids.face_recognizer, filename=RELEASED_FILE, what="FaceSim face recognizer",
                                 setting="face_recognizer", cache_dir=settings.resolved_cache_dir)
-    model = load_recognizer(path).to(device, dtype)
+    model = in_conv_layout(load_recognizer(path).to(device, dtype), device)
     choice = choose_detector("facesim", settings, ids)
     detection = shared_face_detection(models, settings, choice, device)
     info = FaceSimInfo(model_id=str(path), revision="local", device=device, dtype=dtype,
