@@ -74,10 +74,7 @@ class MtcnnFaceDetector:
         image = (np.asarray(rgb, dtype=np.float32) - 127.5) / 128.0
         height, width = image.shape[:2]
         with self._lock:
-            boxes = self._proposals(image)
-            if len(boxes):
-                boxes = self._refine(image, boxes)
-            faces = self._output(image, boxes) if len(boxes) else np.empty((0, 15))
+            faces = self._stages(image)
         result = []
         for row in faces:
             x0, y0, x1, y1 = (float(np.clip(v, 0, limit - 1)) for v, limit in zip(row[:4], (width, height) * 2))
@@ -85,6 +82,16 @@ class MtcnnFaceDetector:
             result.append(Face(box=(x0, y0, x1, y1), score=float(row[4]), landmarks=points))
         result.sort(key=lambda f: -f.area)
         return FaceDetections(faces=tuple(result), detector=self.name)
+
+    def _stages(self, image: np.ndarray) -> np.ndarray:
+        """PNet, RNet, ONet on the normalized image: ONet's rows (see `_output`), none when a stage keeps no box."""
+        no_face = np.empty((0, 15))
+        boxes = self._proposals(image)
+        if not len(boxes):
+            return no_face
+        whole = self._tensor(image)  # one copy for the crops of both later stages
+        boxes = self._refine(whole, boxes)
+        return self._output(whole, boxes) if len(boxes) else no_face
 
     def _tensor(self, image: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1)))[None].to(self.device)
@@ -105,15 +112,15 @@ class MtcnnFaceDetector:
         boxes = by_score(np.concatenate(levels))
         return squared(boxes[nms(boxes, NMS_PNET)])
 
-    def _refine(self, image: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-        offsets, prob = self.nets["rnet"](crops(self._tensor(image), boxes, 24))
+    def _refine(self, image: torch.Tensor, boxes: np.ndarray) -> np.ndarray:
+        offsets, prob = self.nets["rnet"](crops(image, boxes, 24))
         boxes = moved(with_scores(boxes, prob.cpu().numpy()), offsets.cpu().numpy())
         boxes = by_score(boxes[boxes[:, 4] > RNET_THRESHOLD])
         return squared(boxes[nms(boxes, NMS_RNET)])
 
-    def _output(self, image: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    def _output(self, image: torch.Tensor, boxes: np.ndarray) -> np.ndarray:
         """(N, 15): x0, y0, x1, y1, P(face), 5 landmark x, 5 landmark y."""
-        offsets, fractions, prob = self.nets["onet"](crops(self._tensor(image), boxes, 48))
+        offsets, fractions, prob = self.nets["onet"](crops(image, boxes, 48))
         fractions = fractions.cpu().numpy().astype(np.float64)
         size_x = (boxes[:, 2] - boxes[:, 0] + 1)[:, None]
         size_y = (boxes[:, 3] - boxes[:, 1] + 1)[:, None]
