@@ -11,6 +11,19 @@ from ..errors import InputError
 from .sample import MetricValue, Sample
 
 MASK_NEEDS = ("none", "out", "ref", "both")
+FAMILIES = {
+    "masc": ("MaSC", "Concept Preservation and Prompt Following from one SigLIP2 pass, with patch maps."),
+    "clip": ("CLIP family", "Embedding cosines of CLIP-architecture models: CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore, "
+                            "PickScore."),
+    "dino": ("DINO family", "Self-supervised ViT embeddings of output and reference."),
+    "vqa": ("Image-text questions", "A vision-language model asked whether the output shows the prompt: VQAScore, "
+                                    "ITMScore."),
+    "faces": ("Faces", "Face identity and face quality, on detected and aligned faces."),
+    "quality": ("Quality and preference", "Single-image scores of how an output looks (art-likeness, preference)."),
+    "video": ("Video (subject-to-video)", "OpenS2V's video scores, and the image metrics frame by frame."),
+    "external": ("Imported values", "Values imported with a benchmark (e.g. a judge's ratings); no scorer here."),
+}
+"""Family name -> (title, one line): how the metrics are grouped in the docs and the `metrics` listing."""
 MEDIA = ("image", "video")
 MISSING_POLICIES = ("raise", "nan")
 
@@ -63,10 +76,14 @@ class MetricSpec:
     """True for metrics imported with their values (e.g. a GPT-4o judge): no scorer exists."""
     media: str = "image"
     """What its scorer judges: `image` (`Sample`s) or `video` (`masc_ui.metrics.video_sample.VideoSample`s)."""
+    family: str = "external"
+    """Its family (a key of `FAMILIES`): the docs page and listing group it belongs to."""
 
     def __post_init__(self) -> None:
         if self.media not in MEDIA:
             raise InputError(f"metric {self.name}: media must be one of {MEDIA}, got {self.media!r}")
+        if self.family not in FAMILIES:
+            raise InputError(f"metric {self.name}: family must be one of {tuple(FAMILIES)}, got {self.family!r}")
         if self.needs_masks not in MASK_NEEDS:
             raise InputError(f"metric {self.name}: needs_masks must be one of {MASK_NEEDS}, got {self.needs_masks!r}")
         lo, hi = self.range

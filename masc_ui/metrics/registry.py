@@ -34,89 +34,89 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
         "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
         _MASC_PAPER, needs_masks="ref", needs_reference=True,
-        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold")),
+        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold"), family="masc"),
      "masc_ui.metrics.cp_pf:MaSCScorer"),
     (MetricSpec(
         "pf", "MaSC PF", _COS, True,
         "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
         "attention-pooling head and the pooled text of the subject-stripped prompt.",
         _MASC_PAPER, needs_masks="out", needs_prompt=True, needs_reference=True,
-        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper")),
+        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper"), family="masc"),
      "masc_ui.metrics.cp_pf:MaSCScorer"),
     (MetricSpec(
         "clip_i", "CLIP-I", _COS, True,
         "Cosine of the CLIP image embeddings of output and reference; several references: their mean.",
-        _DREAMBOOTH, needs_reference=True, backbone_settings=("clip_model",)),
+        _DREAMBOOTH, needs_reference=True, backbone_settings=("clip_model",), family="clip"),
      "masc_ui.metrics.clip_family:ClipImageScorer"),
     (MetricSpec(
         "clip_i_seg", "CLIP-I-Seg", _COS, True,
         "CLIP-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
         "margin, against the reference (optionally segmented the same way); several references: mean.",
         "idea of KnowCusBench/MoKus; exact recipe ours (unpublished there)", needs_masks="out",
-        needs_reference=True, backbone_settings=("clip_model",)),
+        needs_reference=True, backbone_settings=("clip_model",), family="clip"),
      "masc_ui.metrics.clip_seg:ClipSegScorer"),
     (MetricSpec(
         "clip_t", "CLIP-T", _COS, True,
         "Cosine of the CLIP text embedding of the full prompt (77 tokens, not stripped) and the output's "
         "image embedding.",
         "Textual Inversion (Gal et al., ICLR 2023); DreamBooth (Ruiz et al., CVPR 2023)", needs_prompt=True,
-        backbone_settings=("clip_model",)),
+        backbone_settings=("clip_model",), family="clip"),
      "masc_ui.metrics.clip_family:ClipTextScorer"),
     (MetricSpec(
         "clipscore", "CLIPScore", (0.0, 2.5), True,
         "2.5 * max(cos, 0) of CLIP-T's cosine, per sample.",
-        "CLIPScore (Hessel et al., EMNLP 2021)", needs_prompt=True, backbone_settings=("clip_model",)),
+        "CLIPScore (Hessel et al., EMNLP 2021)", needs_prompt=True, backbone_settings=("clip_model",), family="clip"),
      "masc_ui.metrics.clip_family:ClipScoreScorer"),
     (MetricSpec(
         "pickscore", "PickScore", (-100.0, 100.0), True,
         "logit_scale.exp() (100 for PickScore_v1) * cosine of the PickScore text and image embeddings, raw "
         "(typical values 18-23).",
         "Pick-a-Pic (Kirstain et al., NeurIPS 2023)", needs_prompt=True,
-        backbone_settings=("pickscore_model", "pickscore_processor")),
+        backbone_settings=("pickscore_model", "pickscore_processor"), family="clip"),
      "masc_ui.metrics.pickscore:PickScoreScorer"),
     (MetricSpec(
         "dino_i", "DINO-I", _COS, True,
         "Cosine of the DINO ViT-S/16 CLS tokens (resize 256 bicubic, centre crop 224, ImageNet norm) of output "
         "and reference; several references: their mean.",
-        "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",)),
+        "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",), family="dino"),
      "masc_ui.metrics.dino:DinoImageScorer"),
     (MetricSpec(
         "vqascore", "VQAScore", (0.0, 1.0), True,
         'P("Yes") of a VLM asked \'Does this figure show "{prompt}"? Please answer yes or no.\' about the output '
         "(full prompt): CLIP-FlanT5 = exp(-mean cross-entropy of Yes+EOS, teacher-forced); chat VLMs = softmax "
         "of one forward's last logits at the first token of Yes.",
-        "VQAScore (Lin et al., ECCV 2024); t2v_metrics", needs_prompt=True, backbone_settings=("vqa_model",)),
+        "VQAScore (Lin et al., ECCV 2024); t2v_metrics", needs_prompt=True, backbone_settings=("vqa_model",), family="vqa"),
      "masc_ui.metrics.vqascore:VQAScoreScorer"),
     (MetricSpec(
         "itmscore", "ITMScore", (0.0, 1.0), True,
         "softmax of BLIP-2's image-text matching head (logits averaged over the 32 queries)[match] for the output "
         "and the full prompt truncated to 35 tokens.",
-        "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm", needs_prompt=True, backbone_settings=("itm_model",)),
+        "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm", needs_prompt=True, backbone_settings=("itm_model",), family="vqa"),
      "masc_ui.metrics.itmscore:ITMScoreScorer"),
     (MetricSpec(
         "facesim", "FaceSim", (0.0, 1.0), True,
         "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
         "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
         _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
-        backbone_settings=("face_recognizer", "face_detector_dir")),
+        backbone_settings=("face_recognizer", "face_detector_dir"), family="faces"),
      "masc_ui.metrics.facesim:FaceSimScorer"),
     (MetricSpec(
         "facescore", "FaceScore", (-math.inf, math.inf), True,
         "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
         "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
-        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights")),
+        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights"), family="faces"),
      "masc_ui.metrics.facescore:FaceScoreScorer"),
     (MetricSpec(
         "artscore", "ArtScore", (-math.inf, math.inf), True,
         "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
         "artwork; only relative values (rankings) mean something.",
-        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",)),
+        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",), family="quality"),
      "masc_ui.metrics.artscore:ArtScoreScorer"),
     (MetricSpec(
         "gmescore", "GmeScore", _COS, True,
         "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
         "embedding of the prompt (query instruction) and of each frame; multimodal (M-RoPE) position ids.",
-        _OPENS2V, needs_prompt=True, backbone_settings=("gme_model",), media="video"),
+        _OPENS2V, needs_prompt=True, backbone_settings=("gme_model",), media="video", family="video"),
      "masc_ui.metrics.gmescore:GmeScoreScorer"),
     (MetricSpec(
         "nexusscore", "NexusScore", (0.0, 1.0), True,
@@ -124,14 +124,14 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "confidence > 0.6 and GME text similarity to the class label > 0.30 are scored by GME image similarity to "
         "the reference; mean of the kept similarities divided by the number of frames with a detection (v1.1 rule, "
         "OpenS2V issue #36).",
-        _OPENS2V, needs_reference=True, backbone_settings=("gme_model", "nexus_detector"), media="video"),
+        _OPENS2V, needs_reference=True, backbone_settings=("gme_model", "nexus_detector"), media="video", family="video"),
      "masc_ui.metrics.nexusscore:NexusScoreScorer"),
     (MetricSpec(
         "naturalscore", "NaturalScore", (0.0, 1.0), True,
         "An OpenAI-compatible chat model (default gpt-4o-2024-11-20) rates 16 frames (i * (T // 16), long side 512, "
         "JPEG) on OpenS2V's 1-5 realism rubric; 3 calls averaged; (x - 1) / 4.",
         _OPENS2V, backbone_settings=("judge_model", "judge_base_url", "judge_temperature", "judge_seed"),
-        media="video"),
+        media="video", family="video"),
      "masc_ui.metrics.naturalscore:NaturalScoreScorer"),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}

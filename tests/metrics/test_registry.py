@@ -57,6 +57,18 @@ def test_every_metric_declared_once_with_its_metadata():
     assert get_spec("pickscore").backbone_settings == ("pickscore_model", "pickscore_processor")
 
 
+def test_every_metric_belongs_to_a_declared_family():
+    from masc_ui.metrics.base import FAMILIES
+
+    for spec in list_metrics(None):
+        assert spec.family in FAMILIES and spec.family != "external", spec.name
+    assert {s.family for s in list_metrics("video")} == {"video"}
+    assert get_spec("cp").family == get_spec("pf").family == "masc"
+    assert external_metric_spec("gpt4o_pf", 0, 4).family == "external"
+    with pytest.raises(InputError, match="family must be one of"):
+        MetricSpec("x", "X", (0.0, 1.0), True, "c", "p", family="nonsense")
+
+
 def test_unknown_metric_names_the_known_ones():
     with pytest.raises(InputError, match="unknown metric 'clip'; known metrics: cp, pf, clip_i"):
         get_spec("clip")
