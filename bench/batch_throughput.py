@@ -7,7 +7,7 @@ generates a DreamBench++-shaped dataset on disk (--subjects references of mixed 
 
 - `masc-metric` 0.3.0: for each sample, open its images and masks from disk and call `MaSC.score()` (what its
   users run);
-- `masc_ui.batch.run_batch` for CP and PF: read samples, images and masks from the database and blob store,
+- `masc_ui.workbench.batch.run_batch` for CP and PF: read samples, images and masks from the database and blob store,
   score in batches with the reference cache, write every value with its provenance (one transaction per chunk);
 - resuming: the same dataset imported again, scored half-way with `--limit`, then the rest (the resumed run
   skips the done half by provenance); and a rerun with nothing left to do (planning and skipping only).
@@ -35,12 +35,12 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from masc_ui.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
 from masc_ui.datasets import read_layout  # noqa: E402
-from masc_ui.datasets.ingest import ingest  # noqa: E402
+from masc_ui.workbench.ingest import ingest  # noqa: E402
 from masc_ui.imaging import load_image, load_mask_file  # noqa: E402
 from masc_ui.metrics.registry import get_scorer  # noqa: E402
-from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
 from storage import open_store  # noqa: E402
 from workloads import OUT_SIZE, REF_SIZES, SIGLIP_SIZES, naflex_checkpoint, random_ellipse, random_image  # noqa: E402

@@ -45,7 +45,7 @@ from masc_ui.imaging import as_input_image  # noqa: E402
 from masc_ui.metrics.registry import get_scorer, score_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
 from masc_ui.models.demo import write_demo_weights  # noqa: E402
-from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
 from workloads import (PROMPTS, SUBJECTS, artscore_checkpoint, blip2_itm_checkpoint, face_photos,  # noqa: E402
                        facescore_checkpoint, ir101_checkpoint, qwen_vl_checkpoint, random_image)

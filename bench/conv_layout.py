@@ -23,7 +23,7 @@ import torchvision
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from masc_ui.metrics.faces.recognizer import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone  # noqa: E402
+from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone  # noqa: E402
 
 
 def networks() -> dict[str, tuple[torch.nn.Module, int]]:

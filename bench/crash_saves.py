@@ -64,7 +64,7 @@ def _saver() -> Callable:
     the older StoreUseCases.save of a checkout from before it)."""
     try:
         from masc_ui.workbench.database import Database
-        from masc_ui.workbench.records import Recorder
+        from masc_ui.workbench.recorder import Recorder
 
         def save(settings, store, sample, values, sources, user):
             return Recorder(Database.of(store)).save(sample, values, user=user, dataset="crash",

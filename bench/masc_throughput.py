@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from masc_ui.metrics import MaSC  # noqa: E402
 from masc_ui.models.precision import hardware_report  # noqa: E402
-from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from workloads import masc_workload, naflex_checkpoint, random_ellipse, random_image  # noqa: E402
 
 

@@ -40,9 +40,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from masc_ui.metrics import MaSC  # noqa: E402
-from masc_ui.metrics import masc_encoding  # noqa: E402
+from masc_ui.metrics.masc import encoding as masc_encoding  # noqa: E402
 from masc_ui.models.precision import hardware_report  # noqa: E402
-from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from workloads import masc_workload, naflex_checkpoint  # noqa: E402
 
 DTYPES = ("float32", "bfloat16")

@@ -45,8 +45,8 @@ from masc_ui.datasets.dreambooth import PROMPTS_FILE, read_prompts_and_classes  
 from masc_ui.imaging import load_image, open_video  # noqa: E402
 from masc_ui.metrics.registry import get_spec, list_metrics, score_metrics, score_video_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
-from masc_ui.metrics.video_sample import VideoSample  # noqa: E402
-from masc_ui.models.registry import ModelRegistry  # noqa: E402
+from masc_ui.metrics.video.sample import VideoSample  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
 from workloads import (catalogue_base_settings, clip_checkpoint, dino_checkpoint, face_photos,  # noqa: E402
                        naflex_checkpoint)

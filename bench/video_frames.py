@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from masc_ui.imaging import InputVideo, iter_frames, linspace_indices, open_video, read_frames  # noqa: E402
-from masc_ui.metrics.gme import batched, load_gme  # noqa: E402
+from masc_ui.metrics.video.gme import batched, load_gme  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
 
 WIDTH, HEIGHT, FPS, SECONDS = 1280, 720, 24, 5

@@ -152,7 +152,7 @@ def ir101_checkpoint(workdir: Path) -> Path:
     """A seeded random IR-101 (the released CurricularFace backbone's architecture), as its released file."""
     import torch
 
-    from masc_ui.metrics.faces.recognizer import IR101_UNITS, IR101_WIDTHS, RELEASED_FILE, IRArchitecture, IRBackbone
+    from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, RELEASED_FILE, IRArchitecture, IRBackbone
     from masc_ui.models.demo.faces import _randomize_batchnorm
 
     def build(folder: Path) -> None:
@@ -166,7 +166,7 @@ def ir101_checkpoint(workdir: Path) -> Path:
 
 def facescore_checkpoint(workdir: Path) -> Path:
     """A seeded random base-size FaceScore BLIP (`FACESCORE_BASE`) in the released `FS_model.pt` layout."""
-    from masc_ui.metrics.facescore_model import MODEL_FILE
+    from masc_ui.models.nets.blip_reward import MODEL_FILE
     from masc_ui.models.demo.catalogue import build_facescore
 
     return built_once(workdir, "facescore-base-random", lambda d: build_facescore(d, 0, **FACESCORE_BASE), MODEL_FILE)
@@ -176,7 +176,7 @@ def artscore_checkpoint(workdir: Path) -> Path:
     """A seeded random ResNet-50 with ArtScore's head, as the released state-dict file."""
     import torch
 
-    from masc_ui.metrics.artscore import RELEASED_FILE, build_artscore_network
+    from masc_ui.models.nets.artscore import RELEASED_FILE, build_artscore_network
     from masc_ui.models.demo.faces import _randomize_batchnorm
 
     def build(folder: Path) -> None:

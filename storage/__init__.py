@@ -21,7 +21,7 @@ from .pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState
                            PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
 from .provenance import provenance_key
 from .repo.metrics import EXTERNAL_CODE_VERSION
-from .records import (DatasetRecord, ExternalRating, ImageInput, MaskInput, MaskRecord, MaskRef, MetricInput,
+from .record_types import (DatasetRecord, ExternalRating, ImageInput, MaskInput, MaskRecord, MaskRef, MetricInput,
                       MetricValueRecord, Progress, Provenance, RaterRecord, RatingRecord, RatingRevision, RecordInput,
                       Recorded, SampleInput, SampleRecord, SampleRow, SubjectRecord, Task, ValueInput)
 from .schema import (CRITERIA, IMAGE_ROLES, IMPORTED_CRITERIA, MASK_SOURCES, PAIR_WINNERS, RATING_CRITERIA, SCORE_MAX,

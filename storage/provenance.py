@@ -13,7 +13,7 @@ import math
 from typing import Any, Mapping
 
 from .errors import InvalidInput
-from .records import Provenance
+from .record_types import Provenance
 
 
 def canonical_json(data: Any) -> str:

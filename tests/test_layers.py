@@ -10,8 +10,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 COMPUTE = ("masc_ui.metrics", "masc_ui.segmentation", "masc_ui.models", "masc_ui.analysis")
 """The compute layer: tensors and arrays in, dataclasses out."""
-USE_CASES = ("masc_ui.workbench", "masc_ui.datasets.ingest")
-"""The only modules that may import `storage` (DESIGN.md: the use cases, and the importers' ingest)."""
+USE_CASES = ("masc_ui.workbench",)
+"""The only modules that may import `storage` (DESIGN.md: the use cases)."""
+EDGE = ("masc_ui.ui", "masc_ui.cli")
+"""The edge: parse or show, call a use case."""
+FOUNDATION = ("masc_ui.errors", "masc_ui.settings", "masc_ui.imaging", "masc_ui.caching", "masc_ui.version",
+              "masc_ui.space_storage", "masc_ui.scratch")
+"""Below the models: media, settings, errors and the one cache; they import nothing of the layers above."""
 
 
 def _module_name(path: Path) -> str:
@@ -72,14 +77,38 @@ def _uses(imports: set[str], *roots: str) -> list[str]:
 
 
 def test_the_import_reader_sees_relative_and_lazy_imports(tmp_path):
-    imports = _imports(ROOT / "masc_ui" / "workbench" / "records.py")
+    imports = _imports(ROOT / "masc_ui" / "workbench" / "recorder.py")
     assert "masc_ui.segmentation.masks" in imports and "storage" in imports  # relative, and inside a function
 
 
 @pytest.mark.parametrize("module, imports", sorted(_modules(*COMPUTE).items()))
 def test_compute_never_imports_storage_gradio_or_the_layers_above(module, imports):
-    assert not _uses(imports, "storage", "gradio", "masc_ui.workbench", "masc_ui.ui", "masc_ui.cli",
-                     "masc_ui.batch", "masc_ui.datasets"), module
+    assert not _uses(imports, "storage", "gradio", "masc_ui.workbench", *EDGE, "masc_ui.datasets"), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.models").items()))
+def test_the_models_never_import_the_metrics_or_segmentation(module, imports):
+    """Network architectures and their demo checkpoints live in `models/` (`nets/`, `demo/`): the metrics use
+    them, never the other way round."""
+    assert not _uses(imports, "masc_ui.metrics", "masc_ui.segmentation", "masc_ui.analysis", "masc_ui.overlays"), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules(*FOUNDATION).items()))
+def test_the_foundation_imports_nothing_above_it(module, imports):
+    assert not _uses(imports, "storage", "gradio", "torch", "masc_ui.models", "masc_ui.metrics",
+                     "masc_ui.segmentation", "masc_ui.analysis", "masc_ui.datasets", "masc_ui.workbench",
+                     "masc_ui.overlays", *EDGE), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.datasets").items()))
+def test_the_importers_only_parse(module, imports):
+    """`datasets/` turns files into plain entries; writing them is the workbench's ingest use case."""
+    assert not _uses(imports, "storage", "gradio", "masc_ui.workbench", *EDGE), module
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.workbench").items()))
+def test_the_use_cases_never_import_the_edge(module, imports):
+    assert not _uses(imports, "gradio", *EDGE), module
 
 
 @pytest.mark.parametrize("module, imports", sorted(_modules("storage").items()))
@@ -89,15 +118,15 @@ def test_storage_never_imports_torch_gradio_or_masc_ui(module, imports):
 
 @pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.ui").items()))
 def test_the_ui_never_imports_storage_or_the_models(module, imports):
-    assert not _uses(imports, "storage", "masc_ui.models", "masc_ui.datasets", "masc_ui.batch"), module
+    assert not _uses(imports, "storage", "masc_ui.models", "masc_ui.datasets", "masc_ui.cli"), module
 
 
-def test_only_the_use_cases_and_the_importers_ingest_import_storage():
+def test_only_the_use_cases_import_storage():
     everything = _modules("masc_ui")
     users = {m for m, imports in everything.items() if _uses(imports, "storage")}
     assert users and all(m.startswith(USE_CASES) for m in users), sorted(users - {
         m for m in users if m.startswith(USE_CASES)})
-    assert not _uses(everything["masc_ui.cli"], "storage")
+    assert not any(_uses(imports, "storage") for m, imports in everything.items() if m.startswith(EDGE))
 
 
 def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -125,20 +154,31 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_compute_and_foundation_packages_import_each_other_without_cycles():
-    """Package level below the use cases (metrics, models, segmentation, analysis, imaging, ...): e.g. `models`
-    and `segmentation` do not import each other; an edge means "some module of A imports some module of B".
-    The demo checkpoint builders (`masc_ui.models.demo.<area>`, registered by name in `DEMO_BUILDERS` and
-    imported only through it) build each area's checkpoint in its released layout, so they may use that area."""
-    above = {"workbench", "ui", "cli", "batch", "datasets", "__main__"}
+def test_the_packages_import_each_other_without_cycles():
+    """Package level, every package of `masc_ui` (metrics, models, segmentation, analysis, imaging, datasets,
+    workbench, ui, cli, ...), with no exception: an edge means "some module of A imports some module of B"."""
     graph: dict[str, set[str]] = {}
     for module, imports in _modules("masc_ui").items():
         part = module.split(".")[1] if module.count(".") else module
-        if part in above or module.startswith("masc_ui.models.demo."):
+        if part == "__main__":
             continue
-        targets = {name.split(".")[1] for name in imports if name.startswith("masc_ui.")}
-        graph.setdefault(part, set()).update(t for t in targets if t != part and t not in above)
+        targets = {name.split(".")[1] for name in imports if name.startswith("masc_ui.") and name.count(".")}
+        graph.setdefault(part, set()).update(t for t in targets if t != part and t != "__version__")
     assert "segmentation" not in graph["models"] and "models" in graph["segmentation"]
+    assert "metrics" not in graph["models"] and "cli" not in graph["workbench"]
+    assert _find_cycle(graph) is None, _find_cycle(graph)
+
+
+def test_metric_families_import_each_other_without_cycles():
+    """Inside `metrics/`: the family subpackages (masc, clip, vqa, faces, video, ...) and the shared top modules
+    (base, sample, registry, ...) form no cycle at package level (the registry names scorers by string)."""
+    graph: dict[str, set[str]] = {}
+    for module, imports in _modules("masc_ui.metrics").items():
+        parts = module.split(".")
+        part = parts[2] if len(parts) > 2 else "__init__"
+        targets = {n.split(".")[2] for n in imports if n.startswith("masc_ui.metrics.") and n.count(".") >= 2}
+        graph.setdefault(part, set()).update(t for t in targets if t != part)
+    graph.pop("__init__", None)
     assert _find_cycle(graph) is None, _find_cycle(graph)
 
 

@@ -11,7 +11,7 @@ file (nothing written).
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
 from .imagenhub import parse_imagenhub, read_imagenhub
 from .pairwise_manifest import PairwiseEntry, ParsedJudgments, parse_pairwise_manifest
-from .registry import IMPORTERS, ImporterSpec, get_importer, list_importers, read_layout
+from .formats import IMPORTERS, ImporterSpec, get_importer, list_importers, read_layout
 
 __all__ = ["IMPORTERS", "ImportSummary", "ImporterSpec", "MetricEntry", "PairwiseEntry", "Parsed", "ParsedJudgments",
            "Problem", "RatingEntry", "SampleEntry", "get_importer", "list_importers", "parse_imagenhub",

@@ -2,7 +2,7 @@
 `masc_ui.analysis.AgreementData` (the analysis itself is storage-free).
 
 Metric scales: built-in metrics are continuous (min-max normalized for alpha); an imported metric whose
-provenance params say `scale="rating"` (a judge's 0-4, see `masc_ui.datasets.ingest`) is mapped by its
+provenance params say `scale="rating"` (a judge's 0-4, see `masc_ui.workbench.ingest`) is mapped by its
 declared `range`. Ratings are the raters' current `rated` scores (skipped/flagged count as not rated), of
 every criterion stored: `cp`, `pf`, and the imported ImagenHub `sc`, `pq` (all on the stored 0-4 scale, the
 data's rating range; ImagenHub's {0, 0.5, 1} cells were stored x 4, so /4 gives them back, and ordinal or

@@ -1,5 +1,5 @@
 """OpenS2V-Eval's layout, read without writing anything; `read_opens2v` turns it into the records that
-`masc-ui import PATH --format opens2v` stores (`masc_ui.datasets.ingest`).
+`masc-ui import PATH --format opens2v` stores (`masc_ui.workbench.ingest`).
 
     <videos folder>/<key>.mp4                 one generated video per manifest key (OpenS2V reads .mp4; .webm,
                                               .mov, .mkv are accepted too)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..models.auto_profile import effective_model_ids, ensure_demo_checkpoints
 from ..models.profiles import ModelIds
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .base import MetricSpec, Needs, check_inputs, check_params, nan_value
 from .provenance import make_provenance

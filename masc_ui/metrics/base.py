@@ -75,7 +75,7 @@ class MetricSpec:
     external: bool = False
     """True for metrics imported with their values (e.g. a GPT-4o judge): no scorer exists."""
     media: str = "image"
-    """What its scorer judges: `image` (`Sample`s) or `video` (`masc_ui.metrics.video_sample.VideoSample`s)."""
+    """What its scorer judges: `image` (`Sample`s) or `video` (`masc_ui.metrics.video.sample.VideoSample`s)."""
     family: str = "external"
     """Its family (a key of `FAMILIES`): the docs page and listing group it belongs to."""
 

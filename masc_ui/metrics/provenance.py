@@ -7,7 +7,7 @@ import torch
 
 from ..models.loading import is_local
 from ..version import code_version
-from .records import json_safe
+from .value_records import json_safe
 
 
 def checkpoint_revision(model_id: str, config: Any = None, *, cache_dir: str | None = None) -> str:

@@ -18,7 +18,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .base import MetricSpec, Scorer
 from .sample import MetricValue, Sample
@@ -35,89 +35,89 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
         _MASC_PAPER, needs_masks="ref", needs_reference=True,
         backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold"), family="masc"),
-     "masc_ui.metrics.cp_pf:MaSCScorer"),
+     "masc_ui.metrics.masc.scorer:MaSCScorer"),
     (MetricSpec(
         "pf", "MaSC PF", _COS, True,
         "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
         "attention-pooling head and the pooled text of the subject-stripped prompt.",
         _MASC_PAPER, needs_masks="out", needs_prompt=True, needs_reference=True,
         backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper"), family="masc"),
-     "masc_ui.metrics.cp_pf:MaSCScorer"),
+     "masc_ui.metrics.masc.scorer:MaSCScorer"),
     (MetricSpec(
         "clip_i", "CLIP-I", _COS, True,
         "Cosine of the CLIP image embeddings of output and reference; several references: their mean.",
         _DREAMBOOTH, needs_reference=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip_family:ClipImageScorer"),
+     "masc_ui.metrics.clip.family:ClipImageScorer"),
     (MetricSpec(
         "clip_i_seg", "CLIP-I-Seg", _COS, True,
         "CLIP-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
         "margin, against the reference (optionally segmented the same way); several references: mean.",
         "idea of KnowCusBench/MoKus; exact recipe ours (unpublished there)", needs_masks="out",
         needs_reference=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip_seg:ClipSegScorer"),
+     "masc_ui.metrics.clip.seg:ClipSegScorer"),
     (MetricSpec(
         "clip_t", "CLIP-T", _COS, True,
         "Cosine of the CLIP text embedding of the full prompt (77 tokens, not stripped) and the output's "
         "image embedding.",
         "Textual Inversion (Gal et al., ICLR 2023); DreamBooth (Ruiz et al., CVPR 2023)", needs_prompt=True,
         backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip_family:ClipTextScorer"),
+     "masc_ui.metrics.clip.family:ClipTextScorer"),
     (MetricSpec(
         "clipscore", "CLIPScore", (0.0, 2.5), True,
         "2.5 * max(cos, 0) of CLIP-T's cosine, per sample.",
         "CLIPScore (Hessel et al., EMNLP 2021)", needs_prompt=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip_family:ClipScoreScorer"),
+     "masc_ui.metrics.clip.family:ClipScoreScorer"),
     (MetricSpec(
         "pickscore", "PickScore", (-100.0, 100.0), True,
         "logit_scale.exp() (100 for PickScore_v1) * cosine of the PickScore text and image embeddings, raw "
         "(typical values 18-23).",
         "Pick-a-Pic (Kirstain et al., NeurIPS 2023)", needs_prompt=True,
         backbone_settings=("pickscore_model", "pickscore_processor"), family="clip"),
-     "masc_ui.metrics.pickscore:PickScoreScorer"),
+     "masc_ui.metrics.clip.pickscore:PickScoreScorer"),
     (MetricSpec(
         "dino_i", "DINO-I", _COS, True,
         "Cosine of the DINO ViT-S/16 CLS tokens (resize 256 bicubic, centre crop 224, ImageNet norm) of output "
         "and reference; several references: their mean.",
         "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",), family="dino"),
-     "masc_ui.metrics.dino:DinoImageScorer"),
+     "masc_ui.metrics.dino.dino_i:DinoImageScorer"),
     (MetricSpec(
         "vqascore", "VQAScore", (0.0, 1.0), True,
         'P("Yes") of a VLM asked \'Does this figure show "{prompt}"? Please answer yes or no.\' about the output '
         "(full prompt): CLIP-FlanT5 = exp(-mean cross-entropy of Yes+EOS, teacher-forced); chat VLMs = softmax "
         "of one forward's last logits at the first token of Yes.",
         "VQAScore (Lin et al., ECCV 2024); t2v_metrics", needs_prompt=True, backbone_settings=("vqa_model",), family="vqa"),
-     "masc_ui.metrics.vqascore:VQAScoreScorer"),
+     "masc_ui.metrics.vqa.vqascore:VQAScoreScorer"),
     (MetricSpec(
         "itmscore", "ITMScore", (0.0, 1.0), True,
         "softmax of BLIP-2's image-text matching head (logits averaged over the 32 queries)[match] for the output "
         "and the full prompt truncated to 35 tokens.",
         "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm", needs_prompt=True, backbone_settings=("itm_model",), family="vqa"),
-     "masc_ui.metrics.itmscore:ITMScoreScorer"),
+     "masc_ui.metrics.vqa.itmscore:ITMScoreScorer"),
     (MetricSpec(
         "facesim", "FaceSim", (0.0, 1.0), True,
         "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
         "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
         _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
         backbone_settings=("face_recognizer", "face_detector_dir"), family="faces"),
-     "masc_ui.metrics.facesim:FaceSimScorer"),
+     "masc_ui.metrics.faces.facesim:FaceSimScorer"),
     (MetricSpec(
         "facescore", "FaceScore", (-math.inf, math.inf), True,
         "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
         "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
         "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights"), family="faces"),
-     "masc_ui.metrics.facescore:FaceScoreScorer"),
+     "masc_ui.metrics.faces.facescore:FaceScoreScorer"),
     (MetricSpec(
         "artscore", "ArtScore", (-math.inf, math.inf), True,
         "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
         "artwork; only relative values (rankings) mean something.",
         "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",), family="quality"),
-     "masc_ui.metrics.artscore:ArtScoreScorer"),
+     "masc_ui.metrics.quality.artscore:ArtScoreScorer"),
     (MetricSpec(
         "gmescore", "GmeScore", _COS, True,
         "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
         "embedding of the prompt (query instruction) and of each frame; multimodal (M-RoPE) position ids.",
         _OPENS2V, needs_prompt=True, backbone_settings=("gme_model",), media="video", family="video"),
-     "masc_ui.metrics.gmescore:GmeScoreScorer"),
+     "masc_ui.metrics.video.gmescore:GmeScoreScorer"),
     (MetricSpec(
         "nexusscore", "NexusScore", (0.0, 1.0), True,
         "32 frames; per frame and reference, image-prompted detection (OWLv2 standing in for YOLO-World); crops with "
@@ -125,14 +125,14 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         "the reference; mean of the kept similarities divided by the number of frames with a detection (v1.1 rule, "
         "OpenS2V issue #36).",
         _OPENS2V, needs_reference=True, backbone_settings=("gme_model", "nexus_detector"), media="video", family="video"),
-     "masc_ui.metrics.nexusscore:NexusScoreScorer"),
+     "masc_ui.metrics.video.nexusscore:NexusScoreScorer"),
     (MetricSpec(
         "naturalscore", "NaturalScore", (0.0, 1.0), True,
         "An OpenAI-compatible chat model (default gpt-4o-2024-11-20) rates 16 frames (i * (T // 16), long side 512, "
         "JPEG) on OpenS2V's 1-5 realism rubric; 3 calls averaged; (x - 1) / 4.",
         _OPENS2V, backbone_settings=("judge_model", "judge_base_url", "judge_temperature", "judge_seed"),
         media="video", family="video"),
-     "masc_ui.metrics.naturalscore:NaturalScoreScorer"),
+     "masc_ui.metrics.video.naturalscore:NaturalScoreScorer"),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
 _FACTORIES = {spec.name: factory for spec, factory in _METRICS}
@@ -209,7 +209,7 @@ def metrics_for(samples: Sequence[Any], settings: Settings | None = None, *,
     specs = list_metrics(None if video else "image")
     if video and settings is not None:
         from ..errors import ModelUnavailableError
-        from .judge import JudgeConfig
+        from .judges.client import JudgeConfig
 
         try:
             JudgeConfig.from_settings(settings)
@@ -237,12 +237,12 @@ def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], setting
 
     Image outputs go through in chunks of `chunk_size`; within a chunk each backbone encodes each distinct image
     once (CLIP-I, CLIP-I-Seg, CLIP-T and CLIPScore share the CLIP embedding cache) and CP and PF come from one MaSC
-    pass. A video output gets every image metric per sampled frame (`masc_ui.metrics.video_frames`: the frames of a
+    pass. A video output gets every image metric per sampled frame (`masc_ui.metrics.video.frames`: the frames of a
     video through each backbone together, mean over frames) and the video metrics (GmeScore, NexusScore,
     NaturalScore); a video metric of an image output is NaN (or an `InputError` with `missing="raise"`). Inputs are
     checked for every metric before any model runs (see `Scorer.score`)."""
-    from .video_frames import as_video_sample, score_videos
-    from .video_sample import check_video_inputs
+    from .video.frames import as_video_sample, score_videos
+    from .video.sample import check_video_inputs
 
     samples = list(samples)
     wanted = resolve_metric_names(names, samples, settings)
@@ -311,9 +311,9 @@ def _nan(name: str, reason: str) -> MetricValue:
 def score_video_metrics(samples: Sequence[Any], names: str | Iterable[str], settings: Settings,
                         models: ModelRegistry | None = None, *, missing: str = "raise") -> dict[str, list[MetricValue]]:
     """Every requested video metric (`"all"` = gmescore, nexusscore, naturalscore) for every
-    `masc_ui.metrics.video_sample.VideoSample`: name -> one `MetricValue` per sample, in order. GmeScore and
+    `masc_ui.metrics.video.sample.VideoSample`: name -> one `MetricValue` per sample, in order. GmeScore and
     NexusScore share one GME embedder (and its caches). Inputs are checked for every metric before any model runs."""
-    from .video_sample import check_video_inputs
+    from .video.sample import check_video_inputs
 
     wanted = parse_metric_names(names, media="video")
     models = models if models is not None else ModelRegistry()

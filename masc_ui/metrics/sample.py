@@ -22,8 +22,8 @@ class Sample:
     not drawn; `ref_masks[i]` belongs to `refs[i]` (an empty tuple = no reference masks).
 
     The output may be a video (`masc_ui.imaging.InputVideo`, from `open_video`; kept as it is): every image metric
-    then applies to its sampled frames (`masc_ui.metrics.video_frames`) and the video metrics apply to it. Its
-    `out_mask` is then a `masc_ui.metrics.frame_masks.FrameMasks` (the mask of each frame, and how it was made), or
+    then applies to its sampled frames (`masc_ui.metrics.video.frames`) and the video metrics apply to it. Its
+    `out_mask` is then a `masc_ui.metrics.video.frame_masks.FrameMasks` (the mask of each frame, and how it was made), or
     a 2-D array = one mask reused on every frame (`FrameMasks.static`).
 
     Raises `InputError` naming `Sample.refs[i]` / `Sample.out` for an image that cannot be read.

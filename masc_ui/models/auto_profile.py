@@ -16,7 +16,7 @@ from ..settings import Settings
 from .hub_probe import PROBE_TIMEOUT_S, cached_config, hub_endpoint, hub_offline, hub_unreachable
 from .loading import is_local, load_pretrained
 from .profiles import DEMO_NAMES, ModelIds, model_ids
-from .registry import ModelRegistry
+from .loaded_models import ModelRegistry
 
 CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 """The metric backbones whose configs `auto` tries to load; segmentation models are checked by their own loaders."""

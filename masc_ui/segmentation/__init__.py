@@ -15,7 +15,7 @@ from .masks import (as_bool_mask, clean_mask, mask_fraction, mask_from_editor, m
 from .sam_checkpoints import OFFICIAL_CHECKPOINTS, CheckpointSource, download_checkpoint, resolve_checkpoint
 from .sam_background import EncodeCancelled, PreEncode
 from .sam_service import ImageEmbedding, SamPrediction, SamService
-from ..models.sam_variants import SAM_ARCHITECTURES, SAM_BUILDERS, SamArchitecture, build_sam, list_sam_variants
+from ..models.nets.sam_variants import SAM_ARCHITECTURES, SAM_BUILDERS, SamArchitecture, build_sam, list_sam_variants
 from .text_segmenter import DEFAULT_SAM3, TextSegmentation, TextSegmenter, combine_instances, segment_by_text
 
 __all__ = [

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..models.profiles import model_ids
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .sam_service import SamService
 from .text_segmenter import TextSegmenter

@@ -19,7 +19,7 @@ from typing import Callable, BinaryIO
 from tqdm import tqdm
 
 from ..errors import ModelUnavailableError
-from ..models.sam_variants import SAM_ARCHITECTURES
+from ..models.nets.sam_variants import SAM_ARCHITECTURES
 
 _CHUNK = 1 << 20
 

@@ -31,14 +31,14 @@ from ..errors import InputError
 from ..imaging import InputImage, as_input_image
 from ..models.loading import pick_device
 from ..models.precision import precision_policy
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_attention import use_sdpa_attention
 from .sam_background import EncodeCancelled, ImageEmbedding, PreEncode, encode_cancellable
 from .sam_checkpoints import resolve_checkpoint
-from ..models.sam_variants import build_sam, sam_architecture
+from ..models.nets.sam_variants import build_sam, sam_architecture
 
 
 @dataclass(frozen=True)

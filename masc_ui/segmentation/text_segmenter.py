@@ -19,7 +19,7 @@ from PIL import Image
 from ..errors import InputError
 from ..imaging import InputImage, as_input_image
 from ..models.loading import load_pretrained, pick_device, pick_dtype
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 
 DEFAULT_SAM3 = "facebook/sam3"
 

@@ -5,7 +5,7 @@ The video on screen lives in the mask session (`MaskSession.video`, a `VideoSess
 Explain (of the selected frame), Save, the "out of date" note and Browse's Open see it like the output image. The
 video's mask is drawn (brush) on one frame and reused unchanged on every frame, or segmented from the subject's name
 in each sampled frame; like the images' masks it is never replaced silently (offered, undoable). The rule in force
-is stated on screen and recorded in provenance (`masc_ui.metrics.frame_masks`).
+is stated on screen and recorded in provenance (`masc_ui.metrics.video.frame_masks`).
 
 The handlers are plain functions of `(wb, VideoSession, ...)` (tested directly); `video_events` connects them.
 """
@@ -21,7 +21,7 @@ from gradio.data_classes import FileData
 from .. import overlays
 from ..errors import InputError
 from ..imaging import InputVideo
-from ..metrics.frame_masks import FrameMasks
+from ..metrics.video.frame_masks import FrameMasks
 from ..workbench import ScoreReport, Workbench
 from ..workbench.explain import Explanation
 from ..workbench.video_session import VideoSession

@@ -16,7 +16,7 @@
 - `examples`, `users`, `profile`, `status`: example pairs, rater logins, the profile in use, the status line;
 - `workbench`: `Workbench`, the use cases of one process over one Settings and one ModelRegistry.
 
-Only this package (and `masc_ui.datasets.ingest`) imports `storage`; nothing here imports gradio.
+Only this package (and `masc_ui.workbench.ingest`) imports `storage`; nothing here imports gradio.
 `from masc_ui.workbench import Workbench` loads the models' side lazily, so a use case such as `records` can be
 imported without torch.
 """

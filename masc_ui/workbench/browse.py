@@ -16,10 +16,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo, VideoLimits, load_mask_file, open_image, open_media, poster_frame
-from ..metrics.frame_masks import FrameMasks
+from ..metrics.video.frame_masks import FrameMasks
 from ..settings import Settings
 from .database import Database
-from .records import MASK_SOURCE_TO_STORE, target_of
+from .recorder import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")

@@ -70,7 +70,7 @@ class CatalogueExplanations:
 
 
 def explain_vqascore(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
-    """The question and the answer probabilities VQAScore's extras hold (`masc_ui.metrics.vqascore`)."""
+    """The question and the answer probabilities VQAScore's extras hold (`masc_ui.metrics.vqa.vqascore`)."""
     ex = _base(value)
     extras = value.extras or {}
     params = (value.provenance or {}).get("params", {})
@@ -88,7 +88,7 @@ def explain_vqascore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
 
 
 def explain_itmscore(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
-    """P(match) of the ITM head and the prompt's token count (`masc_ui.metrics.itmscore`)."""
+    """P(match) of the ITM head and the prompt's token count (`masc_ui.metrics.vqa.itmscore`)."""
     ex = _base(value)
     extras = value.extras or {}
     if ex.value is not None:

@@ -1,7 +1,7 @@
 """The database as the use cases see it: one `storage.Store` per process, opened on first use, its errors
 turned into `StoreError` (a `WorkbenchError` the UI and CLI show as they are), and database upkeep.
 
-Only the use cases in this package (and the importers' `masc_ui.datasets.ingest`) touch `storage`.
+Only the use cases in this package (and the importers' `masc_ui.workbench.ingest`) touch `storage`.
 """
 from __future__ import annotations
 

@@ -29,12 +29,12 @@ class Imports:
 
     def ingest(self, parsed: Any, *, user: str | None, dataset: str, fmt: str,
                progress: Callable[[int], None] | None = None, for_rating: bool | None = None) -> list[Any]:
-        """Store `parsed` (see `masc_ui.datasets.ingest.ingest_all`); one `ImportSummary` per dataset.
+        """Store `parsed` (see `masc_ui.workbench.ingest.ingest_all`); one `ImportSummary` per dataset.
 
         `for_rating`: True marks every dataset the import fills for rating, False unmarks them, None (the
         default) marks the datasets this import creates and leaves the mark of existing ones as it is (so a
         re-import never undoes an admin's choice). Each summary's notes say what was done."""
-        from ..datasets.ingest import ingest_all
+        from .ingest import ingest_all
         from ..imaging import VideoLimits
 
         before = {d.name: d.for_rating for d in self._database.run(lambda store: store.samples.datasets())}

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo, read_frames
-from ..metrics.frame_masks import FrameMasks
-from ..models.registry import ModelRegistry
+from ..metrics.video.frame_masks import FrameMasks
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .mask_sources import SOURCES, source_words
 from .video_session import VideoSession
@@ -412,7 +412,7 @@ class Segmentation:
         """A mask of `subject` in each frame of `video` that the image metrics score (`settings.video_frames`,
         linspace), by SAM 3 from the name (`FrameMasks` method `text`; frames where the mask is doubtful are listed in
         its params)."""
-        from ..metrics.video_frames import image_metric_frames
+        from ..metrics.video.frames import image_metric_frames
         from ..segmentation import build_text_segmenter
 
         if not subject or not subject.strip():

@@ -28,7 +28,7 @@ from ..analysis import (BradleyTerryFit, EloRatings, Estimate, PairRaterAgreemen
 from ..analysis.bootstrap import check_resamples
 from ..analysis.pairwise_data import PairJudgment
 from ..errors import InputError
-from ..metrics.records import json_safe
+from ..metrics.value_records import json_safe
 from .agreement import MAX_BOOTSTRAP, shown_name
 from .database import Database
 from .ratings import CRITERION_NAMES, criteria

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..models.auto_profile import resolve_auto_profile
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 
 

@@ -4,7 +4,7 @@ results cached per sample content), explain MaSC with patch maps on the same eng
 Images arrive as `InputImage`s decoded once at the edge (upload, CLI file, database blob); every cache below
 them (the result cache here, MaSC's encodings, the CLIP/DINO/PickScore embeddings) keys by their `sha256`. The
 output may be a video (`InputVideo`, same identity rule): the same calls score it (every image metric per frame,
-the video metrics), see `masc_ui.metrics.video_frames`.
+the video metrics), see `masc_ui.metrics.video.frames`.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import numpy as np
 from ..caching import LruCache
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo, VideoLimits, as_mask_array, load_mask_file, open_image, open_media
-from ..metrics.frame_masks import FrameMasks
+from ..metrics.video.frame_masks import FrameMasks
 from ..metrics.sample import MetricValue, Sample
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
 from .text_input import check_text_input
@@ -257,7 +257,7 @@ class Scoring:
     def masc_record(self, sample: Sample, *, user: str | None) -> dict[str, Any]:
         """MaSC CP and PF of `sample` with every diagnostic, as `{"cp", "pf", "extras"}` (NaN as None; extras
         hold the provenance), on the settings' engine (`masc-ui score`)."""
-        from ..metrics.masc_factory import build_masc, result_record
+        from ..metrics.masc.factory import build_masc, result_record
 
         return result_record(build_masc(self.settings, self.models).score_many([sample])[0])
 

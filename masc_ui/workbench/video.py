@@ -49,7 +49,7 @@ class VideoViews:
     def sampled_frames(self, video: InputVideo) -> list[VideoFrame]:
         """The frames the image metrics score (`settings.video_frames`, linspace; each index once), decoded, with
         their times: the Score tab's frame strip."""
-        from ..metrics.video_frames import image_metric_frames
+        from ..metrics.video.frames import image_metric_frames
 
         indices = sorted(set(image_metric_frames(self.settings).indices(video.frame_count)))
         return read_frames(video, indices)
@@ -78,7 +78,7 @@ class VideoViews:
     def frame_sample(self, sample: Sample, index: int) -> Sample:
         """Frame `index` of `sample`'s video as an image sample (same references, masks, prompt; the frame's own
         output mask), what Explain draws overlays on."""
-        from ..metrics.video_frames import frame_sample
+        from ..metrics.video.frames import frame_sample
 
         if not sample.is_video:
             raise InputError("the output is an image, not a video: there are no frames to choose from")

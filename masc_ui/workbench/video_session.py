@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..imaging import InputVideo, VideoFrame
-from ..metrics.frame_masks import FrameMasks
+from ..metrics.video.frame_masks import FrameMasks
 from .mask_sources import source_words
 
 VIDEO_MASK_HISTORY = 10

@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..metrics.sample import Sample
 from ..models.loading import pick_device
 from ..models.precision import precision_policy
-from ..models.registry import ModelRegistry
+from ..models.loaded_models import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
 from .browse import StoredSamples
@@ -22,7 +22,7 @@ from .masks import Segmentation
 from .pairwise import PairwiseTasks
 from .profile import ResolvedProfile, resolve_profile
 from .ratings import RatingTasks
-from .records import Recorder, Saved
+from .recorder import Recorder, Saved
 from .scoring import Progress, ScoreReport, Scoring
 from .status import Status, loaded_models, persistence_warning
 from .text_input import check_text_input
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from ..imaging import InputImage, InputVideo, VideoFrame
     from .catalogue_explain import CatalogueExplanations
-    from ..metrics.frame_masks import FrameMasks
+    from ..metrics.video.frame_masks import FrameMasks
 
 
 class Workbench:

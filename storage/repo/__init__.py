@@ -1,2 +1,2 @@
 """Repositories: the only code that reads or writes SQL. Each public method is one transaction and
-returns plain records (`storage.records`). Reach them through a `Store` (`store.samples`, ...)."""
+returns plain records (`storage.record_types`). Reach them through a `Store` (`store.samples`, ...)."""

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..errors import InvalidInput, NotFound, StorageError
-from ..records import RaterRecord, RatingRecord, SampleRecord
+from ..record_types import RaterRecord, RatingRecord, SampleRecord
 
 IN_CHUNK = 5000
 """Largest IN (...) list sent at once (SQLite limits bound parameters)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import schema as t
-from ..records import SampleRow
+from ..record_types import SampleRow
 from ..transactions import Transactions
 from ._common import sample_filters
 from .views import sample_rows

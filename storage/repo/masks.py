@@ -12,7 +12,7 @@ from .. import schema as t
 from ..blobs import BlobStore, sha256_hex, sniff_media_type
 from ..errors import InvalidInput, NotFound
 from ..provenance import json_safe
-from ..records import MaskRecord
+from ..record_types import MaskRecord
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_timestamp, chunks, insert_ignore, require_sample,
                       utcnow)

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..errors import InvalidInput
 from ..provenance import as_provenance, json_safe, provenance_key
-from ..records import MetricInput, MetricValueRecord, Provenance
+from ..record_types import MetricInput, MetricValueRecord, Provenance
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_text, check_timestamp, chunks, dataset_id,
                       insert_returning_id, require_sample, utcnow)

@@ -24,7 +24,7 @@ from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
 from ..pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
                             PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
-from ..records import RaterRecord
+from ..record_types import RaterRecord
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_seconds, check_text, check_timestamp, dataset_id,
                       insert_ignore, rater_row, require_sample, utcnow)

@@ -13,7 +13,7 @@ import threading
 
 from sqlalchemy.orm import Session
 
-from ..records import RaterRecord
+from ..record_types import RaterRecord
 from ._common import rater_row
 
 

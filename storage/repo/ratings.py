@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
-from ..records import ExternalRating, RaterRecord, RatingRecord, RatingRevision
+from ..record_types import ExternalRating, RaterRecord, RatingRecord, RatingRevision
 from ..transactions import Transactions
 from . import completion
 from ._common import (check_int, check_optional_text, check_seconds, check_text, chunks, dataset_id, insert_ignore,

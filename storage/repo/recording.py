@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..blobs import BlobStore, check_sha256, sha256_hex, sniff_media_type
 from ..errors import InvalidInput
-from ..records import ImageInput, MaskInput, MaskRecord, RecordInput, Recorded, SampleInput, ValueInput
+from ..record_types import ImageInput, MaskInput, MaskRecord, RecordInput, Recorded, SampleInput, ValueInput
 from ..transactions import Transactions
 from ._common import check_int, insert_ignore, load_samples, require_sample, utcnow
 from .masks import PreparedMask, add_version, current_of, newest_with_content, prepare_mask

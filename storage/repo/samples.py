@@ -14,7 +14,7 @@ from .. import schema as t
 from ..blobs import check_sha256
 from ..errors import Conflict, DuplicateKey, InvalidInput, NotFound
 from ..provenance import canonical_json, json_safe
-from ..records import DatasetRecord, SampleRecord, SubjectRecord
+from ..record_types import DatasetRecord, SampleRecord, SubjectRecord
 from ..transactions import Transactions
 from ._common import (check_int, check_optional_text, check_text, chunks, dataset_id, insert_ignore,
                       load_samples, sample_filters, utcnow)

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ..records import Progress, RaterRecord, Task
+from ..record_types import Progress, RaterRecord, Task
 from ..transactions import Transactions
 from ._common import check_int, dataset_id, load_sample, rating_record
 from .rater_rows import RaterRows
@@ -75,7 +75,7 @@ class TaskRepository:
 
     def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
                  for_rating_only: bool = False) -> Progress:
-        """Counts for the rater's progress bar (see `storage.records.Progress`)."""
+        """Counts for the rater's progress bar (see `storage.record_types.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
         return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only).progress(overlap_k))

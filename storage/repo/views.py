@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ..records import SampleRow
+from ..record_types import SampleRow
 from ..transactions import Transactions
 from ._common import check_int, chunks, load_samples, sample_filters
 from .metrics import latest_values

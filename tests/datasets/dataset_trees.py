@@ -88,7 +88,7 @@ def write_manifest(folder: Path, subjects: int = 2, outputs: int = 3, masks: boo
 
 def import_manifest(store, dataset: str, manifest: Path) -> None:
     from masc_ui.datasets import read_layout
-    from masc_ui.datasets.ingest import ingest
+    from masc_ui.workbench.ingest import ingest
 
     summary = ingest(store, dataset, "manifest", read_layout("manifest", manifest))
     assert summary.problems == [], summary.problems

@@ -9,7 +9,7 @@ from dataset_trees import write_dreambench
 from masc_ui.analysis import RATING_0_4
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
-from masc_ui.datasets.ingest import ingest
+from masc_ui.workbench.ingest import ingest
 from masc_ui.errors import InputError
 from storage import open_store
 

@@ -10,11 +10,11 @@ import pytest
 from dataset_trees import write_dreambench
 
 from masc_ui.analysis import HUMANS, agreement_table
-from masc_ui.batch import BatchOptions, run_batch
+from masc_ui.workbench.batch import BatchOptions, run_batch
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
-from masc_ui.datasets.ingest import ingest
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.workbench.ingest import ingest
+from masc_ui.models.loaded_models import ModelRegistry
 from storage import open_store
 
 

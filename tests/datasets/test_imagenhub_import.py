@@ -14,7 +14,7 @@ from masc_ui.analysis.imagenhub import summarize_data, with_overall
 from masc_ui.cli import main
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
-from masc_ui.datasets.ingest import ingest_all
+from masc_ui.workbench.ingest import ingest_all
 from storage import open_store
 from imagenhub_expected import FIELDS, NOTEBOOK_KAPPAS  # noqa: E402
 

@@ -182,7 +182,7 @@ def test_a_stored_mask_of_another_size_is_stretched_with_a_warning(browser, app_
     Image.open(COFFEE / "out.jpg").resize((780, 780)).save(big)
     small_mask = np.zeros((60, 100), bool)
     small_mask[10:50, 20:80] = True
-    from masc_ui.workbench.records import NewSample, ScoredSample, UsedMask
+    from masc_ui.workbench.recorder import NewSample, ScoredSample, UsedMask
 
     # Save refuses such a mask: it is put in storage directly, as an older import could have.
     sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup")

@@ -14,13 +14,13 @@ from skimage import data
 
 from masc_ui.imaging import open_image, open_video
 from masc_ui.metrics import MaSC
-from masc_ui.metrics import masc_encoding
+from masc_ui.metrics.masc import encoding as masc_encoding
 from masc_ui.metrics.registry import get_scorer, list_metrics, metric_names, score_metrics
 from masc_ui.metrics.sample import Sample
-from masc_ui.metrics.video_sample import VideoSample
+from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models import precision
 from masc_ui.models.precision import HardwareReport
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
 
 COSINE_TOLERANCE = 1e-2
@@ -158,7 +158,7 @@ def test_bfloat16_and_float32_engines_never_share(demo_weights):
 
 
 def test_auto_follows_the_capability_report(demo_settings, monkeypatch):
-    from masc_ui.metrics.masc_factory import build_masc
+    from masc_ui.metrics.masc.factory import build_masc
 
     monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_amx=True))
     assert build_masc(demo_settings.replace(dtype="auto")).backbone.dtype == torch.bfloat16
@@ -212,7 +212,7 @@ def test_cpu_forwards_are_capped_and_still_equal_one_at_a_time(demo_weights, mon
 
 def test_pickscore_keeps_its_float32_temperature_in_bfloat16(demo_settings):
     """exp(logit_scale) is read before the cast: bfloat16 would store log(100) as 4.59375, a scale of 98.9."""
-    from masc_ui.metrics.clip_backbone import load_clip_backbone
+    from masc_ui.metrics.clip.backbone import load_clip_backbone
     from masc_ui.models.profiles import model_ids
 
     ids = model_ids(demo_settings)

@@ -15,7 +15,7 @@ from masc_ui.metrics.base import MetricSpec
 from masc_ui.metrics.registry import (external_metric_spec, get_scorer, get_spec, list_metrics, parse_metric_names,
                                       score_metrics)
 from masc_ui.metrics.sample import MetricValue, Sample
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 
 NAMES = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i", "vqascore", "itmscore", "facesim", "facescore",
          "artscore"]
@@ -121,7 +121,7 @@ def test_one_interface_for_all(demo_settings):
 
 
 def test_cp_pf_equal_the_engine(demo_settings, demo_weights):
-    from masc_ui.metrics.masc import MaSC
+    from masc_ui.metrics.masc.engine import MaSC
 
     ref = _image(50)
     samples = [_sample(0, ref), _sample(1, ref), Sample(refs=(ref, _image(51)), out=_image(2), prompt="a cat",
@@ -137,7 +137,7 @@ def test_cp_pf_equal_the_engine(demo_settings, demo_weights):
 
 
 def test_cp_pf_one_engine_pass_and_nan_reasons(demo_settings, monkeypatch):
-    from masc_ui.metrics.masc import MaSC
+    from masc_ui.metrics.masc.engine import MaSC
 
     calls = []
     real = MaSC.score_many
@@ -162,7 +162,7 @@ def test_cp_pf_missing_inputs(demo_settings):
 
 
 def test_score_metrics_checks_every_metric_before_running(demo_settings, monkeypatch):
-    from masc_ui.metrics import clip_backbone
+    from masc_ui.metrics.clip import backbone as clip_backbone
 
     monkeypatch.setattr(clip_backbone, "load_clip_backbone", lambda *a, **k: pytest.fail("loaded a model"))
     with pytest.raises(InputError, match="clip_t needs prompt"):
@@ -172,8 +172,8 @@ def test_score_metrics_checks_every_metric_before_running(demo_settings, monkeyp
 def test_one_forward_per_image_per_backbone(demo_settings):
     """N outputs sharing one reference: CLIP-I, CLIP-I-Seg, CLIP-T and CLIPScore together encode each distinct
     image once (N outputs + 1 reference + N segmented crops) and each distinct prompt once."""
-    from masc_ui.metrics.clip_family import ClipScorer
-    from masc_ui.metrics.dino import DinoImageScorer
+    from masc_ui.metrics.clip.family import ClipScorer
+    from masc_ui.metrics.dino.dino_i import DinoImageScorer
 
     models = ModelRegistry()
     ref = _image(60)
@@ -196,7 +196,7 @@ def test_one_forward_per_image_per_backbone(demo_settings):
 
 
 def test_models_load_once_across_threads(demo_settings, monkeypatch):
-    from masc_ui.metrics import clip_backbone
+    from masc_ui.metrics.clip import backbone as clip_backbone
 
     loads = []
     real = clip_backbone.load_clip_backbone
@@ -233,7 +233,7 @@ def test_score_metrics_params_and_order(demo_settings):
 
 def test_every_scorers_provenance_is_storable_as_is(demo_settings):
     """Storage keeps exactly six provenance keys and refuses others; scorer-specific details live in params."""
-    from storage.records import Provenance
+    from storage.record_types import Provenance
 
     models = ModelRegistry()
     for spec in list_metrics():

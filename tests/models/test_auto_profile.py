@@ -19,7 +19,7 @@ from huggingface_hub import constants as hub_constants
 from masc_ui.models import auto_profile, hub_probe
 from masc_ui.models.auto_profile import CHECKED, effective_model_ids, resolve_auto_profile
 from masc_ui.models.profiles import PAPER
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.settings import Settings
 from masc_ui.ui.launch import free_port
 

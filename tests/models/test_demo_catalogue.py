@@ -34,9 +34,9 @@ class _Records(logging.Handler):
 
 
 def test_real_loaders_load_them_without_warnings(demo_weights):
-    from masc_ui.metrics.blip2_itm import load_blip2_itm
-    from masc_ui.metrics.vqa_chat_vlm import load_chat_vlm_vqa
-    from masc_ui.metrics.vqa_clip_flant5 import load_clip_flant5_vqa
+    from masc_ui.metrics.vqa.blip2_itm import load_blip2_itm
+    from masc_ui.metrics.vqa.chat_vlm import load_chat_vlm_vqa
+    from masc_ui.metrics.vqa.clip_flant5 import load_clip_flant5_vqa
 
     handler = _Records()
     logger = logging.getLogger("transformers")

@@ -50,7 +50,7 @@ def _model_class(folder: Path):
 
     config = json.loads((folder / "config.json").read_text())
     if config.get("model_type") == "clip_t5":
-        from masc_ui.models.clip_flant5 import ClipFlanT5
+        from masc_ui.models.nets.clip_flant5 import ClipFlanT5
 
         return ClipFlanT5
     return getattr(transformers, config["architectures"][0])
@@ -60,7 +60,7 @@ def _config_class(folder: Path):
     from transformers import AutoConfig
 
     if json.loads((folder / "config.json").read_text()).get("model_type") == "clip_t5":
-        from masc_ui.metrics.vqascore import CheckpointConfig
+        from masc_ui.metrics.vqa.vqascore import CheckpointConfig
 
         return CheckpointConfig
     return AutoConfig
@@ -76,7 +76,7 @@ def test_demo_checkpoint_writes_and_loads_quietly(name: str, tmp_path: Path):
         return  # a state dict in its released layout (SAM, faces, ArtScore...): no transformers config to load
     with captured() as (records, text, caught):
         config = load_pretrained(_config_class(folder), str(folder), what=name)
-        # DINO is loaded without ViT's pooling layer, as `masc_ui.metrics.dino` does (DINO ships none)
+        # DINO is loaded without ViT's pooling layer, as `masc_ui.metrics.dino.dino_i` does (DINO ships none)
         extra = {"add_pooling_layer": False} if getattr(config, "model_type", None) == "vit" else {}
         load_pretrained(_model_class(folder), str(folder), what=name, **extra)
     assert records.messages == [], records.messages

@@ -9,7 +9,7 @@ import torch
 from segment_anything import SamPredictor
 
 from masc_ui.errors import InputError, ModelUnavailableError
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.segmentation import SamService, build_sam_service
 
 
@@ -192,7 +192,7 @@ def test_an_input_image_is_keyed_by_its_hash_without_encoding_again(service, mak
     the embedding; the same file's bytes decoded again give the same key (one identity)."""
     import io
 
-    import masc_ui.imaging as imaging
+    import masc_ui.imaging.images as imaging
     from masc_ui.imaging import open_image
 
     buf = io.BytesIO()

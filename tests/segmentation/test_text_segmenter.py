@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from masc_ui.errors import InputError, ModelUnavailableError
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.segmentation import TextSegmenter, build_text_segmenter, combine_instances, segment_by_text
 
 

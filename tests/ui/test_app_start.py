@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [["app.py"], ["-m", "masc_ui.cli", "serve"]], ids=["app.py", "masc-ui serve"])
+@pytest.mark.parametrize("command", [["app.py"], ["-m", "masc_ui", "serve"]], ids=["app.py", "masc-ui serve"])
 def test_app_starts_offline_on_demo_weights(tmp_path: Path, command: list[str]):
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MASC_PROFILE": "auto",

@@ -10,7 +10,7 @@ from PIL import Image
 
 from masc_ui.errors import InputError
 from masc_ui.imaging import InputVideo
-from masc_ui.metrics.frame_masks import FrameMasks
+from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.ui import score_actions, video_media, video_panel
 from masc_ui.ui.score_table import frame_notes, score_table_html
 from masc_ui.ui.upload import UploadRefused

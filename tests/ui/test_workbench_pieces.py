@@ -166,7 +166,7 @@ def test_saved_values_record_only_the_masks_they_were_computed_with(demo_setting
 
     from masc_ui.metrics.sample import Sample
     from masc_ui.workbench.database import Database
-    from masc_ui.workbench.records import Recorder
+    from masc_ui.workbench.recorder import Recorder
 
     ref = Image.new("RGB", (32, 32), (200, 30, 30))
     out = Image.new("RGB", (32, 32), (30, 200, 30))

@@ -14,7 +14,7 @@ from dataset_trees import write_dreambench  # noqa: E402
 
 from masc_ui.cli import main  # noqa: E402
 from masc_ui.datasets import read_layout  # noqa: E402
-from masc_ui.datasets.ingest import ingest  # noqa: E402
+from masc_ui.workbench.ingest import ingest  # noqa: E402
 from masc_ui.workbench.agreement import agreement_report  # noqa: E402
 from masc_ui.workbench.database import Database  # noqa: E402
 from storage import open_store  # noqa: E402

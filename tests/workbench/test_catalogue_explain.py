@@ -12,7 +12,7 @@ from masc_ui.metrics.faces.alignment import aligned_face
 from masc_ui.metrics.faces.drawing import BOX_COLOUR
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.registry import get_scorer
-from masc_ui.metrics.vqa_questions import clip_flant5_question
+from masc_ui.metrics.vqa.questions import clip_flant5_question
 from masc_ui.workbench import Workbench
 from masc_ui.workbench.catalogue_explain import EXPLAINERS, code_span, explain_catalogue
 from masc_ui.workbench.users import AccessDenied

@@ -29,7 +29,7 @@ def _env() -> dict[str, str]:
 
 def _together(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
     """Start every command at once, wait for all; their outputs."""
-    procs = [subprocess.Popen([sys.executable, "-m", "masc_ui.cli", *c], cwd=ROOT, env=_env(), text=True,
+    procs = [subprocess.Popen([sys.executable, "-m", "masc_ui", *c], cwd=ROOT, env=_env(), text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands]
     done = []
     for proc in procs:

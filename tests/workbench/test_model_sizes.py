@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from masc_ui.metrics.registry import get_spec, list_metrics
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.settings import Settings
 from masc_ui.workbench import Workbench
 from masc_ui.workbench.model_sizes import (CHECKPOINT_FIELDS, PUBLISHED_PARAMETERS, checkpoint_size, human_bytes,

@@ -15,7 +15,7 @@ from masc_ui.imaging import open_video, poster_frame, read_frames
 from masc_ui.settings import Settings
 from masc_ui.workbench.database import Database
 from masc_ui.workbench.pairwise import PairwiseTasks, output_kind, plan_of
-from masc_ui.workbench.records import video_info
+from masc_ui.workbench.recorder import video_info
 from storage import PairChoice, open_store
 from tests.video_files import encode_video, synthetic_frames
 

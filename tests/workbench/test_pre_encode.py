@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image
 
 from masc_ui.imaging import as_input_image
-from masc_ui.models.registry import ModelRegistry
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.segmentation import build_sam_service
 from masc_ui.workbench.masks import Segmentation
 

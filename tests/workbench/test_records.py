@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from masc_ui.batch import BatchOptions, run_batch
+from masc_ui.workbench.batch import BatchOptions, run_batch
 from masc_ui.errors import InputError
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.workbench import Workbench
 from masc_ui.workbench.examples import load_example
-from masc_ui.workbench.records import masks_used
+from masc_ui.workbench.recorder import masks_used
 
 SCORED = ("cp", "pf", "clip_i", "clip_i_seg", "dino_i")
 """Metrics that need reference masks, the output mask, or none."""

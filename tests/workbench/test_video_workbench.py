@@ -9,10 +9,10 @@ from PIL import Image
 
 from masc_ui.errors import InputError
 from masc_ui.imaging import InputImage, InputVideo, open_image
-from masc_ui.metrics.frame_masks import FrameMasks
+from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.workbench import Workbench
-from masc_ui.workbench.records import NewSample, ScoredSample
+from masc_ui.workbench.recorder import NewSample, ScoredSample
 from tests.video_files import encode_video, synthetic_frames
 
 METRICS = ["cp", "pf", "clip_i", "gmescore"]

@@ -23,7 +23,7 @@ from ...caching import LruCache
 from ...errors import ModelUnavailableError
 from ...imaging import InputImage
 from ...models.profiles import ModelIds
-from ...models.registry import ModelRegistry
+from ...models.loaded_models import ModelRegistry
 from ...models.weight_files import resolve_weights_file
 from ...settings import Settings
 from .types import FaceDetections
@@ -62,7 +62,8 @@ def _build_scrfd(weights: str | None, device: str) -> FaceDetector:
 
 
 def _build_retinaface(weights: str | None, device: str) -> FaceDetector:
-    from .retinaface import RetinaFaceDetector, load_retinaface
+    from ...models.nets.retinaface import load_retinaface
+    from .retinaface import RetinaFaceDetector
 
     return RetinaFaceDetector(load_retinaface(Path(weights or ""), device=device), weights=str(weights),
                               device=device)
@@ -108,7 +109,7 @@ def _choose_scrfd(settings: Settings, ids: ModelIds) -> DetectorChoice:
 
 
 def _choose_retinaface(settings: Settings, ids: ModelIds) -> DetectorChoice:
-    from .retinaface import RELEASED_FILE
+    from ...models.nets.retinaface import RELEASED_FILE
 
     if ids.retinaface:
         try:

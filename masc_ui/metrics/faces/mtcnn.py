@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .mtcnn_net import PACKAGE, PACKAGE_VERSION, load_networks
+from ...models.nets.mtcnn import PACKAGE, PACKAGE_VERSION, load_networks
 from .types import Face, FaceDetections
 
 MIN_FACE = 20

@@ -1,12 +1,12 @@
 """The RetinaFace detector of FaceScore (`batch_face.RetinaFace()`, MobileNet-0.25), run here on our torch
-module (`retinaface_net`) with batch-face's recipe:
+module (`masc_ui.models.nets.retinaface`) with batch-face's recipe:
 
 - input: the whole image at its own size, BGR float32 minus (104, 117, 123) (FaceScore reads the image with
   `cv2.imread` and passes `cv=False`, so the BGR pixels reach the network as trained);
 - anchors per stride s in (8, 16, 32) on a ceil(H/s) x ceil(W/s) grid, sizes (16, 32), (64, 128), (256, 512),
   centre ((col + 0.5) s, (row + 0.5) s); boxes decoded with variances (0.1, 0.2), landmarks with 0.1;
 - keep probability > 0.5, best 5000, NMS at IoU 0.4 (inclusive-pixel areas), best 750, sorted by score.
-FaceScore itself then keeps faces with score >= 0.9 (`masc_ui.metrics.facescore`).
+FaceScore itself then keeps faces with score >= 0.9 (`masc_ui.metrics.faces.facescore`).
 
 Images of the same size are detected in one batch; images of other sizes go in their own batches (padding
 would change the detections near the border).
@@ -14,15 +14,13 @@ would change the detections near the border).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from ...models.state_dicts import load_strict, read_state_dict
 from .boxes import nms
-from .retinaface_net import RetinaFaceMobileNet
+from ...models.nets.retinaface import RetinaFaceMobileNet
 from .types import Face, FaceDetections
 
 BGR_MEAN = (104.0, 117.0, 123.0)
@@ -33,18 +31,6 @@ THRESHOLD = 0.5
 TOP_K = 5000
 NMS_THRESHOLD = 0.4
 KEEP_TOP_K = 750
-RELEASED_FILE = "mobilenet0.25_Final.pth"
-
-
-def load_retinaface(path: Path, *, device: str = "cpu") -> RetinaFaceMobileNet:
-    """The network with the weights of `path` (the released file: optional `state_dict` wrapper and `module.`
-    prefixes are removed as batch-face does; then every key must match, see `load_strict`)."""
-    what = f"RetinaFace weights {path} (MASC_RETINAFACE_WEIGHTS)"
-    state = read_state_dict(path, what=what, wrapper_key="state_dict")
-    state = {k.removeprefix("module."): v for k, v in state.items()}
-    return load_strict(RetinaFaceMobileNet(), state, what=what).to(device).eval()
-
-
 class RetinaFaceDetector:
     """Faces with boxes, 5 landmarks and probabilities (> 0.5) from RetinaFace-MobileNet0.25."""
 

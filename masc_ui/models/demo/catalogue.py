@@ -1,5 +1,5 @@
 """Tiny random FaceScore and ArtScore checkpoints in their released file layouts, loaded back through the real
-loaders (`masc_ui.metrics.facescore_model`, `masc_ui.metrics.artscore`). Their numbers mean nothing.
+loaders (`masc_ui.models.nets.blip_reward`, `masc_ui.metrics.quality.artscore`). Their numbers mean nothing.
 
 - `build_facescore`: `FS_model.pt` (ImageReward module keys: `blip.visual_encoder.*` ViT 224/16 of width 64,
   2 blocks; `blip.text_encoder.*` BERT of width 32, 2 layers with cross-attention; `blip.vision_proj/text_proj`;
@@ -46,7 +46,7 @@ def build_tokenizer():
 def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None) -> None:
     """Write the tiny FaceScore checkpoint into `out_dir`; `text` / `vision` override the sizes (`TEXT`, `VISION`),
     e.g. for the benchmarks' base-size checkpoint."""
-    from ...metrics.facescore_model import (CONFIG_FILE, ITC_PROJECTION, MODEL_FILE, POSITION_IDS, FaceScoreModel,
+    from ..nets.blip_reward import (CONFIG_FILE, ITC_PROJECTION, MODEL_FILE, POSITION_IDS, FaceScoreModel,
                                             FaceScoreSizes, released_name)
 
     text_sizes, vision_sizes = {**TEXT, **(text or {})}, {**VISION, **(vision or {})}
@@ -72,7 +72,7 @@ def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, visio
 
 
 def build_artscore(out_dir: Path, seed: int) -> None:
-    from ...metrics.artscore import RELEASED_FILE, build_artscore_network
+    from ..nets.artscore import RELEASED_FILE, build_artscore_network
     from .faces import _randomize_batchnorm
 
     torch.manual_seed(seed)

@@ -59,7 +59,7 @@ def build(out_dir: Path, seed: int) -> None:
     """Write the tiny CLIP-FlanT5 (released layout, tokenizer, vision-tower folder) into `out_dir`."""
     from transformers import CLIPConfig, CLIPVisionModel
 
-    from ..clip_flant5 import ClipFlanT5, ClipFlanT5Spec, build_projector, flan_t5, released_state_dict, t5_config_from
+    from ..nets.clip_flant5 import ClipFlanT5, ClipFlanT5Spec, build_projector, flan_t5, released_state_dict, t5_config_from
 
     out_dir = Path(out_dir)
     tokenizer = build_tokenizer()

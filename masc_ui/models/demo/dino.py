@@ -3,7 +3,7 @@
 
 The saved image processor is a `ViTImageProcessor` with ImageNet mean/std, like the real checkpoint's. DINO-I
 reads only its mean/std; the geometry (resize 256 bicubic, centre crop 224) is METRICS.md's and lives in
-`masc_ui.metrics.dino`.
+`masc_ui.metrics.dino.dino_i`.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ TINY_IR = dict(stem=8, units=(1, 1, 1, 1), widths=(8, 16, 32, 64), embedding=64)
 
 
 def build_recognizer(out_dir: Path, seed: int) -> None:
-    from ...metrics.faces.recognizer import RELEASED_FILE, IRArchitecture, IRBackbone
+    from ..nets.ir import RELEASED_FILE, IRArchitecture, IRBackbone
 
     torch.manual_seed(seed)
     model = IRBackbone(IRArchitecture(**TINY_IR))
@@ -25,8 +25,8 @@ def build_recognizer(out_dir: Path, seed: int) -> None:
 
 
 def build_retinaface(out_dir: Path, seed: int) -> None:
-    from ...metrics.faces.retinaface import RELEASED_FILE
-    from ...metrics.faces.retinaface_net import RetinaFaceMobileNet
+    from ..nets.retinaface import RELEASED_FILE
+    from ..nets.retinaface import RetinaFaceMobileNet
 
     torch.manual_seed(seed)
     model = RetinaFaceMobileNet()

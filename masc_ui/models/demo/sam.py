@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from ..sam_variants import build_sam
+from ..nets.sam_variants import build_sam
 
 FILENAME = "sam_vit_tiny.pth"
 

@@ -18,7 +18,8 @@ from masc_ui.imaging import open_image
 from masc_ui.metrics.faces.boxes import nms
 from masc_ui.metrics.faces.detection import FaceDetectionService, choose_detector
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
-from masc_ui.metrics.faces.retinaface import RetinaFaceDetector, load_retinaface
+from masc_ui.metrics.faces.retinaface import RetinaFaceDetector
+from masc_ui.models.nets.retinaface import load_retinaface
 from masc_ui.metrics.faces.scrfd import ScrfdDetector
 from masc_ui.metrics.faces.types import Face
 from masc_ui.models.profiles import model_ids

@@ -16,7 +16,7 @@ from skimage import data
 
 from masc_ui.errors import ModelUnavailableError
 from masc_ui.imaging import open_image
-from masc_ui.metrics.faces import mtcnn_net
+from masc_ui.models.nets import mtcnn as mtcnn_net
 from masc_ui.metrics.faces.mtcnn import PACKAGE_ONET_THRESHOLD, MtcnnFaceDetector, nms
 
 RECORDED = {

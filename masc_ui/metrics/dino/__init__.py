@@ -1,0 +1,2 @@
+"""The DINO family: DINO-I (cosine of self-supervised ViT CLS embeddings).
+"""

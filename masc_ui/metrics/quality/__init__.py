@@ -1,0 +1,2 @@
+"""Quality and preference scores of one image (ArtScore).
+"""

@@ -1,0 +1,29 @@
+"""The scorer shell of the metrics computed on (output image, prompt) pairs by a `PairEngine` (VQAScore, ITMScore):
+inputs checked by `BackboneScorer`, the engine loaded once per process through the model registry, its per-pair
+values and extras wrapped with the provenance (the engine's `info.params` go into the provenance's params)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...imaging import as_input_image
+from ..backbone_scorer import BackboneScorer, Computed
+from .pair_engine import EngineInfo, PairEngine
+from ..sample import Sample
+
+
+class PairScorer(BackboneScorer):
+    """Scores each sample's output image against its full prompt; subclasses implement `_load_backbone`."""
+
+    def _compute(self, samples: list[Sample], backbone: PairEngine) -> list[Computed]:
+        images = [as_input_image(s.out, name=f"sample {i}'s output image") for i, s in enumerate(samples)]
+        scores = backbone.score(images, [s.prompt or "" for s in samples])
+        computed = []
+        for image, score in zip(images, scores):
+            extras = dict(score.extras)
+            if image.notes:
+                extras["image_notes"] = list(image.notes)
+            computed.append((score.value, score.reason, extras))
+        return computed
+
+    def _extra_provenance(self, info: EngineInfo) -> dict[str, Any]:
+        return dict(info.params)

@@ -1,0 +1,558 @@
+"""Dataset-scale scoring: every sample of a dataset that lacks a value for the current provenance, batched,
+resumable, sharded over processes.
+
+    masc-ui batch --dataset NAME --metrics cp,pf,clip_i [--masks stored|text|none]
+    accelerate launch --multi_gpu --num_processes 4 -m masc_ui batch --dataset NAME --metrics all --db postgresql+psycopg://...
+
+(`--multi_gpu` is Accelerate's torchrun launcher; with `--device cpu` the processes run on CPU with gloo.
+Accelerate's own `--cpu` flag starts several processes only through MPI (`mpirun`); without it, one.)
+
+What counts as done: a (sample, metric) whose stored values include one with the scorer's provenance key
+(model, revision, parameters, dtype; `storage.provenance_key`) computed with exactly the current masks the
+metric uses (CP: the reference masks, PF: the output mask; `store.metrics.scored_samples`). A new mask
+version makes only the metrics that use it stale. Values of a chunk are written in one transaction after it is scored, so an
+interrupted run (Ctrl-C, kill, power cut) loses at most the chunk in flight and a rerun scores only what is
+left: nothing stored is computed again.
+
+Masks (`masks`):
+- `stored`: the samples' current masks. A metric that needs a mask the sample lacks is not computed for that
+  sample (counted under "lacking inputs" in the summary, and scored by a later run once the mask exists).
+- `text`: stored masks where present; each missing one is made by text-prompted segmentation of the subject's
+  name (`masc_ui.segmentation.build_text_segmenter`). With `store_masks`, those masks are saved first as mask
+  versions (source `text`) and the values point at them; without, the values' provenance params get
+  `text_masks=<segmentation model>` so they never pass for values computed with stored masks.
+- `none`: no masks at all; only metrics that need none are computed.
+
+The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
+one (DreamBooth: "sks dog"), else by the subject's name.
+
+Failures: a sample whose images cannot be read, or whose scoring raises, gets a NULL value with reason
+`error: ...` (extras `{"error": <exception type>}`) for each metric, and the run goes on; such values count as
+done unless `retry_failed`.
+
+Ratings-only samples (imported ratings or judge values without images) are left out before sharding and
+counted in the summary ("N ratings-only samples have no images to score"); they are not failures.
+
+Videos: a sample whose output is a video is scored in the same run by the same call (`score_metrics`: every image
+metric per sampled frame, the frames of a video through each backbone together; the video metrics). Its values'
+provenance holds the sampled frame indices, which depend on its frame count T (read from the sample's info,
+`info["video"]["frame_count"]`, written when it was recorded or imported; decoded when absent), so what counts as done
+is decided per provenance of each video. Masks: a stored output mask is reused on every frame (`static`); with
+`masks="text"` a missing output mask is made per sampled frame from the subject's name and never stored (one mask per
+slot), the values say so (`out_mask_frames`). A video metric of an image output is not computed (counted under
+"lacking inputs").
+
+Sharding: process `i` of `n` takes the samples whose id % n == i (stable under resumption, whichever process
+starts first). Run under `accelerate launch`, each process uses its own device (`cuda:<local rank>`).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..caching import LruCache
+from ..errors import InputError, WorkbenchError
+from ..imaging import InputImage, InputVideo, VideoLimits, open_image, open_media
+from ..metrics.video.frame_masks import FrameMasks, static_rule, text_rule
+from ..metrics.registry import get_scorer, get_spec, parse_metric_names, resolve_metric_names, score_metrics
+from ..metrics.sample import MetricValue, Sample
+from ..metrics.video.frames import image_metric_frames, value_provenance
+from ..models.loaded_models import ModelRegistry
+from ..settings import Settings
+from .database import Database
+from .masks import frame_masks_by_name, segmenter_id
+from .recorder import Recorder, ScoredSample, Slot, UsedMask, masks_used
+
+MASK_MODES = ("stored", "text", "none")
+ERROR_PREFIX = "error: "
+IMAGE_CACHE_SIZE = 256
+"""Decoded images kept by a run (references recur across the samples of a subject)."""
+TEXT_MASK_CACHE_SIZE = 1024
+"""Text-prompted segmentations kept by a run (a reference shared by many samples is segmented once)."""
+BATCH_USER = "batch"
+"""The acting user of batch runs (the author of the masks they store)."""
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    dataset: str
+    """Dataset to score."""
+    metrics: tuple[str, ...]
+    """Metric names (see `masc_ui.metrics.registry.parse_metric_names`)."""
+    masks: str = "stored"
+    """`stored`, `text` or `none` (module docstring)."""
+    store_masks: bool = False
+    """With `masks="text"`: save the text-prompted masks as mask versions."""
+    batch_size: int = 16
+    """Samples scored (and written) together."""
+    limit: int | None = None
+    """Score at most this many samples in this run (then stop; a rerun continues)."""
+    retry_failed: bool = False
+    """Score again the samples whose stored value for this provenance is an `error: ...`."""
+    process_index: int = 0
+    num_processes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.masks not in MASK_MODES:
+            raise InputError(f"masks must be one of {', '.join(MASK_MODES)}, got {self.masks!r}")
+        if self.store_masks and self.masks != "text":
+            raise InputError("store_masks only applies to masks='text' (the masks made from the subject's name)")
+        if self.batch_size < 1:
+            raise InputError(f"batch size must be >= 1, got {self.batch_size}")
+        if self.limit is not None and self.limit < 0:
+            raise InputError(f"limit must be >= 0, got {self.limit}")
+        if not 0 <= self.process_index < self.num_processes:
+            raise InputError(f"process index {self.process_index} is not within 0..{self.num_processes - 1}")
+
+
+@dataclass
+class BatchSummary:
+    """What one process did."""
+
+    dataset: str
+    metrics: list[str]
+    process_index: int = 0
+    num_processes: int = 1
+    samples_in_dataset: int = 0
+    """Samples with images (the ones there is something to score)."""
+    ratings_only: int = 0
+    """Ratings-only samples of the dataset (imported ratings, no images): skipped, not failures."""
+    samples_in_shard: int = 0
+    already_done: dict[str, int] = field(default_factory=dict)
+    """metric -> samples of the shard that had a value before this run."""
+    scored_samples: int = 0
+    """Samples that went through the scorers in this run."""
+    values_written: int = 0
+    nan_values: Counter = field(default_factory=Counter)
+    """reason -> count of values stored as NULL (not computable) in this run."""
+    lacking_inputs: Counter = field(default_factory=Counter)
+    """"<metric> needs <what is missing>" -> samples not scored for it (nothing stored; a later run scores
+    them once the inputs exist)."""
+    failures: list[tuple[int, str]] = field(default_factory=list)
+    """(sample id, reason) of samples whose scoring failed."""
+    masks_made: int = 0
+    """Text-prompted masks made (and stored, with `store_masks`)."""
+    stopped_early: bool = False
+    """True when `limit` ended the run before the shard was done."""
+    seconds: float = 0.0
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.scored_samples / self.seconds if self.seconds > 0 else 0.0
+
+    def lines(self) -> list[str]:
+        shard = f" (process {self.process_index + 1}/{self.num_processes})" if self.num_processes > 1 else ""
+        out = [f"dataset {self.dataset!r}{shard}: {self.samples_in_shard} of {self.samples_in_dataset} samples; "
+               f"metrics {', '.join(self.metrics)}",
+               "already scored before this run: " + ", ".join(f"{m} {n}" for m, n in self.already_done.items()),
+               f"scored now: {self.scored_samples} samples, {self.values_written} values written in "
+               f"{self.seconds:.1f} s ({self.samples_per_second:.2f} samples/s)"]
+        if self.ratings_only and self.process_index == 0:
+            out.append(f"{self.ratings_only} ratings-only samples have no images to score (skipped; import their "
+                       f"images to score them)")
+        if self.masks_made:
+            out.append(f"text-prompted masks made: {self.masks_made}")
+        if self.nan_values:
+            out.append("not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common()))
+        if self.lacking_inputs:
+            out.append("not scored, inputs missing: " + "; ".join(f"{r} ({n})" for r, n in self.lacking_inputs.most_common()))
+        if self.failures:
+            out.append(f"failed: {len(self.failures)} sample(s) (stored with their reason; rerun with --retry-failed)")
+            out += [f"  sample #{sid}: {reason}" for sid, reason in self.failures[:20]]
+        if self.stopped_early:
+            out.append("stopped at --limit; run again to continue")
+        return out
+
+
+class _Images:
+    """Decoded stored images by SHA-256 (`InputImage`s: the stored bytes' hash is their identity, so every
+    encoding cache below recognises them). Output videos are decoded when asked for and not kept (one per sample)."""
+
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self._database = database
+        self._max_pixels = settings.max_image_pixels
+        self._limits = VideoLimits.from_settings(settings)
+        self._cache: LruCache[InputImage] = LruCache(IMAGE_CACHE_SIZE)
+
+    def get(self, sha: str, name: str) -> InputImage:
+        return self._cache.get_or_compute(sha, lambda: open_image(
+            self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels))
+
+    def output(self, record: Any, name: str) -> InputImage | InputVideo:
+        """The output of a stored sample: an image (kept), or a video (by its first bytes)."""
+        if _video_info(record) is None:
+            data = self._database.run(lambda store: store.images.read(record.output))
+            found = open_media(data, name=name, max_pixels=self._max_pixels, limits=self._limits)
+            if isinstance(found, InputImage):
+                self._cache.put(record.output, found)
+            return found
+        return open_media(self._database.run(lambda store: store.images.read(record.output)), name=name,
+                          max_pixels=self._max_pixels, limits=self._limits)
+
+
+class _TextMasks:
+    """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
+
+    def __init__(self, segmenter: Any, settings: Settings) -> None:
+        self._segmenter = segmenter
+        self._settings = settings
+        self._cache: LruCache[Any] = LruCache(TEXT_MASK_CACHE_SIZE)
+
+    @property
+    def model_id(self) -> str:
+        return segmenter_id(self._segmenter)
+
+    @property
+    def threshold(self) -> float:
+        return self._settings.text_seg_threshold
+
+    def get(self, image: InputImage, words: str) -> Any:
+        """The segmenter's `TextSegmentation` of `words` in `image`."""
+        return self._cache.get_or_compute((image.sha256, words), lambda: self._segmenter.segment(
+            image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction))
+
+
+@dataclass
+class _Plan:
+    """Per metric: provenance (storable) and which shard samples still need it."""
+
+    provenance: dict[str, dict[str, Any]]
+    todo: dict[str, set[int]]
+    per_sample: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    """metric -> sample id -> provenance, for samples whose provenance is their own (videos: sampled frames)."""
+
+    def provenance_of(self, metric: str, sample_id: int) -> dict[str, Any]:
+        return self.per_sample.get(metric, {}).get(sample_id, self.provenance[metric])
+
+
+@dataclass(frozen=True)
+class ProcessContext:
+    """Where this process stands among the processes `accelerate launch` started (1 of 1 otherwise)."""
+
+    index: int
+    count: int
+    settings: Settings
+    """The settings with this process's device when the user left it on `auto` (`cuda:<local rank>`)."""
+    state: Any = None
+
+    @property
+    def is_main(self) -> bool:
+        return self.index == 0
+
+
+def process_context(settings: Settings) -> ProcessContext:
+    """This process's shard position from Hugging Face Accelerate (`PartialState`); a plain process is 0 of 1."""
+    from accelerate import PartialState
+
+    state = PartialState(cpu=settings.device == "cpu")
+    if settings.device == "auto" and state.device.type != "cpu":
+        settings = settings.replace(device=str(state.device))
+    return ProcessContext(state.process_index, state.num_processes, settings, state)
+
+
+def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[BatchSummary]:
+    """Every process's summary on the main process (after all of them finished); [summary] when alone."""
+    if context.count == 1:
+        return [summary]
+    from accelerate.utils import gather_object
+
+    context.state.wait_for_everyone()
+    summaries = list(gather_object([summary]))
+    # Leave the process group together: a process that exits while its peer is still inside a gloo
+    # collective makes that peer abort (SIGABRT), which failed the rerun of an already finished dataset.
+    context.state.wait_for_everyone()
+    context.state.destroy_process_group()
+    return summaries
+
+
+def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,
+              segmenter: Any = None, on_start: Callable[[int], None] | None = None,
+              progress: Callable[[int], None] | None = None) -> BatchSummary:
+    """Score `options.dataset` (this process's shard) and record the values through the workbench's record use
+    case (`masc_ui.workbench.recorder`) into `store` (a `storage.Store`).
+
+    `segmenter`: a `TextSegmenter` for `masks="text"` (None = built from the settings when needed).
+    `on_start(n)`: called once with the number of samples this run will score; `progress(k)` after each
+    chunk with the number of samples it held. Raises `InputError` for an unknown dataset or metric.
+    """
+    started = time.perf_counter()
+    parse_metric_names(list(options.metrics), media=None)  # unknown names fail before the database is opened
+    models = models if models is not None else ModelRegistry()
+    database = Database.of(store)
+    database.require_dataset(options.dataset)
+    recorder = Recorder(database)
+    listed = database.run(lambda st: st.samples.list(options.dataset))
+    samples = [s for s in listed if not s.ratings_only]
+    shard = [s for s in samples if s.id % options.num_processes == options.process_index]
+    frame_counts = _frame_counts(database, shard, settings)
+    names = resolve_metric_names(list(options.metrics), [], settings,
+                                 video=any(_video_info(s) is not None for s in samples) or bool(frame_counts))
+    summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
+                           samples_in_dataset=len(samples), ratings_only=len(listed) - len(samples))
+    summary.samples_in_shard = len(shard)
+    text_masks = None
+    if options.masks == "text":
+        if segmenter is None:
+            from ..segmentation import build_text_segmenter
+
+            segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
+        text_masks = _TextMasks(segmenter, settings)
+    plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks, frame_counts)
+    todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
+    todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
+    if options.limit is not None and len(todo) > options.limit:
+        todo, summary.stopped_early = todo[: options.limit], True
+    if on_start is not None:
+        on_start(len(todo))
+    images = _Images(database, settings)
+    for start in range(0, len(todo), options.batch_size):
+        chunk = todo[start:start + options.batch_size]
+        _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options,
+                     summary)
+        if progress is not None:
+            progress(len(chunk))
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _plan(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry, names: list[str],
+          shard: list[Any], options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None,
+          frame_counts: Mapping[int, int]) -> _Plan:
+    """Per metric: the provenance and the shard's samples still to score (`Recorder.done`). Samples that lack a
+    mask the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the
+    summary, as are image samples for a video metric. A video's provenance is its own (its sampled frames), so done
+    is asked once per distinct provenance."""
+    provenance, todo, per_sample = {}, {}, {}
+    ids = [s.id for s in shard]
+    current = (database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {})
+    for name in names:
+        scorer = get_scorer(name, settings, models)
+        prov = scorer.provenance()
+        if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
+            prov["params"]["text_masks"] = text_masks.model_id
+        provenance[name] = prov
+        per_sample[name] = {
+            r.id: value_provenance(scorer, settings, prov, frame_counts[r.id],
+                                   _out_mask_rule(current.get(r.id, {}), text_masks))
+            for r in shard if r.id in frame_counts}
+        missing = {r.id: _missing_masks(name, r, current.get(r.id, {})) for r in shard}
+        # A value counts as done only if computed with exactly the masks the metric would use now.
+        exact = ({sid: _mask_ids_used(name, current.get(sid, {})) for sid in ids if not missing[sid]}
+                 if get_spec(name).needs_masks != "none" else None)
+        done: set[int] = set()
+        for key_prov, group in _groups(ids, prov, per_sample[name]):
+            found = recorder.done(name, key_prov, group, masks=exact)
+            if options.retry_failed and found:
+                found -= recorder.failed(name, key_prov, sorted(found), ERROR_PREFIX)
+            done |= found
+        todo[name] = set(ids) - done
+        summary.already_done[name] = len(ids) - len(todo[name])
+        if get_spec(name).media == "video":
+            for sid in ids:
+                if sid in todo[name] and sid not in frame_counts:
+                    todo[name].discard(sid)
+                    summary.lacking_inputs[f"{name} needs a video output"] += 1
+        if options.masks != "text":
+            for sid in ids:
+                if sid in todo[name] and missing[sid]:
+                    todo[name].discard(sid)
+                    summary.lacking_inputs[f"{name} needs {', '.join(missing[sid])}"] += 1
+    return _Plan(provenance, todo, per_sample)
+
+
+def _groups(ids: list[int], common: dict[str, Any],
+            own: Mapping[int, dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+    """The sample ids by the provenance their values would have (`own` where a sample has its own, else `common`)."""
+    import json
+
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    for sid in ids:
+        prov = own.get(sid, common)
+        groups.setdefault(json.dumps(prov, sort_keys=True, default=str), (prov, []))[1].append(sid)
+    return list(groups.values())
+
+
+def _video_info(record: Any) -> Mapping[str, Any] | None:
+    info = (record.info or {}).get("video")
+    return info if isinstance(info, Mapping) and isinstance(info.get("frame_count"), int) else None
+
+
+def _frame_counts(database: Database, shard: list[Any], settings: Settings) -> dict[int, int]:
+    """Sample id -> frame count T of the shard's video outputs: from the sample's info, else (a video stored before
+    its info was kept) decoded once, told apart by the stored media type."""
+    counts = {}
+    unknown = []
+    for record in shard:
+        info = _video_info(record)
+        if info is not None:
+            counts[record.id] = int(info["frame_count"])
+        else:
+            unknown.append(record)
+    if unknown:
+        kinds = database.run(lambda st: {r.id: st.images.media_type(r.output) for r in unknown})
+        limits = VideoLimits.from_settings(settings)
+        for record in unknown:
+            if kinds[record.id].startswith("video/"):
+                try:
+                    data = database.run(lambda st: st.images.read(record.output))
+                    counts[record.id] = open_media(data, name=f"sample #{record.id} output", limits=limits).frame_count
+                except (WorkbenchError, OSError, ValueError):
+                    continue  # scoring it fails with the reason, recorded as a failure
+    return counts
+
+
+def _out_mask_rule(current: Mapping[Slot, Any], text_masks: "_TextMasks | None") -> dict[str, Any] | None:
+    """How a video's frames get their output mask in this run: the stored one reused on every frame, else (masks
+    `text`) made per frame from the subject's name, else none."""
+    if ("output", 0) in current:
+        return static_rule()
+    if text_masks is not None:
+        return text_rule(text_masks.model_id, text_masks.threshold)
+    return None
+
+
+def _missing_masks(metric: str, record: Any, current: Mapping[Slot, Any]) -> list[str]:
+    """The mask slots `metric` needs that `record` has no stored mask for (`ref_masks[i]`, `out_mask`)."""
+    needs = get_spec(metric).needs
+    missing = []
+    if needs.ref_masks:
+        missing += [f"ref_masks[{i}]" for i in range(len(record.references)) if ("reference", i) not in current]
+    if needs.out_mask and ("output", 0) not in current:
+        missing.append("out_mask")
+    return missing
+
+
+def _mask_ids_used(metric: str, current: Mapping[Slot, Any]) -> tuple[int, ...]:
+    """Ids of the stored mask versions a value of `metric` would use (`masks_used`, the record rule)."""
+    return tuple(sorted(current[slot].id for slot in masks_used(metric, current)))
+
+
+def _subject_words(record: Any) -> str:
+    info = record.info or {}
+    words = info.get("prompt_subject")
+    return words if isinstance(words, str) and words.strip() else record.subject
+
+
+@dataclass
+class _Built:
+    """A stored sample made ready for the scorers, and the masks it carries (slot -> mask)."""
+
+    record: Any
+    sample: Sample
+    masks: dict[Slot, UsedMask]
+
+
+def _score_chunk(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry,
+                 text_masks: _TextMasks | None, images: _Images, chunk: list[Any], names: list[str], plan: _Plan,
+                 options: BatchOptions, summary: BatchSummary) -> None:
+    masks = database.run(lambda st: st.masks.current_for([r.id for r in chunk])) if options.masks != "none" else {}
+    built: list[_Built] = []
+    items: list[ScoredSample] = []
+    for record in chunk:
+        wanted = [m for m in names if record.id in plan.todo[m]]
+        try:
+            built.append(_build_sample(database, record, masks.get(record.id, {}), images, text_masks, options,
+                                       summary, settings))
+        except (WorkbenchError, OSError, ValueError) as exc:
+            stored = {slot: UsedMask.stored(m.sha256) for slot, m in masks.get(record.id, {}).items()}
+            items.append(_failure(record, wanted, plan, exc, summary, stored))
+    if built:
+        try:
+            items += _score_built(settings, models, built, names, plan, summary)
+        except Exception:  # noqa: BLE001 - isolate the failing sample, keep the others
+            for one in built:
+                try:
+                    items += _score_built(settings, models, [one], names, plan, summary)
+                except Exception as exc:  # noqa: BLE001
+                    items.append(_failure(one.record, [m for m in names if one.record.id in plan.todo[m]], plan,
+                                          exc, summary, one.masks))
+    items = [item for item in items if item.values]
+    if items:
+        summary.values_written += sum(r.new_values for r in recorder.record(items, user=BATCH_USER))
+    summary.scored_samples += len(chunk)
+
+
+def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], images: _Images,
+                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary,
+                  settings: Settings) -> _Built:
+    """The scorer's `Sample` of a stored sample and its masks: the stored ones, and (`masks="text"`) one made
+    from the subject's name for each image without (recorded as a new mask version with `store_masks`)."""
+    from ..segmentation.masks import mask_from_png
+
+    words = _subject_words(record)
+    shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
+    pictures: dict[Slot, Any] = {("reference", i): images.get(sha, f"sample #{record.id} reference {i}")
+                                 for i, sha in enumerate(record.references)}
+    pictures["output", 0] = images.output(record, f"sample #{record.id} output 0")
+    video = pictures["output", 0] if isinstance(pictures["output", 0], InputVideo) else None
+    arrays: dict[Slot, Any] = {}
+    used: dict[Slot, UsedMask] = {}
+    for role, pos, _ in shas:
+        stored = current.get((role, pos))
+        if stored is not None:
+            arrays[role, pos] = mask_from_png(database.run(lambda st: st.images.read(stored.sha256)))
+            used[role, pos] = UsedMask.stored(stored.sha256)
+            if video is not None and role == "output":
+                frame = (stored.params or {}).get("frame", 0)
+                arrays[role, pos] = FrameMasks.static(arrays[role, pos], frame if isinstance(frame, int) else 0)
+        elif video is not None and role == "output" and text_masks is not None:
+            made = frame_masks_by_name(text_masks.get, video, words, image_metric_frames(settings).indices(
+                video.frame_count), model_id=text_masks.model_id, threshold=text_masks.threshold)
+            arrays[role, pos] = made
+            summary.masks_made += len(made.masks)
+        elif text_masks is not None:
+            seg = text_masks.get(pictures[role, pos], words)
+            arrays[role, pos] = seg.mask
+            summary.masks_made += 1
+            if options.store_masks:
+                params = {"text": words, "model_id": text_masks.model_id, "threshold": text_masks.threshold,
+                          "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
+                used[role, pos] = UsedMask.new(seg.mask, "text", params)
+    n_refs = len(record.references)
+    labels = (record.info or {}).get("ref_labels")
+    sample = Sample(refs=tuple(pictures["reference", i] for i in range(n_refs)), out=pictures["output", 0],
+                    prompt=record.prompt, subject=words,
+                    ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
+                    out_mask=arrays.get(("output", 0)),
+                    ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else ())
+    return _Built(record, sample, used)
+
+
+def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built], names: list[str], plan: _Plan,
+                 summary: BatchSummary) -> list[ScoredSample]:
+    """Score the chunk's samples for every metric some of them still need; per sample, the values of the
+    metrics that were to do and had their inputs (the others are counted as lacking inputs)."""
+    samples = [b.sample for b in built]
+    needed = [m for m in names if any(b.record.id in plan.todo[m] for b in built)]
+    lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
+    scorable = [m for m in needed if not all(lacking[m].values())]
+    values: dict[str, list[MetricValue]] = (
+        score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {})
+    items = []
+    for i, b in enumerate(built):
+        mine = []
+        for m in needed:
+            if b.record.id not in plan.todo[m]:
+                continue
+            if lacking[m][i]:
+                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}"] += 1
+                continue
+            v = values[m][i]
+            reason = (v.reason or "not computable") if v.is_nan else None
+            if reason is not None:
+                summary.nan_values[f"{m}: {reason}"] += 1
+            mine.append(MetricValue(m, v.value, reason, v.extras, plan.provenance_of(m, b.record.id)))
+        items.append(ScoredSample(b.record.id, mine, b.masks))
+    return items
+
+
+def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary,
+             masks: Mapping[Slot, UsedMask]) -> ScoredSample:
+    """NULL values with the error as reason, for each metric the sample still needed (with the masks it
+    would have used, so that the failure counts as done until `retry_failed` or the masks change)."""
+    reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
+    summary.failures.append((record.id, reason))
+    return ScoredSample(record.id, [MetricValue(m, float("nan"), reason, {"error": type(exc).__name__},
+                                                plan.provenance_of(m, record.id)) for m in wanted], dict(masks))

@@ -1,0 +1,185 @@
+"""Batch scoring on tiny demo checkpoints: what is stored, resumption, failures, mask modes, sharding."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datasets"))
+from dataset_trees import import_manifest, write_manifest  # noqa: E402
+
+from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.errors import InputError  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
+from storage import open_store  # noqa: E402
+
+METRICS = ("cp", "pf", "clip_i")
+
+
+@pytest.fixture()
+def store(tmp_path: Path):
+    with open_store(None, tmp_path / "data") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def models() -> ModelRegistry:
+    return ModelRegistry()
+
+
+def _values(store, dataset: str = "d") -> dict[tuple[int, str], list]:
+    out: dict[tuple[int, str], list] = {}
+    for sample in store.samples.list(dataset):
+        for v in store.metrics.history(sample.id):
+            out.setdefault((sample.id, v.metric), []).append(v)
+    return out
+
+
+def test_scores_everything_once_with_masks_and_provenance(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m"))
+    seen = []
+    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=4), models=models,
+                        on_start=seen.append)
+    assert seen == [6] and summary.scored_samples == 6 and summary.values_written == 18 and not summary.failures
+    values = _values(store)
+    assert len(values) == 18 and all(len(v) == 1 for v in values.values())
+    sample = store.samples.get_by_key("d", "toy0-1")
+    masks = store.masks.current(sample.id)
+    cp, pf, clip_i = (values[sample.id, m][0] for m in METRICS)
+    assert cp.mask_version_ids == (masks["reference", 0].id,)
+    assert pf.mask_version_ids == (masks["output", 0].id,)
+    assert clip_i.mask_version_ids == ()
+    assert cp.value is not None and -1 <= cp.value <= 1 and cp.provenance.model_id.endswith("siglip2-naflex")
+    assert cp.provenance.params["fg_threshold"] == 0.5 and cp.provenance.device == "cpu"
+    assert pf.extras["prompt_text"] == "a photo of on a table" and pf.extras["prompt_stripped"] is True
+
+    again = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    assert again.scored_samples == 0 and again.values_written == 0
+    assert again.already_done == {"cp": 6, "pf": 6, "clip_i": 6}
+    assert "scored now: 0 samples" in "\n".join(again.lines())
+
+
+def test_limit_then_resume_computes_nothing_twice(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m"))
+    first = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=2, limit=3), models=models)
+    assert first.stopped_early and first.scored_samples == 3
+    rest = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=2), models=models)
+    assert rest.scored_samples == 3 and rest.already_done == {"cp": 3, "pf": 3, "clip_i": 3}
+    assert all(len(v) == 1 for v in _values(store).values()) and len(_values(store)) == 18
+
+
+def test_new_mask_makes_only_its_metric_stale(store, demo_settings, models, tmp_path):
+    from masc_ui.segmentation.masks import mask_to_png
+    import numpy as np
+
+    import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=1, outputs=2))
+    run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    sample = store.samples.get_by_key("d", "toy0-0")
+    mask = np.zeros((48, 64), bool)
+    mask[10:30, 10:40] = True
+    store.masks.add(sample.id, "output", 0, mask_to_png(mask), source="drawn")
+    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    assert summary.values_written == 1 and summary.already_done == {"cp": 2, "pf": 1, "clip_i": 2}
+    assert len(store.metrics.history(sample.id, "pf")) == 2
+
+
+def test_samples_without_masks_are_reported_not_stored(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
+    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    assert summary.values_written == 2
+    assert dict(summary.lacking_inputs) == {"cp needs ref_masks[0]": 2, "pf needs out_mask": 2}
+    assert {m for _, m in _values(store)} == {"clip_i"}
+    none = run_batch(store, demo_settings, BatchOptions("d", ("cp", "clip_i"), masks="none"), models=models)
+    assert none.values_written == 0 and dict(none.lacking_inputs) == {"cp needs ref_masks[0]": 2}
+
+
+def test_a_failing_sample_is_recorded_and_the_rest_continue(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m"))
+    broken = store.samples.get_by_key("d", "toy1-2")
+    store.blobs.path(broken.output).write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=3), models=models)
+    assert [sid for sid, _ in summary.failures] == [broken.id]
+    assert summary.failures[0][1].startswith("error: ")
+    values = _values(store)
+    assert len(values) == 18
+    failed = [values[broken.id, m][0] for m in METRICS]
+    assert all(v.value is None and v.reason.startswith("error: ") for v in failed)
+    ok = [v[0] for (sid, _), v in values.items() if sid != broken.id]
+    assert all(v.value is not None for v in ok)
+    assert run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models).values_written == 0
+    retry = run_batch(store, demo_settings, BatchOptions("d", METRICS, retry_failed=True), models=models)
+    assert retry.scored_samples == 1 and len(retry.failures) == 1
+
+
+def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
+    opts = BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True)
+    summary = run_batch(store, demo_settings, opts, models=models)
+    assert summary.masks_made == 4 and summary.values_written == 4  # ref segmented once per sample slot
+    sample = store.samples.get_by_key("d", "toy0-0")
+    masks = store.masks.current(sample.id)
+    assert {m.source for m in masks.values()} == {"text"} and masks["output", 0].params["text"] == "toy0"
+    cp = store.metrics.history(sample.id, "cp")[0]
+    assert cp.mask_version_ids == (masks["reference", 0].id,)
+    assert run_batch(store, demo_settings, opts, models=models).values_written == 0
+    stored = run_batch(store, demo_settings, BatchOptions("d", ("cp", "pf")), models=models)
+    assert stored.values_written == 0  # the stored text masks are the current masks
+
+
+def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=1))
+    run_batch(store, demo_settings, BatchOptions("d", ("pf",), masks="text"), models=models)
+    sample = store.samples.get_by_key("d", "toy0-0")
+    assert store.masks.current(sample.id) == {}
+    pf = store.metrics.history(sample.id, "pf")[0]
+    assert pf.provenance.params["text_masks"].endswith("sam3") and pf.mask_version_ids == ()
+
+
+def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
+    import_manifest(store, "d", write_manifest(tmp_path / "m"))
+    a = run_batch(store, demo_settings, BatchOptions("d", ("clip_i",), process_index=0, num_processes=2), models=models)
+    b = run_batch(store, demo_settings, BatchOptions("d", ("clip_i",), process_index=1, num_processes=2), models=models)
+    assert a.samples_in_shard + b.samples_in_shard == 6 and a.values_written + b.values_written == 6
+    assert len(_values(store)) == 6
+
+
+def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, models, shared_data, tmp_path):
+    """DreamBooth stores `info["prompt_subject"] = "sks dog"`: PF strips those words, not just the subject name."""
+    import numpy as np
+
+    from masc_ui.datasets import read_layout
+    from masc_ui.workbench.ingest import ingest
+    from masc_ui.metrics.masc.strippers import strip_subject_from_prompt
+    from masc_ui.segmentation.masks import mask_to_png
+    from dataset_trees import tiny_image
+
+    tiny_image(tmp_path / "out" / "sd" / "dog" / "0_0.png", seed=1)
+    ingest(store, "db", "dreambooth", read_layout("dreambooth", shared_data / "dreambooth", outputs=tmp_path / "out"))
+    sample = store.samples.get_by_key("db", "sd/dog-0_0")
+    assert sample.info["prompt_subject"] == "sks dog" and "sks dog" in sample.prompt
+    out_mask = np.zeros((16, 24), bool)  # the generated image is 24x16
+    out_mask[4:12, 6:18] = True
+    store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
+    run_batch(store, demo_settings, BatchOptions("db", ("pf",)), models=models)
+    pf, = store.metrics.history(sample.id, "pf")
+    assert pf.value is not None and pf.extras["prompt_stripped"] is True
+    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
+    assert "sks" not in pf.extras["prompt_text"].split() and "dog" not in pf.extras["prompt_text"].split()
+    assert pf.extras["prompt_text"] != strip_subject_from_prompt(sample.prompt, "dog", "regex")  # not the name only
+
+
+def test_bad_options_and_unknown_dataset(store, demo_settings, models):
+    with pytest.raises(InputError, match="masks must be one of"):
+        BatchOptions("d", ("cp",), masks="drawn")
+    with pytest.raises(InputError, match="store_masks only applies"):
+        BatchOptions("d", ("cp",), store_masks=True)
+    with pytest.raises(InputError, match="batch size"):
+        BatchOptions("d", ("cp",), batch_size=0)
+    with pytest.raises(InputError, match="process index"):
+        BatchOptions("d", ("cp",), process_index=2, num_processes=2)
+    with pytest.raises(InputError, match="dataset 'nope' is not in the database"):
+        run_batch(store, demo_settings, BatchOptions("nope", ("cp",)), models=models)
+    store.samples.ensure_dataset("empty")
+    with pytest.raises(InputError, match="unknown metric"):
+        run_batch(store, demo_settings, BatchOptions("empty", ("cpp",)), models=models)
