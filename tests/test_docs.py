@@ -178,3 +178,44 @@ def test_the_readme_library_example_runs(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     values = ast.literal_eval(printed)  # the example prints a dict: metric name -> rounded value
     assert set(values) == {"cp", "pf", "clip_i", "dino_i"} and all(isinstance(v, float) for v in values.values())
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether `dotted` names a module (found, not run: `masc_ui.__main__` would start the CLI), or an attribute (a
+    class, function, constant) of an importable module."""
+    import importlib
+    import importlib.util
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, AttributeError, ValueError):
+            found = False
+        if not found:
+            continue
+        if cut == len(parts):
+            return True
+        target = importlib.import_module(module)
+        for name in parts[cut:]:
+            if not hasattr(target, name):
+                return False
+            target = getattr(target, name)
+        return True
+    return False
+
+
+def test_the_prose_names_only_modules_files_and_objects_that_exist():
+    """Every `masc_ui.*` / `storage.*` name and every source path the docs write in code spans still exists (a move
+    or a rename of the package shows up here, with the page to update)."""
+    stale = set()
+    for path in _markdown_files():
+        for span in re.findall(r"`([^`\n]+)`", path.read_text(encoding="utf-8")):
+            for name in re.findall(r"\b((?:masc_ui|storage)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)", span):
+                if not _resolves(name.rstrip(".")):
+                    stale.add(f"{path.relative_to(ROOT)}: {name}")
+            for file in re.findall(r"\b((?:masc_ui|storage|tests|bench|scripts)/[\w/.-]*\w)", span):
+                if not (ROOT / file).exists():
+                    stale.add(f"{path.relative_to(ROOT)}: {file}")
+    assert not stale, sorted(stale)
