@@ -1,6 +1,6 @@
-"""Every metric under the precision policy: bfloat16 within README's measured tolerance of float32 on the tiny
-demo checkpoints, the dtype in every value's provenance (so the two never mix), `auto` following the hardware
-report, and the MaSC engine's CPU forward cap keeping batched == one-at-a-time."""
+"""Every metric under the precision policy: bfloat16 within the documented tolerance (docs/models.md) of float32 on
+the tiny demo checkpoints, the dtype in every value's provenance (so the two never mix), `auto` following the
+hardware report, and the MaSC engine's CPU forward cap keeping batched == one-at-a-time."""
 from __future__ import annotations
 
 import json
@@ -24,7 +24,8 @@ from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
 
 COSINE_TOLERANCE = 1e-2
-"""README ("Precision and speed"): bfloat16 stays within 0.01 of float32 in cosine units on the measured checkpoints."""
+"""docs/models.md ("Precision policy"): bfloat16 stays within 0.01 of float32 in cosine units on the measured
+checkpoints."""
 SCALE = {"clipscore": 2.5, "pickscore": 100.0}
 """Scores that scale a cosine (CLIPScore x 2.5, PickScore x its logit scale) scale the tolerance with it."""
 PROBABILITY_TOLERANCE = 1e-2
