@@ -47,7 +47,7 @@ def test_files_handed_out_recently_are_never_pruned(tmp_path: Path):
 
 
 def test_a_failed_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import masc_ui.workbench.blind_files as blind_files
+    from masc_ui.workbench import blind_files
 
     images = TaskFiles(tmp_path)
 
