@@ -264,14 +264,19 @@ def poster_frame(video: InputVideo) -> InputImage:
 _REMUX_FORMATS = {"video/mp4": ("mp4", {"movflags": "+faststart"}), "video/webm": ("webm", {}),
                   "video/x-matroska": ("matroska", {})}
 """Media type -> (FFmpeg muxer, its options) of the containers `without_metadata` rewrites."""
+_USER_DATA_FILTERS = {"h264": "filter_units=remove_types=6", "hevc": "filter_units=remove_types=39|40",
+                      "av1": "filter_units=remove_types=5"}
+"""Codec -> the FFmpeg bitstream filter that drops its units holding no picture: H.264 / HEVC SEI messages (where an
+encoder writes its name and settings, e.g. x264's "options: crf=..." string), AV1 metadata OBUs."""
 
 def without_metadata(video: InputVideo) -> bytes:
-    """The file of `video` rewritten without what its container says besides the pictures: the first video stream's
-    packets copied as they are (no re-encoding: every frame is unchanged) into a fresh container of the same kind
-    (`_REMUX_FORMATS`: MP4 with its index first, so a browser plays it before the download ends; WebM; Matroska).
-    The container's and the stream's tags (title, comment, encoder, creation time...) are not copied, and neither
-    are other streams (audio, subtitles, attachments). Raises InputError for another container kind, or when FFmpeg
-    cannot rewrite the file."""
+    """The file of `video` rewritten without what it says besides the pictures: the first video stream's packets
+    copied (no re-encoding: every frame is unchanged) into a fresh container of the same kind (`_REMUX_FORMATS`: MP4
+    with its index first, so a browser plays it before the download ends; WebM; Matroska). The container's and the
+    stream's tags (title, comment, encoder, creation time...) are not copied, and neither are other streams (audio,
+    subtitles, attachments); inside an H.264, HEVC or AV1 stream the units that carry no picture (SEI messages,
+    metadata OBUs: an encoder's name and settings) are dropped (`_USER_DATA_FILTERS`). Raises InputError for another
+    container kind, or when FFmpeg cannot rewrite the file."""
     if video.media_type not in _REMUX_FORMATS:
         raise InputError(f"{video.name}: a {video.media_type} file cannot be rewritten without its metadata "
                          f"(only {', '.join(_REMUX_FORMATS)})")
@@ -284,11 +289,17 @@ def without_metadata(video: InputVideo) -> bytes:
                     av.open(str(path), mode="w", format=muxer, options=options) as target:
                 stream = source.streams.video[0]
                 copy = target.add_stream_from_template(stream)
+                units = _USER_DATA_FILTERS.get(stream.codec_context.name)
+                drop = None if units is None else av.bitstream.BitStreamFilterContext(units, stream, copy)
                 for packet in source.demux(stream):
                     if packet.dts is None:  # the demuxer's empty packet at the end
                         continue
-                    packet.stream = copy
-                    target.mux(packet)
+                    for kept in [packet] if drop is None else drop.filter(packet):
+                        kept.stream = copy
+                        target.mux(kept)
+                for kept in [] if drop is None else drop.filter(None):
+                    kept.stream = copy
+                    target.mux(kept)
         except (av.FFmpegError, EOFError, OSError, ValueError, IndexError) as exc:
             raise InputError(f"{video.name}: the video could not be rewritten without its metadata ({exc})") from None
         return path.read_bytes()

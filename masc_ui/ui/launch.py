@@ -166,12 +166,12 @@ def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
     for warning in startup_warnings(wb.settings, wb.accounts):
         print(warning, file=sys.stderr, flush=True)
     app = build_app(wb)
-    # The rating tasks' files go to the browser from their own folder, a static path: Gradio then sends each one
+    # The rating tasks' files go to the browser from their own folders, static paths: Gradio then sends each one
     # as it is, instead of resolving it against every blocked and allowed path and copying it into its cache on
-    # the event loop for every answer (files are written there by the app only, named by content hash; the file
-    # route still asks for a login). Gradio's list of static paths is the process's: a process that launches
-    # several apps serves the folders of all of them.
-    gr.set_static_paths([str(wb.ratings.image_folder)])
+    # the event loop for every answer (files are written there by the app only: `workbench.blind_files`, pixels
+    # only, named by a keyed hash; the file route still asks for a login). Gradio's list of static paths is the
+    # process's: a process that launches several apps serves the folders of all of them.
+    gr.set_static_paths([str(wb.ratings.image_folder), str(wb.pairwise.file_folder)])
     app.launch(prevent_thread_lock=True, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
     if block if settle is None else settle:
         settle_heap()

@@ -15,9 +15,7 @@ import gradio as gr
 from gradio.data_classes import GradioModel, GradioRootModel
 from gradio.utils import is_prop_update
 
-from .. import overlays
 from ..errors import WorkbenchError
-from ..imaging import open_image
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
@@ -105,16 +103,6 @@ class TaskState:
         self.token = "" if task is None else task.token
 
 
-def references_picture(wb: Workbench, task: TaskView):
-    """What the references box shows: the one reference's file as stored, or several side by side in one picture
-    (a gallery crops them at small sizes)."""
-    if len(task.refs) == 1:
-        return task.refs[0]
-    limit = wb.settings.max_image_pixels
-    return overlays.side_by_side([open_image(path, name=f"reference {i + 1}", max_pixels=limit).pixels
-                                  for i, path in enumerate(task.refs)])
-
-
 def build(wb: Workbench) -> tuple:
     """Lay out the tab; returns (open handler, its outputs) so the app can show the next task on load."""
     on_loop = wb.ratings.database_in_process
@@ -176,7 +164,7 @@ def build(wb: Workbench) -> tuple:
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        return (st, task.token, who_md + earlier, prompt_md, references_picture(wb, task), image,
+        return (st, task.token, who_md + earlier, prompt_md, task.refs_picture, image,
                 task.scores.get("cp"), task.scores.get("pf"), task.reason or "", video, prog, msg)
 
     def on_open(request: gr.Request):

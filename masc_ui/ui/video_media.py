@@ -9,7 +9,8 @@ import gradio as gr
 from ..imaging import InputVideo
 from ..workbench import Workbench
 from ..workbench.browse import StoredSample
-from ..workbench.ratings import VIDEO_FILE_SUFFIXES, TaskView
+from ..workbench.blind_files import VIDEO_FILE_SUFFIXES
+from ..workbench.ratings import TaskView
 from ..workbench.video_session import VideoSession
 
 

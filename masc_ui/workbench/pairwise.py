@@ -26,37 +26,34 @@ cannot be judged on a still. A pair of videos is judged like a pair of images, t
 pair of mixed kinds (judgments imported, or tasks handed out before this rule) is still shown, each side as what it
 is.
 
-Blind: a view holds the reference and the two outputs (decoded pixels, no file metadata), the prompt, the answers
-so far, and an opaque random token for the task — no sample id, method, metric value or other rater's answer. A
-video output also comes as a file to play (`PairTaskView.left_video` / `right_video`): its packets copied into a
-fresh container without the file's tags (`imaging.without_metadata`; a container kind that cannot be rewritten is
-sent as stored), named by a hash of the stored file's hash keyed with a random per-process key (the name matches
-no file a rater may hold, and says nothing of the sample). Every call takes the acting user (the rater); a token of another rater
-is refused.
+Blind: a view holds the files of the reference and the two outputs, the prompt, the answers so far, and an opaque
+random token for the task — no sample id, method, metric value or other rater's answer. The files follow the Rate
+tab's rule (`blind_files.BlindFiles`): both sides PNGs of their decoded pixels with no metadata, a video output a
+clip to play (`PairTaskView.left_video` / `right_video`) rewritten without its tags, with its poster frame, every
+file named by a keyed hash (the name matches no file a rater may hold, and says nothing of the sample). A video
+that cannot be sent without its metadata makes the pair unshowable (the rater flags or skips it). Every call takes
+the acting user (the rater); a token of another rater is refused.
 """
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import math
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
-from PIL import Image
 
 from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pairs
 from ..analysis.pairwise_data import PairJudgment
 from ..caching import LruCache
 from ..errors import InputError, WorkbenchError
-from ..imaging import InputVideo, VideoLimits, encode_png, open_image, open_video, poster_frame, without_metadata
+from ..imaging import VideoLimits
 from ..settings import Settings
+from .blind_files import BlindFiles
 from .database import Database
-from .ratings import (CRITERION_NAMES, VIDEO_FILE_SUFFIXES, TaskImages, criteria, flag_note, is_video_sample,
-                      unshowable_picture)
+from .ratings import CRITERION_NAMES, criteria, flag_note, is_video_sample, unshowable_picture
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +95,11 @@ class PairTaskView:
 
     token: str
     """Opaque handle of the task: pass it back with the answers."""
-    refs: list[Image.Image]
-    left: Image.Image
-    """The left output image; for a video output, its poster (first) frame."""
-    right: Image.Image
+    refs: list[Path]
+    """Each reference's file (see the module docstring)."""
+    left: Path
+    """The left output image's file; for a video output, its poster (first) frame's."""
+    right: Path
     prompt: str
     position: int
     """1, 2, ... in the order the rater was given their pairs."""
@@ -143,10 +141,15 @@ class PairwiseTasks:
         self._settings = settings
         self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
         """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
-        self._files = TaskImages(file_folder)
-        """The video outputs' files handed to the browser, and their posters (a temporary folder when None)."""
-        self._file_key = secrets.token_bytes(16)
-        """Key of the files' names (`_file_name`): new in every process."""
+        self._files = BlindFiles(self._read, file_folder, max_pixels=settings.max_image_pixels,
+                                 video_limits=VideoLimits.from_settings(settings))
+        """The files handed to the browser (a temporary folder when None)."""
+
+    @property
+    def file_folder(self) -> Path:
+        """Where the files of the pairs handed out are written (the web app serves this folder to logged-in users:
+        `launch.serve`)."""
+        return self._files.folder
 
     def _rater(self, user: str | None) -> str:
         """`user` when it may judge pairs: a login (any role) when the process has logins, else any name."""
@@ -260,50 +263,32 @@ class PairwiseTasks:
         left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
                                                         store.samples.get(task.right_sample_id)))
         try:
-            refs = [self._pixels(self._read(sha), f"reference {i + 1} of pair {task.position}")
+            refs = [self._files.image(sha, name=f"reference {i + 1} of pair {task.position}")
                     for i, sha in enumerate(left.references)]
             left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
             right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
         except WorkbenchError as exc:
             # As for absolute tasks (`ratings.unshowable_picture`): a damaged store never holds a rater on a pair.
             log.error("pair of samples #%s and #%s cannot be shown to raters: %s", left.id, right.id, exc)
-            picture = unshowable_picture()
+            picture = self._files.picture("unshowable", unshowable_picture)
             return PairTaskView(task.token, [picture], picture, picture, left.prompt or "", task.position,
                                 _answers(task), problem="this pair's pictures cannot be shown (a stored file is "
-                                                        "missing or damaged): press Flag with a short note, or Skip")
+                                                        "missing or damaged, or cannot be sent without its metadata): "
+                                                        "press Flag with a short note, or Skip")
         return PairTaskView(task.token, refs, left_image, right_image, left.prompt or "", task.position,
                             _answers(task), left_video, right_video, left_type, right_type)
 
-    def _output(self, sample: Any, name: str) -> tuple[Image.Image, Path | None, str | None]:
+    def _output(self, sample: Any, name: str) -> tuple[Path, Path | None, str | None]:
         """(picture, video file, its media type) of a sample's output: the image and no file for an image output;
-        the poster (first) frame, the file to play and its type for a video output. The files are made once per
-        stored video (the video decoded once) and kept in `_files`."""
-        sha = sample.output
+        the poster (first) frame, the clip to play and its type for a video output (`BlindFiles.video`)."""
         if not is_video_sample(sample):
-            return self._pixels(self._read(sha), name), None, None
-        media_type = self._database.run(lambda store: store.images.media_type(sha))
-        opened: list[InputVideo] = []
-
-        def video() -> InputVideo:
-            if not opened:
-                opened.append(open_video(self._read(sha), name=name, limits=VideoLimits.from_settings(self._settings)))
-            return opened[0]
-        poster = self._files.file(self._file_name(sha, "poster"), lambda: encode_png(poster_frame(video()).pixels),
-                                  suffix=".png")
-        clip = self._files.file(self._file_name(sha, "video"), lambda: _blind_copy(video()),
-                                suffix=VIDEO_FILE_SUFFIXES.get(media_type, ".mp4"))
-        return self._pixels(poster.read_bytes(), f"first frame of the {name}"), clip, media_type
-
-    def _file_name(self, sha: str, what: str) -> str:
-        """The name of a file made from blob `sha`: a keyed hash (see the module docstring)."""
-        return hashlib.sha256(self._file_key + f"{what}\0{sha}".encode()).hexdigest()
+            return self._files.image(sample.output, name=name), None, None
+        media_type = self._database.run(lambda store: store.images.media_type(sample.output))
+        video = self._files.video(sample.output, media_type, name=name)
+        return video.poster, video.clip, video.media_type
 
     def _read(self, sha: str) -> bytes:
         return self._database.run(lambda store: store.images.read(sha))
-
-    def _pixels(self, data: bytes, name: str) -> Image.Image:
-        pixels = open_image(data, name=name, max_pixels=self._settings.max_image_pixels).pixels
-        return Image.fromarray(np.asarray(pixels.convert("RGB")))  # pixels only: no file metadata reaches a rater
 
 
 def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN,
@@ -344,15 +329,6 @@ def output_kind(candidate: Any) -> str:
     `image/...` type, or none recorded, is an image)."""
     media_type = candidate.output_media_type or ""
     return "image" if not media_type or media_type.startswith("image/") else "video"
-
-
-def _blind_copy(video: InputVideo) -> bytes:
-    """The file a rater plays: `video` without its container's tags, or as stored when it cannot be rewritten."""
-    try:
-        return without_metadata(video)
-    except InputError as exc:
-        log.warning("pairwise view: %s; the stored file is sent as it is", exc)
-        return video.data
 
 
 def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:

@@ -8,9 +8,10 @@ flag and its reason) kept. A flag needs a reason (stored as the ratings' note); 
 stays in the rating history.
 
 Blind means: what reaches a rater is the images, the prompt, the rater's own answers and progress counts; no
-metric, method, sample id or other rater's answer. A task is named to the browser by an opaque `token` (new for
-every view), never by its sample id. Each rater's events run one at a time (`one_at_a_time`), different raters'
-in parallel.
+metric, method, sample id or other rater's answer. The images and videos are files made by `blind_files.BlindFiles`
+(pixels only, no metadata, names that say nothing of the stored file). A task is named to the browser by an opaque
+`token` (new for every view), never by its sample id. Each rater's events run one at a time (`one_at_a_time`),
+different raters' in parallel.
 
 A write that finds the database busy is retried inside the storage layer (`storage.transactions`, up to its
 `max_wait_s`); any other failure is reported as `StoreError` with nothing stored, so the UI keeps the task and
@@ -19,21 +20,18 @@ the chosen scores on screen for another try.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import textwrap
-import tempfile
 import threading
-import time
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..errors import InputError, WorkbenchError
-from ..imaging import VideoLimits, encode_png, open_video, poster_frame
+from ..imaging import VideoLimits
 from ..settings import Settings
+from .blind_files import BlindFiles
 from .database import Database
 
 log = logging.getLogger(__name__)
@@ -73,7 +71,7 @@ class TaskView:
     sample_id: int
     """The stored sample (stays on the server: the browser sees `token`)."""
     refs: list[Path]
-    """Files holding each reference's stored bytes (named by content hash: no sample id in the name)."""
+    """Each reference's file (`blind_files`: a PNG of its pixels, named by a keyed hash)."""
     out: Path
     """The output image's file; for a video output, a PNG of its poster (first) frame."""
     prompt: str
@@ -85,16 +83,19 @@ class TaskView:
     reason: str | None = None
     """The reason this rater gave when they flagged the sample."""
     out_video: Path | None = None
-    """The output video's file as stored, for playback (None for an image output); raters rate it as they rate an
-    image."""
+    """The output video's file for playback, without its metadata (None for an image output); raters rate it as
+    they rate an image."""
     out_media_type: str | None = None
     """Media type of `out_video` (e.g. `video/mp4`)."""
     token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     """Opaque name of this view of the task for the browser (random; says nothing about the sample)."""
 
     problem: str | None = None
-    """Why a stored file of this task cannot be shown (a missing or undecodable blob), in words for the rater, who
-    can then Flag or Skip it; the picture in its place says so too. None when everything shows."""
+    """Why a stored file of this task cannot be shown (a missing or undecodable blob, a video that cannot be sent
+    without its metadata), in words for the rater, who can then Flag or Skip it; the picture in its place says so
+    too. None when everything shows."""
+    refs_picture: Path | None = None
+    """What the references box shows: the one reference's file, or all of them side by side in one PNG."""
 
     @property
     def is_video(self) -> bool:
@@ -139,7 +140,8 @@ class RatingTasks:
     def __init__(self, database: Database, settings: Settings, image_folder: Path | None = None) -> None:
         self._database = database
         self._settings = settings
-        self._images = TaskImages(image_folder)
+        self._files = BlindFiles(self._read, image_folder, max_pixels=settings.max_image_pixels,
+                                 video_limits=VideoLimits.from_settings(settings))
         self._rater_locks: dict[str, threading.Lock] = {}
         self._known_raters: set[str] = set()
         self._guard = threading.Lock()
@@ -148,7 +150,7 @@ class RatingTasks:
     def image_folder(self) -> Path:
         """Where the files of the tasks handed out are written (the web app serves this folder to logged-in users:
         `launch.serve`)."""
-        return self._images.folder
+        return self._files.folder
 
     @property
     def database_in_process(self) -> bool:
@@ -279,107 +281,30 @@ class RatingTasks:
         status = next((r.status for r in ratings.values()), None)
         reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
         try:
-            refs = [self._file(sha) for sha in sample.references]
+            refs = [self._files.image(sha, name=f"reference {i + 1}") for i, sha in enumerate(sample.references)]
+            refs_picture = self._files.side_by_side(sample.references, name="reference")
             if not is_video_sample(sample):
-                return TaskView(sample.id, refs, self._file(sample.output), sample.prompt, order, scores, status,
-                                reason)
-            video = open_video(self._read(sample.output), name="the output video of this task",
-                               limits=VideoLimits.from_settings(self._settings))
+                return TaskView(sample.id, refs, self._files.image(sample.output, name="the output image"),
+                                sample.prompt, order, scores, status, reason, refs_picture=refs_picture)
+            media_type = self._database.run(lambda store: store.images.media_type(sample.output))
+            video = self._files.video(sample.output, media_type, name="the output video of this task")
         except WorkbenchError as exc:
             # A damaged store must not hold a rater on one task they cannot see: the task is shown with a picture
             # that says so, and the rater flags or skips it. The rater's words name no sample (blind tasks).
             log.error("sample #%s cannot be shown to raters: %s", sample.id, exc)
-            problem = ("this task's images cannot be shown (a stored file is missing or damaged): press Flag with "
-                       "a short reason, or Skip")
-            picture = self._images.file("unshowable", lambda: encode_png(unshowable_picture()), suffix=".png")
+            picture = self._files.picture("unshowable", unshowable_picture)
             return TaskView(sample.id, [picture], picture, sample.prompt, order, scores, status, reason,
-                            problem=problem)
-        poster = self._images.file(f"{sample.output}-poster", lambda: encode_png(poster_frame(video).pixels),
-                                   suffix=".png")
-        out_video = self._images.file(sample.output, lambda: video.data, suffix=VIDEO_FILE_SUFFIXES.get(video.media_type))
-        return TaskView(sample.id, refs, poster, sample.prompt, order, scores, status, reason,
-                        out_video=out_video, out_media_type=video.media_type)
+                            problem=UNSHOWABLE, refs_picture=picture)
+        return TaskView(sample.id, refs, video.poster, sample.prompt, order, scores, status, reason,
+                        out_video=video.clip, out_media_type=video.media_type, refs_picture=refs_picture)
 
     def _read(self, sha: str) -> bytes:
         return self._database.run(lambda store: store.images.read(sha))
 
-    def _file(self, sha: str) -> Path:
-        return self._images.file(sha, link=lambda dest: self._database.run(lambda store: store.images.link(sha, dest)))
 
-
-class TaskImages:
-    """The files a rating task hands to the browser: each stored image's bytes as they are (no decoding, no
-    re-encoding: the browser shows the file the uploader gave), one file per content hash in `folder`, written
-    atomically (a file being sent is never rewritten). The web app serves the folder as it is (`launch.serve`).
-    Beyond `MAX_FILES` files the least recently handed out half is deleted, except files handed out in the last
-    `MIN_AGE_S` (a browser may still be fetching them)."""
-
-    MAX_FILES = 2000
-    MIN_AGE_S = 300.0
-
-    def __init__(self, folder: Path | None = None) -> None:
-        self._owned = None if folder is not None else tempfile.TemporaryDirectory(prefix="masc-task-images-")
-        self.folder = Path(folder) if folder is not None else Path(self._owned.name)  # type: ignore[union-attr]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._written: OrderedDict[str, tuple[Path, float]] = OrderedDict()
-        """sha -> (file, when it was last handed out), the least recently handed out first."""
-
-    def file(self, sha: str, read: Callable[[], bytes] | None = None, *, suffix: str | None = None,
-             link: Callable[[Path], None] | None = None) -> Path:
-        """The file named `sha` (a blob's hash, or a name derived from one) holding `read()`'s bytes, or the bytes
-        `link(path)` puts at a new `path` (a stored blob linked there, no copy: `storage` `images.link`); made the
-        first time only. Its suffix is `suffix`, or else from the bytes' image type."""
-        with self._lock:
-            found = self._written.get(sha)
-            if found is not None:
-                self._written[sha] = (found[0], time.time())
-                self._written.move_to_end(sha)
-        if found is not None and found[0].exists():
-            return found[0]
-        from storage.blobs import sniff_media_type
-
-        tmp = self.folder / f".tmp-{secrets.token_hex(12)}"
-        try:
-            if link is not None:
-                link(tmp)
-                with open(tmp, "rb") as fh:
-                    head = fh.read(16)
-            else:
-                if read is None:
-                    raise TypeError("TaskImages.file needs `read` or `link`")
-                data = read()
-                head = data[:16]
-                with open(tmp, "xb") as fh:
-                    fh.write(data)
-            path = self.folder / f"{sha}{suffix or SUFFIXES.get(sniff_media_type(head), '.img')}"
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        with self._lock:
-            self._written[sha] = (path, time.time())
-            self._written.move_to_end(sha)
-            if len(self._written) > self.MAX_FILES:
-                self._prune()
-        return path
-
-    def _prune(self) -> None:
-        """Delete (and forget) the least recently handed out half of the files, keeping any handed out in the
-        last `MIN_AGE_S`."""
-        cutoff = time.time() - self.MIN_AGE_S
-        for sha, (path, handed_out) in list(self._written.items())[: len(self._written) // 2]:
-            if handed_out >= cutoff:
-                break  # the rest were handed out later still
-            path.unlink(missing_ok=True)
-            del self._written[sha]
-
-
-SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
-            "image/bmp": ".bmp", "image/tiff": ".tif"}
-VIDEO_FILE_SUFFIXES = {"video/mp4": ".mp4", "video/webm": ".webm", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
-                       "image/gif": ".gif", "video/mp2t": ".ts", "video/mpeg": ".mpg"}
-"""Suffix of a video output's file by its media type (`imaging.open_video`), so the browser plays it."""
+UNSHOWABLE = ("this task's images cannot be shown (a stored file is missing or damaged, or cannot be sent without "
+              "its metadata): press Flag with a short reason, or Skip")
+"""What a rater is told of a task whose files cannot be shown (`TaskView.problem`)."""
 
 
 def is_video_sample(sample: Any) -> bool:

@@ -3,6 +3,7 @@ changes an answer, and the database then holds exactly those answers; another ra
 clips playing side by side) by keyboard. Screenshots go to test-artifacts/e2e/."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,12 @@ def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, sho
         assert not page.locator(player).is_visible()  # image outputs: the players give way to the images
     panel = page.locator("#pair-panel").inner_text()
     sources = page.locator("#pair-panel img").evaluate_all("imgs => imgs.map(i => i.src)")
-    names = [src.rsplit("/", 2)[-2:] for src in sources]  # Gradio's cache: <content hash>/image.png
-    assert names and all(name == "image.png" and len(folder) >= 32 for folder, name in names), names
+    folder = str(wb.pairwise.file_folder)  # the blind files' folder (workbench.blind_files), not Gradio's cache
+    names = [src.rsplit("/", 1)[-1] for src in sources]
+    assert names and all(folder in src for src in sources), sources
+    assert all(re.fullmatch("[0-9a-f]{64}[.]png", name) for name in names), names  # a keyed hash, a PNG
+    stored = {wb.database.store.samples.get(sid).output for sid in methods}
+    assert not any(name.removesuffix(".png") in stored for name in names)  # not the stored files' SHA-256
     assert "method" not in panel and "method" not in " ".join(sources)  # blind: no method name
     assert "#" not in panel and "sample" not in panel.lower()  # and no sample id
     shots(page, "first-pair")

@@ -5,10 +5,12 @@ samples and a single rater, says why a row has no numbers, clears what a failure
 from __future__ import annotations
 
 import csv
+import re
 
 import pytest
 
 from masc_ui.workbench.examples import EXAMPLES_DIR
+from tests.marked_files import PIXEL_CHUNKS, png_chunks
 
 from .conftest import SMALL, login
 from .steps import open_tab, in_view, text_of, wait_idle, wait_text
@@ -53,6 +55,13 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
     assert "workbench" not in prompt  # the researcher's scratch saves are no tasks
     assert in_view(page, "#rate-submit") and in_view(page, "#rate-pf") and in_view(page, "#rate-reason")
     shots(page, "first-task-800x900", full_page=False)
+    # What the browser got: PNGs of pixels only from the task folder, named by a keyed hash (workbench.blind_files).
+    page.wait_for_function("document.querySelectorAll('#rate-refs img, #rate-out img').length >= 2", timeout=180_000)
+    sources = page.locator("#rate-refs img, #rate-out img").evaluate_all("imgs => imgs.map(i => i.src)")
+    assert sources and all(str(wb.ratings.image_folder) in src for src in sources), sources
+    assert all(re.fullmatch("[0-9a-f]{64}[.]png", src.rsplit("/", 1)[-1]) for src in sources), sources
+    for src in sources:
+        assert set(png_chunks(page.request.get(src).body())) <= PIXEL_CHUNKS
 
     # Enter before choosing scores: nothing is stored, and the warning is brought into this small window (the
     # answers skip Gradio's queue, which shows no toast for them; the message line starts below the fold here).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,13 @@ def png(seed: int, size: int = 12) -> bytes:
 
 def decoded(data: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def shown(path: Path) -> np.ndarray:
+    """The pixels of a file handed to a rater (a PNG of RGB pixels: `workbench.blind_files`)."""
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.mode == "RGB", (image.format, image.mode)
+        return np.asarray(image)
 
 
 def add_outputs(store: Any, dataset: str = "ds", methods: tuple[str, ...] = ("m0", "m1", "m2", "m3"),

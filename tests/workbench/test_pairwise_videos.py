@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pairwise_samples import decoded, png
+from PIL import Image
+from pairwise_samples import decoded, png, shown
 
 from masc_ui.imaging import open_video, poster_frame, read_frames
 from masc_ui.settings import Settings
@@ -80,10 +81,10 @@ def test_a_video_pair_plays_both_clips_blind_and_takes_an_answer(store, outputs,
     while (view := tasks.next_task("alice")) is not None:
         record = store.pairwise.task("alice", view.token)
         left, right = store.samples.get(record.left_sample_id), store.samples.get(record.right_sample_id)
-        assert np.array_equal(np.asarray(view.refs[0]), decoded(store.images.read(left.references[0])))
+        assert np.array_equal(shown(view.refs[0]), decoded(store.images.read(left.references[0])))
         if outputs[left.id] in IMAGE_METHODS:
             assert not view.has_video and view.left_video is None and view.right_video is None
-            assert np.array_equal(np.asarray(view.left), decoded(store.images.read(left.output)))
+            assert np.array_equal(shown(view.left), decoded(store.images.read(left.output)))
         else:
             assert view.has_video and view.left_media_type == view.right_media_type == "video/webm"
             for sample, image, video in ((left, view.left, view.left_video), (right, view.right, view.right_video)):
@@ -96,8 +97,8 @@ def test_a_video_pair_plays_both_clips_blind_and_takes_an_answer(store, outputs,
                 assert "title" not in _tags(played) and b"made by" not in played  # the tag that names the method
                 assert video.suffix == ".webm" and re.fullmatch("[0-9a-f]{64}", video.stem)
                 assert video.stem != sample.output  # not the stored file's hash: nothing to look it up by
-                assert np.array_equal(np.asarray(image), np.asarray(poster_frame(open_video(stored)).pixels))
-                assert image.info == {}
+                assert np.array_equal(shown(image), np.asarray(poster_frame(open_video(stored)).pixels))
+                assert image.suffix == ".png" and sample.output not in image.name
                 seen.add(video)
             assert view.left_video != view.right_video
         tasks.submit("alice", view.token, {"cp": "left", "pf": "tie"}, both_bad={"pf": True}, seconds_spent=6.0)
@@ -124,7 +125,7 @@ def test_a_pair_of_a_video_and_an_image_shows_each_as_it_is(store, outputs, tmp_
     task = store.pairwise.next_task("carol", lambda state: PairChoice(video_id, image_id, image_id))  # handed out
     view = tasks_of(store, tmp_path / "files").task_for("carol", task.token)                         # by another rule
     assert view.left_video is None and view.right_video is not None and view.has_video
-    assert np.array_equal(np.asarray(view.left), decoded(store.images.read(store.samples.get(image_id).output)))
+    assert np.array_equal(shown(view.left), decoded(store.images.read(store.samples.get(image_id).output)))
     assert view.right_media_type == "video/webm"
 
 
@@ -138,7 +139,7 @@ def test_a_pair_whose_video_no_longer_decodes_is_shown_as_such_and_can_be_flagge
         record = store.pairwise.task("alice", view.token)
         if broken in (record.left_sample_id, record.right_sample_id):
             assert view.problem and "cannot be shown" in view.problem and "#" not in view.problem
-            assert not view.has_video and view.left.size == view.right.size == (480, 270)
+            assert not view.has_video and Image.open(view.left).size == Image.open(view.right).size == (480, 270)
             tasks.flag("alice", view.token, note="the pictures say they cannot be shown")
             seen_problem = True
         else:
