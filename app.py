@@ -5,6 +5,7 @@ Settings come from `MASC_*` environment variables (see README "Settings"), then 
 on the offline demo weights (written on first start) and says so on every screen. On Spaces (`SPACE_ID` set)
 it listens on 0.0.0.0 unless `MASC_HOST` says otherwise.
 """
+
 from __future__ import annotations
 
 import sys

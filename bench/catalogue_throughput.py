@@ -24,6 +24,7 @@ outputs. Face metrics use the packaged MTCNN detector (no SCRFD / RetinaFace wei
 Not a test: numbers depend on the machine and its load; the ratio measured side by side is what to read.
 Goal: batched >= 3x the per-sample loop at batch 8 on CPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,10 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,14 +43,24 @@ from PIL import ImageOps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from workloads import (  # noqa: E402
+    PROMPTS,
+    SUBJECTS,
+    artscore_checkpoint,
+    blip2_itm_checkpoint,
+    face_photos,
+    facescore_checkpoint,
+    ir101_checkpoint,
+    qwen_vl_checkpoint,
+    random_image,
+)
+
 from masc_ui.imaging import as_input_image  # noqa: E402
 from masc_ui.metrics.registry import get_scorer, score_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
 from masc_ui.models.demo import write_demo_weights  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
-from workloads import (PROMPTS, SUBJECTS, artscore_checkpoint, blip2_itm_checkpoint, face_photos,  # noqa: E402
-                       facescore_checkpoint, ir101_checkpoint, qwen_vl_checkpoint, random_image)
 
 BATCH = 8
 SAME = 1e-5
@@ -70,8 +82,14 @@ class Workload:
 def prompted_outputs(n: int) -> list[Sample]:
     """`n` distinct 512 x 512 outputs, each with its own prompt, decoded and hashed once (`InputImage`)."""
     rng = np.random.default_rng(n)
-    return [Sample(refs=(), out=as_input_image(random_image(rng, (512, 512))),
-                   prompt=PROMPTS[i % len(PROMPTS)].format(SUBJECTS[i % len(SUBJECTS)])) for i in range(n)]
+    return [
+        Sample(
+            refs=(),
+            out=as_input_image(random_image(rng, (512, 512))),
+            prompt=PROMPTS[i % len(PROMPTS)].format(SUBJECTS[i % len(SUBJECTS)]),
+        )
+        for i in range(n)
+    ]
 
 
 def face_pairs(n: int) -> list[Sample]:
@@ -80,8 +98,9 @@ def face_pairs(n: int) -> list[Sample]:
     views = [as_input_image(v) for v in face_photos()]
     mirrored = [as_input_image(ImageOps.mirror(v.pixels)) for v in views]
     half = (n + 1) // 2
-    return [Sample(refs=(views[0],), out=views[1 + i % (len(views) - 1)]) for i in range(half)] + \
-        [Sample(refs=(mirrored[0],), out=mirrored[1 + i % (len(views) - 1)]) for i in range(n - half)]
+    return [Sample(refs=(views[0],), out=views[1 + i % (len(views) - 1)]) for i in range(half)] + [
+        Sample(refs=(mirrored[0],), out=mirrored[1 + i % (len(views) - 1)]) for i in range(n - half)
+    ]
 
 
 def face_outputs(n: int) -> list[Sample]:
@@ -92,22 +111,38 @@ def face_outputs(n: int) -> list[Sample]:
 
 
 WORKLOADS: list[Workload] = [
-    Workload("vqascore-chat-demo", "vqascore", "demo", lambda w, d: {"vqa_model": str(d / "qwen2.5-vl")},
-             prompted_outputs),
-    Workload("vqascore-chat-base", "vqascore", "base", lambda w, d: {"vqa_model": str(qwen_vl_checkpoint(w))},
-             prompted_outputs),
+    Workload(
+        "vqascore-chat-demo", "vqascore", "demo", lambda w, d: {"vqa_model": str(d / "qwen2.5-vl")}, prompted_outputs
+    ),
+    Workload(
+        "vqascore-chat-base",
+        "vqascore",
+        "base",
+        lambda w, d: {"vqa_model": str(qwen_vl_checkpoint(w))},
+        prompted_outputs,
+    ),
     Workload("itmscore-demo", "itmscore", "demo", lambda w, d: {}, prompted_outputs),
-    Workload("itmscore-base", "itmscore", "base", lambda w, d: {"itm_model": str(blip2_itm_checkpoint(w))},
-             prompted_outputs),
+    Workload(
+        "itmscore-base", "itmscore", "base", lambda w, d: {"itm_model": str(blip2_itm_checkpoint(w))}, prompted_outputs
+    ),
     Workload("facesim-demo", "facesim", "demo", lambda w, d: {}, face_pairs),
-    Workload("facesim-base", "facesim", "base", lambda w, d: {"face_recognizer": str(ir101_checkpoint(w))},
-             face_pairs),
+    Workload("facesim-base", "facesim", "base", lambda w, d: {"face_recognizer": str(ir101_checkpoint(w))}, face_pairs),
     Workload("facescore-demo", "facescore", "demo", lambda w, d: {}, face_outputs),
-    Workload("facescore-base", "facescore", "base", lambda w, d: {"facescore_model": str(facescore_checkpoint(w))},
-             face_outputs),
+    Workload(
+        "facescore-base",
+        "facescore",
+        "base",
+        lambda w, d: {"facescore_model": str(facescore_checkpoint(w))},
+        face_outputs,
+    ),
     Workload("artscore-demo", "artscore", "demo", lambda w, d: {}, face_outputs),
-    Workload("artscore-base", "artscore", "base", lambda w, d: {"artscore_checkpoint": str(artscore_checkpoint(w))},
-             face_outputs),
+    Workload(
+        "artscore-base",
+        "artscore",
+        "base",
+        lambda w, d: {"artscore_checkpoint": str(artscore_checkpoint(w))},
+        face_outputs,
+    ),
 ]
 
 
@@ -146,45 +181,71 @@ def run(workload: Workload, settings: Settings, n: int, batch: int, repeats: int
         batch_s = min(batch_s, time.perf_counter() - start)
     pairs = [(a.value, b.value) for a, b in zip(looped, batched) if not (math.isnan(a.value) and math.isnan(b.value))]
     detection = getattr(backbone, "detection", None)
-    return {"loop_s": loop_s, "batch_s": batch_s, "n": len(samples),
-            "max_diff": max((abs(a - b) for a, b in pairs), default=math.nan),
-            "detector": detection.name if detection is not None else "-"}
+    return {
+        "loop_s": loop_s,
+        "batch_s": batch_s,
+        "n": len(samples),
+        "max_diff": max((abs(a - b) for a, b in pairs), default=math.nan),
+        "detector": detection.name if detection is not None else "-",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=2 * BATCH, help="samples per workload (default 16)")
     parser.add_argument("--batch-size", type=int, default=BATCH, help="model batch and score_metrics chunk (8)")
-    parser.add_argument("--only", action="append", choices=[w.name for w in WORKLOADS],
-                        help="run only this workload (repeatable)")
+    parser.add_argument(
+        "--only", action="append", choices=[w.name for w in WORKLOADS], help="run only this workload (repeatable)"
+    )
     parser.add_argument("--sizes", nargs="+", choices=("demo", "base"), default=["demo", "base"])
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs per side; the best counts")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "auto"),
-                        help="the precision policy's dtype (default float32, the exact mode)")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "bfloat16", "auto"),
+        help="the precision policy's dtype (default float32, the exact mode)",
+    )
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench",
-                        help="where the checkpoints are built (and reused)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "masc-bench",
+        help="where the checkpoints are built (and reused)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     demo = args.workdir / "demo-weights"
     write_demo_weights(demo)
     chosen = [w for w in WORKLOADS if (not args.only or w.name in args.only) and w.size in args.sizes]
-    print(f"scorer catalogue throughput: {args.samples} samples per workload, batch {args.batch_size}, device "
-          f"{args.device}, {args.dtype}, torch {torch.__version__}, {torch.get_num_threads()} threads, best of "
-          f"{args.repeats}\n")
-    header = (f"{'workload':<21}{'n':>4}{'loop s':>9}{'batched s':>11}{'loop /s':>9}{'batched /s':>12}{'ratio':>8}"
-              f"{'max |d|':>10}  detector")
+    print(
+        f"scorer catalogue throughput: {args.samples} samples per workload, batch {args.batch_size}, device "
+        f"{args.device}, {args.dtype}, torch {torch.__version__}, {torch.get_num_threads()} threads, best of "
+        f"{args.repeats}\n"
+    )
+    header = (
+        f"{'workload':<21}{'n':>4}{'loop s':>9}{'batched s':>11}{'loop /s':>9}{'batched /s':>12}{'ratio':>8}"
+        f"{'max |d|':>10}  detector"
+    )
     print(header)
     print("-" * len(header))
     for workload in chosen:
-        settings = Settings(profile="demo", demo_weights_dir=demo, device=args.device, dtype=args.dtype,
-                            data_dir=args.workdir / "data", **workload.overrides(args.workdir, demo))
+        settings = Settings(
+            profile="demo",
+            demo_weights_dir=demo,
+            device=args.device,
+            dtype=args.dtype,
+            data_dir=args.workdir / "data",
+            **workload.overrides(args.workdir, demo),
+        )
         r = run(workload, settings, args.samples, args.batch_size, args.repeats)
-        print(f"{workload.name:<21}{r['n']:>4}{r['loop_s']:>9.2f}{r['batch_s']:>11.2f}{r['n'] / r['loop_s']:>9.2f}"
-              f"{r['n'] / r['batch_s']:>12.2f}{r['loop_s'] / r['batch_s']:>7.2f}x{r['max_diff']:>10.1e}  "
-              f"{r['detector']}", flush=True)
+        print(
+            f"{workload.name:<21}{r['n']:>4}{r['loop_s']:>9.2f}{r['batch_s']:>11.2f}{r['n'] / r['loop_s']:>9.2f}"
+            f"{r['n'] / r['batch_s']:>12.2f}{r['loop_s'] / r['batch_s']:>7.2f}x{r['max_diff']:>10.1e}  "
+            f"{r['detector']}",
+            flush=True,
+        )
         if not r["max_diff"] <= SAME:
             print(f"    the two sides differ (by more than {SAME:g}, or NaN on one side only): a bug to look into")
     print("\ngoal: batched >= 3x the per-sample loop at batch 8 on CPU")

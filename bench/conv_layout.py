@@ -10,6 +10,7 @@ figures.
 
 Not a test: numbers depend on the machine and its load; read the ratio measured side by side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,10 @@ from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IR
 def networks() -> dict[str, tuple[torch.nn.Module, int]]:
     """name -> (network in eval mode, input side in pixels)."""
     torch.manual_seed(0)
-    return {"ResNet-50 (ArtScore)": (torchvision.models.resnet50().eval(), 224),
-            "IR-101 (FaceSim)": (IRBackbone(IRArchitecture(64, IR101_UNITS, IR101_WIDTHS, 512)).eval(), 112)}
+    return {
+        "ResNet-50 (ArtScore)": (torchvision.models.resnet50().eval(), 224),
+        "IR-101 (FaceSim)": (IRBackbone(IRArchitecture(64, IR101_UNITS, IR101_WIDTHS, 512)).eval(), 112),
+    }
 
 
 def seconds(net: torch.nn.Module, x: torch.Tensor) -> float:
@@ -65,8 +68,11 @@ def main(argv: list[str] | None = None) -> int:
                 channels_last = min(channels_last, seconds(net, last))
                 net.to(memory_format=torch.contiguous_format)
             diff = float((plain_out - last_out).abs().max())
-            print(f"{name:<22}{batch:>6}{plain / batch * 1e3:>13.1f}{channels_last / batch * 1e3:>22.1f}"
-                  f"{plain / channels_last:>7.2f}x{diff:>10.1e}", flush=True)
+            print(
+                f"{name:<22}{batch:>6}{plain / batch * 1e3:>13.1f}{channels_last / batch * 1e3:>22.1f}"
+                f"{plain / channels_last:>7.2f}x{diff:>10.1e}",
+                flush=True,
+            )
     return 0
 
 

@@ -6,6 +6,7 @@ acknowledged was lost and the database is intact.
 Without --db it uses a fresh SQLite database in a temporary folder. Prints the figures; exits 1 if an
 acknowledged rating is missing or the integrity check fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,16 @@ def main() -> int:
         def progress(done: int, acked: int) -> None:
             if done % 100 == 0:
                 print(f"  {done}/{args.cycles} kills, {acked} acknowledged ratings so far", flush=True)
+
         try:
-            report = run_kill_cycles(args.db, data_dir, cycles=args.cycles, seed=args.seed,
-                                     max_delay_s=args.max_delay_ms / 1000, progress=progress)
+            report = run_kill_cycles(
+                args.db,
+                data_dir,
+                cycles=args.cycles,
+                seed=args.seed,
+                max_delay_s=args.max_delay_ms / 1000,
+                progress=progress,
+            )
         except AssertionError as exc:
             print(f"FAILED: {exc}")
             return 1

@@ -16,6 +16,7 @@ PF / CLIP-I-Seg: the output); every acknowledged Save is there with its values; 
 Runs against whichever `masc_ui` is importable: `PYTHONPATH=/path/to/other/checkout python bench/crash_saves.py`
 measures an older Save (which wrote images, sample, masks and values in separate transactions) the same way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,9 +25,9 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 if not os.environ.get("PYTHONPATH"):
@@ -39,8 +40,14 @@ import numpy as np  # noqa: E402
 from bench.durability import kill_one_child  # noqa: E402
 
 CHILD_READY_TIMEOUT_S = 120.0
-PROVENANCE = {"model_id": "crash-test", "revision": "local", "params": {"fg_threshold": 0.5}, "code_version": "test",
-              "device": "cpu", "dtype": "float32"}
+PROVENANCE = {
+    "model_id": "crash-test",
+    "revision": "local",
+    "params": {"fg_threshold": 0.5},
+    "code_version": "test",
+    "device": "cpu",
+    "dtype": "float32",
+}
 METRICS = {"cp": "reference", "pf": "output", "clip_i": None, "clip_i_seg": "output"}
 """metric -> the image whose masks its values must name (None: no mask)."""
 
@@ -67,14 +74,21 @@ def _saver() -> Callable:
         from masc_ui.workbench.recorder import Recorder
 
         def save(settings, store, sample, values, sources, user):
-            return Recorder(Database.of(store)).save(sample, values, user=user, dataset="crash",
-                                                     mask_sources=sources).sample_id
+            return (
+                Recorder(Database.of(store))
+                .save(sample, values, user=user, dataset="crash", mask_sources=sources)
+                .sample_id
+            )
     except ImportError:  # a checkout from before masc_ui/workbench/
         from masc_ui.workbench_store import StoreUseCases
 
         def save(settings, store, sample, values, sources, user):
-            return StoreUseCases(settings, store).save(sample, values, dataset="crash", method=None,
-                                                       mask_sources=sources, user=user).sample_id
+            return (
+                StoreUseCases(settings, store)
+                .save(sample, values, dataset="crash", method=None, mask_sources=sources, user=user)
+                .sample_id
+            )
+
     return save
 
 
@@ -89,9 +103,15 @@ def _sample(rng: np.random.Generator, out_mask_shift: int = 0):
     ref_mask = np.zeros((24, 32), bool)
     ref_mask[4:20, 6:26] = True
     out_mask = np.zeros((24, 32), bool)
-    out_mask[2 + out_mask_shift % 8:18, 4:28] = True
-    return Sample(refs=(image(),), out=image(), prompt="a photo of a toy on a table", subject="toy",
-                  ref_masks=(ref_mask,), out_mask=out_mask)
+    out_mask[2 + out_mask_shift % 8 : 18, 4:28] = True
+    return Sample(
+        refs=(image(),),
+        out=image(),
+        prompt="a photo of a toy on a table",
+        subject="toy",
+        ref_masks=(ref_mask,),
+        out_mask=out_mask,
+    )
 
 
 def _values(rng: random.Random) -> dict:
@@ -105,10 +125,9 @@ def _child(url: str, data_dir: Path, fd: int, seed: int) -> None:
     try:
         from dataclasses import replace
 
+        from masc_ui.settings import Settings
         from storage import Store
         from storage.engine import create_engine
-
-        from masc_ui.settings import Settings
 
         settings = Settings(data_dir=data_dir, database_url=url)
         store = Store(create_engine(url), data_dir)
@@ -134,8 +153,9 @@ def _child(url: str, data_dir: Path, fd: int, seed: int) -> None:
 
 def _one_cycle(url: str, data_dir: Path, rng: random.Random, max_delay_s: float) -> list[int]:
     child_seed = rng.randrange(2**31)
-    lines = kill_one_child(lambda fd: _child(url, data_dir, fd, child_seed), rng, max_delay_s,
-                           ready_timeout_s=CHILD_READY_TIMEOUT_S)
+    lines = kill_one_child(
+        lambda fd: _child(url, data_dir, fd, child_seed), rng, max_delay_s, ready_timeout_s=CHILD_READY_TIMEOUT_S
+    )
     return [int(line) for line in lines]
 
 
@@ -147,15 +167,28 @@ def verify(store) -> tuple[list[str], int, int]:
 
     def read(s):
         samples = list(s.scalars(sa.select(schema.Sample.id)))
-        values = s.execute(sa.select(schema.MetricValue.id, schema.MetricValue.sample_id,
-                                     schema.MetricValue.metric)).all()
-        used = s.execute(sa.select(schema.MetricValueMask.metric_value_id, schema.MaskVersion.id,
-                                   schema.SampleImage.sample_id, schema.SampleImage.role)
-                         .join(schema.MaskVersion, schema.MaskVersion.id == schema.MetricValueMask.mask_version_id)
-                         .join(schema.SampleImage, schema.SampleImage.id == schema.MaskVersion.sample_image_id)).all()
-        n_masks = dict(s.execute(sa.select(schema.MetricValueMask.metric_value_id, sa.func.count())
-                                 .group_by(schema.MetricValueMask.metric_value_id)).all())
+        values = s.execute(
+            sa.select(schema.MetricValue.id, schema.MetricValue.sample_id, schema.MetricValue.metric)
+        ).all()
+        used = s.execute(
+            sa.select(
+                schema.MetricValueMask.metric_value_id,
+                schema.MaskVersion.id,
+                schema.SampleImage.sample_id,
+                schema.SampleImage.role,
+            )
+            .join(schema.MaskVersion, schema.MaskVersion.id == schema.MetricValueMask.mask_version_id)
+            .join(schema.SampleImage, schema.SampleImage.id == schema.MaskVersion.sample_image_id)
+        ).all()
+        n_masks = dict(
+            s.execute(
+                sa.select(schema.MetricValueMask.metric_value_id, sa.func.count()).group_by(
+                    schema.MetricValueMask.metric_value_id
+                )
+            ).all()
+        )
         return samples, values, used, n_masks
+
     samples, values, used, n_masks = store.tx.read(read)
     violations = []
     with_values = {sid for _, sid, _ in values}
@@ -175,8 +208,15 @@ def verify(store) -> tuple[list[str], int, int]:
     return violations, len(samples), len(values)
 
 
-def run_save_kills(database_url: str | None, data_dir: Path, *, cycles: int, seed: int = 0,
-                   max_delay_s: float = 0.06, progress: Callable[[int, int], None] | None = None) -> SaveKillReport:
+def run_save_kills(
+    database_url: str | None,
+    data_dir: Path,
+    *,
+    cycles: int,
+    seed: int = 0,
+    max_delay_s: float = 0.06,
+    progress: Callable[[int, int], None] | None = None,
+) -> SaveKillReport:
     """Run `cycles` save-and-SIGKILL cycles against the database (None = SQLite in `data_dir`)."""
     from storage import open_store
 
@@ -199,8 +239,7 @@ def run_save_kills(database_url: str | None, data_dir: Path, *, cycles: int, see
         integrity = store.integrity_check()
     if integrity != "ok":
         violations.append(f"integrity check: {integrity}")
-    return SaveKillReport(cycles, len(acked), n_samples, n_values, violations, integrity,
-                          time.monotonic() - start)
+    return SaveKillReport(cycles, len(acked), n_samples, n_values, violations, integrity, time.monotonic() - start)
 
 
 def main() -> int:
@@ -213,20 +252,32 @@ def main() -> int:
     import masc_ui
 
     with tempfile.TemporaryDirectory(prefix="masc-crash-saves-") as tmp:
+
         def progress(done: int, acked: int) -> None:
             if done % 50 == 0:
                 print(f"  {done}/{args.cycles} kills, {acked} acknowledged Saves so far", flush=True)
-        report = run_save_kills(args.db, Path(tmp) / "data", cycles=args.cycles, seed=args.seed,
-                                max_delay_s=args.max_delay_ms / 1000, progress=progress)
+
+        report = run_save_kills(
+            args.db,
+            Path(tmp) / "data",
+            cycles=args.cycles,
+            seed=args.seed,
+            max_delay_s=args.max_delay_ms / 1000,
+            progress=progress,
+        )
     backend = "sqlite" if args.db is None else args.db.split(":", 1)[0]
     print(f"code                    {Path(masc_ui.__file__).resolve().parent.parent}")
     print(f"backend                 {backend}")
     print(f"SIGKILLed savers        {report.cycles}")
     print(f"acknowledged Saves      {report.acknowledged}")
     print(f"samples / values        {report.samples} / {report.values}")
-    kinds = {"samples without values": "has no values", "values without their masks": "lacks its",
-             "values naming a mask not stored": "not stored", "values naming masks they do not use": "does not use",
-             "acknowledged Saves missing": "is missing"}
+    kinds = {
+        "samples without values": "has no values",
+        "values without their masks": "lacks its",
+        "values naming a mask not stored": "not stored",
+        "values naming masks they do not use": "does not use",
+        "acknowledged Saves missing": "is missing",
+    }
     print(f"violations              {len(report.violations)}")
     for kind, text in kinds.items():
         print(f"  {kind:<36}{sum(text in v for v in report.violations)}")

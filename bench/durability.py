@@ -8,6 +8,7 @@ transactions, commits and fsyncs. Afterwards every acknowledged rating (id, revi
 database — as the current rating or in its history — and SQLite's `PRAGMA integrity_check` must say
 `ok`. POSIX only (fork, SIGKILL).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,9 +16,10 @@ import random
 import select
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import sqlalchemy as sa
 
@@ -52,9 +54,17 @@ class KillReport:
     """Wall time of the whole run."""
 
 
-def run_kill_cycles(database_url: str | None, data_dir: Path, *, cycles: int, seed: int = 0,
-                    max_delay_s: float = 0.08, samples: int = 20, check_every: int = 25,
-                    progress: Callable[[int, int], None] | None = None) -> KillReport:
+def run_kill_cycles(
+    database_url: str | None,
+    data_dir: Path,
+    *,
+    cycles: int,
+    seed: int = 0,
+    max_delay_s: float = 0.08,
+    samples: int = 20,
+    check_every: int = 25,
+    progress: Callable[[int, int], None] | None = None,
+) -> KillReport:
     """Run `cycles` write-and-SIGKILL cycles against the database; see the module docstring.
 
     Raises AssertionError if an acknowledged rating is missing or an integrity check fails, and
@@ -75,21 +85,40 @@ def run_kill_cycles(database_url: str | None, data_dir: Path, *, cycles: int, se
             checks += 1
         if progress is not None:
             progress(cycle + 1, len(acked))
-    return KillReport(cycles=cycles, acknowledged=len(acked), missing=0, integrity=integrity,
-                      integrity_checks=checks, seconds=time.monotonic() - start)
+    return KillReport(
+        cycles=cycles,
+        acknowledged=len(acked),
+        missing=0,
+        integrity=integrity,
+        integrity_checks=checks,
+        seconds=time.monotonic() - start,
+    )
 
 
 def _make_samples(store: Store, n: int) -> list[int]:
     ids = []
     for i in range(n):
         digest = store.images.add(b"\x89PNG\r\n\x1a\n" + f"kill-test image {i}".encode())
-        ids.append(store.samples.add("kill-test", references=[digest], output=digest, prompt=f"prompt {i}",
-                                     subject="thing", external_key=f"kill-{i}").id)
+        ids.append(
+            store.samples.add(
+                "kill-test",
+                references=[digest],
+                output=digest,
+                prompt=f"prompt {i}",
+                subject="thing",
+                external_key=f"kill-{i}",
+            ).id
+        )
     return ids
 
 
-def kill_one_child(child: Callable[[int], None], rng: random.Random, max_delay_s: float, *,
-                   ready_timeout_s: float = CHILD_READY_TIMEOUT_S) -> list[bytes]:
+def kill_one_child(
+    child: Callable[[int], None],
+    rng: random.Random,
+    max_delay_s: float,
+    *,
+    ready_timeout_s: float = CHILD_READY_TIMEOUT_S,
+) -> list[bytes]:
     """Fork a child running `child(write_fd)` (it reports "ready", then one line per acknowledged write, and never
     returns: it ends with `os._exit`), SIGKILL it 0..`max_delay_s` after its first acknowledged write, and return
     the complete lines it reported after "ready" (a last line without its newline was not fully reported).
@@ -124,8 +153,9 @@ def kill_one_child(child: Callable[[int], None], rng: random.Random, max_delay_s
     return [line for line in lines if line != b"ready"]
 
 
-def _one_cycle(url: str, data_dir: Path, sample_ids: list[int], rater: str, rng: random.Random,
-               max_delay_s: float) -> list[Ack]:
+def _one_cycle(
+    url: str, data_dir: Path, sample_ids: list[int], rater: str, rng: random.Random, max_delay_s: float
+) -> list[Ack]:
     child_seed = rng.randrange(2**31)
     lines = kill_one_child(lambda fd: _child(url, data_dir, sample_ids, rater, fd, child_seed), rng, max_delay_s)
     return [Ack(*map(int, line.split())) for line in lines]
@@ -141,8 +171,14 @@ def _child(url: str, data_dir: Path, sample_ids: list[int], rater: str, fd: int,
         for i in range(10**9):
             sample = sample_ids[i % len(sample_ids)]
             criterion = t.CRITERIA[(i // len(sample_ids)) % len(t.CRITERIA)]
-            rating = store.ratings.rate(rater, sample, criterion, rng.randint(t.SCORE_MIN, t.SCORE_MAX),
-                                        seconds_spent=rng.uniform(1, 60), presentation_order=i + 1)
+            rating = store.ratings.rate(
+                rater,
+                sample,
+                criterion,
+                rng.randint(t.SCORE_MIN, t.SCORE_MAX),
+                seconds_spent=rng.uniform(1, 60),
+                presentation_order=i + 1,
+            )
             os.write(fd, f"{rating.id} {rating.revision} {rating.score}\n".encode())
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
         os.write(fd, f"error {type(exc).__name__}: {exc}\n".encode())
@@ -160,6 +196,7 @@ def _verify(url: str, data_dir: Path, acked: list[Ack]) -> str:
             rows = {(r.id, r.revision, r.score) for r in s.scalars(sa.select(t.Rating))}
             rows |= {(h.rating_id, h.revision, h.score) for h in s.scalars(sa.select(t.RatingHistory))}
             return rows
+
         present = store.tx.read(stored)
     missing = [a for a in acked if tuple(a) not in present]
     assert not missing, f"{len(missing)} acknowledged rating writes are missing, e.g. {missing[:3]}"

@@ -9,6 +9,7 @@ the sizes run from small to large, so each row's peak is that size's or an earli
 
 Not a test: numbers depend on the machine and its load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,14 +35,20 @@ def size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", nargs="+", type=size,
-                        default=[size(s) for s in ("256x256", "512x512", "1024x1024", "2048x2048", "4000x3000")])
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=size,
+        default=[size(s) for s in ("256x256", "512x512", "1024x1024", "2048x2048", "4000x3000")],
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     detector = MtcnnFaceDetector()
     photo = Image.fromarray(data.astronaut())
-    print(f"MTCNN (packaged weights), CPU, torch {torch.__version__}, {torch.get_num_threads()} threads, best of "
-          f"{args.repeats}\n")
+    print(
+        f"MTCNN (packaged weights), CPU, torch {torch.__version__}, {torch.get_num_threads()} threads, best of "
+        f"{args.repeats}\n"
+    )
     print(f"{'size':>11}{'seconds':>10}{'faces':>7}{'peak RSS MB':>13}")
     for width, height in sorted(args.sizes, key=lambda s: s[0] * s[1]):
         rgb = np.asarray(photo.resize((width, height)))

@@ -8,6 +8,7 @@ the same script measures another checkout the same way: `PYTHONPATH=/path/to/oth
 bench/forward_counts.py`. The pair has 2 distinct images (a reference and an output); CLIP-I-Seg adds a third
 (the segmented output) for the CLIP tower.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,15 @@ from pathlib import Path
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TOWERS = {"SiglipVisionModel", "Siglip2VisionModel", "SiglipTextModel", "Siglip2TextModel", "CLIPVisionModel",
-          "CLIPTextModel", "ViTModel"}
+TOWERS = {
+    "SiglipVisionModel",
+    "Siglip2VisionModel",
+    "SiglipTextModel",
+    "Siglip2TextModel",
+    "CLIPVisionModel",
+    "CLIPTextModel",
+    "ViTModel",
+}
 """The towers' classes in transformers 5 (each forward of one is one pass of a batch through a backbone)."""
 METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i"]
 
@@ -44,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     from masc_ui.models.demo import write_demo_weights
     from masc_ui.settings import Settings
     from masc_ui.workbench import Workbench
+
     try:
         from masc_ui.workbench.examples import load_example
     except ImportError:  # a checkout from before masc_ui/workbench/
@@ -84,14 +93,16 @@ def main(argv: list[str] | None = None) -> int:
     owners = {}  # id of a module -> the checkpoint folder of the loaded model holding it
     for key in wb.models.loaded():
         loaded = wb.models.get(key, None)
-        for obj in (loaded if isinstance(loaded, tuple) else (loaded,)):
+        for obj in loaded if isinstance(loaded, tuple) else (loaded,):
             model = getattr(getattr(obj, "backbone", obj), "model", obj)
             if isinstance(model, torch.nn.Module):
                 for module in model.modules():
                     owners.setdefault(id(module), Path(str(key[1])).name)
     (wb.close if hasattr(wb, "close") else wb.records.close)()
-    named = {step: Counter({f"{cls} of {owners.get(mid, '?')}": n for (cls, mid), n in c.items()})
-             for step, c in steps.items()}
+    named = {
+        step: Counter({f"{cls} of {owners.get(mid, '?')}": n for (cls, mid), n in c.items()})
+        for step, c in steps.items()
+    }
     steps = named
     print(f"code {Path(masc_ui.__file__).resolve().parent.parent} · pair {args.pair} · metrics {','.join(METRICS)}")
     towers = sorted(set().union(*steps.values()))

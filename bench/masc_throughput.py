@@ -19,6 +19,7 @@ floor from encoding the reference once is 1.8x), >= 5x in bfloat16 (on CPUs with
     python bench/masc_throughput.py                      # 256 and 1024 patches, 1 reference x 9 outputs each
     python bench/masc_throughput.py --refs 2 --budgets 256
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,10 +37,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from masc_ui.metrics import MaSC  # noqa: E402
-from masc_ui.models.precision import hardware_report  # noqa: E402
-from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from workloads import masc_workload, naflex_checkpoint, random_ellipse, random_image  # noqa: E402
+
+from masc_ui.metrics import MaSC  # noqa: E402
+from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
+from masc_ui.models.precision import hardware_report  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,12 +54,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], help="our engine's precisions")
     parser.add_argument("--compile", action="store_true", help="add a bfloat16 row with torch.compile")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 is steadier on a "
-                                                    "machine shared with other jobs)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall seconds, or this process's CPU seconds (CPU only; steadier when shared)")
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench",
-                        help="where the base-size checkpoint is built (and reused)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: torch's; 1 is steadier on a machine shared with other jobs)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall seconds, or this process's CPU seconds (CPU only; steadier when shared)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "masc-bench",
+        help="where the base-size checkpoint is built (and reused)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -68,31 +81,44 @@ def main(argv: list[str] | None = None) -> int:
 
     ckpt = naflex_checkpoint(args.workdir, "base")
     print(f"MaSC throughput: random SigLIP2 NaFlex base (hidden 768, 12 layers) at {ckpt}")
-    print(f"device {args.device} ({hardware_report(args.device).describe()}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, {args.clock} clock, masc-metric {masc.__version__} (float32)")
-    print(f"workload per budget: {args.refs} reference(s) x {args.outputs} outputs = {args.refs * args.outputs} "
-          f"samples; our batch size {args.batch_size}; best of {args.repeats} interleaved rounds\n")
+    print(
+        f"device {args.device} ({hardware_report(args.device).describe()}), torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, {args.clock} clock, masc-metric {masc.__version__} (float32)"
+    )
+    print(
+        f"workload per budget: {args.refs} reference(s) x {args.outputs} outputs = {args.refs * args.outputs} "
+        f"samples; our batch size {args.batch_size}; best of {args.repeats} interleaved rounds\n"
+    )
     theirs = masc.MaSC(str(ckpt), device=args.device, naflex_max_patches=args.budgets[0])
     models = ModelRegistry()  # our engines for the different budgets share one loaded backbone per precision
     variants = [(dtype, False) for dtype in args.dtypes] + ([("bfloat16", True)] if args.compile else [])
-    header = (f"{'budget':>6}  {'engine':<30}{'images/s':>10}{'seconds':>9}{'ratio':>8}{'peak +MiB':>10}"
-              "  max |dCP|, |dPF|")
+    header = (
+        f"{'budget':>6}  {'engine':<30}{'images/s':>10}{'seconds':>9}{'ratio':>8}{'peak +MiB':>10}  max |dCP|, |dPF|"
+    )
     print(header)
     print("-" * len(header))
     summary: dict[int, dict[str, float]] = {}
     for budget in args.budgets:
         samples = masc_workload(args.refs, args.outputs, seed=budget)
         theirs.naflex_max_patches = budget
-        ours = {f"masc_ui {dtype}" + (" +compile" if compiled else ""):
-                MaSC(str(ckpt), device=args.device, naflex_max_patches=budget, dtype=dtype, models=models,
-                     compile=compiled) for dtype, compiled in variants}
+        ours = {
+            f"masc_ui {dtype}" + (" +compile" if compiled else ""): MaSC(
+                str(ckpt), device=args.device, naflex_max_patches=budget, dtype=dtype, models=models, compile=compiled
+            )
+            for dtype, compiled in variants
+        }
         _warm_up(theirs, ours.values())
-        engines = {"masc-metric (loop, float32)": lambda: [
-            theirs.score(s.refs[0].pixels, s.ref_masks[0], s.out.pixels, s.out_mask, s.prompt, s.subject)
-            for s in samples]}  # `Sample` holds decoded `InputImage`s; masc-metric takes PIL images
+        engines = {
+            "masc-metric (loop, float32)": lambda: [
+                theirs.score(s.refs[0].pixels, s.ref_masks[0], s.out.pixels, s.out_mask, s.prompt, s.subject)
+                for s in samples
+            ]
+        }  # `Sample` holds decoded `InputImage`s; masc-metric takes PIL images
         for name, engine in ours.items():
-            engines[name] = lambda engine=engine: (engine.clear_caches(), engine.score_many(
-                samples, batch_size=args.batch_size))[1]
+            engines[name] = lambda engine=engine: (
+                engine.clear_caches(),
+                engine.score_many(samples, batch_size=args.batch_size),
+            )[1]
         best: dict[str, _Run] = {}
         for _ in range(args.repeats):
             for name, fn in engines.items():
@@ -110,12 +136,16 @@ def main(argv: list[str] | None = None) -> int:
                 d_pf = max(abs(a.pf - b.pf) for a, b in zip(loop.value, run.value))
                 diffs = f"{d_cp:.1e}, {d_pf:.1e}" + (" (NaN in one engine only)" if math.isnan(d_cp + d_pf) else "")
                 summary[budget][name] = ratio
-            print(f"{budget:>6}  {name:<30}{n / run.seconds:>10.3f}{run.seconds:>9.1f}{ratio:>7.2f}x"
-                  f"{run.peak_mib:>10.0f}  {diffs}")
+            print(
+                f"{budget:>6}  {name:<30}{n / run.seconds:>10.3f}{run.seconds:>9.1f}{ratio:>7.2f}x"
+                f"{run.peak_mib:>10.0f}  {diffs}"
+            )
     print()
     for budget, ratios in summary.items():
-        print(f"{budget:>6} patches, ours / loop: " + ", ".join(f"{name.removeprefix('masc_ui ')} {r:.2f}x"
-                                                              for name, r in ratios.items()))
+        print(
+            f"{budget:>6} patches, ours / loop: "
+            + ", ".join(f"{name.removeprefix('masc_ui ')} {r:.2f}x" for name, r in ratios.items())
+        )
     print("goals at 1024 patches: float32 >= 2x, bfloat16 >= 5x (floor from encoding the reference once: 1.8x)")
     return 0
 

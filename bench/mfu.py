@@ -25,25 +25,28 @@ gives steadier figures.
     python bench/mfu.py                        # peak, then 256 and 1024 patches in both precisions
     python bench/mfu.py --compile --sweep      # + torch.compile rows, + the forward-size sweep
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from workloads import masc_workload, naflex_checkpoint  # noqa: E402
+
 from masc_ui.metrics import MaSC  # noqa: E402
 from masc_ui.metrics.masc import encoding as masc_encoding  # noqa: E402
-from masc_ui.models.precision import hardware_report  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
-from workloads import masc_workload, naflex_checkpoint  # noqa: E402
+from masc_ui.models.precision import hardware_report  # noqa: E402
 
 DTYPES = ("float32", "bfloat16")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -59,8 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
     parser.add_argument("--compile", action="store_true", help="add rows with torch.compile (bfloat16)")
     parser.add_argument("--sweep", action="store_true", help="add the images-per-forward sweep at 1024 patches")
-    parser.add_argument("--clock", choices=CLOCKS, default="wall", help="wall seconds, or this process's CPU "
-                                                                          "seconds (CPU only; steadier when shared)")
+    parser.add_argument(
+        "--clock",
+        choices=CLOCKS,
+        default="wall",
+        help="wall seconds, or this process's CPU seconds (CPU only; steadier when shared)",
+    )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench")
     args = parser.parse_args(argv)
     if args.threads:
@@ -71,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = naflex_checkpoint(args.workdir, "base")
     report = hardware_report(args.device)
     print(f"MFU: random SigLIP2 NaFlex base at {ckpt}")
-    print(f"device {args.device} ({report.describe()}), torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"{args.clock} clock\n")
+    print(
+        f"device {args.device} ({report.describe()}), torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"{args.clock} clock\n"
+    )
     peaks: dict[str, tuple[float, int]] = {dtype: (0.0, 0) for dtype in DTYPES}
     rows = [(dtype, False) for dtype in DTYPES] + ([("bfloat16", True)] if args.compile else [])
     models = ModelRegistry()
@@ -84,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                 peaks[name] = max(peaks[name], matmul_peak(getattr(torch, name), args.device, clock))
             label = dtype + (" +compile" if compiled else "")
             print(f"measuring {budget} patches, {label} ...", flush=True)
-            masc = MaSC(str(ckpt), device=args.device, naflex_max_patches=budget, dtype=dtype, models=models,
-                        compile=compiled)
+            masc = MaSC(
+                str(ckpt), device=args.device, naflex_max_patches=budget, dtype=dtype, models=models, compile=compiled
+            )
             run = measure(masc, samples, args.batch_size, args.repeats, args.device, clock)
             if compiled and not masc.backbone.vision.compiled:
                 label = dtype + " (eager)"
@@ -95,24 +105,31 @@ def main(argv: list[str] | None = None) -> int:
     for dtype, (flops, n) in peaks.items():
         print(f"matmul peak {dtype:<9} {flops / 1e9:8.1f} GFLOP/s  ({n}x{n} @ {n}x{n}, best of every measurement)")
     print()
-    header = (f"{'patches':>7} {'precision':<16}{'img/fwd':>8}{'GFLOP/img':>10}{'tower s':>9}{'GFLOP/s':>9}"
-              f"{'MFU':>7}{'MFU bf16':>9}{'end-to-end':>11}")
+    header = (
+        f"{'patches':>7} {'precision':<16}{'img/fwd':>8}{'GFLOP/img':>10}{'tower s':>9}{'GFLOP/s':>9}"
+        f"{'MFU':>7}{'MFU bf16':>9}{'end-to-end':>11}"
+    )
     print(header)
     print("-" * len(header))
     goal = None
     for budget, dtype, compiled, label, run in results:
         tower = run.flops / run.tower_s
-        print(f"{budget:>7} {label:<16}{run.images / run.forwards:>8.1f}{run.flops / run.images / 1e9:>10.1f}"
-              f"{run.tower_s:>9.2f}{tower / 1e9:>9.1f}{tower / peaks[dtype][0]:>7.0%}"
-              f"{tower / peaks['bfloat16'][0]:>9.0%}{run.flops / run.wall_s / 1e9:>11.1f}")
+        print(
+            f"{budget:>7} {label:<16}{run.images / run.forwards:>8.1f}{run.flops / run.images / 1e9:>10.1f}"
+            f"{run.tower_s:>9.2f}{tower / 1e9:>9.1f}{tower / peaks[dtype][0]:>7.0%}"
+            f"{tower / peaks['bfloat16'][0]:>9.0%}{run.flops / run.wall_s / 1e9:>11.1f}"
+        )
         if budget == 1024 and dtype == "bfloat16" and not compiled:
             goal = tower / peaks["bfloat16"][0]
     if goal is not None:
-        print(f"\nbfloat16 at 1024 patches, batch {args.batch_size}: {goal:.0%} of the bfloat16 matmul peak "
-              f"(goal >= 50%)")
+        print(
+            f"\nbfloat16 at 1024 patches, batch {args.batch_size}: {goal:.0%} of the bfloat16 matmul peak (goal >= 50%)"
+        )
     if args.sweep:
-        print(f"\nseconds per image, forwards of k images at 1024 patches (best of {args.repeats}; "
-              f"the engine's CPU cap: {masc_encoding.CPU_FORWARD_TOKENS} tokens)")
+        print(
+            f"\nseconds per image, forwards of k images at 1024 patches (best of {args.repeats}; "
+            f"the engine's CPU cap: {masc_encoding.CPU_FORWARD_TOKENS} tokens)"
+        )
         for dtype in DTYPES:
             per_image = forward_sweep(str(ckpt), dtype, args.device, (1, 2, 4, 8), args.repeats, clock)
             best = min(per_image.values())
@@ -120,8 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def matmul_peak(dtype: torch.dtype, device: str, clock: Callable[[], float] = time.perf_counter,
-                sizes: tuple[int, ...] = (2048, 4096), repeats: int = 3) -> tuple[float, int]:
+def matmul_peak(
+    dtype: torch.dtype,
+    device: str,
+    clock: Callable[[], float] = time.perf_counter,
+    sizes: tuple[int, ...] = (2048, 4096),
+    repeats: int = 3,
+) -> tuple[float, int]:
     """(best FLOP/s, N) of an N x N @ N x N matmul over `sizes`."""
     best, best_n = 0.0, sizes[0]
     for n in sizes:
@@ -133,7 +155,7 @@ def matmul_peak(dtype: torch.dtype, device: str, clock: Callable[[], float] = ti
             start = clock()
             a @ b
             _sync(device)
-            rate = 2 * n ** 3 / (clock() - start)
+            rate = 2 * n**3 / (clock() - start)
             if rate > best:
                 best, best_n = rate, n
     return best, best_n
@@ -142,10 +164,13 @@ def matmul_peak(dtype: torch.dtype, device: str, clock: Callable[[], float] = ti
 def tower_flops(config: Any, batch: int, tokens: int) -> int:
     """FLOPs of one vision-tower forward of `batch` images x `tokens` tokens (the formula in the docstring)."""
     d, i, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
-    embed = 2 * batch * tokens * config.num_channels * config.patch_size ** 2 * d
+    embed = 2 * batch * tokens * config.num_channels * config.patch_size**2 * d
     layer = 8 * batch * tokens * d * d + 4 * batch * tokens * tokens * d + 4 * batch * tokens * d * i
-    head = (4 * batch * tokens * d * d + 4 * batch * tokens * d + 4 * batch * d * d + 4 * batch * d * i
-            if getattr(config, "vision_use_head", True) else 0)
+    head = (
+        4 * batch * tokens * d * d + 4 * batch * tokens * d + 4 * batch * d * d + 4 * batch * d * i
+        if getattr(config, "vision_use_head", True)
+        else 0
+    )
     return embed + layers * layer + head
 
 
@@ -185,8 +210,14 @@ class TimedTower:
         return out
 
 
-def measure(masc: MaSC, samples: list, batch_size: int, repeats: int, device: str,
-            clock: Callable[[], float] = time.perf_counter) -> Run:
+def measure(
+    masc: MaSC,
+    samples: list,
+    batch_size: int,
+    repeats: int,
+    device: str,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Run:
     """The fastest of `repeats` timed `score_many` calls (fresh caches each), after one untimed warm-up call."""
     timed = TimedTower(masc.backbone.vision, masc.backbone.model.vision_model.config, device, clock)
     masc.backbone.vision = timed
@@ -206,26 +237,34 @@ def measure(masc: MaSC, samples: list, batch_size: int, repeats: int, device: st
     return best
 
 
-def forward_sweep(ckpt: str, dtype: str, device: str, sizes: tuple[int, ...], repeats: int,
-                  clock: Callable[[], float] = time.perf_counter) -> dict[int, float]:
+def forward_sweep(
+    ckpt: str,
+    dtype: str,
+    device: str,
+    sizes: tuple[int, ...],
+    repeats: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[int, float]:
     """Best seconds per image of vision forwards of k images (1024 patches, square images), interleaved."""
     import numpy as np
-
     from workloads import random_image
 
     masc = MaSC(ckpt, device=device, naflex_max_patches=1024, dtype=dtype)
     rng = np.random.default_rng(0)
     n = max(sizes)
-    inputs = masc.backbone.processor.image_processor(images=[random_image(rng, (512, 512)) for _ in range(n)],
-                                                     max_num_patches=1024, return_tensors="pt")
+    inputs = masc.backbone.processor.image_processor(
+        images=[random_image(rng, (512, 512)) for _ in range(n)], max_num_patches=1024, return_tensors="pt"
+    )
     vision = masc.backbone.model.vision_model
 
     def run(k: int) -> None:
         with torch.inference_mode():
             for start in range(0, n, k):
-                vision(pixel_values=inputs["pixel_values"][start:start + k].to(device, masc.backbone.dtype),
-                       pixel_attention_mask=inputs["pixel_attention_mask"][start:start + k].to(device),
-                       spatial_shapes=inputs["spatial_shapes"][start:start + k].to(device))
+                vision(
+                    pixel_values=inputs["pixel_values"][start : start + k].to(device, masc.backbone.dtype),
+                    pixel_attention_mask=inputs["pixel_attention_mask"][start : start + k].to(device),
+                    spatial_shapes=inputs["spatial_shapes"][start : start + k].to(device),
+                )
         _sync(device)
 
     run(sizes[0])

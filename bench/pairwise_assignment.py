@@ -10,6 +10,7 @@ load: read the ratio.
     python bench/pairwise_assignment.py                      # 500 references x 4 methods: 2,000 outputs
     python bench/pairwise_assignment.py --references 2500 --steps 20
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,16 @@ def main() -> None:
         for r in range(args.references):
             ref = store.images.add(_png(1_000_000 + r))
             for m in range(args.methods):
-                items.append(dict(references=[ref], output=store.images.add(_png(r * args.methods + m)), prompt="p",
-                                  subject=f"subject {r}", method=f"m{m}", external_key=f"{r}/m{m}"))
+                items.append(
+                    dict(
+                        references=[ref],
+                        output=store.images.add(_png(r * args.methods + m)),
+                        prompt="p",
+                        subject=f"subject {r}",
+                        method=f"m{m}",
+                        external_key=f"{r}/m{m}",
+                    )
+                )
         store.samples.add_many("bench", items)
         database = Database.of(store)
         settings = Settings(rating_overlap=2)

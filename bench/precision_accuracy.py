@@ -29,6 +29,7 @@ means):
 MaSC runs at the default patch budget (1024). The "max rel diff" column is max |d| / |float32 value| (for a
 probability, about |d ln p|).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,6 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from workloads import catalogue_base_settings, clip_checkpoint, dino_checkpoint, face_photos, naflex_checkpoint  # noqa: E402
+
 from masc_ui.datasets.dreambooth import PROMPTS_FILE, read_prompts_and_classes  # noqa: E402
 from masc_ui.imaging import load_image, open_video  # noqa: E402
 from masc_ui.metrics.registry import get_spec, list_metrics, score_metrics, score_video_metrics  # noqa: E402
@@ -48,8 +51,6 @@ from masc_ui.metrics.sample import Sample  # noqa: E402
 from masc_ui.metrics.video.sample import VideoSample  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
-from workloads import (catalogue_base_settings, clip_checkpoint, dino_checkpoint, face_photos,  # noqa: E402
-                       naflex_checkpoint)
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dreambooth" / "dataset"
 UNIQUE_TOKEN = "sks"
@@ -59,8 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="DreamBooth `dataset` folder")
     parser.add_argument("--sets", nargs="+", choices=("demo", "base"), default=["demo", "base"])
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "masc-bench",
-                        help="where the checkpoints are built (and reused)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "masc-bench",
+        help="where the checkpoints are built (and reused)",
+    )
     parser.add_argument("--metrics", help="comma-separated metric names (default: every registered metric)")
     args = parser.parse_args(argv)
     if not (args.data / PROMPTS_FILE).is_file():
@@ -68,9 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     samples = dreambooth_samples(args.data) + face_samples()
     videos = dreambooth_videos(args.data)
-    names = args.metrics.split(",") if args.metrics else [s.name for s in list_metrics(None) if s.name != "naturalscore"]
-    print(f"{len(samples)} image samples, {len(videos)} videos from {args.data}; metrics {', '.join(names)} "
-          "(naturalscore asks a remote judge: no local model, no precision)\n")
+    names = (
+        args.metrics.split(",") if args.metrics else [s.name for s in list_metrics(None) if s.name != "naturalscore"]
+    )
+    print(
+        f"{len(samples)} image samples, {len(videos)} videos from {args.data}; metrics {', '.join(names)} "
+        "(naturalscore asks a remote judge: no local model, no precision)\n"
+    )
     rows = []
     for which in args.sets:
         base = checkpoint_settings(which, args.workdir)
@@ -122,18 +131,33 @@ def dreambooth_samples(root: Path) -> list[Sample]:
         ref = load_image(photos[0], name=str(photos[0]))
         for k, path in enumerate(photos[1:]):
             out = load_image(path, name=str(path))
-            samples.append(Sample(refs=(ref,), out=out, prompt=templates[k % len(templates)].format(UNIQUE_TOKEN, cls),
-                                  subject=f"{UNIQUE_TOKEN} {cls}", ref_masks=(centred_ellipse(ref.size),),
-                                  out_mask=centred_ellipse(out.size)))
+            samples.append(
+                Sample(
+                    refs=(ref,),
+                    out=out,
+                    prompt=templates[k % len(templates)].format(UNIQUE_TOKEN, cls),
+                    subject=f"{UNIQUE_TOKEN} {cls}",
+                    ref_masks=(centred_ellipse(ref.size),),
+                    out_mask=centred_ellipse(out.size),
+                )
+            )
     return samples
 
 
 def face_samples() -> list[Sample]:
     """Reference = the first of `workloads.face_photos()`, outputs = the others (each holds one face)."""
     ref, *outs = face_photos()
-    return [Sample(refs=(ref,), out=out, prompt=f"a photo of an astronaut in a white space suit, view {k}",
-                   subject="astronaut", ref_masks=(centred_ellipse(ref.size),), out_mask=centred_ellipse(out.size))
-            for k, out in enumerate(outs)]
+    return [
+        Sample(
+            refs=(ref,),
+            out=out,
+            prompt=f"a photo of an astronaut in a white space suit, view {k}",
+            subject="astronaut",
+            ref_masks=(centred_ellipse(ref.size),),
+            out_mask=centred_ellipse(out.size),
+        )
+        for k, out in enumerate(outs)
+    ]
 
 
 def dreambooth_videos(root: Path, size: tuple[int, int] = (128, 96)) -> list[VideoSample]:
@@ -148,10 +172,14 @@ def dreambooth_videos(root: Path, size: tuple[int, int] = (128, 96)) -> list[Vid
             continue
         cls = prompts.classes.get(folder.name, folder.name)
         frames = [load_image(path, name=str(path)).resize(size) for path in photos]
-        videos.append(VideoSample(video=open_video(encode_video(frames, "mp4"), name=f"{folder.name}.mp4"),
-                                  refs=(load_image(photos[0], name=str(photos[0])),),
-                                  prompt=prompts.prompts_for(folder.name)[0].format(UNIQUE_TOKEN, cls),
-                                  class_labels=(cls,)))
+        videos.append(
+            VideoSample(
+                video=open_video(encode_video(frames, "mp4"), name=f"{folder.name}.mp4"),
+                refs=(load_image(photos[0], name=str(photos[0])),),
+                prompt=prompts.prompts_for(folder.name)[0].format(UNIQUE_TOKEN, cls),
+                class_labels=(cls,),
+            )
+        )
     return videos
 
 
@@ -172,10 +200,14 @@ def checkpoint_settings(which: str, workdir: Path) -> Settings:
     if which == "demo":
         return demo
     pickscore = str(clip_checkpoint(workdir, "pickscore"))
-    return demo.replace(siglip_model=str(naflex_checkpoint(workdir, "base")),
-                        clip_model=str(clip_checkpoint(workdir, "clip")), pickscore_model=pickscore,
-                        pickscore_processor=pickscore, dino_model=str(dino_checkpoint(workdir)),
-                        **catalogue_base_settings(workdir))
+    return demo.replace(
+        siglip_model=str(naflex_checkpoint(workdir, "base")),
+        clip_model=str(clip_checkpoint(workdir, "clip")),
+        pickscore_model=pickscore,
+        pickscore_processor=pickscore,
+        dino_model=str(dino_checkpoint(workdir)),
+        **catalogue_base_settings(workdir),
+    )
 
 
 def differences(exact: list, fast: list) -> tuple[int, float, float, float, float, float, str]:
@@ -189,8 +221,15 @@ def differences(exact: list, fast: list) -> tuple[int, float, float, float, floa
     seen = np.array([a for a, _ in pairs])
     diffs = np.abs(seen - np.array([b for _, b in pairs]))
     relative = diffs / np.maximum(np.abs(seen), np.finfo(np.float64).tiny)
-    return len(pairs), float(diffs.max()), float(diffs.mean()), float(relative.max()), float(seen.min()), \
-        float(seen.max()), note
+    return (
+        len(pairs),
+        float(diffs.max()),
+        float(diffs.mean()),
+        float(relative.max()),
+        float(seen.min()),
+        float(seen.max()),
+        note,
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ raters in one process cost about as much CPU as the server they measure and wait
 a 2-core machine that doubles the latency it reports. Here every rater is a coroutine on one event loop with a
 keep-alive connection, as a browser tab keeps its own: what the figures measure is the server.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ class QueueSession:
         self.session_hash = uuid.uuid4().hex[:11]
 
     @classmethod
-    async def open(cls, url: str, username: str | None = None, password: str | None = None,
-                   timeout: float = 120.0) -> "QueueSession":
+    async def open(
+        cls, url: str, username: str | None = None, password: str | None = None, timeout: float = 120.0
+    ) -> QueueSession:
         """Log in when a username is given and read the endpoints (`api_name` -> fn_index) from the page's config."""
         base = url.rstrip("/") + "/"
         http = httpx.AsyncClient(timeout=timeout)
@@ -47,8 +49,11 @@ class QueueSession:
             resp.raise_for_status()
             config = resp.json()
             state = {c["id"] for c in config["components"] if c.get("type") == "state"}
-            endpoints = {d["api_name"]: (d["id"], [i in state for i in d["inputs"]], d.get("queue") is not False)
-                         for d in config["dependencies"] if d.get("api_name")}
+            endpoints = {
+                d["api_name"]: (d["id"], [i in state for i in d["inputs"]], d.get("queue") is not False)
+                for d in config["dependencies"]
+                if d.get("api_name")
+            }
         except BaseException:
             await http.aclose()
             raise
@@ -62,20 +67,35 @@ class QueueSession:
         given = iter(data)
         data = tuple(None if state else next(given) for state in is_state)
         if not queued:  # the page posts an event registered with `queue=False` and reads the answer from the reply
-            resp = await self.http.post(self.url + f"gradio_api/run/{api_name.lstrip('/')}", json={
-                "data": list(data), "event_data": None, "fn_index": fn_index, "trigger_id": None,
-                "session_hash": self.session_hash})
+            resp = await self.http.post(
+                self.url + f"gradio_api/run/{api_name.lstrip('/')}",
+                json={
+                    "data": list(data),
+                    "event_data": None,
+                    "fn_index": fn_index,
+                    "trigger_id": None,
+                    "session_hash": self.session_hash,
+                },
+            )
             if resp.status_code != 200:
                 raise QueueError(f"{api_name}: {_error_of(resp)}")
             return resp.json()["data"]
-        resp = await self.http.post(self.url + "gradio_api/queue/join", json={
-            "data": list(data), "event_data": None, "fn_index": fn_index, "trigger_id": None,
-            "session_hash": self.session_hash})
+        resp = await self.http.post(
+            self.url + "gradio_api/queue/join",
+            json={
+                "data": list(data),
+                "event_data": None,
+                "fn_index": fn_index,
+                "trigger_id": None,
+                "session_hash": self.session_hash,
+            },
+        )
         if resp.status_code != 200:
             raise QueueError(f"{api_name}: HTTP {resp.status_code} {resp.text[:200]}")
         event_id = resp.json()["event_id"]
-        async with self.http.stream("GET", self.url + "gradio_api/queue/data",
-                                    params={"session_hash": self.session_hash}) as stream:
+        async with self.http.stream(
+            "GET", self.url + "gradio_api/queue/data", params={"session_hash": self.session_hash}
+        ) as stream:
             buffer = b""
             async for chunk in stream.aiter_bytes():
                 buffer += chunk

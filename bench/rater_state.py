@@ -10,6 +10,7 @@ printed: what a write costs, the count of complete ratings included); then the b
 `rater_screen` calls (overlap K = 3). Prints milliseconds per call per size. Not a test: read the growth, not the
 absolute figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,9 +34,20 @@ def measure(url: str | None, samples: int, per_rater: int) -> tuple[int, float, 
         store = open_store(url, Path(tmp))
         try:
             ref, out = store.images.add(_png(0)), store.images.add(_png(1))
-            store.samples.add_many("campaign", [dict(references=[ref], output=out, prompt=f"a toy, take {i}",
-                                                     subject="toy", method="m", external_key=f"k{i}")
-                                                for i in range(samples)])
+            store.samples.add_many(
+                "campaign",
+                [
+                    dict(
+                        references=[ref],
+                        output=out,
+                        prompt=f"a toy, take {i}",
+                        subject="toy",
+                        method="m",
+                        external_key=f"k{i}",
+                    )
+                    for i in range(samples)
+                ],
+            )
             store.samples.set_for_rating("campaign", True)
             ids = [s.id for s in store.samples.list("campaign")]
             names = [f"rater{i:02d}" for i in range(RATERS)]
@@ -59,8 +71,11 @@ def measure(url: str | None, samples: int, per_rater: int) -> tuple[int, float, 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="600:100,3000:400,6000:1500",
-                        help="comma-separated SAMPLES:RATED_PER_RATER (default 600:100,3000:400,6000:1500)")
+    parser.add_argument(
+        "--sizes",
+        default="600:100,3000:400,6000:1500",
+        help="comma-separated SAMPLES:RATED_PER_RATER (default 600:100,3000:400,6000:1500)",
+    )
     parser.add_argument("--postgres-url", help="also measure on this PostgreSQL server (a fresh schema, dropped)")
     args = parser.parse_args()
     sizes = [tuple(int(x) for x in part.split(":")) for part in args.sizes.split(",")]
@@ -73,8 +88,11 @@ def main() -> int:
             finally:
                 if drop:
                     drop()
-            print(f"{backend:9s} {samples:6d} samples  {rows:7d} rating rows  rater_screen {ms:7.1f} ms  "
-                  f"answer written (rate_sample, mean while filling) {write_ms:5.2f} ms", flush=True)
+            print(
+                f"{backend:9s} {samples:6d} samples  {rows:7d} rating rows  rater_screen {ms:7.1f} ms  "
+                f"answer written (rate_sample, mean while filling) {write_ms:5.2f} ms",
+                flush=True,
+            )
     return 0
 
 

@@ -21,6 +21,7 @@ Exits 1 when an acknowledged rating is missing, no submit was made or a client f
 machine are noisy (the clients' CPU per submit, the same work in every run, shows how fast the machine was):
 compare the modes of one run, not runs with each other.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,13 +79,15 @@ class Result:
         if not lat:
             return f"{self.backend:10s} {self.mode:9s} no submits ({'; '.join(self.errors[:3])})"
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
-        return (f"{self.backend:10s} {self.mode:9s} submits {len(lat):5d}  p50 {statistics.median(lat):.3f} s  "
-                f"p95 {p95:.3f} s  max {lat[-1]:.3f} s  saves {self.saves} (refused {self.save_errors})  "
-                f"CPU per submit: server {1000 * self.server_cpu_s / len(lat):.1f} ms, "
-                f"clients {1000 * self.client_cpu_s / len(lat):.1f} ms  "
-                f"longest GC pause {1000 * self.gc_pause_s:.0f} ms  "
-                f"acknowledged ratings all present: {'yes' if self.intact else 'NO'}"
-                + (f"\n    errors: {'; '.join(self.errors[:3])}" if self.errors else ""))
+        return (
+            f"{self.backend:10s} {self.mode:9s} submits {len(lat):5d}  p50 {statistics.median(lat):.3f} s  "
+            f"p95 {p95:.3f} s  max {lat[-1]:.3f} s  saves {self.saves} (refused {self.save_errors})  "
+            f"CPU per submit: server {1000 * self.server_cpu_s / len(lat):.1f} ms, "
+            f"clients {1000 * self.client_cpu_s / len(lat):.1f} ms  "
+            f"longest GC pause {1000 * self.gc_pause_s:.0f} ms  "
+            f"acknowledged ratings all present: {'yes' if self.intact else 'NO'}"
+            + (f"\n    errors: {'; '.join(self.errors[:3])}" if self.errors else "")
+        )
 
     def p95(self) -> float:
         lat = sorted(self.latencies)
@@ -106,24 +109,49 @@ def _seed(store, n: int) -> None:
     items = []
     for i in range(n):
         out = store.images.add(_png(i + 1))
-        items.append(dict(references=[ref], output=out, prompt=f"a toy on a table, take {i}", subject="toy",
-                          method=f"m{i % 3}", external_key=f"load-{i}"))
+        items.append(
+            dict(
+                references=[ref],
+                output=out,
+                prompt=f"a toy on a table, take {i}",
+                subject="toy",
+                method=f"m{i % 3}",
+                external_key=f"load-{i}",
+            )
+        )
     store.samples.add_many("load", items)
     store.samples.set_for_rating("load", True)  # raters get tasks only from datasets marked for rating
 
 
-def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, weights: Path, tmp: Path,
-        savers: int = 1, think: float = 0.0) -> Result:
+def run(
+    backend: str,
+    url: str | None,
+    mode: str,
+    seconds: float,
+    raters: int,
+    weights: Path,
+    tmp: Path,
+    savers: int = 1,
+    think: float = 0.0,
+) -> Result:
     from masc_ui.settings import Settings
     from masc_ui.ui import rate_tab
     from masc_ui.ui.launch import free_port, serve
     from masc_ui.workbench import Workbench
 
     names = [f"rater{i:02d}" for i in range(raters)]
-    users = ",".join([f"saver:saver-pw-1:admin"] + [f"{n}:pw-{n}-1:rater" for n in names])
-    settings = Settings(profile="demo", demo_weights_dir=weights, device="cpu", dtype="float32",
-                        data_dir=tmp / f"{backend}-{mode}", database_url=url, users=users, port=free_port(),
-                        rating_overlap=raters)
+    users = ",".join(["saver:saver-pw-1:admin"] + [f"{n}:pw-{n}-1:rater" for n in names])
+    settings = Settings(
+        profile="demo",
+        demo_weights_dir=weights,
+        device="cpu",
+        dtype="float32",
+        data_dir=tmp / f"{backend}-{mode}",
+        database_url=url,
+        users=users,
+        port=free_port(),
+        rating_overlap=raters,
+    )
     wb = Workbench.open(settings)
     _seed(wb.database.store, SAMPLES)
     before = rate_tab.ANSWER_QUEUE
@@ -153,8 +181,11 @@ def run(backend: str, url: str | None, mode: str, seconds: float, raters: int, w
     app.close()
     store = wb.database.store
     for name in names:
-        current = [r for r in store.ratings.current(rater=name) if r.status == "rated"] if name in \
-            {r.username for r in store.ratings.raters()} else []
+        current = (
+            [r for r in store.ratings.current(rater=name) if r.status == "rated"]
+            if name in {r.username for r in store.ratings.raters()}
+            else []
+        )
         result.stored[name] = len({r.sample_id for r in current if r.criterion == "cp"})
     wb.close()
     return result
@@ -173,7 +204,7 @@ class GcPauses:
         else:
             self.longest = max(self.longest, time.perf_counter() - self._began)
 
-    def __enter__(self) -> "GcPauses":
+    def __enter__(self) -> GcPauses:
         gc.callbacks.append(self._on)
         return self
 
@@ -238,8 +269,9 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
 
     def saver() -> None:
         try:
-            client = Client(url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False,
-                            httpx_kwargs={"timeout": 120})
+            client = Client(
+                url, auth=("saver", "saver-pw-1"), verbose=False, download_files=False, httpx_kwargs={"timeout": 120}
+            )
         except Exception as exc:  # noqa: BLE001 - reported in the figures
             with lock:
                 out["errors"].append(f"saver: {exc}")
@@ -250,9 +282,18 @@ def _clients(url: str, names: list[str], savers: int, seconds: float, think: flo
         while time.monotonic() < stop_at[0]:
             i += 1
             try:
-                answer = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")),
-                                        f"a cat on the grass, save {i}", "cat", ["clip_i"], "saved", "", False,
-                                        api_name="/save_new")
+                answer = client.predict(
+                    handle_file(str(ex / "ref.jpg")),
+                    None,
+                    handle_file(str(ex / "out.jpg")),
+                    f"a cat on the grass, save {i}",
+                    "cat",
+                    ["clip_i"],
+                    "saved",
+                    "",
+                    False,
+                    api_name="/save_new",
+                )
                 with lock:
                     out["saves"] += "saved as sample" in answer[0]
             except Exception as exc:  # noqa: BLE001 - rate-limited saves are part of the load
@@ -280,14 +321,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--raters", type=int, default=16)
-    parser.add_argument("--postgres-url", default=os.environ.get("MASC_TEST_POSTGRES_URL"),
-                        help="a PostgreSQL server (a fresh schema is made and dropped); default MASC_TEST_POSTGRES_URL")
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("MASC_TEST_POSTGRES_URL"),
+        help="a PostgreSQL server (a fresh schema is made and dropped); default MASC_TEST_POSTGRES_URL",
+    )
     parser.add_argument("--modes", default="per-rater,global")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--savers", type=int, default=1, help="admins saving scored samples meanwhile (default 1)")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a rater waits after an answer before the next submit, drawn at random "
-                             "(exponential; default 0: no pause)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a rater waits after an answer before the next submit, drawn at random "
+        "(exponential; default 0: no pause)",
+    )
     args = parser.parse_args()
 
     from masc_ui.models.demo import write_demo_weights
@@ -310,15 +358,19 @@ def main() -> int:
                         drop()
                 print(result.line(), flush=True)
                 results.append(result)
-    print(f"\n{args.raters} raters (pause {args.think:g} s on average after each answer) + {args.savers} saver(s), "
-          f"{args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
-          "(busy shared machines give noisy absolute figures)")
+    print(
+        f"\n{args.raters} raters (pause {args.think:g} s on average after each answer) + {args.savers} saver(s), "
+        f"{args.seconds:.0f} s each; machine: {os.cpu_count()} CPUs "
+        "(busy shared machines give noisy absolute figures)"
+    )
     for backend in args.backends.split(","):
         by_mode = {r.mode: r for r in results if r.backend == backend}
         if "per-rater" in by_mode and "global" in by_mode:
-            print(f"{backend}: p95 global / per-rater = {by_mode['global'].p95() / by_mode['per-rater'].p95():.2f}; "
-                  f"submits per-rater / global = {len(by_mode['per-rater'].latencies)}"
-                  f" / {len(by_mode['global'].latencies)}")
+            print(
+                f"{backend}: p95 global / per-rater = {by_mode['global'].p95() / by_mode['per-rater'].p95():.2f}; "
+                f"submits per-rater / global = {len(by_mode['per-rater'].latencies)}"
+                f" / {len(by_mode['global'].latencies)}"
+            )
     return 0 if all(r.intact and r.latencies and not r.errors for r in results) else 1
 
 
@@ -335,6 +387,7 @@ def _schema(base_url: str):
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
         admin.dispose()
+
     return url.render_as_string(hide_password=False), drop
 
 

@@ -14,6 +14,7 @@ upload -> first mask with the image encoded on the click and encoded on upload, 
 clicking in the latter (the decoder alone when the encoding finished before the click); how many times the image
 encoder ran (1 warm-up image + one per first click and per upload: following clicks never run it).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,6 @@ import time
 import numpy as np
 import torch
 from PIL import Image
-
 from segment_anything.utils.transforms import ResizeLongestSide
 
 from masc_ui.models.loading import pick_device
@@ -44,8 +44,9 @@ def _timed(fn, device: str) -> float:
     return time.perf_counter() - start
 
 
-def bench(variant: str, size: tuple[int, int], first: int, clicks: int, device: str, dtype: str,
-          delay: float) -> dict[str, float]:
+def bench(
+    variant: str, size: tuple[int, int], first: int, clicks: int, device: str, dtype: str, delay: float
+) -> dict[str, float]:
     torch.manual_seed(0)
     service = SamService(variant, device=device, cache_size=3 * first + 1, model=build_sam(variant), dtype=dtype)
     rng = np.random.default_rng(0)
@@ -67,18 +68,26 @@ def bench(variant: str, size: tuple[int, int], first: int, clicks: int, device: 
         pts = [(float(rng.uniform(0, w)), float(rng.uniform(0, h)), int(j % 2 == 0)) for j in range(1 + i % 4)]
         box = (w * 0.1, h * 0.1, w * 0.9, h * 0.9)
         follow_s.append(_timed(lambda: service.predict(image, points=pts, box=box), device))
-        coords = torch.as_tensor(transform.apply_coords(np.asarray([p[:2] for p in pts]), emb.original_size),
-                                 dtype=torch.float, device=device)[None]
+        coords = torch.as_tensor(
+            transform.apply_coords(np.asarray([p[:2] for p in pts]), emb.original_size),
+            dtype=torch.float,
+            device=device,
+        )[None]
         labels = torch.as_tensor([[p[2] for p in pts]], dtype=torch.int, device=device)
-        boxes = torch.as_tensor(transform.apply_boxes(np.asarray(box), emb.original_size), dtype=torch.float,
-                                device=device)
+        boxes = torch.as_tensor(
+            transform.apply_boxes(np.asarray(box), emb.original_size), dtype=torch.float, device=device
+        )
 
         def decoder_only() -> None:
             with torch.inference_mode():
                 sparse, dense = sam.prompt_encoder(points=(coords, labels), boxes=boxes, masks=None)
-                low, _ = sam.mask_decoder(image_embeddings=emb.features, image_pe=sam.prompt_encoder.get_dense_pe(),
-                                          sparse_prompt_embeddings=sparse, dense_prompt_embeddings=dense,
-                                          multimask_output=True)
+                low, _ = sam.mask_decoder(
+                    image_embeddings=emb.features,
+                    image_pe=sam.prompt_encoder.get_dense_pe(),
+                    sparse_prompt_embeddings=sparse,
+                    dense_prompt_embeddings=dense,
+                    multimask_output=True,
+                )
                 (sam.postprocess_masks(low, emb.input_size, emb.original_size) > 0).cpu().numpy()
 
         decoder_s.append(_timed(decoder_only, device))
@@ -90,14 +99,20 @@ def bench(variant: str, size: tuple[int, int], first: int, clicks: int, device: 
         on_upload.append(total)
         waits.append(wait)
     service.close()
-    return {"first": statistics.median(first_s), "following": statistics.median(follow_s),
-            "decoder": statistics.median(decoder_s), "on_click": statistics.median(on_click),
-            "on_upload": statistics.median(on_upload), "wait": statistics.median(waits),
-            "encoder_runs": service.cache_info().misses}
+    return {
+        "first": statistics.median(first_s),
+        "following": statistics.median(follow_s),
+        "decoder": statistics.median(decoder_s),
+        "on_click": statistics.median(on_click),
+        "on_upload": statistics.median(on_upload),
+        "wait": statistics.median(waits),
+        "encoder_runs": service.cache_info().misses,
+    }
 
 
-def upload_then_click(service: SamService, image: Image.Image, delay: float, *, pre_encode: bool,
-                      device: str) -> tuple[float, float]:
+def upload_then_click(
+    service: SamService, image: Image.Image, delay: float, *, pre_encode: bool, device: str
+) -> tuple[float, float]:
     """(seconds from upload to the first mask, seconds the user waits after clicking) when the user clicks the
     image's centre `delay` seconds after uploading it; with `pre_encode` the upload starts the background encoding."""
     w, h = image.size
@@ -124,17 +139,23 @@ def main() -> None:
     args = parser.parse_args()
     w, h = (int(v) for v in args.size.lower().split("x"))
     device = pick_device(args.device)
-    print(f"device {device} ({hardware_report(device).describe()}), image {w}x{h}, {args.first} first clicks, "
-          f"{args.clicks} following clicks, click {args.delay:g} s after upload, torch threads "
-          f"{torch.get_num_threads()}")
-    print(f"{'model':<9} {'encoder':<9} {'first s':>8} {'following s':>12} {'decoder s':>10} {'first/following':>16} "
-          f"{'upload->mask: on click':>23} {'on upload':>10} {'wait':>6} {'encoder runs':>13}")
+    print(
+        f"device {device} ({hardware_report(device).describe()}), image {w}x{h}, {args.first} first clicks, "
+        f"{args.clicks} following clicks, click {args.delay:g} s after upload, torch threads "
+        f"{torch.get_num_threads()}"
+    )
+    print(
+        f"{'model':<9} {'encoder':<9} {'first s':>8} {'following s':>12} {'decoder s':>10} {'first/following':>16} "
+        f"{'upload->mask: on click':>23} {'on upload':>10} {'wait':>6} {'encoder runs':>13}"
+    )
     for variant in args.models.split(","):
         for dtype in args.dtypes.split(","):
             r = bench(variant.strip(), (w, h), args.first, args.clicks, device, dtype.strip(), args.delay)
-            print(f"{variant:<9} {dtype:<9} {r['first']:>8.3f} {r['following']:>12.4f} {r['decoder']:>10.4f} "
-                  f"{r['first'] / r['following']:>15.1f}x {r['on_click']:>22.2f}s {r['on_upload']:>9.2f}s "
-                  f"{r['wait']:>5.2f}s {r['encoder_runs']:>13}")
+            print(
+                f"{variant:<9} {dtype:<9} {r['first']:>8.3f} {r['following']:>12.4f} {r['decoder']:>10.4f} "
+                f"{r['first'] / r['following']:>15.1f}x {r['on_click']:>22.2f}s {r['on_upload']:>9.2f}s "
+                f"{r['wait']:>5.2f}s {r['encoder_runs']:>13}"
+            )
 
 
 if __name__ == "__main__":

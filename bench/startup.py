@@ -12,6 +12,7 @@ median and each run's seconds to the profile line (the decision, imports include
 fresh/warm; and every line the app printed that is neither the profile line nor Gradio's URL lines (there
 should be none: no retries, tracebacks, warnings or progress bars).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,15 +39,31 @@ def _free_port() -> int:
 
 def start_once(data_dir: Path, hf_home: Path, hub_offline: bool, timeout_s: float) -> tuple[float, float, list[str]]:
     """(seconds to the profile line, seconds to "Running on", unexpected lines) of one `python app.py`."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("MASC_") and k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SPACE_ID")}
-    env |= {"MASC_DATA_DIR": str(data_dir), "MASC_PORT": str(_free_port()), "MASC_DEVICE": "cpu",
-            "HF_HOME": str(hf_home), "HF_ENDPOINT": f"http://127.0.0.1:{_free_port()}", "PYTHONUNBUFFERED": "1"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MASC_") and k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SPACE_ID")
+    }
+    env |= {
+        "MASC_DATA_DIR": str(data_dir),
+        "MASC_PORT": str(_free_port()),
+        "MASC_DEVICE": "cpu",
+        "HF_HOME": str(hf_home),
+        "HF_ENDPOINT": f"http://127.0.0.1:{_free_port()}",
+        "PYTHONUNBUFFERED": "1",
+    }
     if hub_offline:
         env["HF_HUB_OFFLINE"] = "1"
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [sys.executable, "app.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
     lines: list[str] = []
     decided = ready = float("nan")
     try:
@@ -67,8 +84,9 @@ def start_once(data_dir: Path, hf_home: Path, hub_offline: bool, timeout_s: floa
         except subprocess.TimeoutExpired:
             proc.kill()
     if ready != ready:  # NaN: never got there
-        raise SystemExit(f"the app did not print {RUNNING!r} within {timeout_s:.0f} s; its output:\n"
-                         + "\n".join(lines[-40:]))
+        raise SystemExit(
+            f"the app did not print {RUNNING!r} within {timeout_s:.0f} s; its output:\n" + "\n".join(lines[-40:])
+        )
     unexpected = [ln for ln in lines if ln.strip() and not ln.startswith((PROFILE, "* "))]
     return decided, ready, unexpected
 

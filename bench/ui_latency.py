@@ -11,6 +11,7 @@ Run again. The first pair's first Run includes loading every model. Runs against
 importable: `PYTHONPATH=/path/to/other/checkout python bench/ui_latency.py` measures another version of the
 app the same way (numbers from one busy machine are only comparable within one run of the two).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,14 @@ from pathlib import Path
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TIMEOUT_MS = 600_000
 
 
@@ -38,7 +45,9 @@ def run_once(page, expected_rows: int) -> tuple[float, str]:
         "([n, before]) => { const m = document.querySelector('#score-message [data-testid=markdown]');"
         " return document.querySelectorAll('#score-table tr[data-metric]').length === n && m.innerText !== before"
         " && m.innerText.startsWith('scored') && !document.querySelector('#score-message .pending'); }",
-        arg=[expected_rows, before], timeout=TIMEOUT_MS)
+        arg=[expected_rows, before],
+        timeout=TIMEOUT_MS,
+    )
     return time.perf_counter() - start, page.locator(message).inner_text()
 
 
@@ -54,7 +63,9 @@ def _click_and_wait(page, button: str, selector: str, starts: tuple[str, ...]) -
     page.wait_for_function(
         "([sel, before, starts]) => { const m = document.querySelector(sel); if (!m) return false;"
         " const t = m.innerText; return t !== before && starts.some(s => t.startsWith(s)); }",
-        arg=[selector, before, list(starts)], timeout=TIMEOUT_MS)
+        arg=[selector, before, list(starts)],
+        timeout=TIMEOUT_MS,
+    )
     return time.perf_counter() - start, page.locator(selector).inner_text()
 
 
@@ -68,11 +79,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
+    import masc_ui
     from masc_ui.metrics.registry import list_metrics
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    import masc_ui
     from masc_ui.workbench import Workbench
+
     try:
         from masc_ui.workbench.examples import list_examples
     except ImportError:  # a checkout from before masc_ui/workbench/
@@ -80,8 +92,13 @@ def main(argv: list[str] | None = None) -> int:
 
     titles = dict((name, title) for title, name in list_examples())
     tmp = Path(tempfile.mkdtemp(prefix="masc-ui-latency-"))
-    settings = Settings(profile=args.profile, device=args.device, data_dir=tmp / "data",
-                        demo_weights_dir=tmp / "demo-weights", port=free_port())
+    settings = Settings(
+        profile=args.profile,
+        device=args.device,
+        data_dir=tmp / "data",
+        demo_weights_dir=tmp / "demo-weights",
+        port=free_port(),
+    )
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url
@@ -99,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                 page.locator("#example-load").click()
                 page.wait_for_function(
                     "t => document.querySelector('#score-message [data-testid=markdown]')?.innerText.includes(t)",
-                    arg=titles[name], timeout=TIMEOUT_MS)
+                    arg=titles[name],
+                    timeout=TIMEOUT_MS,
+                )
                 first, _ = run_once(page, n_metrics)
                 explain, notes = _click_and_wait(page, "#explain", NOTES, ("CP ", "⚠", "reference", "PF"))
                 save, saved = _click_and_wait(page, "#save", MESSAGE, ("saved as sample", "⚠"))
@@ -114,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"code {Path(masc_ui.__file__).resolve().parent.parent}")
     print(f"profile {status.profile.name} · device {status.device} · dtype {status.dtype} · {n_metrics} metrics")
     print(f"{'pair':<18} {'Run (s)':>8} {'Explain (s)':>12} {'Save (s)':>9} {'Run again (s)':>14}  again cached")
-    for name, first, explain, save, second, cached, notes, saved in results:
+    for name, first, explain, save, second, cached, _notes, _saved in results:
         print(f"{name:<18} {first:>8.3f} {explain:>12.3f} {save:>9.3f} {second:>14.3f}  {cached}")
     for name, *_, notes, saved in results:
         print(f"  {name}: explain -> {notes[:60]!r}; save -> {saved[:70]!r}")

@@ -14,6 +14,7 @@ numbers depend on the machine and its load; read the ratio, measured side by sid
     python bench/video_frames.py
     python bench/video_frames.py --frames 32 --repeats 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,10 +47,11 @@ def make_clip() -> bytes:
         stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
         stream.options = {"preset": "veryfast", "crf": "23"}
         for i in range(FPS * SECONDS):
-            frame = np.stack([(xx // 5 + 3 * i) % 256, (yy // 3 + 2 * i) % 256, ((xx + yy) // 8 + i) % 256],
-                             -1).astype(np.uint8)
+            frame = np.stack([(xx // 5 + 3 * i) % 256, (yy // 3 + 2 * i) % 256, ((xx + yy) // 8 + i) % 256], -1).astype(
+                np.uint8
+            )
             x = (40 * i) % (WIDTH - 200)
-            frame[200:400, x:x + 200] = (240, 240, 240)
+            frame[200:400, x : x + 200] = (240, 240, 240)
             for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
                 out.mux(packet)
         for packet in stream.encode():
@@ -69,8 +71,7 @@ def sequential(video: InputVideo, indices: list[int], gme) -> tuple[float, float
 
 def overlapped(video: InputVideo, indices: list[int], gme) -> float:
     started = time.perf_counter()
-    for batch in batched((f.image for f in iter_frames(video, indices, prefetch=2 * gme.batch_size)),
-                         gme.batch_size):
+    for batch in batched((f.image for f in iter_frames(video, indices, prefetch=2 * gme.batch_size)), gme.batch_size):
         gme.image_embeddings(batch)
     return time.perf_counter() - started
 
@@ -95,9 +96,11 @@ def main() -> int:
         video = open_video(data, name="720p clip")
         open_s = time.perf_counter() - started
         indices = linspace_indices(video.frame_count, args.frames)
-        print(f"clip: {video.size[0]}x{video.size[1]}, {video.frame_count} frames, {video.duration_s:.1f} s, "
-              f"{len(data) / 2**20:.1f} MiB; open_video (count pass) {open_s:.2f} s; scoring {len(indices)} frames "
-              f"with GME {model_id} on {args.device}")
+        print(
+            f"clip: {video.size[0]}x{video.size[1]}, {video.frame_count} frames, {video.duration_s:.1f} s, "
+            f"{len(data) / 2**20:.1f} MiB; open_video (count pass) {open_s:.2f} s; scoring {len(indices)} frames "
+            f"with GME {model_id} on {args.device}"
+        )
         gme.image_cache.clear()
         seq, ovl = [], []
         for _ in range(args.repeats):  # alternate, fresh caches, so load drifts hit both modes alike
@@ -108,11 +111,15 @@ def main() -> int:
         decode_s, score_s = min(seq, key=sum)
         seq_s, ovl_s = decode_s + score_s, min(ovl)
         n = len(indices)
-        print(f"sequential : {n / seq_s:7.2f} frames/s  ({seq_s:.2f} s = decode {decode_s:.2f} s + score {score_s:.2f} s;"
-              f" decoding {100 * decode_s / seq_s:.0f}% of the time)")
+        print(
+            f"sequential : {n / seq_s:7.2f} frames/s  ({seq_s:.2f} s = decode {decode_s:.2f} s + score {score_s:.2f} s;"
+            f" decoding {100 * decode_s / seq_s:.0f}% of the time)"
+        )
         print(f"overlapped : {n / ovl_s:7.2f} frames/s  ({ovl_s:.2f} s)")
-        print(f"overlapped / sequential throughput: {seq_s / ovl_s:.2f}x "
-              f"(bound by max(decode, score): {seq_s / max(decode_s, score_s):.2f}x)")
+        print(
+            f"overlapped / sequential throughput: {seq_s / ovl_s:.2f}x "
+            f"(bound by max(decode, score): {seq_s / max(decode_s, score_s):.2f}x)"
+        )
     return 0
 
 

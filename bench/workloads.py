@@ -1,6 +1,7 @@
 """What the benchmark scripts share: random base-size checkpoints (SigLIP2 NaFlex, CLIP, PickScore-shaped CLIP,
 DINO, and the scorer catalogue's: Qwen2.5-VL-style chat VLM, BLIP-2 ITM, IR-101, FaceScore BLIP, ArtScore
 ResNet-50), photos of a face, and synthetic images/masks."""
+
 from __future__ import annotations
 
 import math
@@ -57,16 +58,36 @@ def clip_checkpoint(workdir: Path, kind: str) -> Path:
         shape = CLIP_SIZES[kind]
         print(f"building the base-width random {kind} checkpoint in {path} (once) ...", flush=True)
         tokenizer = build_tokenizer(shape["pad_token"])
-        ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
-               "pad_token_id": tokenizer.pad_token_id}
+        ids = {
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        }
         config = CLIPConfig(
-            text_config=dict(vocab_size=len(tokenizer), hidden_size=512, intermediate_size=2048, num_hidden_layers=12,
-                             num_attention_heads=8, max_position_embeddings=TEXT_LENGTH,
-                             hidden_act=shape["hidden_act"], projection_dim=512, **ids),
-            vision_config=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
-                               image_size=224, patch_size=shape["patch_size"], hidden_act=shape["hidden_act"],
-                               projection_dim=512),
-            projection_dim=512, logit_scale_init_value=shape["logit_scale"])
+            text_config=dict(
+                vocab_size=len(tokenizer),
+                hidden_size=512,
+                intermediate_size=2048,
+                num_hidden_layers=12,
+                num_attention_heads=8,
+                max_position_embeddings=TEXT_LENGTH,
+                hidden_act=shape["hidden_act"],
+                projection_dim=512,
+                **ids,
+            ),
+            vision_config=dict(
+                hidden_size=768,
+                intermediate_size=3072,
+                num_hidden_layers=12,
+                num_attention_heads=12,
+                image_size=224,
+                patch_size=shape["patch_size"],
+                hidden_act=shape["hidden_act"],
+                projection_dim=512,
+            ),
+            projection_dim=512,
+            logit_scale_init_value=shape["logit_scale"],
+        )
         torch.manual_seed(0)
         tmp = workdir / f".building-{kind}"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -87,33 +108,58 @@ def dino_checkpoint(workdir: Path) -> Path:
         from masc_ui.models.demo.dino import IMAGENET_MEAN, IMAGENET_STD
 
         print(f"building the random DINO ViT-S/16 checkpoint in {path} (once) ...", flush=True)
-        config = ViTConfig(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536,
-                           image_size=224, patch_size=16, qkv_bias=True, layer_norm_eps=1e-6)
+        config = ViTConfig(
+            hidden_size=384,
+            num_hidden_layers=12,
+            num_attention_heads=6,
+            intermediate_size=1536,
+            image_size=224,
+            patch_size=16,
+            qkv_bias=True,
+            layer_norm_eps=1e-6,
+        )
         torch.manual_seed(0)
         tmp = workdir / ".building-dino"
         shutil.rmtree(tmp, ignore_errors=True)
         ViTModel(config, add_pooling_layer=False).eval().save_pretrained(tmp)
-        ViTImageProcessor(size={"height": 224, "width": 224}, image_mean=list(IMAGENET_MEAN),
-                          image_std=list(IMAGENET_STD)).save_pretrained(tmp)
+        ViTImageProcessor(
+            size={"height": 224, "width": 224}, image_mean=list(IMAGENET_MEAN), image_std=list(IMAGENET_STD)
+        ).save_pretrained(tmp)
         tmp.rename(path)
     return path
 
 
-QWEN_BASE = dict(text=dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                           num_key_value_heads=2, rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]}),
-                 vision=dict(depth=8, hidden_size=640, intermediate_size=1280, num_heads=10,
-                             fullatt_block_indexes=[3, 7]),
-                 max_pixels=256 * 256, vocab_size=151936)
+QWEN_BASE = dict(
+    text=dict(
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]},
+    ),
+    vision=dict(depth=8, hidden_size=640, intermediate_size=1280, num_heads=10, fullatt_block_indexes=[3, 7]),
+    max_pixels=256 * 256,
+    vocab_size=151936,
+)
 """Qwen2.5-VL-shaped, base size: the language model of Qwen2-0.5B (896 wide, 24 layers, full 151936-token vocabulary)
 and a ViT of 8 layers x 640 (the 3B/7B models have 32 x 1280 and a 2048/3584-wide LM); images up to 256 x 256."""
-BLIP2_BASE = dict(vision=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
-                              patch_size=14),
-                  qformer=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072))
+BLIP2_BASE = dict(
+    vision=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12, patch_size=14),
+    qformer=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
+)
 """BLIP-2 ITM with a ViT-B/14 at 224 (257 tokens; blip2-itm-vit-g has ViT-g: 1408 x 39) and the real Q-Former size
 (BERT-base: 768 x 12)."""
-FACESCORE_BASE = dict(text=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
-                                max_position_embeddings=512),
-                      vision=dict(vision_width=768, vision_layers=12, vision_mlp=3072, patch=16))
+FACESCORE_BASE = dict(
+    text=dict(
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=512,
+    ),
+    vision=dict(vision_width=768, vision_layers=12, vision_mlp=3072, patch=16),
+)
 """FaceScore's BLIP with the real text encoder size (BERT-base with cross-attention, 768 x 12) and a ViT-B/16 at 224
 (the released FS_model.pt has BLIP's ViT-L/16: 1024 x 24)."""
 
@@ -152,8 +198,8 @@ def ir101_checkpoint(workdir: Path) -> Path:
     """A seeded random IR-101 (the released CurricularFace backbone's architecture), as its released file."""
     import torch
 
-    from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, RELEASED_FILE, IRArchitecture, IRBackbone
     from masc_ui.models.demo.faces import _randomize_batchnorm
+    from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, RELEASED_FILE, IRArchitecture, IRBackbone
 
     def build(folder: Path) -> None:
         torch.manual_seed(0)
@@ -166,8 +212,8 @@ def ir101_checkpoint(workdir: Path) -> Path:
 
 def facescore_checkpoint(workdir: Path) -> Path:
     """A seeded random base-size FaceScore BLIP (`FACESCORE_BASE`) in the released `FS_model.pt` layout."""
-    from masc_ui.models.nets.blip_reward import MODEL_FILE
     from masc_ui.models.demo.catalogue import build_facescore
+    from masc_ui.models.nets.blip_reward import MODEL_FILE
 
     return built_once(workdir, "facescore-base-random", lambda d: build_facescore(d, 0, **FACESCORE_BASE), MODEL_FILE)
 
@@ -176,8 +222,8 @@ def artscore_checkpoint(workdir: Path) -> Path:
     """A seeded random ResNet-50 with ArtScore's head, as the released state-dict file."""
     import torch
 
-    from masc_ui.models.nets.artscore import RELEASED_FILE, build_artscore_network
     from masc_ui.models.demo.faces import _randomize_batchnorm
+    from masc_ui.models.nets.artscore import RELEASED_FILE, build_artscore_network
 
     def build(folder: Path) -> None:
         torch.manual_seed(0)
@@ -191,9 +237,13 @@ def artscore_checkpoint(workdir: Path) -> Path:
 def catalogue_base_settings(workdir: Path) -> dict[str, str]:
     """Settings overrides naming the scorer catalogue's base-size random checkpoints (built once under `workdir`):
     VQAScore's chat-VLM family, ITMScore, FaceSim's recognizer, FaceScore, ArtScore."""
-    return {"vqa_model": str(qwen_vl_checkpoint(workdir)), "itm_model": str(blip2_itm_checkpoint(workdir)),
-            "face_recognizer": str(ir101_checkpoint(workdir)), "facescore_model": str(facescore_checkpoint(workdir)),
-            "artscore_checkpoint": str(artscore_checkpoint(workdir))}
+    return {
+        "vqa_model": str(qwen_vl_checkpoint(workdir)),
+        "itm_model": str(blip2_itm_checkpoint(workdir)),
+        "face_recognizer": str(ir101_checkpoint(workdir)),
+        "facescore_model": str(facescore_checkpoint(workdir)),
+        "artscore_checkpoint": str(artscore_checkpoint(workdir)),
+    }
 
 
 def face_photos() -> list[Image.Image]:
@@ -204,8 +254,16 @@ def face_photos() -> list[Image.Image]:
 
     photo = Image.fromarray(data.astronaut())
     crop = photo.crop((100, 20, 400, 320))
-    return [crop, crop.rotate(8), crop.rotate(-8), ImageOps.mirror(crop), photo.crop((120, 30, 380, 290)),
-            crop.resize((224, 224)), photo.crop((80, 0, 400, 320)), photo.resize((300, 300))]
+    return [
+        crop,
+        crop.rotate(8),
+        crop.rotate(-8),
+        ImageOps.mirror(crop),
+        photo.crop((120, 30, 380, 290)),
+        crop.resize((224, 224)),
+        photo.crop((80, 0, 400, 320)),
+        photo.resize((300, 300)),
+    ]
 
 
 def random_image(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:
@@ -225,9 +283,15 @@ def random_ellipse(size: tuple[int, int], rng: np.random.Generator) -> np.ndarra
 
 
 PROMPTS = [
-    "a photo of a {} on a sandy beach at sunset", "a {} in a snowy forest", "a {} on a wooden table in a kitchen",
-    "a {} floating in outer space with stars", "a watercolor painting of a {}", "a {} in the style of pixel art",
-    "an oil painting of a {} in a museum", "a {} made of glass on a city street", "a giant {} next to the Eiffel tower",
+    "a photo of a {} on a sandy beach at sunset",
+    "a {} in a snowy forest",
+    "a {} on a wooden table in a kitchen",
+    "a {} floating in outer space with stars",
+    "a watercolor painting of a {}",
+    "a {} in the style of pixel art",
+    "an oil painting of a {} in a museum",
+    "a {} made of glass on a city street",
+    "a giant {} next to the Eiffel tower",
 ]
 SUBJECTS = ["kitten", "backpack", "teapot", "robot toy", "sneaker"]
 
@@ -244,7 +308,14 @@ def masc_workload(n_refs: int, n_outputs: int, seed: int) -> list:
         ref, ref_mask = random_image(rng, size), random_ellipse(size, rng)
         subject = SUBJECTS[r % len(SUBJECTS)]
         for k in range(n_outputs):
-            samples.append(Sample(refs=(ref,), out=random_image(rng, OUT_SIZE),
-                                  prompt=PROMPTS[k % len(PROMPTS)].format(subject), subject=subject,
-                                  ref_masks=(ref_mask,), out_mask=random_ellipse(OUT_SIZE, rng)))
+            samples.append(
+                Sample(
+                    refs=(ref,),
+                    out=random_image(rng, OUT_SIZE),
+                    prompt=PROMPTS[k % len(PROMPTS)].format(subject),
+                    subject=subject,
+                    ref_masks=(ref_mask,),
+                    out_mask=random_ellipse(OUT_SIZE, rng),
+                )
+            )
     return samples

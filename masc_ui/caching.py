@@ -4,12 +4,14 @@ Used for image embeddings by the MaSC engine (SigLIP2 encodings and texts), the 
 (`masc_ui.metrics.embedding_cache`) and Segment Anything (`SamService`). Each missing entry is computed
 once, even under concurrent requests.
 """
+
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 from .errors import InputError
 
@@ -93,8 +95,9 @@ class LruCache(Generic[V]):
                 del self._pending[key]
             pending.release()
 
-    def get_many_or_compute(self, keys: Sequence[Hashable], items: Sequence[object],
-                            compute: Callable[[list[object]], Sequence[V]]) -> list[V]:
+    def get_many_or_compute(
+        self, keys: Sequence[Hashable], items: Sequence[object], compute: Callable[[list[object]], Sequence[V]]
+    ) -> list[V]:
         """The values of `items` (keyed by `keys`), in order: cached ones as they are, the distinct missing ones
         from ONE `compute(missing_items)` call (first-seen order), which are then cached. Values are returned even
         when the cache is smaller than the batch. Unlike `get_or_compute`, two threads missing the same key at once

@@ -1,4 +1,5 @@
 """Errors that reach users. Each message says which input, what is wrong, and what to do."""
+
 from __future__ import annotations
 
 

@@ -6,9 +6,10 @@ c*W/Wp..(c+1)*W/Wp of an H x W image); NaN cells are drawn transparent. Pure Num
 The photos drawn on are `masc_ui.imaging.InputImage`s (their decoded pixels are used as they are) or anything
 `as_input_image` reads.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -16,9 +17,20 @@ from PIL import Image, ImageDraw, ImageFont
 from .imaging import InputImage, as_input_image
 
 # Viridis anchors (matplotlib's, every 1/8): perceptually uniform and readable by colour-blind people.
-_VIRIDIS = np.array([
-    (68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141),
-    (39, 173, 129), (92, 200, 99), (170, 220, 50), (253, 231, 37)], dtype=np.float32)
+_VIRIDIS = np.array(
+    [
+        (68, 1, 84),
+        (71, 44, 122),
+        (59, 81, 139),
+        (44, 113, 142),
+        (33, 144, 141),
+        (39, 173, 129),
+        (92, 200, 99),
+        (170, 220, 50),
+        (253, 231, 37),
+    ],
+    dtype=np.float32,
+)
 LEGEND_FONT_MIN = 13
 """Smallest legend text, in pixels; larger images get proportionally larger text (`legend_font_size`), so that a
 picture shown scaled down on screen keeps a readable caption."""
@@ -48,8 +60,9 @@ def grid_to_image(grid: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return g[rows][:, cols]
 
 
-def heatmap(image: InputImage | Image.Image, grid: np.ndarray, *, lo: float, hi: float, title: str,
-            opacity: float = 0.6) -> Image.Image:
+def heatmap(
+    image: InputImage | Image.Image, grid: np.ndarray, *, lo: float, hi: float, title: str, opacity: float = 0.6
+) -> Image.Image:
     """`image` with `grid` (Hp, Wp) drawn over it in viridis at `opacity` (NaN cells leave the photo as is),
     and a legend strip below: `title` and a colour bar from `lo` to `hi`. Returns RGB,
     (W, H + `legend_height(W, title)`)."""
@@ -137,10 +150,19 @@ def patch_center(flat_index: int, grid: tuple[int, int], size: tuple[int, int]) 
     return ((c + 0.5) * size[0] / wp, (r + 0.5) * size[1] / hp)
 
 
-def correspondences(ref: InputImage | Image.Image, out: InputImage | Image.Image,
-                    matches: Sequence[tuple[int, int, int, float]], *,
-                    ref_grid: tuple[int, int], out_grid: tuple[int, int], ref_index: int = 0, top_k: int = 20,
-                    lo: float = 0.0, hi: float = 1.0, height: int = 320) -> Image.Image:
+def correspondences(
+    ref: InputImage | Image.Image,
+    out: InputImage | Image.Image,
+    matches: Sequence[tuple[int, int, int, float]],
+    *,
+    ref_grid: tuple[int, int],
+    out_grid: tuple[int, int],
+    ref_index: int = 0,
+    top_k: int = 20,
+    lo: float = 0.0,
+    hi: float = 1.0,
+    height: int = 320,
+) -> Image.Image:
     """Reference and output side by side (both scaled to `height`), with the `top_k` strongest matches of
     reference `ref_index` drawn as lines coloured by cosine (viridis over [lo, hi]) and a legend strip.
 
@@ -172,8 +194,10 @@ def side_by_side(images: Sequence[Image.Image], *, gap: int = 16) -> Image.Image
     if not images:
         raise ValueError("side_by_side needs at least one image")
     height = max(im.height for im in images)
-    scaled = [im if im.height == height else im.resize((max(1, round(im.width * height / im.height)), height))
-              for im in images]
+    scaled = [
+        im if im.height == height else im.resize((max(1, round(im.width * height / im.height)), height))
+        for im in images
+    ]
     canvas = Image.new("RGB", (sum(im.width for im in scaled) + gap * (len(scaled) - 1), height), "white")
     x = 0
     for im in scaled:
@@ -182,8 +206,13 @@ def side_by_side(images: Sequence[Image.Image], *, gap: int = 16) -> Image.Image
     return canvas
 
 
-def mask_overlay(image: InputImage | Image.Image, mask: np.ndarray | None, *, opacity: float = 0.5,
-                 color: tuple[int, int, int] = (255, 40, 120)) -> Image.Image:
+def mask_overlay(
+    image: InputImage | Image.Image,
+    mask: np.ndarray | None,
+    *,
+    opacity: float = 0.5,
+    color: tuple[int, int, int] = (255, 40, 120),
+) -> Image.Image:
     """`image` with the bool/0..1 (H, W) `mask` tinted in `color` at `opacity` and its outline drawn.
     A mask of another size is resized (nearest) to the image. None = the image unchanged (RGB)."""
     base = as_input_image(image).pixels
@@ -201,9 +230,12 @@ def mask_overlay(image: InputImage | Image.Image, mask: np.ndarray | None, *, op
     return Image.fromarray(arr.round().astype(np.uint8), "RGB")
 
 
-def draw_prompts(image: Image.Image, points: Sequence[tuple[float, float, int]] = (),
-                 box: tuple[float, float, float, float] | None = None,
-                 pending_corner: tuple[float, float] | None = None) -> Image.Image:
+def draw_prompts(
+    image: Image.Image,
+    points: Sequence[tuple[float, float, int]] = (),
+    box: tuple[float, float, float, float] | None = None,
+    pending_corner: tuple[float, float] | None = None,
+) -> Image.Image:
     """Segment Anything prompts drawn on `image`: positive points (label 1) green, negative (0) red,
     the box (x0, y0, x1, y1) and a box corner waiting for its second click, in pixel coordinates."""
     img = image.convert("RGB").copy()

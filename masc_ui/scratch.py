@@ -1,4 +1,5 @@
 """The per-process folder for files handed to the browser (exports, extra references of an opened sample)."""
+
 from __future__ import annotations
 
 import shutil

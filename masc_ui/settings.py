@@ -2,13 +2,15 @@
 
 Nothing else in the package reads environment variables.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import InputError
 from .space_storage import space_data_dir
@@ -198,11 +200,11 @@ class Settings:
     def resolved_cache_dir(self) -> Path:
         return self.cache_dir or Path(os.path.expanduser("~")) / ".cache" / "masc-ui" / "checkpoints"
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from `MASC_*` env vars (and `DATABASE_URL`, `SPACE_ID`), then `overrides` (CLI flags; None = not
         given). On a Space, the data dir defaults to the persistent storage (`space_data_dir`) when usable."""
         env = os.environ if environ is None else environ

@@ -1,6 +1,7 @@
 """Hugging Face Spaces' persistent storage: a Space's own disk is wiped on every restart; the persistent storage
 volume, when the owner attached one, is mounted at `/data` (`Settings.space_storage_dir`). Settings put the data
 directory there by themselves (`<storage>/masc`) when it is a writable directory; `storage_problem` says why not."""
+
 from __future__ import annotations
 
 import tempfile

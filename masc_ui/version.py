@@ -1,4 +1,5 @@
 """The code version recorded with every stored metric value."""
+
 from __future__ import annotations
 
 import functools
@@ -17,11 +18,17 @@ def code_version() -> str:
     try:
         sha = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return __version__

@@ -10,6 +10,7 @@ The browser tests write full-page screenshots to test-artifacts/e2e/ (`tests/e2e
 
 then look at each picture before committing it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,14 @@ SHOTS = {
     "browse.webp": ("test_admin_marks_a_dataset_for_rating_in_browse-01-marked.png", None),
     "compare.webp": ("test_admin_opens_leaderboard_compare_and_pairwise_results-03-compare.png", (0, 0, 1400, 1500)),
     "agreement.webp": ("layout-1400x1000-agreement.png", (0, 0, 1400, 1640)),
-    "agreement-pairwise.webp": ("test_admin_opens_leaderboard_compare_and_pairwise_results-05-pairwise.png",
-                                (0, 0, 1400, 1340)),
-    "leaderboard.webp": ("test_admin_opens_leaderboard_compare_and_pairwise_results-01-leaderboard.png",
-                         (0, 0, 1400, 1460)),
+    "agreement-pairwise.webp": (
+        "test_admin_opens_leaderboard_compare_and_pairwise_results-05-pairwise.png",
+        (0, 0, 1400, 1340),
+    ),
+    "leaderboard.webp": (
+        "test_admin_opens_leaderboard_compare_and_pairwise_results-01-leaderboard.png",
+        (0, 0, 1400, 1460),
+    ),
     "rate.webp": ("test_raters_get_marked_datasets_and_never_lose_an_answer-01-first-task-800x900.png", None),
     "rate-pairs.webp": ("test_judge_pairs_by_keyboard_go_back_and_change_one-01-first-pair.png", (0, 0, 1400, 1100)),
 }
@@ -63,8 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     missing = [source for source, _ in SHOTS.values() if not (args.artifacts / source).is_file()]
     if missing:
-        print(f"error: not in {args.artifacts}: {', '.join(sorted(set(missing)))}; run the browser tests named in "
-              "this script's docstring first", file=sys.stderr)
+        print(
+            f"error: not in {args.artifacts}: {', '.join(sorted(set(missing)))}; run the browser tests named in "
+            "this script's docstring first",
+            file=sys.stderr,
+        )
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     for name, (source, box) in SHOTS.items():

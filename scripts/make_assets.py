@@ -7,6 +7,7 @@ pasted onto another scene), `out_mask.png` (where it was pasted) and `meta.json`
 truth. Images are at most 512 px on their long side. Run `python scripts/make_assets.py` to rebuild them;
 the output is deterministic.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,11 +46,30 @@ class Pair:
 
 
 PAIRS = (
-    Pair("cat-on-grass", "Cat on the grass", "cat", "a photo of a cat lying on the grass in a sunny garden",
-         "chelsea", ((-10, 0, 400, 330),), "grass", (110, 170, 80), 0.8, (70, 90)),
-    Pair("coffee-on-bricks", "Coffee cup on a brick wall", "coffee cup",
-         "a coffee cup on a saucer standing in front of a red brick wall",
-         "coffee", ((75, 80, 480, 392), (170, 15, 410, 290)), "brick", (190, 90, 70), 0.7, (60, 80)),
+    Pair(
+        "cat-on-grass",
+        "Cat on the grass",
+        "cat",
+        "a photo of a cat lying on the grass in a sunny garden",
+        "chelsea",
+        ((-10, 0, 400, 330),),
+        "grass",
+        (110, 170, 80),
+        0.8,
+        (70, 90),
+    ),
+    Pair(
+        "coffee-on-bricks",
+        "Coffee cup on a brick wall",
+        "coffee cup",
+        "a coffee cup on a saucer standing in front of a red brick wall",
+        "coffee",
+        ((75, 80, 480, 392), (170, 15, 410, 290)),
+        "brick",
+        (190, 90, 70),
+        0.7,
+        (60, 80),
+    ),
 )
 
 
@@ -92,8 +112,12 @@ def build(pair: Pair, root: Path) -> Path:
     out.save(folder / "out.jpg", quality=88)
     ref_mask.point(lambda v: 255 if v >= 128 else 0).save(folder / "ref_mask.png", optimize=True)
     out_mask.point(lambda v: 255 if v >= 128 else 0).save(folder / "out_mask.png", optimize=True)
-    meta = {"title": pair.title, "subject": pair.subject, "prompt": pair.prompt,
-            "source": f"skimage.data.{pair.photo}() on skimage.data.{pair.scene}() (scikit-image sample data)"}
+    meta = {
+        "title": pair.title,
+        "subject": pair.subject,
+        "prompt": pair.prompt,
+        "source": f"skimage.data.{pair.photo}() on skimage.data.{pair.scene}() (scikit-image sample data)",
+    }
     (folder / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     return folder
 

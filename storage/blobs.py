@@ -5,6 +5,7 @@ folder (`.tmp-*`), is fsynced, then renamed over the final name, and the folder 
 a process restarted after a crash) sees either no file or the complete file, never a partial one.
 Concurrent writers of the same bytes both rename identical content to the same name, which is harmless.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,7 @@ def check_sha256(value: object, *, name: str = "sha256") -> str:
 def sniff_media_type(data: bytes) -> str:
     """MIME type from the leading magic bytes (PNG, JPEG, GIF, WebP, BMP, TIFF), else octet-stream."""
     for magic, offset, media_type in _MAGIC:
-        if data[offset:offset + len(magic)] == magic:
+        if data[offset : offset + len(magic)] == magic:
             return media_type
     return "application/octet-stream"
 
@@ -99,11 +100,14 @@ class BlobStore:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            raise BlobMissing(f"blob {sha256} is missing from the blob store at {self.root}; copy the data "
-                              f"directory's `blobs/` folder from a backup, or re-add the image") from None
+            raise BlobMissing(
+                f"blob {sha256} is missing from the blob store at {self.root}; copy the data "
+                f"directory's `blobs/` folder from a backup, or re-add the image"
+            ) from None
         if verify and sha256_hex(data) != sha256:
-            raise BlobCorrupt(f"blob file {path} does not hash to its name; restore it from a backup "
-                              f"or re-add the image")
+            raise BlobCorrupt(
+                f"blob file {path} does not hash to its name; restore it from a backup or re-add the image"
+            )
         return data
 
     def link(self, sha256: str, dest: Path) -> None:
@@ -118,8 +122,10 @@ class BlobStore:
         except FileNotFoundError:
             if source.is_file():
                 raise  # `dest`'s folder is missing: the caller's error
-            raise BlobMissing(f"blob {sha256} is missing from the blob store at {self.root}; copy the data "
-                              f"directory's `blobs/` folder from a backup, or re-add the image") from None
+            raise BlobMissing(
+                f"blob {sha256} is missing from the blob store at {self.root}; copy the data "
+                f"directory's `blobs/` folder from a backup, or re-add the image"
+            ) from None
         except FileExistsError:
             raise  # a new name only: an existing file is never replaced or written through
         except OSError:

@@ -10,6 +10,7 @@ pysqlite's own transaction handling (which begins transactions lazily, and never
 off; SQLAlchemy's `begin` event emits `BEGIN IMMEDIATE` for write transactions (so two writers never
 both read and then fail to upgrade their lock) and a plain deferred `BEGIN` for read transactions.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -58,7 +59,9 @@ def warn_if_old_sqlite(version: str = sqlite3.sqlite_version) -> bool:
     warnings.warn(
         f"SQLite library {version} is older than the recommended {wanted}; storage works but is less "
         f"tested there. Upgrade Python/libsqlite3, or use PostgreSQL through DATABASE_URL.",
-        OldSQLiteWarning, stacklevel=3)
+        OldSQLiteWarning,
+        stacklevel=3,
+    )
     return True
 
 
@@ -72,8 +75,11 @@ def create_engine(url: str) -> sa.Engine:
         raise ValueError(f"SQLite URL {url!r} names no file; in-memory databases are not supported")
     warn_if_old_sqlite()
     engine = sa.create_engine(
-        parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-        pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
+        parsed,
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+        pool_size=POOL_SIZE,
+        max_overflow=POOL_OVERFLOW,
+    )
     _install_sqlite_hooks(engine)
     return engine
 

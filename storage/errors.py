@@ -3,6 +3,7 @@
 Callers catch `StorageError` at the edges (web handlers, CLI). Errors caused by bad arguments also
 derive from `ValueError`, lookups that find nothing from `LookupError`.
 """
+
 from __future__ import annotations
 
 

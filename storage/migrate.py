@@ -9,11 +9,12 @@ refuse while other tables point at it; `migration_connection()` turns foreign-ke
 migration (SQLite's documented procedure), checks every foreign key with `PRAGMA foreign_key_check`
 before committing, and turns enforcement back on.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import sqlalchemy as sa
 from alembic import command
@@ -56,8 +57,10 @@ def migration_connection(engine: sa.Engine) -> Iterator[sa.Connection]:
                     broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
                     if broken:
                         raise sa.exc.IntegrityError(
-                            "PRAGMA foreign_key_check", None,
-                            Exception(f"migration left {len(broken)} broken foreign key(s), e.g. {broken[0]}"))
+                            "PRAGMA foreign_key_check",
+                            None,
+                            Exception(f"migration left {len(broken)} broken foreign key(s), e.g. {broken[0]}"),
+                        )
         finally:
             if sqlite:
                 conn.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
@@ -120,11 +123,13 @@ def _check_known(conn: sa.Connection, engine: sa.Engine) -> None:
         raise SchemaTooNew(
             f"database {where} has schema revision {', '.join(unknown)}, which this version of masc-ui does "
             f"not know (newest known: {script.get_current_head()}); it was written by a newer version. "
-            f"Upgrade masc-ui, or point DATABASE_URL / the data directory at another database.")
+            f"Upgrade masc-ui, or point DATABASE_URL / the data directory at another database."
+        )
     if not current:
         ours = set(Base.metadata.tables)
         present = set(sa.inspect(conn).get_table_names()) - {"alembic_version"}
         if present & ours:
             raise NotAMascDatabase(
                 f"database {where} has tables ({', '.join(sorted(present & ours)[:5])}) but no schema "
-                f"revision; it was not created by masc-ui migrations. Use an empty database.")
+                f"revision; it was not created by masc-ui migrations. Use an empty database."
+            )

@@ -3,12 +3,12 @@
 A pair is stored canonically: `sample_a_id < sample_b_id`; `left_sample_id` says which of the two was shown on
 the left. A judgment's `winner` is what the rater answered about what they saw: `left`, `right` or `tie`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
-
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ of the canonical JSON of model id, model revision, parameters and dtype. Code ve
 recorded with every value but are not part of the key (a new commit or another GPU does not make old
 values stale). Which masks a value used is recorded separately (`MetricValueRecord.mask_version_ids`).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import InvalidInput
 from .record_types import Provenance
@@ -21,8 +23,9 @@ def canonical_json(data: Any) -> str:
     try:
         return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"value is not JSON-serialisable ({exc}); pass plain dicts, lists, str, int, "
-                           f"float, bool or None") from exc
+        raise InvalidInput(
+            f"value is not JSON-serialisable ({exc}); pass plain dicts, lists, str, int, float, bool or None"
+        ) from exc
 
 
 def json_safe(data: Any, *, name: str) -> Any:
@@ -34,8 +37,10 @@ def json_safe(data: Any, *, name: str) -> Any:
     try:
         json.dumps(cleaned, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name} must be JSON-serialisable (dicts, lists, str, int, float, bool, None): "
-                           f"{exc}; convert arrays with .tolist()") from exc
+        raise InvalidInput(
+            f"{name} must be JSON-serialisable (dicts, lists, str, int, float, bool, None): "
+            f"{exc}; convert arrays with .tolist()"
+        ) from exc
     return cleaned
 
 
@@ -59,6 +64,10 @@ def as_provenance(value: Provenance | Mapping[str, Any]) -> Provenance:
 def provenance_key(provenance: Provenance | Mapping[str, Any]) -> str:
     """64-hex SHA-256 identifying model id, revision, params and dtype of `provenance`."""
     p = as_provenance(provenance)
-    body = {"model_id": p.model_id, "revision": p.revision,
-            "params": json_safe(dict(p.params), name="provenance params"), "dtype": p.dtype}
+    body = {
+        "model_id": p.model_id,
+        "revision": p.revision,
+        "params": json_safe(dict(p.params), name="provenance params"),
+        "dtype": p.dtype,
+    }
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()

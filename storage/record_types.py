@@ -3,11 +3,13 @@
 Timestamps are timezone-aware UTC datetimes; image and mask contents are referred to by the SHA-256
 (64 lowercase hex digits) of their stored bytes.
 """
+
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from .errors import InvalidInput
 
@@ -95,7 +97,7 @@ class Provenance:
     dtype: str | None = None
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> "Provenance":
+    def from_mapping(cls, data: Mapping[str, Any]) -> Provenance:
         """From the metric engine's provenance dict (keys: model_id, revision, params, code_version, device,
         dtype; unknown keys are refused so that nothing is silently dropped)."""
         if not isinstance(data, Mapping):
@@ -106,9 +108,14 @@ class Provenance:
             raise InvalidInput(f"unknown provenance keys {sorted(unknown)}; allowed: {sorted(allowed)}")
         if "code_version" not in data:
             raise InvalidInput("provenance needs `code_version` (masc_ui.version.code_version())")
-        return cls(model_id=data.get("model_id"), code_version=data["code_version"],
-                   revision=data.get("revision"), params=dict(data.get("params") or {}),
-                   device=data.get("device"), dtype=data.get("dtype"))
+        return cls(
+            model_id=data.get("model_id"),
+            code_version=data["code_version"],
+            revision=data.get("revision"),
+            params=dict(data.get("params") or {}),
+            device=data.get("device"),
+            dtype=data.get("dtype"),
+        )
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ Every timestamp is a timezone-aware UTC `datetime`. Nothing is ever deleted or o
 repositories: masks get new versions, metric values are appended, rating and pairwise-judgment edits keep
 their history.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -192,8 +193,9 @@ class MetricValue(Base):
     __table_args__ = (
         sa.Index(None, "sample_id", "metric"),
         sa.Index(None, "metric", "provenance_key"),
-        sa.Index("uq_metric_values_identity", "sample_id", "metric", "provenance_key", "masks_key", "sequence",
-                 unique=True),
+        sa.Index(
+            "uq_metric_values_identity", "sample_id", "metric", "provenance_key", "masks_key", "sequence", unique=True
+        ),
         sa.CheckConstraint("value IS NOT NULL OR reason IS NOT NULL", name="null_has_reason"),
     )
 

@@ -1,4 +1,5 @@
 """`open_store()`: the one entry point. A `Store` bundles the engine, the blob store and the repositories."""
+
 from __future__ import annotations
 
 import time
@@ -76,7 +77,7 @@ class Store:
             return "ok"
         return self.tx.read(lambda s: "\n".join(str(r[0]) for r in s.execute(sa.text("PRAGMA integrity_check"))))
 
-    def check(self, *, deep: bool = False) -> "IntegrityReport":
+    def check(self, *, deep: bool = False) -> IntegrityReport:
         """The database's own check, every blob file against its row (present, recorded size; with `deep`, its
         SHA-256 too), each sample's count of complete ratings against its ratings, and samples without values
         (`storage.repo.checks`)."""
@@ -92,7 +93,7 @@ class Store:
         """Close every pooled connection (the SQLite WAL is checkpointed by the last one)."""
         self.engine.dispose()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -116,27 +117,35 @@ def open_store(database_url: str | None, data_dir: Path, *, max_wait_s: float = 
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError(f"cannot create the data directory {data_dir}: {exc}; pick a writable folder "
-                           f"(MASC_DATA_DIR / --data-dir)") from exc
+        raise StorageError(
+            f"cannot create the data directory {data_dir}: {exc}; pick a writable folder (MASC_DATA_DIR / --data-dir)"
+        ) from exc
     url = database_url or sqlite_url(data_dir)
     try:
         engine = create_engine(url)
     except (ArgumentError, ValueError) as exc:
-        raise InvalidInput(f"database URL {url!r} is not usable: {exc}; expected e.g. "
-                           f"postgresql+psycopg://user:password@host:5432/dbname or none for SQLite") from exc
+        raise InvalidInput(
+            f"database URL {url!r} is not usable: {exc}; expected e.g. "
+            f"postgresql+psycopg://user:password@host:5432/dbname or none for SQLite"
+        ) from exc
     except ImportError as exc:
-        raise StorageError(f"the database driver for {url.split(':', 1)[0]!r} is not installed ({exc}); "
-                           f"install psycopg[binary] for PostgreSQL") from exc
+        raise StorageError(
+            f"the database driver for {url.split(':', 1)[0]!r} is not installed ({exc}); "
+            f"install psycopg[binary] for PostgreSQL"
+        ) from exc
     try:
         _ensure_schema_retrying(engine, max_wait_s)
     except DBAPIError as exc:
         engine.dispose()
         where = engine.url.render_as_string(hide_password=True)
         if engine.dialect.name == "sqlite":
-            raise StorageError(f"cannot open database {where}: {exc.orig}; check that the data directory "
-                               f"(MASC_DATA_DIR / --data-dir) exists and is writable by this process") from exc
-        raise StorageError(f"cannot open database {where}: {exc.orig}; check DATABASE_URL and that the "
-                           f"server is running and reachable") from exc
+            raise StorageError(
+                f"cannot open database {where}: {exc.orig}; check that the data directory "
+                f"(MASC_DATA_DIR / --data-dir) exists and is writable by this process"
+            ) from exc
+        raise StorageError(
+            f"cannot open database {where}: {exc.orig}; check DATABASE_URL and that the server is running and reachable"
+        ) from exc
     except BaseException:
         engine.dispose()
         raise

@@ -7,13 +7,15 @@ backoff, until `max_wait_s` has passed; then StorageBusy is raised. Errors of an
 and propagate unchanged. `fn` must therefore only touch the database (no side effects that must not
 repeat) and return plain records, never ORM objects.
 """
+
 from __future__ import annotations
 
 import contextlib
 import random
 import threading
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
@@ -51,12 +53,16 @@ class Transactions:
         # but psycopg forgets every prepared statement of the connection on a ROLLBACK (and sends DEALLOCATE
         # ALL), so the statements run on every rating answer were prepared anew each time and never reused.
         postgresql = engine.dialect.name == "postgresql"
-        read_engine = (engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-                       if postgresql else engine)
+        read_engine = (
+            engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            if postgresql
+            else engine
+        )
         self._commit_reads = postgresql
         self._read = sessionmaker(read_engine, expire_on_commit=False, autoflush=True)
-        self._write = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}),
-                                   expire_on_commit=False, autoflush=True)
+        self._write = sessionmaker(
+            engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False, autoflush=True
+        )
         # SQLite has one writer at a time anyway: queueing this process's writers on a lock avoids
         # them polling SQLite's busy handler (which sleeps in coarse steps) against each other.
         self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()

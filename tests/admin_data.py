@@ -3,6 +3,7 @@ with one output per reference, every output a real photo (the Score tab's exampl
 outputs differ), the examples' subject masks, synthetic metric values with known per-method order, 0-4 ratings by
 two raters and pairwise judgments by three imported raters. Everything is written straight into the store (no model
 runs)."""
+
 from __future__ import annotations
 
 import io
@@ -49,21 +50,28 @@ def add_judged_dataset(store: Any, dataset: str = "lb", references: int = 4) -> 
         ref = store.images.add(_jpeg(ref_photo.rotate(3 * r)))
         for m, method in enumerate(METHODS):
             out = ImageEnhance.Color(out_photo.rotate(2 * r)).enhance(1.0 - 0.4 * m)
-            s = store.samples.add(dataset, references=[ref], output=store.images.add(_jpeg(out)), prompt=PROMPT,
-                                  subject=("cat", "kitten")[r % 2], category=("animal", "pet")[r % 2], method=method,
-                                  external_key=f"r{r}/{method}")
+            s = store.samples.add(
+                dataset,
+                references=[ref],
+                output=store.images.add(_jpeg(out)),
+                prompt=PROMPT,
+                subject=("cat", "kitten")[r % 2],
+                category=("animal", "pet")[r % 2],
+                method=method,
+                external_key=f"r{r}/{method}",
+            )
             samples.append(s)
             store.masks.add(s.id, "reference", 0, _png(ref_mask.rotate(3 * r)), source="imported")
             store.masks.add(s.id, "output", 0, _png(out_mask.rotate(2 * r)), source="imported")
-            store.metrics.record(s.id, "cp", 0.5 + 0.1 * STRENGTH[method] + rng.normal(0, 0.03),
-                                 provenance=provenance)
-            store.metrics.record(s.id, "clip_i", 0.7 - 0.05 * STRENGTH[method] + rng.normal(0, 0.02),
-                                 provenance=provenance)
+            store.metrics.record(s.id, "cp", 0.5 + 0.1 * STRENGTH[method] + rng.normal(0, 0.03), provenance=provenance)
+            store.metrics.record(
+                s.id, "clip_i", 0.7 - 0.05 * STRENGTH[method] + rng.normal(0, 0.02), provenance=provenance
+            )
             for rater in ("r1", "r2"):
                 score = int(np.clip(round(2 + STRENGTH[method] + rng.normal(0, 0.6)), 0, 4))
                 store.ratings.rate(rater, s.id, "cp", score)
-    by_ref = [samples[i:i + len(METHODS)] for i in range(0, len(samples), len(METHODS))]
-    for k, rater in enumerate(("p1", "p2", "p3")):
+    by_ref = [samples[i : i + len(METHODS)] for i in range(0, len(samples), len(METHODS))]
+    for _k, rater in enumerate(("p1", "p2", "p3")):
         items = []
         for group in by_ref:
             for i in range(len(group)):

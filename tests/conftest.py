@@ -1,11 +1,12 @@
 """Shared fixtures: tiny demo checkpoints (built once per session), demo settings, the shared real data."""
+
 from __future__ import annotations
 
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -36,8 +37,9 @@ def demo_weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def demo_settings(demo_weights: Path, tmp_path: Path):
     from masc_ui.settings import Settings
 
-    return Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                    data_dir=tmp_path / "data")
+    return Settings(
+        profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32", data_dir=tmp_path / "data"
+    )
 
 
 POSTGRES_ENV = "MASC_TEST_POSTGRES_URL"
@@ -71,8 +73,10 @@ def postgres_base_url() -> str:
     """The PostgreSQL server of the tests (MASC_TEST_POSTGRES_URL), or skip with how to start one."""
     url = os.environ.get(POSTGRES_ENV)
     if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set; run `export {POSTGRES_ENV}=$(bash .ci/postgres.sh | tail -1)` "
-                    f"to run the PostgreSQL tests")
+        pytest.skip(
+            f"{POSTGRES_ENV} is not set; run `export {POSTGRES_ENV}=$(bash .ci/postgres.sh | tail -1)` "
+            f"to run the PostgreSQL tests"
+        )
     return url
 
 
@@ -83,8 +87,9 @@ def pg_schemas(postgres_base_url: str) -> Iterator[PostgresSchemas]:
     schemas.drop_all()
 
 
-@pytest.fixture(params=[pytest.param("sqlite", id="sqlite"),
-                        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    params=[pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
+)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -98,7 +103,7 @@ def database_url(backend: str, request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture()
-def postgres_url(pg_schemas: "PostgresSchemas") -> str:
+def postgres_url(pg_schemas: PostgresSchemas) -> str:
     """The URL of a fresh PostgreSQL schema (dropped afterwards); skips when no server is configured."""
     return pg_schemas.new_url()
 
@@ -135,6 +140,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     for marker in (v for k, v in item.user_properties if k == "required"):
         if _REQUIRED[marker][1] in str(report.longrepr):
             report.outcome = "failed"
-            report.longrepr = (f"{item.nodeid}: {marker} tests are required here (MASC_REQUIRE_{marker.upper()} is "
-                               f"set) but were skipped: {report.longrepr}")
+            report.longrepr = (
+                f"{item.nodeid}: {marker} tests are required here (MASC_REQUIRE_{marker.upper()} is "
+                f"set) but were skipped: {report.longrepr}"
+            )
             return

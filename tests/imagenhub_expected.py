@@ -1,9 +1,13 @@
 """What the ImagenHub notebook reports, shared by the analysis test (files) and the import test (database)."""
 
 FIELDS = {  # EXPECTED key -> (criterion, attribute of CriterionSummary)
-    "SC_avg": ("sc", "mean"), "PQ_avg": ("pq", "mean"), "O_avg": ("o", "mean"),
-    "SC_kripp_alpha_ordinal": ("sc", "alpha_ordinal"), "PQ_kripp_alpha_ordinal": ("pq", "alpha_ordinal"),
-    "O_kripp_alpha_ordinal": ("o", "alpha_ordinal"), "SC_fleiss_kappa": ("sc", "fleiss_kappa"),
+    "SC_avg": ("sc", "mean"),
+    "PQ_avg": ("pq", "mean"),
+    "O_avg": ("o", "mean"),
+    "SC_kripp_alpha_ordinal": ("sc", "alpha_ordinal"),
+    "PQ_kripp_alpha_ordinal": ("pq", "alpha_ordinal"),
+    "O_kripp_alpha_ordinal": ("o", "alpha_ordinal"),
+    "SC_fleiss_kappa": ("sc", "fleiss_kappa"),
 }
 # Printed by the notebook's cached outputs (not in the JSON): Fleiss kappa of SC, PR (= PQ) and HumanEval (= O).
 NOTEBOOK_KAPPAS = {

@@ -6,6 +6,7 @@ zTXt, iTXt, tIME and eXIf chunks and an ICC profile; `jpeg_with_exif`: a JPEG wh
 generator" and Orientation 6 (rotate 90 degrees to show), with a comment "method-A"; `mp4_with_tags`: an H.264 MP4
 with the container tags title "made by method-A" and comment "method-A" (and x264's settings string in its stream).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,9 @@ def jpeg_with_exif(seed: int = 0, size: tuple[int, int] = (64, 48)) -> bytes:
 
 def mp4_with_tags(frames: int = 8, method: str = "method-A", width: int = 96, height: int = 64) -> bytes:
     """An H.264 MP4 with the container tags title "made by <method>" and comment "<method>"."""
-    return encode_video(synthetic_frames(frames, width, height), "mp4",
-                        metadata={"title": f"made by {method}", "comment": method})
+    return encode_video(
+        synthetic_frames(frames, width, height), "mp4", metadata={"title": f"made by {method}", "comment": method}
+    )
 
 
 def png_chunks(data: bytes) -> list[bytes]:
@@ -66,7 +68,7 @@ def png_chunks(data: bytes) -> list[bytes]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
     types, at = [], 8
     while at < len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        length, kind = struct.unpack(">I4s", data[at : at + 8])
         types.append(kind)
         at += 12 + length
     return types

@@ -1,4 +1,5 @@
 """Stand-ins for a Space's persistent storage volume in tests."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The bounded LRU cache behind the SAM embedding cache."""
+
 from __future__ import annotations
 
 import threading

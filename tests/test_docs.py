@@ -1,5 +1,6 @@
 """The documentation site builds strictly, its generated pages hold every command, setting and metric, and the
 README stays a front door (short, the two commands, no development journal)."""
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,13 @@ def _subcommands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
 @pytest.mark.slow
 def test_the_site_builds_strictly_with_the_generated_pages(tmp_path):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                            cwd=ROOT, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     cli = (tmp_path / "site" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "masc-ui db" in cli and "generated:" not in cli
@@ -77,13 +83,22 @@ def test_every_cli_command_has_its_place_on_the_cli_page(hooks):
     assert commands
     missing = [" ".join(path) for path, _ in commands if f"### `masc-ui {' '.join(path)}`" not in page]
     assert not missing, f"commands without a section on the CLI page: {missing}"
-    forms = [f"masc-ui {' '.join(path)} {choice}" for path, sub in commands for action in sub._actions
-             if not action.option_strings and action.choices and not isinstance(action, argparse._SubParsersAction)
-             for choice in action.choices]
+    forms = [
+        f"masc-ui {' '.join(path)} {choice}"
+        for path, sub in commands
+        for action in sub._actions
+        if not action.option_strings and action.choices and not isinstance(action, argparse._SubParsersAction)
+        for choice in action.choices
+    ]
     assert "masc-ui db check" in forms
     assert not [form for form in forms if f"`{form}`" not in page], "command forms missing from the CLI page"
-    options = [(path, option) for path, sub in commands for action in sub._actions
-               for option in action.option_strings if option.startswith("--") and option != "--help"]
+    options = [
+        (path, option)
+        for path, sub in commands
+        for action in sub._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    ]
     assert not [o for o in options if f"`{o[1]}" not in page], "options missing from the CLI page"
 
 
@@ -129,10 +144,12 @@ def test_the_prose_names_only_commands_and_settings_that_exist():
     unknown_commands, unknown_variables = set(), set()
     for path in _markdown_files():
         text = path.read_text(encoding="utf-8")
-        unknown_commands |= {f"{path.name}: {m}" for m in re.findall(r"masc-ui ([a-z][a-z-]*)", text)
-                             if m not in commands}
-        unknown_variables |= {f"{path.name}: {m}" for m in re.findall(r"\bMASC_[A-Z0-9_]*[A-Z0-9]\b", text)
-                              if m not in variables}
+        unknown_commands |= {
+            f"{path.name}: {m}" for m in re.findall(r"masc-ui ([a-z][a-z-]*)", text) if m not in commands
+        }
+        unknown_variables |= {
+            f"{path.name}: {m}" for m in re.findall(r"\bMASC_[A-Z0-9_]*[A-Z0-9]\b", text) if m not in variables
+        }
     assert not unknown_commands, sorted(unknown_commands)
     assert not unknown_variables, sorted(unknown_variables)
 
@@ -148,8 +165,11 @@ def test_the_readme_is_a_front_door():
 
 def test_the_readme_cpu_install_matches_the_pinned_torch():
     text = README.read_text(encoding="utf-8")
-    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
-            if line.startswith(("torch==", "torchvision=="))]
+    pins = [
+        line
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.startswith(("torch==", "torchvision=="))
+    ]
     assert len(pins) == 2
     line = next(ln for ln in text.splitlines() if "download.pytorch.org/whl/cpu" in ln)
     assert line == f"pip install {' '.join(pins)} --index-url https://download.pytorch.org/whl/cpu"

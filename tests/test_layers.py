@@ -1,5 +1,6 @@
 """DESIGN.md's rules between rooms, checked on the source: every `import` statement is parsed (AST), relative
 imports resolved to absolute module names, and the imports of each layer compared with what it may use."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,15 @@ USE_CASES = ("masc_ui.workbench",)
 """The only modules that may import `storage` (DESIGN.md: the use cases)."""
 EDGE = ("masc_ui.ui", "masc_ui.cli")
 """The edge: parse or show, call a use case."""
-FOUNDATION = ("masc_ui.errors", "masc_ui.settings", "masc_ui.imaging", "masc_ui.caching", "masc_ui.version",
-              "masc_ui.space_storage", "masc_ui.scratch")
+FOUNDATION = (
+    "masc_ui.errors",
+    "masc_ui.settings",
+    "masc_ui.imaging",
+    "masc_ui.caching",
+    "masc_ui.version",
+    "masc_ui.space_storage",
+    "masc_ui.scratch",
+)
 """Below the models: media, settings, errors and the one cache; they import nothing of the layers above."""
 
 
@@ -29,8 +37,12 @@ def _module_name(path: Path) -> str:
 def _is_script_entry(node: ast.AST) -> bool:
     """`if __name__ == "__main__":` (what `python -m module` runs: a script, not a dependency of the module)."""
     test = getattr(node, "test", None)
-    return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__")
+    return (
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
 
 
 def _walk(tree: ast.AST):
@@ -53,7 +65,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -95,9 +107,20 @@ def test_the_models_never_import_the_metrics_or_segmentation(module, imports):
 
 @pytest.mark.parametrize("module, imports", sorted(_modules(*FOUNDATION).items()))
 def test_the_foundation_imports_nothing_above_it(module, imports):
-    assert not _uses(imports, "storage", "gradio", "torch", "masc_ui.models", "masc_ui.metrics",
-                     "masc_ui.segmentation", "masc_ui.analysis", "masc_ui.datasets", "masc_ui.workbench",
-                     "masc_ui.overlays", *EDGE), module
+    assert not _uses(
+        imports,
+        "storage",
+        "gradio",
+        "torch",
+        "masc_ui.models",
+        "masc_ui.metrics",
+        "masc_ui.segmentation",
+        "masc_ui.analysis",
+        "masc_ui.datasets",
+        "masc_ui.workbench",
+        "masc_ui.overlays",
+        *EDGE,
+    ), module
 
 
 @pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.datasets").items()))
@@ -124,8 +147,9 @@ def test_the_ui_never_imports_storage_or_the_models(module, imports):
 def test_only_the_use_cases_import_storage():
     everything = _modules("masc_ui")
     users = {m for m, imports in everything.items() if _uses(imports, "storage")}
-    assert users and all(m.startswith(USE_CASES) for m in users), sorted(users - {
-        m for m in users if m.startswith(USE_CASES)})
+    assert users and all(m.startswith(USE_CASES) for m in users), sorted(
+        users - {m for m in users if m.startswith(USE_CASES)}
+    )
     assert not any(_uses(imports, "storage") for m, imports in everything.items() if m.startswith(EDGE))
 
 
@@ -135,7 +159,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(node: str) -> list[str] | None:
         if node in stack:
-            return stack[stack.index(node):] + [node]
+            return stack[stack.index(node) :] + [node]
         if node in seen:
             return None
         stack.append(node)

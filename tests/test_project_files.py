@@ -1,5 +1,6 @@
 """The README, CI script and requirements agree with each other (the README's two commands, the Space front matter,
 the pins). That every command, setting and metric is documented is checked on the docs site (tests/test_docs.py)."""
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,6 @@ def test_space_front_matter_matches_the_pinned_gradio():
     assert "sdk: gradio" in front and "app_file: app.py" in front
     version = re.search(r"sdk_version: (\S+)", front).group(1)
     assert f"gradio=={version}" in (ROOT / "requirements.txt").read_text().splitlines()
-
 
 
 def test_license_and_citation_agree_with_the_space_card():

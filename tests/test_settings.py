@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,12 @@ def test_defaults_match_the_paper():
 
 
 def test_env_then_overrides():
-    env = {"MASC_NAFLEX_MAX_PATCHES": "256", "MASC_PROFILE": "fast", "DATABASE_URL": "sqlite:///x.db",
-           "MASC_DATA_DIR": "/tmp/masc-data"}
+    env = {
+        "MASC_NAFLEX_MAX_PATCHES": "256",
+        "MASC_PROFILE": "fast",
+        "DATABASE_URL": "sqlite:///x.db",
+        "MASC_DATA_DIR": "/tmp/masc-data",
+    }
     s = Settings.from_env(env, profile="demo", stripper=None)
     assert s.naflex_max_patches == 256
     assert s.profile == "demo"  # flag beats env
@@ -29,12 +34,21 @@ def test_masc_database_url_beats_plain_database_url():
 
 
 def test_settings_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         Settings().profile = "demo"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("bad", [{"profile": "huge"}, {"stripper": "nltk"}, {"fg_threshold": 1.5},
-                                 {"naflex_max_patches": 0}, {"dtype": "int8"}, {"rating_overlap": 0}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"profile": "huge"},
+        {"stripper": "nltk"},
+        {"fg_threshold": 1.5},
+        {"naflex_max_patches": 0},
+        {"dtype": "int8"},
+        {"rating_overlap": 0},
+    ],
+)
 def test_bad_values_are_named(bad):
     with pytest.raises(InputError, match=next(iter(bad))):
         Settings(**bad)

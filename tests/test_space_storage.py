@@ -1,5 +1,6 @@
 """Hugging Face Spaces keep their data on the persistent storage (`/data`, here a stand-in folder given by
 `MASC_SPACE_STORAGE_DIR`) without configuration; without one, a permanent banner says the data is lost on restart."""
+
 from __future__ import annotations
 
 from pathlib import Path

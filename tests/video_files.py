@@ -3,11 +3,12 @@
 `synthetic_frames` draws a moving square and writes the frame number in binary as a row of black/white 8x8 blocks,
 so a decoded frame can be matched to the frame it came from despite lossy compression (`frame_number`).
 """
+
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from PIL import Image
@@ -15,8 +16,14 @@ from PIL import Image
 CODECS = {"mp4": "libx264", "webm": "libvpx-vp9"}
 
 
-def encode_video(frames: Sequence[np.ndarray | Image.Image], container: str = "mp4", *, fps: int = 24,
-                 codec: str | None = None, metadata: dict[str, str] | None = None) -> bytes:
+def encode_video(
+    frames: Sequence[np.ndarray | Image.Image],
+    container: str = "mp4",
+    *,
+    fps: int = 24,
+    codec: str | None = None,
+    metadata: dict[str, str] | None = None,
+) -> bytes:
     """Encode RGB frames (all the same even size) into an MP4 (H.264) or WebM (VP9) file's bytes, with the container
     tags `metadata` (e.g. a title)."""
     import av
@@ -48,9 +55,9 @@ def synthetic_frames(n: int, width: int = 96, height: int = 64) -> list[np.ndarr
     for i in range(n):
         arr = np.full((height, width, 3), 96, np.uint8)
         x = (i * 3) % (width - 16)
-        arr[20:36, x:x + 16] = (30, 200, 60)
+        arr[20:36, x : x + 16] = (30, 200, 60)
         for bit in range(BITS):
-            arr[:8, 8 * bit:8 * bit + 8] = 255 if (i >> bit) & 1 else 0
+            arr[:8, 8 * bit : 8 * bit + 8] = 255 if (i >> bit) & 1 else 0
         frames.append(arr)
     return frames
 
@@ -58,7 +65,7 @@ def synthetic_frames(n: int, width: int = 96, height: int = 64) -> list[np.ndarr
 def frame_number(image: Image.Image) -> int:
     """The frame number `synthetic_frames` wrote along the top of `image`."""
     arr = np.asarray(image.convert("L"), np.float32)
-    return sum(1 << bit for bit in range(BITS) if arr[2:6, 8 * bit + 2:8 * bit + 6].mean() > 128)
+    return sum(1 << bit for bit in range(BITS) if arr[2:6, 8 * bit + 2 : 8 * bit + 6].mean() > 128)
 
 
 def dreambooth_frames(shared_data: Path, subject: str = "cat", size: tuple[int, int] = (128, 96)) -> list[Image.Image]:

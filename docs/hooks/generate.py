@@ -14,6 +14,7 @@ A page holds a marker, an HTML comment on a line of its own, and the build repla
 
 `expand(markdown)` is what the build calls on every page; tests call it too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,6 +42,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001
 
 def expand(markdown: str) -> str:
     """`markdown` with every generation marker replaced by its generated Markdown; an unknown marker raises."""
+
     def replace(match: re.Match) -> str:
         what, arg = match.group("what"), match.group("arg")
         if what == "cli":
@@ -54,6 +56,7 @@ def expand(markdown: str) -> str:
         if what == "profiles":
             return profiles_table()
         raise ValueError(f"unknown generation marker {match.group(0)!r}")
+
     return MARKER.sub(replace, markdown)
 
 
@@ -69,7 +72,7 @@ def text(value: str) -> str:
     value = " ".join(str(value).split())
     out, last = [], 0
     for span in _CODE_SPAN.finditer(value):
-        out.append(_SPECIAL.sub(r"\\\1", value[last:span.start()]))
+        out.append(_SPECIAL.sub(r"\\\1", value[last : span.start()]))
         out.append(span.group(0))
         last = span.end()
     out.append(_SPECIAL.sub(r"\\\1", value[last:]))
@@ -92,8 +95,10 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 # --- command line ----------------------------------------------------------------------------------------------
 
-def command_parsers(parser: argparse.ArgumentParser | None = None,
-                    path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
+
+def command_parsers(
+    parser: argparse.ArgumentParser | None = None, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
     """(command path, its parser, its one-line help) for every subcommand, depth first, nested ones included."""
     if parser is None:
         from masc_ui.cli import build_parser
@@ -165,15 +170,23 @@ def _command_section(path: tuple[str, ...], parser: argparse.ArgumentParser, hel
         parts += ["Forms: " + ", ".join(code(f) for f in forms) + ".", ""]
     parts += ["```text", _usage(parser), "```", ""]
     for group in parser._action_groups:
-        actions = [a for a in group._group_actions
-                   if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
-                   and a.help != argparse.SUPPRESS]
+        actions = [
+            a
+            for a in group._group_actions
+            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and a.help != argparse.SUPPRESS
+        ]
         if not actions:
             continue
         title = group.title or "arguments"
         parts += [f"**{text(title[0].upper() + title[1:])}**", ""]
-        rows = [[_option(a), text(_help(parser, a)) + (" (required)" if a.required and a.option_strings else ""),
-                 _default(a)] for a in actions]
+        rows = [
+            [
+                _option(a),
+                text(_help(parser, a)) + (" (required)" if a.required and a.option_strings else ""),
+                _default(a),
+            ]
+            for a in actions
+        ]
         parts += [table(["argument", "what it does", "default"], rows), ""]
     return "\n".join(parts)
 
@@ -181,14 +194,19 @@ def _command_section(path: tuple[str, ...], parser: argparse.ArgumentParser, hel
 def cli_reference() -> str:
     """Markdown: a summary table of every command, then one section per command."""
     commands = command_parsers()
-    summary = table(["command", "what it does"],
-                    [[f"[{code(' '.join((PROG, *path)))}](#cmd-{'-'.join(path)})", text(help_line)]
-                     for path, _, help_line in commands])
+    summary = table(
+        ["command", "what it does"],
+        [
+            [f"[{code(' '.join((PROG, *path)))}](#cmd-{'-'.join(path)})", text(help_line)]
+            for path, _, help_line in commands
+        ],
+    )
     sections = [_command_section(path, parser, help_line) for path, parser, help_line in commands]
     return "\n\n".join([summary, *sections])
 
 
 # --- settings --------------------------------------------------------------------------------------------------
+
 
 def settings_docstrings() -> dict[str, str]:
     """Settings field -> its attribute docstring (the string literal right below the field)."""
@@ -198,9 +216,13 @@ def settings_docstrings() -> dict[str, str]:
     cls = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Settings")
     docs = {}
     for stmt, following in zip(cls.body, cls.body[1:]):
-        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
             docs[stmt.target.id] = inspect.cleandoc(following.value.value)
     return docs
 
@@ -253,19 +275,25 @@ def settings_reference() -> str:
     docs, env, flags = settings_docstrings(), settings_env_names(), settings_flags()
     rows = []
     for f in dataclasses.fields(Settings):
-        rows.append([f'<span id="setting-{f.name}"></span>{code(f.name)}',
-                     " or ".join(code(name) for name in env[f.name]),
-                     _setting_default(f),
-                     ", ".join(code(flag) for flag in flags.get(f.name, [])),
-                     text(docs.get(f.name, ""))])
+        rows.append(
+            [
+                f'<span id="setting-{f.name}"></span>{code(f.name)}',
+                " or ".join(code(name) for name in env[f.name]),
+                _setting_default(f),
+                ", ".join(code(flag) for flag in flags.get(f.name, [])),
+                text(docs.get(f.name, "")),
+            ]
+        )
     return table(["setting", "environment variable", "default", "flag", "meaning"], rows)
 
 
 # --- metrics ---------------------------------------------------------------------------------------------------
 
+
 def _range(lo: float, hi: float) -> str:
     def bound(x: float) -> str:
         return "∞" if x == math.inf else "−∞" if x == -math.inf else f"{x:g}"
+
     if math.isinf(lo) and math.isinf(hi):
         return "unbounded"
     return f"[{bound(lo)}, {bound(hi)}]"
@@ -304,17 +332,32 @@ def metric_family(family: str) -> str:
     specs = family_specs()[family]
     parts = [f"*{text(line)}*", ""]
     if not specs:
-        parts.append("No metric of this family is registered: its metrics are declared when their values are "
-                     "imported (see below).")
+        parts.append(
+            "No metric of this family is registered: its metrics are declared when their values are "
+            "imported (see below)."
+        )
         return "\n".join(parts)
-    parts.append(table(
-        ["metric", "name", "range", "better", "needs", "media", "backbone settings"],
-        [[f'<span id="metric-{s.name}"></span>{code(s.name)}', text(s.display_name), _range(*s.range),
-          "higher" if s.higher_is_better else "lower", _needs(s), s.media,
-          "<br>".join(f"[{code(name)}](../settings.md#setting-{name})" for name in s.backbone_settings)]
-         for s in specs]))
-    parts += ["", table(["metric", "convention", "paper"],
-                        [[code(s.name), text(s.convention), text(s.paper)] for s in specs])]
+    parts.append(
+        table(
+            ["metric", "name", "range", "better", "needs", "media", "backbone settings"],
+            [
+                [
+                    f'<span id="metric-{s.name}"></span>{code(s.name)}',
+                    text(s.display_name),
+                    _range(*s.range),
+                    "higher" if s.higher_is_better else "lower",
+                    _needs(s),
+                    s.media,
+                    "<br>".join(f"[{code(name)}](../settings.md#setting-{name})" for name in s.backbone_settings),
+                ]
+                for s in specs
+            ],
+        )
+    )
+    parts += [
+        "",
+        table(["metric", "convention", "paper"], [[code(s.name), text(s.convention), text(s.paper)] for s in specs]),
+    ]
     return "\n".join(parts)
 
 
@@ -323,13 +366,19 @@ def metric_families() -> str:
     from masc_ui.metrics.base import FAMILIES
 
     grouped = family_specs()
-    rows = [[f"[{text(title)}]({family}.md)", text(line),
-             ", ".join(code(s.name) for s in grouped[family]) or "declared on import"]
-            for family, (title, line) in FAMILIES.items()]
+    rows = [
+        [
+            f"[{text(title)}]({family}.md)",
+            text(line),
+            ", ".join(code(s.name) for s in grouped[family]) or "declared on import",
+        ]
+        for family, (title, line) in FAMILIES.items()
+    ]
     return table(["family", "what it measures", "metrics"], rows)
 
 
 # --- model profiles --------------------------------------------------------------------------------------------
+
 
 def profiles_table() -> str:
     """Markdown table: one row per model of `masc_ui.models.profiles.ModelIds`, its `paper` and `fast` checkpoint."""
@@ -339,12 +388,21 @@ def profiles_table() -> str:
     tree = ast.parse(inspect.getsource(profiles))
     cls = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "ModelIds")
     for stmt, following in zip(cls.body, cls.body[1:]):
-        if isinstance(stmt, ast.AnnAssign) and isinstance(following, ast.Expr) and \
-                isinstance(getattr(following, "value", None), ast.Constant):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(following, ast.Expr)
+            and isinstance(getattr(following, "value", None), ast.Constant)
+        ):
             docs[stmt.target.id] = inspect.cleandoc(following.value.value)
     rows = []
     for f in dataclasses.fields(profiles.ModelIds):
         paper, fast = getattr(profiles.PAPER, f.name), getattr(profiles.FAST, f.name)
-        rows.append([code(f.name), text(docs.get(f.name, "")), code(paper) if paper else "official download",
-                     "same" if fast == paper else code(fast)])
+        rows.append(
+            [
+                code(f.name),
+                text(docs.get(f.name, "")),
+                code(paper) if paper else "official download",
+                "same" if fast == paper else code(fast),
+            ]
+        )
     return table(["model", "what for", "paper", "fast"], rows)

@@ -14,6 +14,7 @@ matrix (`win_rate_matrix`), agreement among raters (`pairwise_rater_agreement`) 
 accuracy against the human decisions (`pairwise_accuracy`). `plan_pairs` / `next_pair` assign pairwise tasks;
 `format_*` render the pairwise results as text.
 """
+
 from .alpha import interval_alpha, interval_alpha_pairs, krippendorff_alpha, metric_vs_raters_alpha
 from .bootstrap import MAX_N_BOOT, Estimate, bootstrap_indices, percentile_ci
 from .bradley_terry import BradleyTerryFit, bradley_terry, davidson_probabilities
@@ -31,8 +32,13 @@ from .pair_planner import OutputPair, PairCandidate, PairPlan, PairTask, next_pa
 from .pairwise_accuracy import PairwiseAccuracy, pairwise_accuracy
 from .pairwise_agreement import PairRaterAgreement, pairwise_rater_agreement
 from .pairwise_data import PairJudgment, PairwiseData
-from .pairwise_report import (format_bradley_terry, format_elo, format_pair_agreement, format_pairwise_accuracy,
-                              format_win_rate)
+from .pairwise_report import (
+    format_bradley_terry,
+    format_elo,
+    format_pair_agreement,
+    format_pairwise_accuracy,
+    format_win_rate,
+)
 from .ranking import competition_ranks
 from .report import format_table, to_json
 from .scatter import ScatterPoints, scatter_points
@@ -40,17 +46,74 @@ from .table import HUMANS, AgreementRow, AgreementTable, MetricDifference, agree
 from .win_rate import WinRateMatrix, win_rate_matrix
 
 __all__ = [
-    "AgreementData", "AgreementRecord", "AgreementRow", "AgreementTable", "BradleyTerryFit", "CONTINUOUS",
-    "EloRatings", "Estimate", "HUMANS", "HumanColumn", "with_human_column", "PairJudgment", "PairRaterAgreement", "PairwiseAccuracy", "PairwiseData",
-    "WinRateMatrix", "bradley_terry", "davidson_probabilities", "elo_ratings", "pairwise_accuracy",
-    "pairwise_rater_agreement", "win_rate_matrix", "OutputPair", "PairCandidate", "PairPlan", "PairTask",
-    "next_pair", "plan_pairs", "format_bradley_terry", "format_elo", "format_pair_agreement",
-    "format_pairwise_accuracy", "format_win_rate",
-    "LEADERBOARD_RENDERERS", "Leaderboard", "LeaderboardCell", "LeaderboardMatrix", "LeaderboardRow", "MAX_N_BOOT",
-    "MetricDifference", "MetricScale", "POOLED", "RATING_0_4", "RankAgreement", "ScatterPoints", "agreement_table",
-    "bootstrap_indices", "competition_ranks", "fleiss_kappa", "format_table", "interval_alpha",
-    "interval_alpha_pairs", "kendall_tau_b", "krippendorff_alpha", "leaderboard", "leaderboard_csv",
-    "leaderboard_latex", "leaderboard_markdown", "leaderboard_matrix", "metric_difference", "metric_vs_raters_alpha",
-    "normalize_metric", "normalize_ratings", "pearson", "percentile_ci", "rank_agreement_csv", "scale_for",
-    "scatter_points", "spearman", "to_json",
+    "AgreementData",
+    "AgreementRecord",
+    "AgreementRow",
+    "AgreementTable",
+    "BradleyTerryFit",
+    "CONTINUOUS",
+    "EloRatings",
+    "Estimate",
+    "HUMANS",
+    "HumanColumn",
+    "with_human_column",
+    "PairJudgment",
+    "PairRaterAgreement",
+    "PairwiseAccuracy",
+    "PairwiseData",
+    "WinRateMatrix",
+    "bradley_terry",
+    "davidson_probabilities",
+    "elo_ratings",
+    "pairwise_accuracy",
+    "pairwise_rater_agreement",
+    "win_rate_matrix",
+    "OutputPair",
+    "PairCandidate",
+    "PairPlan",
+    "PairTask",
+    "next_pair",
+    "plan_pairs",
+    "format_bradley_terry",
+    "format_elo",
+    "format_pair_agreement",
+    "format_pairwise_accuracy",
+    "format_win_rate",
+    "LEADERBOARD_RENDERERS",
+    "Leaderboard",
+    "LeaderboardCell",
+    "LeaderboardMatrix",
+    "LeaderboardRow",
+    "MAX_N_BOOT",
+    "MetricDifference",
+    "MetricScale",
+    "POOLED",
+    "RATING_0_4",
+    "RankAgreement",
+    "ScatterPoints",
+    "agreement_table",
+    "bootstrap_indices",
+    "competition_ranks",
+    "fleiss_kappa",
+    "format_table",
+    "interval_alpha",
+    "interval_alpha_pairs",
+    "kendall_tau_b",
+    "krippendorff_alpha",
+    "leaderboard",
+    "leaderboard_csv",
+    "leaderboard_latex",
+    "leaderboard_markdown",
+    "leaderboard_matrix",
+    "metric_difference",
+    "metric_vs_raters_alpha",
+    "normalize_metric",
+    "normalize_ratings",
+    "pearson",
+    "percentile_ci",
+    "rank_agreement_csv",
+    "scale_for",
+    "scatter_points",
+    "spearman",
+    "to_json",
 ]

@@ -9,6 +9,7 @@ This is Krippendorff's interval alpha exactly: with two values per unit, D_o = (
 over n = 2N pairable values, and D_e = (1/(n(n-1))) sum_{i != j} (v_i - v_j)^2 = 2 n Var_pop(v) / (n - 1).
 A unit with one of the two values missing is not pairable and is dropped, as Krippendorff prescribes.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -43,11 +44,13 @@ def interval_alpha_pairs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         d_o = ((xv - yv) ** 2).sum(axis=-1) / n_pairs
         mean = (xv.sum(axis=-1) + yv.sum(axis=-1)) / m
         mu = mean[..., None]
-        var = ((np.where(valid, xv - mu, 0.0) ** 2).sum(axis=-1) + (np.where(valid, yv - mu, 0.0) ** 2).sum(axis=-1)) / m
+        var = (
+            (np.where(valid, xv - mu, 0.0) ** 2).sum(axis=-1) + (np.where(valid, yv - mu, 0.0) ** 2).sum(axis=-1)
+        ) / m
         d_e = 2.0 * m * var / (m - 1)
         alpha = 1.0 - d_o / d_e
     # Equal pooled values leave D_e zero up to rounding; call that undefined, like the package does.
-    degenerate = (n_pairs < 1) | ~(d_e > 1e-12 * np.maximum(1.0, mean ** 2))
+    degenerate = (n_pairs < 1) | ~(d_e > 1e-12 * np.maximum(1.0, mean**2))
     return np.where(degenerate, np.nan, alpha)
 
 
@@ -91,7 +94,9 @@ MAX_VALUES = 64
 callers fall back to one package call per resample."""
 
 
-def krippendorff_alpha_resampled(reliability: np.ndarray, counts: np.ndarray, level: str = "interval") -> np.ndarray | None:
+def krippendorff_alpha_resampled(
+    reliability: np.ndarray, counts: np.ndarray, level: str = "interval"
+) -> np.ndarray | None:
     """Krippendorff's alpha of several raters on each bootstrap resample of the units, in one pass.
 
     Args:
@@ -112,7 +117,9 @@ def krippendorff_alpha_resampled(reliability: np.ndarray, counts: np.ndarray, le
     data = np.asarray(reliability, dtype=np.float64)
     weights = np.asarray(counts, dtype=np.float64)
     if data.ndim != 2 or weights.ndim != 2 or weights.shape[1] != data.shape[1]:
-        raise InputError(f"reliability (raters, units) and counts (resamples, units) disagree: {data.shape}, {weights.shape}")
+        raise InputError(
+            f"reliability (raters, units) and counts (resamples, units) disagree: {data.shape}, {weights.shape}"
+        )
     domain = np.unique(data[~np.isnan(data)])
     if domain.size > MAX_VALUES:
         return None
@@ -121,7 +128,7 @@ def krippendorff_alpha_resampled(reliability: np.ndarray, counts: np.ndarray, le
         return np.full(weights.shape[0], np.nan)
     unit_counts = (data.T[:, :, None] == domain[None, None, :]).sum(axis=1).astype(np.float64)  # (N, V)
     m = unit_counts.sum(axis=1)
-    per_unit = (unit_counts[:, :, None] * unit_counts[:, None, :] - unit_counts[:, :, None] * np.eye(v)[None])
+    per_unit = unit_counts[:, :, None] * unit_counts[:, None, :] - unit_counts[:, :, None] * np.eye(v)[None]
     per_unit /= (np.maximum(m, 2) - 1)[:, None, None]
     o = (weights @ per_unit.reshape(len(m), v * v)).reshape(-1, v, v)  # (B, V, V)
     n_c = o.sum(axis=2)

@@ -4,12 +4,13 @@
 samples (each metric, the humans, the difference of two metrics), so their CIs and the CI of their
 difference come from the same resamples. The indices depend only on (N, n_boot, seed).
 """
+
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
@@ -34,8 +35,10 @@ class Estimate:
 
     def to_dict(self) -> dict[str, float | None]:
         """JSON-able: NaN becomes None."""
-        return {k: (None if math.isnan(v) else float(v))
-                for k, v in (("value", self.value), ("ci_low", self.ci_low), ("ci_high", self.ci_high))}
+        return {
+            k: (None if math.isnan(v) else float(v))
+            for k, v in (("value", self.value), ("ci_low", self.ci_low), ("ci_high", self.ci_high))
+        }
 
 
 def check_bootstrap_args(n_boot: int, level: float) -> None:
@@ -49,19 +52,23 @@ def check_resamples(n_boot: int, level: float) -> None:
     """`check_bootstrap_args` plus the upper bound `MAX_N_BOOT`."""
     check_bootstrap_args(n_boot, level)
     if n_boot > MAX_N_BOOT:
-        raise InputError(f"n_boot must be at most {MAX_N_BOOT:,} resamples (0 = no confidence intervals); got {n_boot:,}")
+        raise InputError(
+            f"n_boot must be at most {MAX_N_BOOT:,} resamples (0 = no confidence intervals); got {n_boot:,}"
+        )
 
 
-def bootstrap_indices(n: int, n_boot: int = DEFAULT_N_BOOT,
-                      seed: int | np.random.SeedSequence | None = 0) -> np.ndarray:
+def bootstrap_indices(
+    n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | np.random.SeedSequence | None = 0
+) -> np.ndarray:
     """Resampled sample indices, int64 array (n_boot, n): each row draws n of range(n) with replacement."""
     check_bootstrap_args(n_boot, DEFAULT_LEVEL)
     rng = np.random.default_rng(seed)
     return rng.integers(0, n, size=(n_boot, n)) if n > 0 else np.zeros((n_boot, 0), dtype=np.int64)
 
 
-def bootstrap_index_chunks(n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | np.random.SeedSequence | None = 0,
-                           chunk: int = INDEX_CHUNK) -> Iterator[np.ndarray]:
+def bootstrap_index_chunks(
+    n: int, n_boot: int = DEFAULT_N_BOOT, seed: int | np.random.SeedSequence | None = 0, chunk: int = INDEX_CHUNK
+) -> Iterator[np.ndarray]:
     """The rows of `bootstrap_indices(n, n_boot, seed)` in consecutive blocks of at most `chunk` rows (int64
     (rows, n) each), drawn from the same generator one block at a time so memory stays at chunk x n."""
     check_bootstrap_args(n_boot, DEFAULT_LEVEL)

@@ -34,17 +34,25 @@ CIs: percentile bootstrap over *output pairs* (all votes on a resampled pair, fr
 so the votes of K raters on one pair are not taken as K independent observations); a resample whose estimate
 is undefined is left out and counted (`n_boot_undefined`), which narrows the CI of very sparse data — check it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 from scipy import sparse
 
 from ..errors import InputError
-from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_index_chunks, check_resamples, estimate,
-                        resample_counts)
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_N_BOOT,
+    Estimate,
+    bootstrap_index_chunks,
+    check_resamples,
+    estimate,
+    resample_counts,
+)
 from .pairwise_data import A_WINS, B_WINS, TIE, MethodVotes, PairwiseData, method_votes
 from .ranking import competition_ranks
 
@@ -99,8 +107,10 @@ class BradleyTerryFit:
     def elo_scale(self) -> dict[str, Estimate]:
         """Strengths on the arena's Elo-like scale: 1000 + 400 theta / ln 10 (a 400-point gap = 10:1 win odds
         without ties)."""
-        return {m: Estimate(*(ELO_OFFSET + ELO_SCALE * v for v in (e.value, e.ci_low, e.ci_high)))
-                for m, e in self.strength.items()}
+        return {
+            m: Estimate(*(ELO_OFFSET + ELO_SCALE * v for v in (e.value, e.ci_low, e.ci_high)))
+            for m, e in self.strength.items()
+        }
 
     def probabilities(self, first: str, second: str) -> tuple[float, float, float]:
         """(P(first wins), P(tie), P(second wins)) under the fitted model."""
@@ -119,8 +129,14 @@ def davidson_probabilities(theta_i: float, theta_j: float, nu: float) -> tuple[f
     return float(pi_i / total), float(tie / total), float(pi_j / total)
 
 
-def bradley_terry(data: PairwiseData, criterion: str, n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0,
-                  level: float = DEFAULT_LEVEL, regularization: float = 0.0) -> BradleyTerryFit:
+def bradley_terry(
+    data: PairwiseData,
+    criterion: str,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    level: float = DEFAULT_LEVEL,
+    regularization: float = 0.0,
+) -> BradleyTerryFit:
     """Fit Davidson-Bradley-Terry to the votes of `criterion` (see the module docstring).
 
     Args:
@@ -132,11 +148,15 @@ def bradley_terry(data: PairwiseData, criterion: str, n_boot: int = DEFAULT_N_BO
     """
     check_resamples(n_boot, level)
     if not (np.isfinite(regularization) and regularization >= 0):
-        raise InputError(f"regularization must be a finite number >= 0 (0 = maximum likelihood); got {regularization!r}")
+        raise InputError(
+            f"regularization must be a finite number >= 0 (0 = maximum likelihood); got {regularization!r}"
+        )
     votes = method_votes(data.votes(criterion))
     if votes.first.size == 0:
-        raise InputError(f"no {criterion!r} vote compares outputs of two different known methods; Bradley-Terry "
-                         "ranks methods from such votes")
+        raise InputError(
+            f"no {criterion!r} vote compares outputs of two different known methods; Bradley-Terry "
+            "ranks methods from such votes"
+        )
     problem = _Problem.build(votes, regularization)
     observed = problem.tallies(np.ones((1, len(votes.pairs))))
     theta, eta, defined = problem.fit(observed)
@@ -146,8 +166,10 @@ def bradley_terry(data: PairwiseData, criterion: str, n_boot: int = DEFAULT_N_BO
     reps_theta = reps_nu = None
     undefined = 0
     if n_boot and reason is None:
-        parts = [problem.fit(problem.tallies(resample_counts(idx, len(votes.pairs))))
-                 for idx in bootstrap_index_chunks(len(votes.pairs), n_boot, seed)]
+        parts = [
+            problem.fit(problem.tallies(resample_counts(idx, len(votes.pairs))))
+            for idx in bootstrap_index_chunks(len(votes.pairs), n_boot, seed)
+        ]
         reps_theta = np.concatenate([p[0] for p in parts])
         reps_nu = np.concatenate([problem.nu(p[1]) for p in parts])
         ok = np.concatenate([p[2] for p in parts])
@@ -156,14 +178,29 @@ def bradley_terry(data: PairwiseData, criterion: str, n_boot: int = DEFAULT_N_BO
         undefined = int((~ok).sum())
     nu = float(problem.nu(eta)[0]) if reason is None else float("nan")
     values = theta[0] if reason is None else np.full(len(votes.methods), np.nan)
-    strength = {m: estimate(values[k], None if reps_theta is None else reps_theta[:, k], level)
-                for k, m in enumerate(votes.methods)}
+    strength = {
+        m: estimate(values[k], None if reps_theta is None else reps_theta[:, k], level)
+        for k, m in enumerate(votes.methods)
+    }
     ranks = competition_ranks(values)
     return BradleyTerryFit(
-        criterion, votes.methods, strength, dict(zip(votes.methods, ranks)), estimate(nu, reps_nu, level),
+        criterion,
+        votes.methods,
+        strength,
+        dict(zip(votes.methods, ranks)),
+        estimate(nu, reps_nu, level),
         float(problem.log_likelihood(observed, theta, eta)[0]) if reason is None else float("nan"),
-        int(votes.first.size), int((votes.outcome == TIE).sum()), len(votes.pairs), votes.n_excluded,
-        float(regularization), n_boot, seed, level, undefined, reason)
+        int(votes.first.size),
+        int((votes.outcome == TIE).sum()),
+        len(votes.pairs),
+        votes.n_excluded,
+        float(regularization),
+        n_boot,
+        seed,
+        level,
+        undefined,
+        reason,
+    )
 
 
 @dataclass(frozen=True)
@@ -181,7 +218,7 @@ class _Problem:
     regularization: float
 
     @classmethod
-    def build(cls, votes: MethodVotes, regularization: float) -> "_Problem":
+    def build(cls, votes: MethodVotes, regularization: float) -> _Problem:
         m = len(votes.methods)
         low = np.minimum(votes.first, votes.second)
         high = np.maximum(votes.first, votes.second)
@@ -190,12 +227,12 @@ class _Problem:
         flipped = votes.first > votes.second
         outcome = np.where(flipped & (votes.outcome != TIE), B_WINS + A_WINS - votes.outcome, votes.outcome)
         pair_tallies = sparse.csr_matrix(
-            (np.ones(outcome.size), (votes.pair, edge_of_vote * 3 + outcome)), shape=(len(votes.pairs), edges.size * 3))
+            (np.ones(outcome.size), (votes.pair, edge_of_vote * 3 + outcome)), shape=(len(votes.pairs), edges.size * 3)
+        )
         edge_i, edge_j = edges // m, edges % m
         slots = np.stack([edge_i, edge_j, np.full(edges.size, m)], axis=1)  # (E, 3) parameter of each z entry
         flat = (slots[:, :, None] * (m + 1) + slots[:, None, :]).ravel()
-        scatter = sparse.csr_matrix((np.ones(flat.size), (np.arange(flat.size), flat)),
-                                    shape=(flat.size, (m + 1) ** 2))
+        scatter = sparse.csr_matrix((np.ones(flat.size), (np.arange(flat.size), flat)), shape=(flat.size, (m + 1) ** 2))
         return cls(votes.methods, edge_i, edge_j, pair_tallies, scatter, regularization)
 
     def tallies(self, pair_weights: np.ndarray) -> np.ndarray:
@@ -276,14 +313,14 @@ class _Objective:
         return self._parts(theta, np.where(np.isneginf(eta), 0.0, eta))[0]
 
     def value(self, x: np.ndarray) -> np.ndarray:
-        theta = x[:, :self.m]
+        theta = x[:, : self.m]
         nll = self._parts(theta, x[:, self.m])[0]
-        return nll + 0.5 * theta.sum(axis=1) ** 2 + 0.5 * self.p.regularization * (theta ** 2).sum(axis=1)
+        return nll + 0.5 * theta.sum(axis=1) ** 2 + 0.5 * self.p.regularization * (theta**2).sum(axis=1)
 
     def derivatives(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        theta = x[:, :self.m]
+        theta = x[:, : self.m]
         nll, prob, _ = self._parts(theta, x[:, self.m])
-        f = nll + 0.5 * theta.sum(axis=1) ** 2 + 0.5 * self.p.regularization * (theta ** 2).sum(axis=1)
+        f = nll + 0.5 * theta.sum(axis=1) ** 2 + 0.5 * self.p.regularization * (theta**2).sum(axis=1)
         # Outcome order in z is (i wins, j wins, tie); tallies are (i wins, tie, j wins).
         counts = self.c[:, :, [0, 2, 1]]
         resid = self.n[:, :, None] * prob - counts  # d(nll)/dz, (B, E, 3)
@@ -292,12 +329,14 @@ class _Objective:
         for k, edge in ((0, self.p.edge_i), (1, self.p.edge_j)):
             np.add.at(grad.T, edge, (resid[:, :, k] + 0.5 * resid[:, :, 2]).T)
         grad[:, self.m] = resid[:, :, 2].sum(axis=1)
-        grad[:, :self.m] += theta.sum(axis=1, keepdims=True) + self.p.regularization * theta
+        grad[:, : self.m] += theta.sum(axis=1, keepdims=True) + self.p.regularization * theta
         # d2(n log-sum-exp)/dz2 = n (diag p - p p^T), mapped to (theta_i, theta_j, eta) by z = A x.
-        curvature = self.n[:, :, None, None] * (prob[:, :, :, None] * np.eye(3) - prob[:, :, :, None] * prob[:, :, None, :])
+        curvature = self.n[:, :, None, None] * (
+            prob[:, :, :, None] * np.eye(3) - prob[:, :, :, None] * prob[:, :, None, :]
+        )
         local = np.einsum("ab,xeac,cd->xebd", _JACOBIAN, curvature, _JACOBIAN)
         hess = np.asarray(self.p.hessian_scatter.T.dot(local.reshape(b, e * 9).T).T).reshape(b, self.m + 1, self.m + 1)
-        hess[:, :self.m, :self.m] += 1.0 + self.p.regularization * np.eye(self.m)
+        hess[:, : self.m, : self.m] += 1.0 + self.p.regularization * np.eye(self.m)
         hess[~self.free, self.m, self.m] = 1.0  # eta is not a parameter without ties
         return f, grad, hess
 
@@ -315,9 +354,11 @@ class _Objective:
                 break
             step = _solve(hess[active], grad[active])
             x[active] = _line_search(_Objective(self.p, self.c[active]), x[active], f[active], grad[active], step)
-            diverged = (np.abs(x[:, :self.m]).max(axis=1) > DIVERGENCE_LIMIT) | (self.free & (x[:, self.m] > DIVERGENCE_LIMIT))
+            diverged = (np.abs(x[:, : self.m]).max(axis=1) > DIVERGENCE_LIMIT) | (
+                self.free & (x[:, self.m] > DIVERGENCE_LIMIT)
+            )
         eta = np.where(self.free, x[:, self.m], -np.inf)
-        return x[:, :self.m], eta, converged & ~diverged
+        return x[:, : self.m], eta, converged & ~diverged
 
 
 _JACOBIAN = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 1.0]])
@@ -331,8 +372,7 @@ def _solve(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
         return np.stack([np.linalg.pinv(h) @ g for h, g in zip(hess, grad)])
 
 
-def _line_search(objective: _Objective, x: np.ndarray, f: np.ndarray, grad: np.ndarray,
-                 step: np.ndarray) -> np.ndarray:
+def _line_search(objective: _Objective, x: np.ndarray, f: np.ndarray, grad: np.ndarray, step: np.ndarray) -> np.ndarray:
     """x - s * step with s halved from 1 until the objective decreases enough (Armijo, c = 1e-4)."""
     slope = (grad * step).sum(axis=1)
     scale = np.ones(x.shape[0])
@@ -363,7 +403,7 @@ def _positive_cycle(tallies: np.ndarray, m: int, edge_i: np.ndarray, edge_j: np.
     longest[:, edge_j, edge_i] = np.maximum(np.where(tallies[:, :, 0] > 0, 1.0, -np.inf), tie)
     longest[:, edge_i, edge_j] = np.maximum(np.where(tallies[:, :, 2] > 0, 1.0, -np.inf), tie)
     for k in range(m):
-        longest = np.maximum(longest, longest[:, :, k:k + 1] + longest[:, k:k + 1, :])
+        longest = np.maximum(longest, longest[:, :, k : k + 1] + longest[:, k : k + 1, :])
     return (np.diagonal(longest, axis1=1, axis2=2) > 0).any(axis=1)
 
 

@@ -5,6 +5,7 @@ left out of that slice (pairwise-complete). Fewer than two complete pairs, or a 
 give NaN (undefined), as in scipy. On complete data the results equal `scipy.stats.pearsonr`,
 `spearmanr` and `kendalltau(variant="b")` slice by slice (tested).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -81,15 +82,15 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     step = max(1, CHUNK_ELEMENTS // max(1, first.size))
     for s in range(0, xs.shape[0], step):
         # sign(NaN) is NaN: a pair with a missing unit counts as tied in both, i.e. not at all.
-        sx = np.sign(xs[s:s + step, first] - xs[s:s + step, second])
-        sy = np.sign(ys[s:s + step, first] - ys[s:s + step, second])
+        sx = np.sign(xs[s : s + step, first] - xs[s : s + step, second])
+        sy = np.sign(ys[s : s + step, first] - ys[s : s + step, second])
         if not valid.all():
             sx = np.nan_to_num(sx)
             sy = np.nan_to_num(sy)
         num = np.einsum("ij,ij->i", sx, sy)
         den = np.sqrt(np.count_nonzero(sx, axis=1).astype(np.float64) * np.count_nonzero(sy, axis=1))
         with np.errstate(all="ignore"):
-            out[s:s + step] = np.where(den > 0, num / den, np.nan)
+            out[s : s + step] = np.where(den > 0, num / den, np.nan)
     return np.clip(out, -1.0, 1.0).reshape(lead)
 
 
@@ -133,7 +134,7 @@ def kendall_tau_b_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) ->
     out = np.empty(w.shape[0])
     step = max(1, CHUNK_ELEMENTS // n)
     for s in range(0, w.shape[0], step):
-        wc = ws[s:s + step]
+        wc = ws[s : s + step]
         b = wc.shape[0]
         num = np.zeros(b)
         level_totals = np.empty((b, k))
@@ -150,10 +151,10 @@ def kendall_tau_b_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) ->
         total = wc.sum(axis=1)
         cw = np.concatenate([np.zeros((b, 1)), np.cumsum(wc, axis=1)], axis=1)
         group_w = cw[:, ends] - cw[:, starts]
-        untied_x = total ** 2 - (group_w ** 2).sum(axis=1)
-        untied_y = total ** 2 - (level_totals ** 2).sum(axis=1)
+        untied_x = total**2 - (group_w**2).sum(axis=1)
+        untied_y = total**2 - (level_totals**2).sum(axis=1)
         with np.errstate(all="ignore"):
-            out[s:s + step] = np.where((untied_x > 0) & (untied_y > 0), num / np.sqrt(untied_x * untied_y), np.nan)
+            out[s : s + step] = np.where((untied_x > 0) & (untied_y > 0), num / np.sqrt(untied_x * untied_y), np.nan)
     return np.clip(out, -1.0, 1.0)
 
 

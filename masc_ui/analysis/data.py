@@ -3,11 +3,13 @@
 Build an `AgreementData` from plain records (dicts, `AgreementRecord`s, or a pandas DataFrame with
 those columns); the batch/CLI layer builds them from storage, the ImagenHub reader from its TSVs.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,22 +60,30 @@ class AgreementData:
         seen: set[str] = set()
         for rec in self.records:
             if rec.sample_id in seen:
-                raise InputError(f"sample_id {rec.sample_id!r} occurs twice in the agreement records; "
-                                 "give each sample one record holding all its metrics and ratings")
+                raise InputError(
+                    f"sample_id {rec.sample_id!r} occurs twice in the agreement records; "
+                    "give each sample one record holding all its metrics and ratings"
+                )
             seen.add(rec.sample_id)
             for criterion, by_rater in rec.ratings.items():
                 for rater, value in by_rater.items():
                     if value is not None and not math.isnan(value) and not lo <= value <= hi:
-                        raise InputError(f"rating {value!r} of rater {rater!r} for criterion {criterion!r} on "
-                                         f"sample {rec.sample_id!r} is outside the rating range [{lo:g}, {hi:g}]; "
-                                         "pass the right rating_range")
+                        raise InputError(
+                            f"rating {value!r} of rater {rater!r} for criterion {criterion!r} on "
+                            f"sample {rec.sample_id!r} is outside the rating range [{lo:g}, {hi:g}]; "
+                            "pass the right rating_range"
+                        )
         for name, scale in self.scales.items():
             if not isinstance(scale, MetricScale):
                 raise InputError(f"scale of metric {name!r} must be a MetricScale; got {type(scale).__name__}")
 
     @classmethod
-    def from_records(cls, records: Any, scales: Mapping[str, MetricScale] | None = None,
-                     rating_range: tuple[float, float] = HUMAN_RATING_RANGE) -> "AgreementData":
+    def from_records(
+        cls,
+        records: Any,
+        scales: Mapping[str, MetricScale] | None = None,
+        rating_range: tuple[float, float] = HUMAN_RATING_RANGE,
+    ) -> AgreementData:
         """From an iterable of dicts / `AgreementRecord`s, or a pandas DataFrame (one row per sample).
 
         A dict needs `sample_id`; `method`, `category`, `metrics` ({name: value}) and `ratings`
@@ -126,8 +136,9 @@ class AgreementData:
         """float64 (N,) values of `metric` on `records`; NaN where absent."""
         return np.array([_number(r.metrics.get(metric)) for r in records], dtype=np.float64)
 
-    def rating_matrix(self, records: list[AgreementRecord], criterion: str,
-                      raters: list[str] | None = None) -> tuple[list[str], np.ndarray]:
+    def rating_matrix(
+        self, records: list[AgreementRecord], criterion: str, raters: list[str] | None = None
+    ) -> tuple[list[str], np.ndarray]:
         """(raters, float64 (R, N) raw ratings of `criterion` on `records`, NaN = not rated).
 
         Raters default to those who rated at least one of `records`."""
@@ -136,8 +147,10 @@ class AgreementData:
             for rec in records:
                 names.update({k: None for k, v in rec.ratings.get(criterion, {}).items() if _present(v)})
             raters = list(names)
-        matrix = np.array([[_number(rec.ratings.get(criterion, {}).get(rater)) for rec in records] for rater in raters],
-                          dtype=np.float64).reshape(len(raters), len(records))
+        matrix = np.array(
+            [[_number(rec.ratings.get(criterion, {}).get(rater)) for rec in records] for rater in raters],
+            dtype=np.float64,
+        ).reshape(len(raters), len(records))
         return raters, matrix
 
 
@@ -161,8 +174,10 @@ def check_grouping(by: str | None) -> None:
 
 def _iterate(records: Any) -> Iterable[Any]:
     if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
-        raise InputError("agreement records must be a list of per-sample records (dicts with sample_id, method, "
-                         f"category, metrics, ratings) or a DataFrame; got {type(records).__name__}")
+        raise InputError(
+            "agreement records must be a list of per-sample records (dicts with sample_id, method, "
+            f"category, metrics, ratings) or a DataFrame; got {type(records).__name__}"
+        )
     return records
 
 
@@ -173,8 +188,10 @@ def _as_record(raw: Any, index: int) -> AgreementRecord:
         raise InputError(f"agreement record #{index} must be a dict or AgreementRecord; got {type(raw).__name__}")
     unknown = set(raw) - {"sample_id", "method", "category", "metrics", "ratings"}
     if unknown:
-        raise InputError(f"agreement record #{index} has unknown key(s) {sorted(unknown)}; expected sample_id, "
-                         "method, category, metrics ({name: value}), ratings ({criterion: {rater: rating}})")
+        raise InputError(
+            f"agreement record #{index} has unknown key(s) {sorted(unknown)}; expected sample_id, "
+            "method, category, metrics ({name: value}), ratings ({criterion: {rater: rating}})"
+        )
     if raw.get("sample_id") is None:
         raise InputError(f"agreement record #{index} has no sample_id")
     # A DataFrame row holds NaN where a record had no metrics / ratings.
@@ -183,16 +200,19 @@ def _as_record(raw: Any, index: int) -> AgreementRecord:
     if not isinstance(metrics, Mapping):
         raise InputError(f"agreement record #{index} ({raw['sample_id']!r}): metrics must be a dict name -> value")
     if not isinstance(ratings, Mapping) or not all(isinstance(v, Mapping) for v in ratings.values()):
-        raise InputError(f"agreement record #{index} ({raw['sample_id']!r}): ratings must be a dict "
-                         "criterion -> {rater: rating}")
+        raise InputError(
+            f"agreement record #{index} ({raw['sample_id']!r}): ratings must be a dict criterion -> {{rater: rating}}"
+        )
     where = f"agreement record #{index} ({raw['sample_id']!r})"
     return AgreementRecord(
         sample_id=str(raw["sample_id"]),
         method=_label(raw.get("method")),
         category=_label(raw.get("category")),
         metrics={str(k): _checked_number(v, f"{where}, metric {k!r}") for k, v in metrics.items()},
-        ratings={str(c): {str(r): _checked_number(v, f"{where}, rating of {r!r} for {c!r}") for r, v in by.items()}
-                 for c, by in ratings.items()},
+        ratings={
+            str(c): {str(r): _checked_number(v, f"{where}, rating of {r!r} for {c!r}") for r, v in by.items()}
+            for c, by in ratings.items()
+        },
     )
 
 

@@ -12,10 +12,11 @@ result depends on it. With `shuffles` = S > 0 the rating is instead the mean ove
 same votes (permutations from `seed`), which removes that dependence (the arena's remedy); the given order is
 then not used. Bradley-Terry (`bradley_terry`) is the order-free estimate of the same scale.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -50,9 +51,16 @@ class EloRatings:
     seed: int | None
 
 
-def elo_ratings(data: PairwiseData, criterion: str, k: float = DEFAULT_K, initial: float = DEFAULT_INITIAL,
-                scale: float = DEFAULT_SCALE, base: float = DEFAULT_BASE, shuffles: int = 0,
-                seed: int | None = 0) -> EloRatings:
+def elo_ratings(
+    data: PairwiseData,
+    criterion: str,
+    k: float = DEFAULT_K,
+    initial: float = DEFAULT_INITIAL,
+    scale: float = DEFAULT_SCALE,
+    base: float = DEFAULT_BASE,
+    shuffles: int = 0,
+    seed: int | None = 0,
+) -> EloRatings:
     """Elo ratings of the methods from the votes of `criterion` (see the module docstring).
 
     Raises:
@@ -66,11 +74,14 @@ def elo_ratings(data: PairwiseData, criterion: str, k: float = DEFAULT_K, initia
     if not np.isfinite(initial):
         raise InputError(f"Elo initial rating must be finite; got {initial!r}")
     if not isinstance(shuffles, (int, np.integer)) or not 0 <= shuffles <= MAX_SHUFFLES:
-        raise InputError(f"shuffles must be an integer within 0..{MAX_SHUFFLES:,} (0 = the given order); got {shuffles!r}")
+        raise InputError(
+            f"shuffles must be an integer within 0..{MAX_SHUFFLES:,} (0 = the given order); got {shuffles!r}"
+        )
     votes = method_votes(data.votes(criterion))
     if votes.first.size == 0:
-        raise InputError(f"no {criterion!r} vote compares outputs of two different known methods; Elo rates "
-                         "methods from such votes")
+        raise InputError(
+            f"no {criterion!r} vote compares outputs of two different known methods; Elo rates methods from such votes"
+        )
     score = np.where(votes.outcome == A_WINS, 1.0, np.where(votes.outcome == TIE, 0.5, 0.0))
     m = len(votes.methods)
     if shuffles:
@@ -80,13 +91,33 @@ def elo_ratings(data: PairwiseData, criterion: str, k: float = DEFAULT_K, initia
         orders = np.arange(score.size)[None]
     ratings = _run(votes.first, votes.second, score, orders, m, k, initial, scale, base).mean(axis=0)
     ranks = competition_ranks(ratings)
-    return EloRatings(criterion, votes.methods, dict(zip(votes.methods, ratings.tolist())),
-                      dict(zip(votes.methods, ranks)), int(score.size), votes.n_excluded, float(k), float(initial),
-                      float(scale), float(base), int(shuffles), seed)
+    return EloRatings(
+        criterion,
+        votes.methods,
+        dict(zip(votes.methods, ratings.tolist())),
+        dict(zip(votes.methods, ranks)),
+        int(score.size),
+        votes.n_excluded,
+        float(k),
+        float(initial),
+        float(scale),
+        float(base),
+        int(shuffles),
+        seed,
+    )
 
 
-def _run(first: np.ndarray, second: np.ndarray, score: np.ndarray, orders: np.ndarray, m: int, k: float,
-         initial: float, scale: float, base: float) -> np.ndarray:
+def _run(
+    first: np.ndarray,
+    second: np.ndarray,
+    score: np.ndarray,
+    orders: np.ndarray,
+    m: int,
+    k: float,
+    initial: float,
+    scale: float,
+    base: float,
+) -> np.ndarray:
     """Ratings (S, m) after the votes in each of S orders (rows of `orders`, (S, V) vote indices), the S runs
     advanced side by side: vote v is first[v] scoring score[v] against second[v]."""
     runs = np.arange(orders.shape[0])

@@ -15,6 +15,7 @@ From the database (`masc-ui import imagenhub`, ratings stored x 4 on the 0-4 sca
 builds (on the stored scale: sqrt(4 SC * 4 PQ) = 4 O), and `summarize_data` gives the same summaries per
 method, dividing means by the data's rating range. O is never stored: it is derived here.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,9 @@ def summarize_table(table: np.ndarray) -> CriterionSummary:
         mean = float(np.nanmean(np.nanmean(table, axis=1)))
     complete = table[:, ~np.isnan(table).any(axis=0)]
     kappa = fleiss_kappa(complete.T) if complete.shape[1] and complete.shape[0] >= 2 else math.nan
-    return CriterionSummary(mean, krippendorff_alpha(table, "ordinal"), kappa,
-                            int((~np.isnan(table)).any(axis=0).sum()), table.shape[0])
+    return CriterionSummary(
+        mean, krippendorff_alpha(table, "ordinal"), kappa, int((~np.isnan(table)).any(axis=0).sum()), table.shape[0]
+    )
 
 
 def with_overall(data: AgreementData) -> AgreementData:
@@ -83,13 +85,14 @@ def with_overall(data: AgreementData) -> AgreementData:
     Raises InputError when `data` has no `sc` or no `pq` ratings (not ImagenHub ratings)."""
     missing = [c for c in ("sc", "pq") if c not in data.criteria]
     if missing:
-        raise InputError(f"the agreement data has no {' or '.join(missing)} ratings (criteria: {data.criteria}); "
-                         "import ImagenHub ratings with `masc-ui import imagenhub PATH`")
+        raise InputError(
+            f"the agreement data has no {' or '.join(missing)} ratings (criteria: {data.criteria}); "
+            "import ImagenHub ratings with `masc-ui import imagenhub PATH`"
+        )
     records = []
     for rec in data.records:
         sc, pq = rec.ratings.get("sc", {}), rec.ratings.get("pq", {})
-        overall = {r: math.sqrt(sc[r] * pq[r]) for r in sc
-                   if r in pq and not (math.isnan(sc[r]) or math.isnan(pq[r]))}
+        overall = {r: math.sqrt(sc[r] * pq[r]) for r in sc if r in pq and not (math.isnan(sc[r]) or math.isnan(pq[r]))}
         ratings = dict(rec.ratings)
         if overall:
             ratings["o"] = overall
@@ -126,8 +129,10 @@ def agreement_data(task: Any) -> AgreementData:
     for model in task.models:
         tables = rating_tables(task, model)
         for j, uid in enumerate(task.uids):
-            ratings = {c: {r: float(tables[c][i, j]) for i, r in enumerate(task.raters) if not math.isnan(tables[c][i, j])}
-                       for c in CRITERIA}
+            ratings = {
+                c: {r: float(tables[c][i, j]) for i, r in enumerate(task.raters) if not math.isnan(tables[c][i, j])}
+                for c in CRITERIA
+            }
             if any(ratings.values()):
                 records.append(AgreementRecord(f"{task.name}/{model}/{uid}", model, task.name, {}, ratings))
     return AgreementData(tuple(records), {}, RATING_RANGE)

@@ -1,5 +1,6 @@
 """Fleiss' kappa for several raters assigning categories (as `statsmodels`' `aggregate_raters` +
 `fleiss_kappa(method="fleiss")`, which the ImagenHub notebook uses)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,9 @@ def fleiss_kappa(ratings: np.ndarray) -> float:
     """
     table = np.asarray(ratings, dtype=np.float64)
     if table.ndim != 2 or table.shape[0] < 1 or table.shape[1] < 2:
-        raise InputError(f"Fleiss' kappa needs a (units, raters) table with >= 1 unit and >= 2 raters; got {table.shape}")
+        raise InputError(
+            f"Fleiss' kappa needs a (units, raters) table with >= 1 unit and >= 2 raters; got {table.shape}"
+        )
     if np.isnan(table).any():
         raise InputError("Fleiss' kappa needs every unit rated by every rater; the table has missing (NaN) ratings")
     n_units, n_raters = table.shape

@@ -26,18 +26,26 @@ category, metric values, ratings per criterion per rater). Conventions:
   groups give +-1 by construction, which is no evidence. NaN too when all groups tie on either side. Its CI:
   tau-b of each stratified resample's group means (the same resamples as the means).
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from ..errors import InputError
-from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, check_resamples, child_seeds, estimate,
-                        resampled_nanmeans)
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_N_BOOT,
+    Estimate,
+    check_resamples,
+    child_seeds,
+    estimate,
+    resampled_nanmeans,
+)
 from .correlation import kendall_tau_b
 from .data import AgreementData, AgreementRecord, chosen_names
 from .ranking import competition_ranks
@@ -118,9 +126,16 @@ class Leaderboard:
         raise KeyError(f"no rank agreement for metric {metric!r} and criterion {criterion!r}")
 
 
-def leaderboard(data: AgreementData, metrics: Sequence[str] | None = None, criteria: Sequence[str] | None = None,
-                by: str = "method", higher_is_better: Mapping[str, bool] | None = None,
-                n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0, level: float = DEFAULT_LEVEL) -> Leaderboard:
+def leaderboard(
+    data: AgreementData,
+    metrics: Sequence[str] | None = None,
+    criteria: Sequence[str] | None = None,
+    by: str = "method",
+    higher_is_better: Mapping[str, bool] | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    level: float = DEFAULT_LEVEL,
+) -> Leaderboard:
     """The leaderboard of `data` grouped `by` method or category (conventions in the module docstring).
 
     Args:
@@ -164,23 +179,51 @@ def leaderboard(data: AgreementData, metrics: Sequence[str] | None = None, crite
     ranks = [competition_ranks(signs[k] * observed[:, k]) for k in range(columns)]
 
     def cell(g: int, k: int) -> LeaderboardCell:
-        return LeaderboardCell(estimate(observed[g, k], replicates[:, g, k] if n_boot else None, level),
-                               int(counts[g, k]), ranks[k][g])
+        return LeaderboardCell(
+            estimate(observed[g, k], replicates[:, g, k] if n_boot else None, level), int(counts[g, k]), ranks[k][g]
+        )
 
-    rows = tuple(LeaderboardRow(group, sizes[g], {m: cell(g, k) for k, m in enumerate(metrics)},
-                                {c: cell(g, len(metrics) + j) for j, c in enumerate(criteria)})
-                 for g, group in enumerate(groups))
-    agreement = tuple(_rank_agreement(m, c, signs[k] * observed[:, k], observed[:, len(metrics) + j],
-                                      signs[k] * replicates[:, :, k] if n_boot else None,
-                                      replicates[:, :, len(metrics) + j] if n_boot else None, level)
-                      for k, m in enumerate(metrics) for j, c in enumerate(criteria))
+    rows = tuple(
+        LeaderboardRow(
+            group,
+            sizes[g],
+            {m: cell(g, k) for k, m in enumerate(metrics)},
+            {c: cell(g, len(metrics) + j) for j, c in enumerate(criteria)},
+        )
+        for g, group in enumerate(groups)
+    )
+    agreement = tuple(
+        _rank_agreement(
+            m,
+            c,
+            signs[k] * observed[:, k],
+            observed[:, len(metrics) + j],
+            signs[k] * replicates[:, :, k] if n_boot else None,
+            replicates[:, :, len(metrics) + j] if n_boot else None,
+            level,
+        )
+        for k, m in enumerate(metrics)
+        for j, c in enumerate(criteria)
+    )
     n_ungrouped = sum(1 for r in data.records if getattr(r, by) is None)
-    return Leaderboard(by, tuple(metrics), tuple(criteria), directions, data.rating_range, n_boot, seed, level,
-                       n_ungrouped, rows, agreement)
+    return Leaderboard(
+        by,
+        tuple(metrics),
+        tuple(criteria),
+        directions,
+        data.rating_range,
+        n_boot,
+        seed,
+        level,
+        n_ungrouped,
+        rows,
+        agreement,
+    )
 
 
-def _sample_table(data: AgreementData, records: list[AgreementRecord], metrics: list[str],
-                  criteria: list[str]) -> np.ndarray:
+def _sample_table(
+    data: AgreementData, records: list[AgreementRecord], metrics: list[str], criteria: list[str]
+) -> np.ndarray:
     """float64 (N, metrics + criteria): metric values, then each criterion's per-sample mean over raters."""
     columns = [data.metric_values(records, m) for m in metrics]
     for criterion in criteria:
@@ -191,8 +234,15 @@ def _sample_table(data: AgreementData, records: list[AgreementRecord], metrics: 
     return np.stack(columns, axis=1) if columns else np.zeros((len(records), 0))
 
 
-def _rank_agreement(metric: str, criterion: str, metric_means: np.ndarray, human_means: np.ndarray,
-                    metric_reps: np.ndarray | None, human_reps: np.ndarray | None, level: float) -> RankAgreement:
+def _rank_agreement(
+    metric: str,
+    criterion: str,
+    metric_means: np.ndarray,
+    human_means: np.ndarray,
+    metric_reps: np.ndarray | None,
+    human_reps: np.ndarray | None,
+    level: float,
+) -> RankAgreement:
     both = ~(np.isnan(metric_means) | np.isnan(human_means))
     n_groups = int(both.sum())
     if n_groups < MIN_GROUPS_FOR_TAU:

@@ -13,12 +13,13 @@ criterion. Conventions:
   own uncertainty comes from resampling its judgments (e.g. output pairs), not the leaderboard's samples, so there
   is no paired resample to compute tau on.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -52,9 +53,18 @@ def with_human_column(board: Leaderboard, column: HumanColumn) -> Leaderboard:
     undefined = Estimate(math.nan, math.nan, math.nan)
     means = np.array([column.values.get(g, undefined).value for g in board.groups], dtype=np.float64)
     ranks = competition_ranks(means)
-    rows = tuple(dataclasses.replace(row, humans={**row.humans, column.name: LeaderboardCell(
-                     column.values.get(row.group, undefined), int(column.n.get(row.group, 0)), ranks[g])})
-                 for g, row in enumerate(board.rows))
+    rows = tuple(
+        dataclasses.replace(
+            row,
+            humans={
+                **row.humans,
+                column.name: LeaderboardCell(
+                    column.values.get(row.group, undefined), int(column.n.get(row.group, 0)), ranks[g]
+                ),
+            },
+        )
+        for g, row in enumerate(board.rows)
+    )
     extra = []
     for metric in board.metrics:
         sign = 1.0 if board.higher_is_better[metric] else -1.0

@@ -6,6 +6,7 @@ otherwise and for human criteria) is min-max scaled over the groups,
 so 1 = the best group of that column, 0 = the worst, whatever the metric's range or direction. NaN where
 the mean is undefined, and in a whole column whose defined means are all equal (no spread to scale).
 """
+
 from __future__ import annotations
 
 import warnings

@@ -6,12 +6,13 @@ metric, one column per criterion: Kendall tau-b [CI] over n groups). CSV is mach
 one row per group (`leaderboard_csv`); the rank agreement has its own (`rank_agreement_csv`). Numbers in CSV are
 written with `repr` precision; empty cells are undefined values.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from .bootstrap import Estimate
 from .leaderboard import Leaderboard, LeaderboardCell
@@ -20,16 +21,37 @@ from .report import format_estimate
 HUMAN_PREFIX = "human "
 """Column title prefix of a criterion's mean human rating (`human cp`)."""
 CSV_HUMAN_PREFIX = "human_"
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def leaderboard_markdown(board: Leaderboard, digits: int = 3) -> str:
     """GitHub-flavoured Markdown: a caption line, the leaderboard table, then the rank agreement table."""
-    head = [board.by, "n", *(f"{m} {_arrow(board, m)}" for m in board.metrics),
-            *(f"{HUMAN_PREFIX}{c} ↑" for c in board.criteria)]
-    body = [[_md(r.group), str(r.n), *(_cell_text(r.metrics[m], digits) for m in board.metrics),
-             *(_cell_text(r.humans[c], digits) for c in board.criteria)] for r in board.rows]
+    head = [
+        board.by,
+        "n",
+        *(f"{m} {_arrow(board, m)}" for m in board.metrics),
+        *(f"{HUMAN_PREFIX}{c} ↑" for c in board.criteria),
+    ]
+    body = [
+        [
+            _md(r.group),
+            str(r.n),
+            *(_cell_text(r.metrics[m], digits) for m in board.metrics),
+            *(_cell_text(r.humans[c], digits) for c in board.criteria),
+        ]
+        for r in board.rows
+    ]
     lines = [_caption(board), "", *_md_table(head, body, right_from=1)]
     if board.agreement:
         lines += ["", f"Rank agreement with the humans (Kendall tau-b over {board.by}s) [{_ci_words(board)}]", ""]
@@ -67,19 +89,32 @@ def leaderboard_latex(board: Leaderboard, digits: int = 3) -> str:
     """Two `tabular`s with booktabs rules (`\\usepackage{booktabs}`); the best group of each column (rank 1) in
     bold, the CI in `\\scriptsize`. A comment line states the CI and direction conventions."""
     spec = "l" + "r" + "c" * (len(board.metrics) + len(board.criteria))
-    head = [_tex(board.by), "$n$", *(f"{_tex(m)} {_tex_arrow(board, m)}" for m in board.metrics),
-            *(f"{_tex(HUMAN_PREFIX + c)} $\\uparrow$" for c in board.criteria)]
-    lines = [f"% {_caption(board)}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule", " & ".join(head) + r" \\",
-             "\\midrule"]
+    head = [
+        _tex(board.by),
+        "$n$",
+        *(f"{_tex(m)} {_tex_arrow(board, m)}" for m in board.metrics),
+        *(f"{_tex(HUMAN_PREFIX + c)} $\\uparrow$" for c in board.criteria),
+    ]
+    lines = [
+        f"% {_caption(board)}",
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(head) + r" \\",
+        "\\midrule",
+    ]
     for r in board.rows:
         cells = [*(r.metrics[m] for m in board.metrics), *(r.humans[c] for c in board.criteria)]
         lines.append(" & ".join([_tex(r.group), str(r.n), *(_tex_cell(c, digits) for c in cells)]) + r" \\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     if board.agreement:
-        lines += ["", f"% Rank agreement with the humans: Kendall tau-b over {board.by}s [{_ci_words(board)}]",
-                  f"\\begin{{tabular}}{{l{'c' * len(board.criteria)}}}", "\\toprule",
-                  " & ".join(["metric", *(f"$\\tau_b$ vs {_tex(HUMAN_PREFIX + c)}" for c in board.criteria)]) + r" \\",
-                  "\\midrule"]
+        lines += [
+            "",
+            f"% Rank agreement with the humans: Kendall tau-b over {board.by}s [{_ci_words(board)}]",
+            f"\\begin{{tabular}}{{l{'c' * len(board.criteria)}}}",
+            "\\toprule",
+            " & ".join(["metric", *(f"$\\tau_b$ vs {_tex(HUMAN_PREFIX + c)}" for c in board.criteria)]) + r" \\",
+            "\\midrule",
+        ]
         for m in board.metrics:
             taus = [_tex_estimate(board.rank_agreement(m, c).tau, digits) for c in board.criteria]
             lines.append(" & ".join([_tex(m), *taus]) + r" \\")
@@ -88,22 +123,29 @@ def leaderboard_latex(board: Leaderboard, digits: int = 3) -> str:
 
 
 RENDERERS: dict[str, Callable[[Leaderboard], str]] = {
-    "md": leaderboard_markdown, "csv": leaderboard_csv, "latex": leaderboard_latex}
+    "md": leaderboard_markdown,
+    "csv": leaderboard_csv,
+    "latex": leaderboard_latex,
+}
 """`--format` name -> renderer."""
 
 
 def _caption(board: Leaderboard) -> str:
     lo, hi = board.rating_range
-    return (f"Leaderboard by {board.by}: mean [{_ci_words(board)}] (rank, 1 = best); human ratings on the "
-            f"{lo:g}-{hi:g} scale, averaged over raters per sample, then over samples"
-            + (f"; {board.n_ungrouped} sample(s) without a {board.by} left out" if board.n_ungrouped else ""))
+    return (
+        f"Leaderboard by {board.by}: mean [{_ci_words(board)}] (rank, 1 = best); human ratings on the "
+        f"{lo:g}-{hi:g} scale, averaged over raters per sample, then over samples"
+        + (f"; {board.n_ungrouped} sample(s) without a {board.by} left out" if board.n_ungrouped else "")
+    )
 
 
 def _ci_words(board: Leaderboard) -> str:
     if not board.n_boot:
         return "no confidence intervals (n_boot=0)"
-    return (f"{board.level:.0%} percentile bootstrap CI over samples within each {board.by}, "
-            f"{board.n_boot} resamples, seed {board.seed}")
+    return (
+        f"{board.level:.0%} percentile bootstrap CI over samples within each {board.by}, "
+        f"{board.n_boot} resamples, seed {board.seed}"
+    )
 
 
 def _arrow(board: Leaderboard, metric: str) -> str:

@@ -6,6 +6,7 @@ Convention (DreamBench++ / MaSC, METRICS.md "Agreement between a metric and huma
 - a *rating* (a human's 0-4, or an integer judge rating such as GPT-4o's 0-4) is mapped from its declared
   range to [0, 1]: (v - lo) / (hi - lo), i.e. divided by 4 for the 0-4 scale.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -21,13 +21,14 @@ Left/right: a pair is shown swapped (b left) for rater r when the first byte of
 SHA-256("<seed>\\0<rater>\\0<a>\\0<b>") is odd: a fair coin per (seed, rater, pair), the same on every call, so
 the order can be recorded and the task reproduced.
 """
+
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -124,8 +125,10 @@ def plan_pairs(outputs: Iterable[PairCandidate], seed: int = 0) -> PairPlan:
     for out in outputs:
         if out.sample_id in seen:
             if seen[out.sample_id] != out:
-                raise InputError(f"sample {out.sample_id!r} is given twice with different reference, prompt or "
-                                 "method; give each output once")
+                raise InputError(
+                    f"sample {out.sample_id!r} is given twice with different reference, prompt or "
+                    "method; give each output once"
+                )
             continue
         seen[out.sample_id] = out
         groups.setdefault((out.reference, out.prompt), []).append(out)
@@ -137,13 +140,23 @@ def plan_pairs(outputs: Iterable[PairCandidate], seed: int = 0) -> PairPlan:
     shuffled = tuple(pairs[k] for k in np.random.default_rng(seed).permutation(len(pairs)))
     method_pairs = tuple(sorted({p.method_pair for p in shuffled}))
     lookup = {mp: k for k, mp in enumerate(method_pairs)}
-    return PairPlan(shuffled, int(seed), method_pairs,
-                    np.array([lookup[p.method_pair] for p in shuffled], dtype=np.int64),
-                    {p.key: k for k, p in enumerate(shuffled)})
+    return PairPlan(
+        shuffled,
+        int(seed),
+        method_pairs,
+        np.array([lookup[p.method_pair] for p in shuffled], dtype=np.int64),
+        {p.key: k for k, p in enumerate(shuffled)},
+    )
 
 
-def next_pair(plan: PairPlan, rater: str, assignments: Iterable[tuple[str, tuple[str, str]]], overlap: int,
-              judgments: Iterable[PairJudgment] = (), prefer_uncertain: bool = False) -> PairTask | None:
+def next_pair(
+    plan: PairPlan,
+    rater: str,
+    assignments: Iterable[tuple[str, tuple[str, str]]],
+    overlap: int,
+    judgments: Iterable[PairJudgment] = (),
+    prefer_uncertain: bool = False,
+) -> PairTask | None:
     """The pair `rater` should judge next, or None when no pair is left for them.
 
     Args:
@@ -192,5 +205,5 @@ def _margins(plan: PairPlan, judgments: Iterable[PairJudgment]) -> np.ndarray:
 
 
 def _swapped(seed: int, rater: str, pair: OutputPair) -> bool:
-    digest = hashlib.sha256(f"{seed}\0{rater}\0{pair.a}\0{pair.b}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}\0{rater}\0{pair.a}\0{pair.b}".encode()).digest()
     return bool(digest[0] & 1)

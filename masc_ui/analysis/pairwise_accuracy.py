@@ -14,11 +14,12 @@ CIs: percentile bootstrap over the criterion's decided pairs, one set of resampl
 (paired, so two metrics' CIs come from the same resamples); a metric missing on some pairs averages the drawn
 pairs it has.
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -48,10 +49,16 @@ class PairwiseAccuracy:
     level: float
 
 
-def pairwise_accuracy(data: PairwiseData, metric_values: Mapping[str, Mapping[str, float | None]],
-                      metrics: Sequence[str] | None = None, criteria: Sequence[str] | None = None,
-                      higher_is_better: Mapping[str, bool] | None = None, n_boot: int = DEFAULT_N_BOOT,
-                      seed: int | None = 0, level: float = DEFAULT_LEVEL) -> list[PairwiseAccuracy]:
+def pairwise_accuracy(
+    data: PairwiseData,
+    metric_values: Mapping[str, Mapping[str, float | None]],
+    metrics: Sequence[str] | None = None,
+    criteria: Sequence[str] | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    level: float = DEFAULT_LEVEL,
+) -> list[PairwiseAccuracy]:
     """Pairwise accuracy of each metric for each criterion (see the module docstring).
 
     Args:
@@ -78,24 +85,43 @@ def pairwise_accuracy(data: PairwiseData, metric_values: Mapping[str, Mapping[st
         b_votes = np.bincount(votes.pair[votes.outcome == B_WINS], minlength=len(votes.pairs))
         decided = np.flatnonzero(a_votes != b_votes)
         human_a = a_votes[decided] > b_votes[decided]
-        scores = np.stack([_scores(votes.pairs, decided, human_a, metric_values, m, directions[m]) for m in metrics],
-                          axis=1) if metrics else np.zeros((decided.size, 0))
+        scores = (
+            np.stack([_scores(votes.pairs, decided, human_a, metric_values, m, directions[m]) for m in metrics], axis=1)
+            if metrics
+            else np.zeros((decided.size, 0))
+        )
         reps = resampled_nanmeans(scores, n_boot, seed) if n_boot and decided.size else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             observed = np.nanmean(scores, axis=0) if decided.size else np.full(len(metrics), np.nan)
         for k, metric in enumerate(metrics):
             present = ~np.isnan(scores[:, k])
-            out.append(PairwiseAccuracy(
-                metric, criterion, directions[metric],
-                estimate(observed[k], None if reps is None or not present.any() else reps[:, k], level),
-                int(present.sum()), int((scores[present, k] == METRIC_TIE_SCORE).sum()),
-                len(votes.pairs) - decided.size, int((~present).sum()), n_boot, seed, level))
+            out.append(
+                PairwiseAccuracy(
+                    metric,
+                    criterion,
+                    directions[metric],
+                    estimate(observed[k], None if reps is None or not present.any() else reps[:, k], level),
+                    int(present.sum()),
+                    int((scores[present, k] == METRIC_TIE_SCORE).sum()),
+                    len(votes.pairs) - decided.size,
+                    int((~present).sum()),
+                    n_boot,
+                    seed,
+                    level,
+                )
+            )
     return out
 
 
-def _scores(pairs: tuple[tuple[str, str], ...], decided: np.ndarray, human_a: np.ndarray,
-            metric_values: Mapping[str, Mapping[str, float | None]], metric: str, higher: bool) -> np.ndarray:
+def _scores(
+    pairs: tuple[tuple[str, str], ...],
+    decided: np.ndarray,
+    human_a: np.ndarray,
+    metric_values: Mapping[str, Mapping[str, float | None]],
+    metric: str,
+    higher: bool,
+) -> np.ndarray:
     """(D,) per decided pair: 1 / 0 / 0.5 as the module docstring says; NaN where the metric is missing."""
     x = np.array([_value(metric_values, pairs[p][0], metric) for p in decided], dtype=np.float64)
     y = np.array([_value(metric_values, pairs[p][1], metric) for p in decided], dtype=np.float64)

@@ -12,6 +12,7 @@ orders), coded a better = 0, tie = 1, b better = 2. Statistics:
 - Fleiss' kappa (`kappa.fleiss_kappa`) when every unit has the same number of judgments; NaN otherwise
   (its chance correction assumes a fixed number of raters per unit).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,8 +21,15 @@ import numpy as np
 
 from ..errors import InputError
 from .alpha import LEVELS, krippendorff_alpha, krippendorff_alpha_resampled
-from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_index_chunks, check_resamples, estimate,
-                        resample_counts)
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_N_BOOT,
+    Estimate,
+    bootstrap_index_chunks,
+    check_resamples,
+    estimate,
+    resample_counts,
+)
 from .kappa import fleiss_kappa
 from .pairwise_data import PairwiseData
 
@@ -48,9 +56,14 @@ class PairRaterAgreement:
     confidence: float
 
 
-def pairwise_rater_agreement(data: PairwiseData, criterion: str, level: str = "nominal",
-                             n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0,
-                             confidence: float = DEFAULT_LEVEL) -> PairRaterAgreement:
+def pairwise_rater_agreement(
+    data: PairwiseData,
+    criterion: str,
+    level: str = "nominal",
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    confidence: float = DEFAULT_LEVEL,
+) -> PairRaterAgreement:
     """Agreement among the raters of `criterion`'s pairs (see the module docstring).
 
     Raises:
@@ -82,11 +95,20 @@ def pairwise_rater_agreement(data: PairwiseData, criterion: str, level: str = "n
     sizes = (~np.isnan(table)).sum(axis=0)
     kappa = float("nan")
     if np.all(sizes == sizes[0]):
-        kappa = fleiss_kappa(np.sort(table, axis=0)[:sizes[0]].T)  # NaN sort last: each unit's judgments first
-    return PairRaterAgreement(criterion, level, n_units, table.shape[0], int(sizes.sum()),
-                              estimate(alpha, reps_alpha, confidence),
-                              estimate(float(per_unit.mean()), reps_agreement, confidence), kappa, n_boot, seed,
-                              confidence)
+        kappa = fleiss_kappa(np.sort(table, axis=0)[: sizes[0]].T)  # NaN sort last: each unit's judgments first
+    return PairRaterAgreement(
+        criterion,
+        level,
+        n_units,
+        table.shape[0],
+        int(sizes.sum()),
+        estimate(alpha, reps_alpha, confidence),
+        estimate(float(per_unit.mean()), reps_agreement, confidence),
+        kappa,
+        n_boot,
+        seed,
+        confidence,
+    )
 
 
 def _unit_agreement(table: np.ndarray) -> np.ndarray:

@@ -5,10 +5,12 @@ or `tie`), the rater, and the methods of both samples. Raters see the two output
 so every analysis first puts a judgment in the pair's *canonical orientation*: (a, b) = the two sample ids
 sorted, and the outcome coded `A_WINS` (0), `TIE` (1) or `B_WINS` (2) — an ordinal code: a better < tie < b better.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -74,23 +76,29 @@ class PairwiseData:
                 raise InputError(f"{where}: a pair needs two different samples")
             key = (j.rater, canonical(j.left, j.right), j.criterion)
             if key in seen:
-                raise InputError(f"{where}: the same rater judged this pair for this criterion already (judgment "
-                                 f"#{seen[key]}); keep one current judgment per rater, pair and criterion")
+                raise InputError(
+                    f"{where}: the same rater judged this pair for this criterion already (judgment "
+                    f"#{seen[key]}); keep one current judgment per rater, pair and criterion"
+                )
             seen[key] = index
             for sample, method in ((j.left, j.left_method), (j.right, j.right_method)):
                 if method is not None and methods.setdefault(sample, method) != method:
-                    raise InputError(f"{where}: sample {sample!r} is given method {method!r} here and "
-                                     f"{methods[sample]!r} elsewhere; a sample has one method")
+                    raise InputError(
+                        f"{where}: sample {sample!r} is given method {method!r} here and "
+                        f"{methods[sample]!r} elsewhere; a sample has one method"
+                    )
 
     @classmethod
-    def from_records(cls, records: Iterable[Any]) -> "PairwiseData":
+    def from_records(cls, records: Iterable[Any]) -> PairwiseData:
         """From `PairJudgment`s or dicts with keys left, right, criterion, winner, rater (and optionally
         left_method, right_method), or a pandas DataFrame with those columns."""
         if hasattr(records, "to_dict") and hasattr(records, "columns"):
             records = records.to_dict("records")
         if isinstance(records, (str, bytes, Mapping)) or not hasattr(records, "__iter__"):
-            raise InputError("pairwise judgments must be a list of records (left, right, criterion, winner, rater, "
-                             f"left_method, right_method); got {type(records).__name__}")
+            raise InputError(
+                "pairwise judgments must be a list of records (left, right, criterion, winner, rater, "
+                f"left_method, right_method); got {type(records).__name__}"
+            )
         return cls(tuple(_as_judgment(r, i) for i, r in enumerate(records)))
 
     @property
@@ -119,11 +127,18 @@ class PairwiseData:
             a, b = canonical(j.left, j.right)
             pair_idx.append(pairs.setdefault((a, b), len(pairs)))
             rater_idx.append(raters.setdefault(j.rater, len(raters)))
-            outcome.append(TIE if j.winner == "tie" else A_WINS if (j.left if j.winner == "left" else j.right) == a
-                           else B_WINS)
-        return Votes(criterion, tuple(pairs), tuple((methods.get(a), methods.get(b)) for a, b in pairs),
-                     tuple(raters), np.array(pair_idx, dtype=np.int64), np.array(rater_idx, dtype=np.int64),
-                     np.array(outcome, dtype=np.int64))
+            outcome.append(
+                TIE if j.winner == "tie" else A_WINS if (j.left if j.winner == "left" else j.right) == a else B_WINS
+            )
+        return Votes(
+            criterion,
+            tuple(pairs),
+            tuple((methods.get(a), methods.get(b)) for a, b in pairs),
+            tuple(raters),
+            np.array(pair_idx, dtype=np.int64),
+            np.array(rater_idx, dtype=np.int64),
+            np.array(outcome, dtype=np.int64),
+        )
 
 
 def canonical(first: str, second: str) -> tuple[str, str]:
@@ -177,16 +192,27 @@ class MethodVotes:
 def method_votes(votes: Votes) -> MethodVotes:
     """Keep the votes between different known methods and index their methods."""
     pair_methods = votes.pair_methods
-    keep = np.array([pair_methods[p][0] is not None and pair_methods[p][1] is not None
-                     and pair_methods[p][0] != pair_methods[p][1] for p in votes.pair], dtype=bool)
+    keep = np.array(
+        [
+            pair_methods[p][0] is not None
+            and pair_methods[p][1] is not None
+            and pair_methods[p][0] != pair_methods[p][1]
+            for p in votes.pair
+        ],
+        dtype=bool,
+    )
     kept_pairs = sorted(set(votes.pair[keep].tolist()))
     methods = tuple(sorted({m for p in kept_pairs for m in pair_methods[p]}))  # type: ignore[misc]
     index = {m: i for i, m in enumerate(methods)}
     renumber = {p: k for k, p in enumerate(kept_pairs)}
     pair = votes.pair[keep]
     return MethodVotes(
-        votes.criterion, methods,
+        votes.criterion,
+        methods,
         np.array([index[pair_methods[p][0]] for p in pair], dtype=np.int64),
         np.array([index[pair_methods[p][1]] for p in pair], dtype=np.int64),
-        votes.outcome[keep].copy(), np.array([renumber[p] for p in pair], dtype=np.int64),
-        tuple(votes.pairs[p] for p in kept_pairs), int((~keep).sum()))
+        votes.outcome[keep].copy(),
+        np.array([renumber[p] for p in pair], dtype=np.int64),
+        tuple(votes.pairs[p] for p in kept_pairs),
+        int((~keep).sum()),
+    )

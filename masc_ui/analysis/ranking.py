@@ -6,6 +6,7 @@ better); equal scores share the best rank of their block and the next rank skips
 "1224", `scipy.stats.rankdata(-score, method="min")`). Equality is exact float equality. An undefined
 (NaN) score gets no rank (None) and does not take a place.
 """
+
 from __future__ import annotations
 
 import numpy as np

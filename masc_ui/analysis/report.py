@@ -1,4 +1,5 @@
 """Text and JSON renderings of an `AgreementTable` (and of metric differences) for the CLI and exports."""
+
 from __future__ import annotations
 
 import json
@@ -32,13 +33,22 @@ def format_table(table: AgreementTable, digits: int = 3) -> str:
             body.append(None)
         last = r.group
         label = f"{r.metric} (human-human, {table.human_level} alpha)" if r.is_human else r.metric
-        body.append([r.group, label, str(r.n), str(r.n_raters), *(format_estimate(r.stat(s), digits) for s in STATISTICS)])
-    widths = [max(len(head[i]), *(len(line[i]) for line in body if line)) if body else len(head[i]) for i in range(len(head))]
-    ci = f"{table.level:.0%} paired-bootstrap CI over samples, {table.n_boot} resamples, seed {table.seed}" \
-        if table.n_boot else "no confidence intervals (n_boot=0)"
-    lines = [f"Agreement with human ratings of {table.criterion!r} ({ci}); metric alpha: interval, vs each rater, averaged",
-             "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+        body.append(
+            [r.group, label, str(r.n), str(r.n_raters), *(format_estimate(r.stat(s), digits) for s in STATISTICS)]
+        )
+    widths = [
+        max(len(head[i]), *(len(line[i]) for line in body if line)) if body else len(head[i]) for i in range(len(head))
+    ]
+    ci = (
+        f"{table.level:.0%} paired-bootstrap CI over samples, {table.n_boot} resamples, seed {table.seed}"
+        if table.n_boot
+        else "no confidence intervals (n_boot=0)"
+    )
+    lines = [
+        f"Agreement with human ratings of {table.criterion!r} ({ci}); metric alpha: interval, vs each rater, averaged",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
     lines += ["" if line is None else "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
     return "\n".join(lines)
 
@@ -46,16 +56,37 @@ def format_table(table: AgreementTable, digits: int = 3) -> str:
 def table_to_dict(table: AgreementTable) -> dict[str, Any]:
     """JSON-able dict: parameters and rows; NaN becomes None."""
     return {
-        "criterion": table.criterion, "by": table.by, "n_boot": table.n_boot, "seed": table.seed,
-        "level": table.level, "human_level": table.human_level,
-        "rows": [{"metric": r.metric, "group": r.group, "n": r.n, "n_raters": r.n_raters, "is_human": r.is_human,
-                  **{s: r.stat(s).to_dict() for s in STATISTICS}} for r in table.rows],
+        "criterion": table.criterion,
+        "by": table.by,
+        "n_boot": table.n_boot,
+        "seed": table.seed,
+        "level": table.level,
+        "human_level": table.human_level,
+        "rows": [
+            {
+                "metric": r.metric,
+                "group": r.group,
+                "n": r.n,
+                "n_raters": r.n_raters,
+                "is_human": r.is_human,
+                **{s: r.stat(s).to_dict() for s in STATISTICS},
+            }
+            for r in table.rows
+        ],
     }
 
 
 def difference_to_dict(d: MetricDifference) -> dict[str, Any]:
-    return {"metric_a": d.metric_a, "metric_b": d.metric_b, "statistic": d.statistic, "group": d.group, "n": d.n,
-            "a": d.a.to_dict(), "b": d.b.to_dict(), "difference": d.difference.to_dict()}
+    return {
+        "metric_a": d.metric_a,
+        "metric_b": d.metric_b,
+        "statistic": d.statistic,
+        "group": d.group,
+        "n": d.n,
+        "a": d.a.to_dict(),
+        "b": d.b.to_dict(),
+        "difference": d.difference.to_dict(),
+    }
 
 
 def to_json(obj: AgreementTable | MetricDifference | list[MetricDifference], indent: int | None = 2) -> str:

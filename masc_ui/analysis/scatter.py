@@ -1,4 +1,5 @@
 """Per-sample points of a metric against the mean human rating, for the Agreement tab's scatter plot."""
+
 from __future__ import annotations
 
 import warnings
@@ -29,8 +30,9 @@ class ScatterPoints:
     n_ratings: np.ndarray
 
 
-def scatter_points(data: AgreementData, metric: str, criterion: str = "cp", by: str | None = None,
-                   group: str = POOLED) -> ScatterPoints:
+def scatter_points(
+    data: AgreementData, metric: str, criterion: str = "cp", by: str | None = None, group: str = POOLED
+) -> ScatterPoints:
     """The points of one metric (optionally restricted to one method / category group)."""
     if metric not in data.metric_names:
         raise InputError(f"metric {metric!r} has no values in the agreement data; available: {data.metric_names}")
@@ -43,6 +45,14 @@ def scatter_points(data: AgreementData, metric: str, criterion: str = "cp", by: 
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(ratings, axis=0) if ratings.shape[0] else np.full(len(records), np.nan)
     kept = [r for r, k in zip(records, keep) if k]
-    return ScatterPoints(metric, criterion, tuple(r.sample_id for r in kept), tuple(r.method for r in kept),
-                         tuple(r.category for r in kept), values[keep], mean[keep],
-                         normalize_ratings(mean[keep], data.rating_range), rated[keep])
+    return ScatterPoints(
+        metric,
+        criterion,
+        tuple(r.sample_id for r in kept),
+        tuple(r.method for r in kept),
+        tuple(r.category for r in kept),
+        values[keep],
+        mean[keep],
+        normalize_ratings(mean[keep], data.rating_range),
+        rated[keep],
+    )

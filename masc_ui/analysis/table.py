@@ -15,6 +15,7 @@ Conventions (METRICS.md "Agreement between a metric and humans", and our choices
   `level`; every statistic, including the min-max normalization, is recomputed on each resample.
   Resamples on which a statistic is undefined are left out of its interval.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,15 @@ import numpy as np
 
 from ..errors import InputError
 from .alpha import LEVELS, krippendorff_alpha, krippendorff_alpha_resampled, metric_vs_raters_alpha
-from .bootstrap import (DEFAULT_LEVEL, DEFAULT_N_BOOT, Estimate, bootstrap_indices, check_bootstrap_args, estimate,
-                        resample_counts)
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_N_BOOT,
+    Estimate,
+    bootstrap_indices,
+    check_bootstrap_args,
+    estimate,
+    resample_counts,
+)
 from .correlation import CORRELATIONS, kendall_tau_b, kendall_tau_b_resampled
 from .data import POOLED, AgreementData, AgreementRecord, check_grouping
 from .normalization import MetricScale, normalize_metric, normalize_ratings
@@ -106,9 +114,16 @@ class MetricDifference:
     difference: Estimate
 
 
-def agreement_table(data: AgreementData, metrics: list[str] | None = None, criterion: str = "cp",
-                    by: str | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0,
-                    level: float = DEFAULT_LEVEL, human_level: str = "interval") -> AgreementTable:
+def agreement_table(
+    data: AgreementData,
+    metrics: list[str] | None = None,
+    criterion: str = "cp",
+    by: str | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    level: float = DEFAULT_LEVEL,
+    human_level: str = "interval",
+) -> AgreementTable:
     """Agreement of each metric with the humans' ratings of `criterion`, and among the humans.
 
     Args:
@@ -141,10 +156,18 @@ def agreement_table(data: AgreementData, metrics: list[str] | None = None, crite
     return AgreementTable(criterion, by, n_boot, seed, level, human_level, tuple(rows))
 
 
-def metric_difference(data: AgreementData, metric_a: str, metric_b: str, criterion: str = "cp",
-                      statistic: str = "alpha", by: str | None = None, group: str = POOLED,
-                      n_boot: int = DEFAULT_N_BOOT, seed: int | None = 0,
-                      level: float = DEFAULT_LEVEL) -> MetricDifference:
+def metric_difference(
+    data: AgreementData,
+    metric_a: str,
+    metric_b: str,
+    criterion: str = "cp",
+    statistic: str = "alpha",
+    by: str | None = None,
+    group: str = POOLED,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int | None = 0,
+    level: float = DEFAULT_LEVEL,
+) -> MetricDifference:
     """How much better `metric_a` agrees with humans than `metric_b` on the same samples (those with both
     metrics and a rating), with a paired bootstrap CI of the difference (both computed on each resample)."""
     check_grouping(by)
@@ -171,12 +194,28 @@ def metric_difference(data: AgreementData, metric_a: str, metric_b: str, criteri
         reps_a = _replicates(a, ratings, data.scale(metric_a), idx)[statistic]
         reps_b = _replicates(b, ratings, data.scale(metric_b), idx)[statistic]
     diff = None if reps_a is None else reps_a - reps_b
-    return MetricDifference(metric_a, metric_b, statistic, group, n, estimate(obs_a, reps_a, level),
-                            estimate(obs_b, reps_b, level), estimate(obs_a - obs_b, diff, level))
+    return MetricDifference(
+        metric_a,
+        metric_b,
+        statistic,
+        group,
+        n,
+        estimate(obs_a, reps_a, level),
+        estimate(obs_b, reps_b, level),
+        estimate(obs_a - obs_b, diff, level),
+    )
 
 
-def _metric_row(data: AgreementData, records: list[AgreementRecord], metric: str, criterion: str, group: str,
-                n_boot: int, seed: int | None, level: float) -> AgreementRow:
+def _metric_row(
+    data: AgreementData,
+    records: list[AgreementRecord],
+    metric: str,
+    criterion: str,
+    group: str,
+    n_boot: int,
+    seed: int | None,
+    level: float,
+) -> AgreementRow:
     values = data.metric_values(records, metric)
     raters, ratings = data.rating_matrix(records, criterion)
     keep = ~np.isnan(values) & (~np.isnan(ratings)).any(axis=0)
@@ -186,12 +225,18 @@ def _metric_row(data: AgreementData, records: list[AgreementRecord], metric: str
     scale = data.scale(metric)
     observed = _metric_stats(values[None], ratings[:, None], scale)
     reps = _replicates(values, ratings, scale, bootstrap_indices(n, n_boot, seed)) if n_boot and n >= 2 else None
-    return AgreementRow(metric, group, n, n_raters,
-                        **{s: estimate(observed[s][0], None if reps is None else reps[s], level) for s in STATISTICS})
+    return AgreementRow(
+        metric,
+        group,
+        n,
+        n_raters,
+        **{s: estimate(observed[s][0], None if reps is None else reps[s], level) for s in STATISTICS},
+    )
 
 
-def _metric_stats(values: np.ndarray, ratings: np.ndarray, scale: MetricScale,
-                  kendall: bool = True) -> dict[str, np.ndarray]:
+def _metric_stats(
+    values: np.ndarray, ratings: np.ndarray, scale: MetricScale, kendall: bool = True
+) -> dict[str, np.ndarray]:
     """Statistics per resample. values: (B, N) raw metric; ratings: (R, B, N) normalized, NaN = not rated."""
     normalized = normalize_metric(values, scale, axis=-1)
     stats = {"alpha": metric_vs_raters_alpha(normalized, ratings)}
@@ -227,14 +272,24 @@ def _replicates(values: np.ndarray, ratings: np.ndarray, scale: MetricScale, idx
     return reps
 
 
-def _human_row(data: AgreementData, records: list[AgreementRecord], criterion: str, group: str, n_boot: int,
-               seed: int | None, level: float, human_level: str) -> AgreementRow:
+def _human_row(
+    data: AgreementData,
+    records: list[AgreementRecord],
+    criterion: str,
+    group: str,
+    n_boot: int,
+    seed: int | None,
+    level: float,
+    human_level: str,
+) -> AgreementRow:
     _, ratings = data.rating_matrix(records, criterion)
     ratings = normalize_ratings(ratings, data.rating_range)
     ratings = ratings[:, (~np.isnan(ratings)).any(axis=0)]
     n = ratings.shape[1]
-    observed = {"alpha": krippendorff_alpha(ratings, human_level) if ratings.shape[0] >= 2 else float("nan"),
-                **{k: float(v[0]) for k, v in _pairwise_correlations(ratings[:, None]).items()}}
+    observed = {
+        "alpha": krippendorff_alpha(ratings, human_level) if ratings.shape[0] >= 2 else float("nan"),
+        **{k: float(v[0]) for k, v in _pairwise_correlations(ratings[:, None]).items()},
+    }
     reps = None
     if n_boot and n >= 2 and ratings.shape[0] >= 2:
         idx = bootstrap_indices(n, n_boot, seed)
@@ -243,10 +298,19 @@ def _human_row(data: AgreementData, records: list[AgreementRecord], criterion: s
             alphas = np.array([krippendorff_alpha(ratings[:, i], human_level) for i in idx])
         parts = [_pairwise_correlations(ratings[:, i], kendall=False) for i in _chunks(idx)]
         reps = {"alpha": alphas, **{k: np.concatenate([p[k] for p in parts]) for k in ("spearman", "pearson")}}
-        reps["kendall"] = _mean_over_pairs([_resampled_kendall(ratings[a], ratings[b], idx)
-                                            for a, b in itertools.combinations(range(ratings.shape[0]), 2)])
-    return AgreementRow(HUMANS, group, n, ratings.shape[0],
-                        **{s: estimate(observed[s], None if reps is None else reps[s], level) for s in STATISTICS})
+        reps["kendall"] = _mean_over_pairs(
+            [
+                _resampled_kendall(ratings[a], ratings[b], idx)
+                for a, b in itertools.combinations(range(ratings.shape[0]), 2)
+            ]
+        )
+    return AgreementRow(
+        HUMANS,
+        group,
+        n,
+        ratings.shape[0],
+        **{s: estimate(observed[s], None if reps is None else reps[s], level) for s in STATISTICS},
+    )
 
 
 def _pairwise_correlations(ratings: np.ndarray, kendall: bool = True) -> dict[str, np.ndarray]:
@@ -254,8 +318,11 @@ def _pairwise_correlations(ratings: np.ndarray, kendall: bool = True) -> dict[st
 
     ratings: (R, B, N) normalized, NaN = not rated. Returns name -> (B,); NaN where no pair is defined."""
     pairs = list(itertools.combinations(range(ratings.shape[0]), 2))
-    return {name: _mean_over_pairs([fn(ratings[a], ratings[b]) for a, b in pairs], ratings.shape[1])
-            for name, fn in CORRELATIONS.items() if kendall or name != "kendall"}
+    return {
+        name: _mean_over_pairs([fn(ratings[a], ratings[b]) for a, b in pairs], ratings.shape[1])
+        for name, fn in CORRELATIONS.items()
+        if kendall or name != "kendall"
+    }
 
 
 def _mean_over_pairs(per_pair: list[np.ndarray], b: int = 0) -> np.ndarray:

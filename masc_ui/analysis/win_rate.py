@@ -6,6 +6,7 @@ Counts are per vote (every rater's vote on every output pair), votes between two
 a tie counting half a win for each side, so rate[i, j] + rate[j, i] = 1. NaN on the diagonal and where i and
 j were never compared.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

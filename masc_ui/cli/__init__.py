@@ -2,23 +2,24 @@
 logic and no storage here.
 
 The acting user of every command is `CLI_USER` (None: the local operator, who runs it on their own machine)."""
+
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import WorkbenchError
-from .demo_weights import add_demo_weights
-from .score import add_score, add_metrics
-from .segment import add_segment
-from .datasets import add_import, add_export, add_push
-from .batch import add_batch
 from .analysis import add_agreement, add_leaderboard
+from .batch import add_batch
+from .common import CATALOGUE_FLAGS, CLI_USER, one_line, settings_from_args
+from .datasets import add_export, add_import, add_push
 from .db import add_db
+from .demo_weights import add_demo_weights
+from .score import add_metrics, add_score
+from .segment import add_segment
 from .serve import add_serve
 from .users import add_users
-from .common import CATALOGUE_FLAGS, CLI_USER, one_line, settings_from_args
 
 __all__ = ["CATALOGUE_FLAGS", "CLI_USER", "build_parser", "main", "settings_from_args"]
 
@@ -70,14 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         raise
     except UnicodeError as exc:
-        print(f"error: {one_line(f'text that is not valid UTF-8 ({exc}); save the file or argument as UTF-8')}",
-              file=sys.stderr)
+        print(
+            f"error: {one_line(f'text that is not valid UTF-8 ({exc}); save the file or argument as UTF-8')}",
+            file=sys.stderr,
+        )
         return 2
     except (OSError, MemoryError) as exc:
         print(f"error: {one_line(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return 2
     except Exception as exc:
-        print(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))} (this is a bug: please report it "
-              "with the command that failed)", file=sys.stderr)
+        print(
+            f"error: unexpected {type(exc).__name__}: {one_line(str(exc))} (this is a bug: please report it "
+            "with the command that failed)",
+            file=sys.stderr,
+        )
         return 2
-

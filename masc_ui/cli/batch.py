@@ -1,37 +1,60 @@
 """`masc-ui batch`: score every sample of a dataset that lacks a value (resumable; `accelerate launch -m masc_ui batch ...` shards it)."""
+
 from __future__ import annotations
 
 import argparse
 
 from ..settings import MAX_NAFLEX_PATCHES, STRIPPERS, Settings
-from .common import FRACTION, PATCHES, POSITIVE, add_catalogue_flags, add_common, bounded, open_database, settings_from_args
+from .common import (
+    FRACTION,
+    PATCHES,
+    POSITIVE,
+    add_catalogue_flags,
+    add_common,
+    bounded,
+    open_database,
+    settings_from_args,
+)
 
 
 def add_batch(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="score every sample of a dataset that lacks values (resumable, multi-process)",
-                       description="Score the samples of DATASET that have no value yet for the current provenance "
-                                   "(model, revision, parameters, dtype) and masks. Safe to interrupt and rerun. "
-                                   "Several processes/GPUs: accelerate launch -m masc_ui.workbench.batch ...")
+    p = sub.add_parser(
+        "batch",
+        help="score every sample of a dataset that lacks values (resumable, multi-process)",
+        description="Score the samples of DATASET that have no value yet for the current provenance "
+        "(model, revision, parameters, dtype) and masks. Safe to interrupt and rerun. "
+        "Several processes/GPUs: accelerate launch -m masc_ui.workbench.batch ...",
+    )
     p.add_argument("--dataset", required=True, help="dataset name in the database")
     p.add_argument("--metrics", default="cp,pf", help="comma-separated metric names, or 'all' (default cp,pf)")
-    p.add_argument("--masks", choices=("stored", "text", "none"), default="stored",
-                   help="stored: the samples' current masks; text: missing ones made from the subject's name "
-                        "(SAM 3); none: no masks (only metrics that need none)")
+    p.add_argument(
+        "--masks",
+        choices=("stored", "text", "none"),
+        default="stored",
+        help="stored: the samples' current masks; text: missing ones made from the subject's name "
+        "(SAM 3); none: no masks (only metrics that need none)",
+    )
     p.add_argument("--store-masks", action="store_true", help="with --masks text: save the masks made")
-    p.add_argument("--batch-size", type=bounded(int, 1, 4096), default=16,
-                   help="samples scored and written together, 1..4096 (default 16)")
+    p.add_argument(
+        "--batch-size",
+        type=bounded(int, 1, 4096),
+        default=16,
+        help="samples scored and written together, 1..4096 (default 16)",
+    )
     p.add_argument("--limit", type=POSITIVE, help="score at most N samples in this run")
     p.add_argument("--retry-failed", action="store_true", help="score again samples whose scoring failed before")
     g = p.add_argument_group("metric parameters")
     g.add_argument("--siglip-model", help="SigLIP2 checkpoint (HF id or folder)")
     g.add_argument("--clip-model", help="CLIP checkpoint (HF id or folder)")
-    g.add_argument("--naflex-max-patches", type=PATCHES, help=f"MaSC NaFlex patch budget, 1..{MAX_NAFLEX_PATCHES} "
-                                                              "(default 1024)")
+    g.add_argument(
+        "--naflex-max-patches", type=PATCHES, help=f"MaSC NaFlex patch budget, 1..{MAX_NAFLEX_PATCHES} (default 1024)"
+    )
     g.add_argument("--fg-threshold", type=FRACTION, help="MaSC mask threshold, 0..1 (default 0.5)")
     g.add_argument("--stripper", choices=STRIPPERS, help="PF subject stripper (default regex)")
     add_catalogue_flags(p)
     add_common(p)
     p.set_defaults(func=_cmd_batch)
+
 
 def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from tqdm import tqdm
@@ -39,10 +62,17 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
     from ..workbench.batch import BatchOptions, gather_summaries, process_context, run_batch
 
     context = process_context(settings or settings_from_args(args))
-    options = BatchOptions(args.dataset, tuple(args.metrics.split(",")), masks=args.masks,
-                           store_masks=args.store_masks, batch_size=args.batch_size, limit=args.limit,
-                           retry_failed=args.retry_failed, process_index=context.index,
-                           num_processes=context.count)
+    options = BatchOptions(
+        args.dataset,
+        tuple(args.metrics.split(",")),
+        masks=args.masks,
+        store_masks=args.store_masks,
+        batch_size=args.batch_size,
+        limit=args.limit,
+        retry_failed=args.retry_failed,
+        process_index=context.index,
+        num_processes=context.count,
+    )
     label = "batch" if context.count == 1 else f"batch [process 1 of {context.count}]"
     bars: list[tqdm] = []
 
@@ -51,8 +81,9 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
 
     try:
         with open_database(context.settings) as database:
-            summary = run_batch(database.store, context.settings, options, on_start=start,
-                                progress=lambda n: bars[0].update(n))
+            summary = run_batch(
+                database.store, context.settings, options, on_start=start, progress=lambda n: bars[0].update(n)
+            )
     finally:
         for bar in bars:
             bar.close()

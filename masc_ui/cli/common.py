@@ -1,29 +1,34 @@
 """What every command shares: the settings flags and `settings_from_args`, bounded argument types, the acting user, one-line errors."""
+
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..settings import MAX_NAFLEX_PATCHES, PROFILES, Settings
-
 
 CLI_USER: str | None = None
 """The acting user the CLI passes to the use cases (a local process: no login)."""
 
+
 def bounded(kind: type, lo: float, hi: float) -> Callable[[str], float]:
     """argparse type: a `kind` (int or float) within [lo, hi], finite; a one-line error otherwise."""
+
     def parse(text: str) -> float:
         try:
             value = kind(text)
         except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"expected {'a whole number' if kind is int else 'a number'}, "
-                                             f"got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'a whole number' if kind is int else 'a number'}, got {text!r}"
+            ) from None
         if not (lo <= value <= hi):  # also refuses nan
             raise argparse.ArgumentTypeError(f"must be within [{lo:g}, {hi:g}], got {text!r}")
         return value
+
     parse.__name__ = kind.__name__
     return parse
+
 
 POSITIVE = bounded(int, 1, 1_000_000)
 
@@ -33,9 +38,10 @@ FRACTION = bounded(float, 0.0, 1.0)
 
 PATCHES = bounded(int, 1, MAX_NAFLEX_PATCHES)
 
-SEED = bounded(int, 0, 2 ** 32 - 1)
+SEED = bounded(int, 0, 2**32 - 1)
 
 PORT = bounded(int, 1, 65_535)
+
 
 def add_common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("settings (default: MASC_* environment variables, then built-in defaults)")
@@ -46,33 +52,68 @@ def add_common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--db", dest="database_url", help="database URL (default: SQLite in the data dir)")
     g.add_argument("--demo-weights-dir", type=Path, help="folder of the tiny demo checkpoints")
 
+
 CATALOGUE_FLAGS = (
     ("--vqa-model", "vqa_model", "ID|DIR", "VQAScore model: a CLIP-FlanT5 checkpoint or any chat VLM (MASC_VQA_MODEL)"),
     ("--itm-model", "itm_model", "ID|DIR", "ITMScore model, Blip2ForImageTextRetrieval (MASC_ITM_MODEL)"),
-    ("--facescore-model", "facescore_model", "DIR|FILE|REPO",
-     "FaceScore FS_model.pt + med_config.json (MASC_FACESCORE_MODEL)"),
-    ("--face-detector-dir", "face_detector_dir", "DIR",
-     "FaceSim's SCRFD: an insightface buffalo_l folder (MASC_FACE_DETECTOR_DIR)"),
-    ("--face-recognizer", "face_recognizer", "FILE|DIR|REPO",
-     "FaceSim's IR-101 CurricularFace weights (MASC_FACE_RECOGNIZER)"),
-    ("--retinaface-weights", "retinaface_weights", "FILE|URL|REPO",
-     "FaceScore's RetinaFace mobilenet0.25_Final.pth (MASC_RETINAFACE_WEIGHTS)"),
-    ("--artscore-checkpoint", "artscore_checkpoint", "FILE|DIR|URL|REPO",
-     "ArtScore's ResNet-50 state dict (MASC_ARTSCORE_CHECKPOINT)"),
+    (
+        "--facescore-model",
+        "facescore_model",
+        "DIR|FILE|REPO",
+        "FaceScore FS_model.pt + med_config.json (MASC_FACESCORE_MODEL)",
+    ),
+    (
+        "--face-detector-dir",
+        "face_detector_dir",
+        "DIR",
+        "FaceSim's SCRFD: an insightface buffalo_l folder (MASC_FACE_DETECTOR_DIR)",
+    ),
+    (
+        "--face-recognizer",
+        "face_recognizer",
+        "FILE|DIR|REPO",
+        "FaceSim's IR-101 CurricularFace weights (MASC_FACE_RECOGNIZER)",
+    ),
+    (
+        "--retinaface-weights",
+        "retinaface_weights",
+        "FILE|URL|REPO",
+        "FaceScore's RetinaFace mobilenet0.25_Final.pth (MASC_RETINAFACE_WEIGHTS)",
+    ),
+    (
+        "--artscore-checkpoint",
+        "artscore_checkpoint",
+        "FILE|DIR|URL|REPO",
+        "ArtScore's ResNet-50 state dict (MASC_ARTSCORE_CHECKPOINT)",
+    ),
 )
 """The scorer catalogue's checkpoint settings: (flag, Settings field, metavar, help); default: the profile's."""
+
 
 def add_catalogue_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scorer catalogue checkpoints (default: MASC_* environment variables, then the profile's)")
     for flag, dest, metavar, text in CATALOGUE_FLAGS:
         g.add_argument(flag, dest=dest, metavar=metavar, help=text)
 
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings from env vars, overridden by whichever settings flags the command has and were given."""
-    names = ("profile", "device", "dtype", "data_dir", "database_url", "demo_weights_dir", "siglip_model",
-             "naflex_max_patches", "fg_threshold", "stripper", "clip_model",
-             *(dest for _, dest, _, _ in CATALOGUE_FLAGS))
+    names = (
+        "profile",
+        "device",
+        "dtype",
+        "data_dir",
+        "database_url",
+        "demo_weights_dir",
+        "siglip_model",
+        "naflex_max_patches",
+        "fg_threshold",
+        "stripper",
+        "clip_model",
+        *(dest for _, dest, _, _ in CATALOGUE_FLAGS),
+    )
     return Settings.from_env(**{n: getattr(args, n, None) for n in names})
+
 
 def open_database(settings: Settings):
     """The database of `settings` (database URL or SQLite in the data dir), opened on first use."""
@@ -80,9 +121,11 @@ def open_database(settings: Settings):
 
     return Database(settings)
 
+
 def metric_names_arg(text: str | None) -> list[str] | None:
     """A comma-separated list of names; None when the flag was not given ('' = an empty list)."""
     return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
 
 def one_line(text: str) -> str:
     return " ".join(text.split())

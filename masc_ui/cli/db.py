@@ -1,4 +1,5 @@
 """`masc-ui db`: migrations, checks, dump and restore of the database."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,18 +12,26 @@ from .common import CLI_USER, add_common, open_database, settings_from_args
 
 
 def add_db(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("db", help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore, "
-                                  "datasets marked for rating")
-    p.add_argument("action", choices=("upgrade", "check", "recount", "dump", "restore", "datasets", "for-rating"),
-                   help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
-                        "(or unmark) a dataset for rating; recount: repair the per-sample counts of complete "
-                        "ratings that `check` reports wrong")
+    p = sub.add_parser(
+        "db",
+        help="database upkeep: upgrade the schema, integrity check, full JSON dump/restore, datasets marked for rating",
+    )
+    p.add_argument(
+        "action",
+        choices=("upgrade", "check", "recount", "dump", "restore", "datasets", "for-rating"),
+        help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
+        "(or unmark) a dataset for rating; recount: repair the per-sample counts of complete "
+        "ratings that `check` reports wrong",
+    )
     p.add_argument("file", nargs="?", help="dump: file to write; restore: file to read; for-rating: dataset name")
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
-    p.add_argument("--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)")
+    p.add_argument(
+        "--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)"
+    )
     p.add_argument("--deep", action="store_true", help="check: also hash every blob file (reads every byte)")
     add_common(p)
     p.set_defaults(func=_cmd_db)
+
 
 def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or settings_from_args(args)
@@ -40,13 +49,19 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
         if args.action == "check":
             report = database.check(CLI_USER, deep=args.deep)
             print("\n".join(report.lines()))
-            print(f"{report.blobs_checked} blob file(s) checked" + (" (sizes and SHA-256)" if args.deep
-                                                                    else " (present, sizes)"), file=sys.stderr)
+            print(
+                f"{report.blobs_checked} blob file(s) checked"
+                + (" (sizes and SHA-256)" if args.deep else " (present, sizes)"),
+                file=sys.stderr,
+            )
             return 0 if report.ok else 1
         if args.action == "recount":
             fixed = database.recount(CLI_USER)
-            print(f"{fixed} sample(s) had a wrong count of complete ratings; repaired" if fixed
-                  else "every count of complete ratings was right")
+            print(
+                f"{fixed} sample(s) had a wrong count of complete ratings; repaired"
+                if fixed
+                else "every count of complete ratings was right"
+            )
             return 0
         if args.action == "dump":
             database.dump(CLI_USER, args.file, include_blobs=args.with_blobs)
@@ -55,6 +70,7 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
         database.restore(CLI_USER, args.file)
         print(f"restored {args.file}")
     return 0
+
 
 def _db_datasets(args: argparse.Namespace, settings: Settings) -> int:
     from ..workbench.browse import StoredSamples

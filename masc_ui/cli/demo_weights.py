@@ -1,9 +1,9 @@
 """`masc-ui demo-weights`: write the tiny random demo checkpoints."""
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
 
 
 def add_demo_weights(sub: argparse._SubParsersAction) -> None:
@@ -12,6 +12,7 @@ def add_demo_weights(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", action="append", help="write only this checkpoint (repeatable)")
     p.add_argument("--force", action="store_true", help="rebuild even if present")
     p.set_defaults(func=_cmd_demo_weights)
+
 
 def _cmd_demo_weights(args: argparse.Namespace) -> int:
     from ..models.demo import write_demo_weights

@@ -1,4 +1,5 @@
 """`masc-ui serve`: the web app (what `python app.py` runs)."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,17 +13,22 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="start the web app (same as `python app.py`)")
     p.add_argument("--host", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=PORT, help="port (default 7860)")
-    p.add_argument("--users-file", type=Path, help="logins, one name:password-hash:role per line "
-                                                    "(`masc-ui users add`)")
+    p.add_argument("--users-file", type=Path, help="logins, one name:password-hash:role per line (`masc-ui users add`)")
     add_common(p)
     p.set_defaults(func=_cmd_serve)
+
 
 def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from ..ui.launch import serve
     from ..workbench import Workbench
 
     settings = settings or settings_from_args(args).replace(
-        **{k: v for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file)) if v is not None})
+        **{
+            k: v
+            for k, v in (("host", args.host), ("port", args.port), ("users_file", args.users_file))
+            if v is not None
+        }
+    )
     wb = Workbench.open(settings)
     status = wb.status()
     print(status.startup_line(), flush=True)

@@ -8,11 +8,27 @@ idempotently, and returns an `ImportSummary` (imported / already present / skipp
 `parse_pairwise_manifest(path)` reads pairwise human judgments (which of two outputs is better) from a JSONL/CSV
 file (nothing written).
 """
+
 from .entries import ImportSummary, MetricEntry, Parsed, Problem, RatingEntry, SampleEntry
+from .formats import IMPORTERS, ImporterSpec, get_importer, list_importers, read_layout
 from .imagenhub import parse_imagenhub, read_imagenhub
 from .pairwise_manifest import PairwiseEntry, ParsedJudgments, parse_pairwise_manifest
-from .formats import IMPORTERS, ImporterSpec, get_importer, list_importers, read_layout
 
-__all__ = ["IMPORTERS", "ImportSummary", "ImporterSpec", "MetricEntry", "PairwiseEntry", "Parsed", "ParsedJudgments",
-           "Problem", "RatingEntry", "SampleEntry", "get_importer", "list_importers", "parse_imagenhub",
-           "parse_pairwise_manifest", "read_imagenhub", "read_layout"]
+__all__ = [
+    "IMPORTERS",
+    "ImportSummary",
+    "ImporterSpec",
+    "MetricEntry",
+    "PairwiseEntry",
+    "Parsed",
+    "ParsedJudgments",
+    "Problem",
+    "RatingEntry",
+    "SampleEntry",
+    "get_importer",
+    "list_importers",
+    "parse_imagenhub",
+    "parse_pairwise_manifest",
+    "read_imagenhub",
+    "read_layout",
+]

@@ -10,6 +10,7 @@ interval alpha are the same on either scale). Ratings-only samples (no images) a
 and judge values count like any other sample's. ImagenHub's O = sqrt(SC * PQ) is not stored; derive it with
 `masc_ui.analysis.imagenhub.with_overall`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,7 +38,13 @@ def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData
                 lo, hi = params.get("range") or (0.0, 4.0)
                 scales[name] = scale_for("rating", (float(lo), float(hi)))
         label = f"{s.dataset}/{s.external_key}" if s.external_key else f"{s.dataset}/#{s.id}"
-        records.append({"sample_id": label, "method": s.method, "category": s.category,
-                        "metrics": {name: v.value for name, v in values.items()},
-                        "ratings": by_sample.get(s.id, {})})
+        records.append(
+            {
+                "sample_id": label,
+                "method": s.method,
+                "category": s.category,
+                "metrics": {name: v.value for name, v in values.items()},
+                "ratings": by_sample.get(s.id, {}),
+            }
+        )
     return AgreementData.from_records(records, scales=scales)

@@ -26,6 +26,7 @@ measured. When the key is already stored, the ratings go to that sample; importi
 (samples/ with the same key) attaches them to the same sample. A key whose collection id cannot be read
 (not `<category>_<idx>_<subject>`) is skipped as an unknown key.
 """
+
 from __future__ import annotations
 
 import json
@@ -79,15 +80,23 @@ def parse_dreambench(root: Path, judge: str = "gpt4o") -> Parsed:
     """Read a DreamBench++ tree (any subset of it) into samples, human ratings and judge metric values."""
     root = Path(root)
     if not root.is_dir():
-        raise InputError(f"DreamBench++ folder {root}: not found; pass the folder holding captions/, images/, "
-                         "samples/, data_human_rating/ or data_gpt_rating/")
+        raise InputError(
+            f"DreamBench++ folder {root}: not found; pass the folder holding captions/, images/, "
+            "samples/, data_human_rating/ or data_gpt_rating/"
+        )
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", judge):
-        raise InputError(f"judge name {judge!r}: use letters, digits, '_', '.', '-' (it becomes the metric names "
-                         f"<judge>_cp and <judge>_pf)")
-    known = [d for d in ("captions", "images", "samples", "data_human_rating", "data_gpt_rating") if (root / d).is_dir()]
+        raise InputError(
+            f"judge name {judge!r}: use letters, digits, '_', '.', '-' (it becomes the metric names "
+            f"<judge>_cp and <judge>_pf)"
+        )
+    known = [
+        d for d in ("captions", "images", "samples", "data_human_rating", "data_gpt_rating") if (root / d).is_dir()
+    ]
     if not known:
-        raise InputError(f"DreamBench++ folder {root}: none of captions/, images/, samples/, data_human_rating/, "
-                         "data_gpt_rating/ is there; is this the benchmark's root folder?")
+        raise InputError(
+            f"DreamBench++ folder {root}: none of captions/, images/, samples/, data_human_rating/, "
+            "data_gpt_rating/ is there; is this the benchmark's root folder?"
+        )
     parsed = Parsed()
     collections = _collections(root, parsed)
     _samples(root, collections, parsed)
@@ -132,8 +141,10 @@ def _samples(root: Path, collections: dict[str, _Collection], parsed: Parsed) ->
         method = method_dir.name
         tgt = method_dir / "tgt_image"
         if not tgt.is_dir():
-            parsed.skip(relative(method_dir, root), "no tgt_image/ folder: a method's outputs live in "
-                                                    "samples/<method>/tgt_image/<collection>/")
+            parsed.skip(
+                relative(method_dir, root),
+                "no tgt_image/ folder: a method's outputs live in samples/<method>/tgt_image/<collection>/",
+            )
             continue
         for coll_dir in sorted(p for p in tgt.iterdir() if p.is_dir()):
             outputs: dict[int, list[tuple[int | None, Path]]] = {}
@@ -153,8 +164,16 @@ def _samples(root: Path, collections: dict[str, _Collection], parsed: Parsed) ->
                         parsed.samples.append(entry)
 
 
-def _sample(root: Path, method: str, collection: str, prompt_idx: int, seed: int | None, img: Path, rank: int,
-            collections: dict[str, _Collection]) -> SampleEntry | str:
+def _sample(
+    root: Path,
+    method: str,
+    collection: str,
+    prompt_idx: int,
+    seed: int | None,
+    img: Path,
+    rank: int,
+    collections: dict[str, _Collection],
+) -> SampleEntry | str:
     coll = collections.get(collection)
     stem = img.stem
     sample_dir = img.parent.parent.parent
@@ -163,8 +182,7 @@ def _sample(root: Path, method: str, collection: str, prompt_idx: int, seed: int
     else:
         split = split_collection(collection)
         if split is None:
-            return (f"unknown collection {collection!r}: not in captions/ and not of the form "
-                    "<category>_<idx>_<subject>")
+            return f"unknown collection {collection!r}: not in captions/ and not of the form <category>_<idx>_<subject>"
         category, _, subject = split
     prompt = None
     text_file = sample_dir / "text" / collection / f"{stem}.txt"
@@ -173,8 +191,10 @@ def _sample(root: Path, method: str, collection: str, prompt_idx: int, seed: int
     if prompt is None and coll is not None and prompt_idx < len(coll.prompts):
         prompt = coll.prompts[prompt_idx]
     if prompt is None:
-        return (f"no prompt: neither {relative(text_file, root)} nor prompt {prompt_idx} of the caption file "
-                f"of {collection}")
+        return (
+            f"no prompt: neither {relative(text_file, root)} nor prompt {prompt_idx} of the caption file "
+            f"of {collection}"
+        )
     ref = coll.image if coll is not None and coll.image is not None else None
     if ref is None:
         ref = find_image(sample_dir / "src_image" / collection / stem)
@@ -182,8 +202,17 @@ def _sample(root: Path, method: str, collection: str, prompt_idx: int, seed: int
         return f"no reference image: neither images/<category>/<idx>.* nor samples/{method}/src_image/{collection}/{stem}.*"
     key = f"{method}/{collection}-{prompt_idx}" + (f"@{seed}" if rank > 0 else "")
     return SampleEntry(
-        where=relative(img, root), key=key, subject=subject, prompt=prompt, out=img, refs=(ref,), method=method,
-        seed=seed, category=category, info={"collection": collection, "prompt_idx": prompt_idx})
+        where=relative(img, root),
+        key=key,
+        subject=subject,
+        prompt=prompt,
+        out=img,
+        refs=(ref,),
+        method=method,
+        seed=seed,
+        category=category,
+        info={"collection": collection, "prompt_idx": prompt_idx},
+    )
 
 
 def _ratings_only_samples(collections: dict[str, _Collection], parsed: Parsed) -> None:
@@ -208,24 +237,39 @@ def _ratings_only_samples(collections: dict[str, _Collection], parsed: Parsed) -
                 continue  # its ratings are reported as unknown keys
             category, _, subject = split
             prompt = None
-        parsed.samples.append(SampleEntry(
-            where=where, key=key, subject=subject, prompt=prompt, out=None, method=method, category=category,
-            info={"collection": collection, "prompt_idx": prompt_idx}))
+        parsed.samples.append(
+            SampleEntry(
+                where=where,
+                key=key,
+                subject=subject,
+                prompt=prompt,
+                out=None,
+                method=method,
+                category=category,
+                info={"collection": collection, "prompt_idx": prompt_idx},
+            )
+        )
 
 
 def _rating_files(folder: Path, suffix: str) -> list[tuple[str, Path]]:
     """(method, file) for `<method><suffix>` files in `folder`."""
     if not folder.is_dir():
         return []
-    return [(p.name[: -len(suffix)], p) for p in sorted(folder.iterdir())
-            if p.is_file() and p.name.endswith(suffix) and len(p.name) > len(suffix)]
+    return [
+        (p.name[: -len(suffix)], p)
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name.endswith(suffix) and len(p.name) > len(suffix)
+    ]
 
 
 def _human_ratings(root: Path, parsed: Parsed) -> None:
     merged = root / "data_human_rating" / "merged_data"
     if (root / "data_human_rating").is_dir() and not merged.is_dir():
-        parsed.skip("data_human_rating", "no merged_data/ folder: ratings are read from "
-                                         "data_human_rating/merged_data/group{1,2}/<method>-{cp,pf}.json")
+        parsed.skip(
+            "data_human_rating",
+            "no merged_data/ folder: ratings are read from "
+            "data_human_rating/merged_data/group{1,2}/<method>-{cp,pf}.json",
+        )
         return
     for group in HUMAN_GROUPS:
         for criterion in ("cp", "pf"):
@@ -245,8 +289,16 @@ def _judge_ratings(root: Path, judge: str, parsed: Parsed) -> None:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 4:
                     parsed.skip(where, f"bad score: {value!r} is not a number 0..4")
                     continue
-                parsed.metrics.append(MetricEntry(where, f"{method}/{key}", f"{judge}_{criterion}", float(value),
-                                                  relative(path, root), rating_range=(0.0, 4.0)))
+                parsed.metrics.append(
+                    MetricEntry(
+                        where,
+                        f"{method}/{key}",
+                        f"{judge}_{criterion}",
+                        float(value),
+                        relative(path, root),
+                        rating_range=(0.0, 4.0),
+                    )
+                )
 
 
 def _rating_values(root: Path, path: Path, parsed: Parsed):
@@ -258,7 +310,7 @@ def _rating_values(root: Path, path: Path, parsed: Parsed):
         parsed.skip(where, f"not valid JSON: {exc}")
         return
     if not isinstance(data, dict):
-        parsed.skip(where, f"not a JSON object {{\"<collection>-<prompt_idx>\": score}}, got {type(data).__name__}")
+        parsed.skip(where, f'not a JSON object {{"<collection>-<prompt_idx>": score}}, got {type(data).__name__}')
         return
     for key, value in data.items():
         item = f"{where}: key {key!r}"

@@ -14,6 +14,7 @@ use the "Live Subject Prompts", every other subject the "Object Prompts". All ph
 sample's references (CP averages over them). Each sample keeps `info["prompt_subject"]` = "<token> <class>",
 the words naming the subject in the prompt (what the PF stripper removes). Key: `<method>/<subject>-<prompt_idx>_<seed>`.
 """
+
 from __future__ import annotations
 
 import re
@@ -68,8 +69,15 @@ def read_prompts_and_classes(path: Path) -> DreamBoothPrompts:
             m = _TEMPLATE.match(text)
             if m is not None:
                 lists[section].append(m["text"])
-    missing = [n for n, v in (("the class table", classes), ("the object prompts", lists["object"]),
-                              ("the live subject prompts", lists["live"])) if not v]
+    missing = [
+        n
+        for n, v in (
+            ("the class table", classes),
+            ("the object prompts", lists["object"]),
+            ("the live subject prompts", lists["live"]),
+        )
+        if not v
+    ]
     if missing:
         raise InputError(f"DreamBooth: {path} lacks {', '.join(missing)}; is it the file from google/dreambooth?")
     return DreamBoothPrompts(classes, tuple(lists["object"]), tuple(lists["live"]))
@@ -91,21 +99,32 @@ def parse_dreambooth(root: Path, outputs: Path | None = None, unique_token: str 
     if absent:
         parsed.notes.append(f"{len(absent)} subject(s) of {PROMPTS_FILE} have no folder here: {', '.join(absent)}")
     if outputs is None:
-        parsed.notes.append(f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: "
-                            "pass the generated images laid out <method>/<subject>/<prompt_idx>_<seed>.png")
+        parsed.notes.append(
+            f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: "
+            "pass the generated images laid out <method>/<subject>/<prompt_idx>_<seed>.png"
+        )
         return parsed
     outputs = Path(outputs)
     if not outputs.is_dir():
-        raise InputError(f"DreamBooth outputs folder {outputs}: not found; lay generated images out as "
-                         "<outputs>/<method>/<subject>/<prompt_idx>_<seed>.png")
+        raise InputError(
+            f"DreamBooth outputs folder {outputs}: not found; lay generated images out as "
+            "<outputs>/<method>/<subject>/<prompt_idx>_<seed>.png"
+        )
     for method_dir in sorted(p for p in outputs.iterdir() if p.is_dir()):
         for subj_dir in sorted(p for p in method_dir.iterdir() if p.is_dir()):
             _outputs_of(method_dir.name, subj_dir, subjects, prompts, unique_token, outputs, parsed)
     return parsed
 
 
-def _outputs_of(method: str, subj_dir: Path, subjects: dict[str, list[Path]], prompts: DreamBoothPrompts,
-                token: str, outputs: Path, parsed: Parsed) -> None:
+def _outputs_of(
+    method: str,
+    subj_dir: Path,
+    subjects: dict[str, list[Path]],
+    prompts: DreamBoothPrompts,
+    token: str,
+    outputs: Path,
+    parsed: Parsed,
+) -> None:
     name = subj_dir.name
     refs = subjects.get(name)
     for img in images_in(subj_dir):
@@ -123,8 +142,17 @@ def _outputs_of(method: str, subj_dir: Path, subjects: dict[str, list[Path]], pr
             parsed.skip(where, f"unknown prompt index: {prompt_idx} (the subject has {len(templates)} prompts)")
             continue
         cls = prompts.classes[name]
-        parsed.samples.append(SampleEntry(
-            where=where, key=f"{method}/{name}-{prompt_idx}_{seed if seed is not None else 0}", subject=name,
-            prompt=templates[prompt_idx].format(token, cls), out=img, refs=tuple(refs), method=method, seed=seed,
-            category="live" if cls in LIVE_CLASSES else "object",
-            info={"class": cls, "prompt_idx": prompt_idx, "prompt_subject": f"{token} {cls}"}))
+        parsed.samples.append(
+            SampleEntry(
+                where=where,
+                key=f"{method}/{name}-{prompt_idx}_{seed if seed is not None else 0}",
+                subject=name,
+                prompt=templates[prompt_idx].format(token, cls),
+                out=img,
+                refs=tuple(refs),
+                method=method,
+                seed=seed,
+                category="live" if cls in LIVE_CLASSES else "object",
+                info={"class": cls, "prompt_idx": prompt_idx, "prompt_subject": f"{token} {cls}"},
+            )
+        )

@@ -4,6 +4,7 @@ Every record carries `where` ("manifest.jsonl:12", "captions/animal/00.txt"): th
 from, so that a problem found later (an unreadable image while storing) is still reported by its origin.
 Paths are absolute (importers resolve them against the layout's root or the manifest's folder).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -132,7 +133,7 @@ class Parsed:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things the user should know that skipped nothing (e.g. "no ratings found in this tree")."""
-    parts: dict[str, "Parsed"] = field(default_factory=dict)
+    parts: dict[str, Parsed] = field(default_factory=dict)
     """For layouts that hold several datasets (ImagenHub: one per task): dataset-name suffix -> its records,
     stored in dataset `<dataset>-<suffix>` by `ingest_all`; the top-level lists then hold only problems/notes."""
 
@@ -181,11 +182,12 @@ class ImportSummary:
             f"{self.existing_metrics} already present; {self.skipped} skipped",
         ]
         if self.added_judgments or self.existing_judgments or self.importer == "pairwise":
-            out.append(f"pairwise judgments {self.added_judgments} imported, {self.existing_judgments} already "
-                       "present")
+            out.append(f"pairwise judgments {self.added_judgments} imported, {self.existing_judgments} already present")
         if self.ratings_only_samples:
-            out.append(f"{self.ratings_only_samples} of the imported samples are ratings-only (no images; import "
-                       f"their images later to complete them)")
+            out.append(
+                f"{self.ratings_only_samples} of the imported samples are ratings-only (no images; import "
+                f"their images later to complete them)"
+            )
         if self.completed_samples:
             out.append(f"images attached to {self.completed_samples} ratings-only sample(s) stored before")
         out += [f"note: {n}" for n in self.notes]

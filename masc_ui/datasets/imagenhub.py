@@ -18,6 +18,7 @@ external raters `imagenhub:rater1`, `imagenhub:rater2`, ... with criteria `sc` a
 0-4 scale as cell value x 4 (0 -> 0, 0.5 -> 2, 1 -> 4; see `storage.IMPORTED_CRITERIA`). O is not stored:
 `masc_ui.analysis.imagenhub` derives it from the stored SC and PQ.
 """
+
 from __future__ import annotations
 
 import csv
@@ -66,7 +67,9 @@ def read_imagenhub(root: Path) -> ImagenHubRatings:
     if (root / "human_ratings").is_dir():
         root = root / "human_ratings"
     if not root.is_dir():
-        raise InputError(f"ImagenHub ratings folder {root}: not found; pass the folder holding <task>/<task>_rater<N>.tsv")
+        raise InputError(
+            f"ImagenHub ratings folder {root}: not found; pass the folder holding <task>/<task>_rater<N>.tsv"
+        )
     files = sorted(p for p in root.glob("*/*.tsv") if _RATER_FILE.match(p.name))
     if not files:
         raise InputError(f"ImagenHub ratings folder {root}: no <task>/<task>_rater<N>.tsv files found")
@@ -112,7 +115,9 @@ def _read_file(path: Path, rater: str, task: ImagenHubTask, where: str, problems
                 continue
             uid = row[0].strip()
             if len(row) != len(header):
-                problems.append(Problem(f"{where}:{lineno}", f"wrong cell count: {len(row)} cells for {len(header)} columns"))
+                problems.append(
+                    Problem(f"{where}:{lineno}", f"wrong cell count: {len(row)} cells for {len(header)} columns")
+                )
                 continue
             if uid not in task.uids:
                 task.uids.append(uid)
@@ -137,13 +142,24 @@ def parse_imagenhub(root: Path) -> Parsed:
                 if not rated:
                     continue
                 key = f"{model}/{uid}"
-                part.samples.append(SampleEntry(
-                    where=task.where[rated[0]][uid], key=key, subject=uid, prompt=None, out=None, method=model,
-                    category=name, info={"task": name, "uid": uid}))
+                part.samples.append(
+                    SampleEntry(
+                        where=task.where[rated[0]][uid],
+                        key=key,
+                        subject=uid,
+                        prompt=None,
+                        out=None,
+                        method=model,
+                        category=name,
+                        info={"task": name, "uid": uid},
+                    )
+                )
                 for rater in rated:
                     sc, pq = task.cells[rater][model][uid]
                     where = f"{task.where[rater][uid]} column {model}"
-                    part.ratings += [RatingEntry(where, key, RATER_PREFIX + rater, "sc", round(sc * STORED_SCALE)),
-                                     RatingEntry(where, key, RATER_PREFIX + rater, "pq", round(pq * STORED_SCALE))]
+                    part.ratings += [
+                        RatingEntry(where, key, RATER_PREFIX + rater, "sc", round(sc * STORED_SCALE)),
+                        RatingEntry(where, key, RATER_PREFIX + rater, "pq", round(pq * STORED_SCALE)),
+                    ]
         parsed.parts[name] = part
     return parsed

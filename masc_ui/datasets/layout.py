@@ -1,4 +1,5 @@
 """Small helpers shared by the folder-layout importers."""
+
 from __future__ import annotations
 
 import re

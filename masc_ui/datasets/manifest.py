@@ -16,12 +16,12 @@ Columns (JSONL keys or CSV header):
 
 Line numbers in problems are the file's physical lines (CSV: the header is line 1).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
 from .entries import Parsed, SampleEntry
 from .table_rows import read_rows
 
@@ -78,8 +78,9 @@ def _entry(where: str, row: dict[str, Any], base: Path) -> SampleEntry:
     if row.get("ref_mask") not in (None, "", []):
         ref_masks = _paths(row["ref_mask"], "ref_mask", base, allow_empty=True)
         if len(ref_masks) != len(refs):
-            raise _BadRow(f"ref_mask lists {len(ref_masks)} path(s) for {len(refs)} ref(s); give one per ref "
-                          "(empty for none)")
+            raise _BadRow(
+                f"ref_mask lists {len(ref_masks)} path(s) for {len(refs)} ref(s); give one per ref (empty for none)"
+            )
     out = _paths(row["out"], "out", base)
     if len(out) != 1:
         raise _BadRow(f"out must be one path, got {len(out)}")
@@ -88,9 +89,18 @@ def _entry(where: str, row: dict[str, Any], base: Path) -> SampleEntry:
         if p is not None and not p.is_file():
             raise _BadRow(f"missing file: {p}")
     return SampleEntry(
-        where=where, key=_text(row, "key"), subject=_text(row, "subject"), prompt=_text(row, "prompt"),
-        out=out[0], refs=refs, ref_masks=ref_masks, out_mask=out_mask, method=_text(row, "method"),
-        seed=_seed(row.get("seed")), category=_text(row, "category"))
+        where=where,
+        key=_text(row, "key"),
+        subject=_text(row, "subject"),
+        prompt=_text(row, "prompt"),
+        out=out[0],
+        refs=refs,
+        ref_masks=ref_masks,
+        out_mask=out_mask,
+        method=_text(row, "method"),
+        seed=_seed(row.get("seed")),
+        category=_text(row, "category"),
+    )
 
 
 def _paths(value: Any, name: str, base: Path, allow_empty: bool = False) -> tuple[Any, ...]:

@@ -13,6 +13,7 @@ non-empty strings or of different lengths (OpenS2V's script zips them, silently 
 reference image missing or outside the images folder, a prompt that is not a string, no video file or several.
 Videos with no manifest key are listed in `unmatched_videos` (OpenS2V skips them too).
 """
+
 from __future__ import annotations
 
 import json
@@ -98,17 +99,21 @@ def _read_manifest(manifest: Path) -> dict:
     except UnicodeDecodeError:
         raise InputError(f"OpenS2V manifest {manifest.name} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"OpenS2V manifest {manifest.name}: invalid JSON at line {exc.lineno}, column {exc.colno} "
-                         f"({exc.msg})") from None
+        raise InputError(
+            f"OpenS2V manifest {manifest.name}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+        ) from None
     if not isinstance(data, dict):
-        raise InputError(f"OpenS2V manifest {manifest.name} must hold a JSON object "
-                         '{"<video stem>": {"img_paths": [...], "class_label": [...]}}, '
-                         f"got a {type(data).__name__}")
+        raise InputError(
+            f"OpenS2V manifest {manifest.name} must hold a JSON object "
+            '{"<video stem>": {"img_paths": [...], "class_label": [...]}}, '
+            f"got a {type(data).__name__}"
+        )
     return data
 
 
-def _entry(key: str, value: object, videos: list[Path], root: Path,
-           videos_dir: Path) -> tuple[OpenS2VEntry | None, str]:
+def _entry(
+    key: str, value: object, videos: list[Path], root: Path, videos_dir: Path
+) -> tuple[OpenS2VEntry | None, str]:
     if not isinstance(value, dict):
         return None, f"the entry must be an object with img_paths and class_label, got {type(value).__name__}"
     paths, labels, prompt = value.get("img_paths"), value.get("class_label"), value.get("prompt")
@@ -134,12 +139,19 @@ def _entry(key: str, value: object, videos: list[Path], root: Path,
     if len(videos) > 1:
         return None, f"several videos for one key: {', '.join(p.name for p in videos)}; keep one"
     info = {k: v for k, v in value.items() if k not in ("img_paths", "class_label", "prompt")}
-    return OpenS2VEntry(key=key, video=videos[0], refs=tuple(refs), class_labels=tuple(labels),
-                        prompt=(prompt.strip() or None) if prompt is not None else None, info=info), ""
+    return OpenS2VEntry(
+        key=key,
+        video=videos[0],
+        refs=tuple(refs),
+        class_labels=tuple(labels),
+        prompt=(prompt.strip() or None) if prompt is not None else None,
+        info=info,
+    ), ""
 
 
-def read_opens2v(path: Path, videos: Path | None = None, images: Path | None = None,
-                 method: str | None = None) -> Parsed:
+def read_opens2v(
+    path: Path, videos: Path | None = None, images: Path | None = None, method: str | None = None
+) -> Parsed:
     """The import records of an OpenS2V layout (`--format opens2v`).
 
     `path`: the manifest (e.g. `Open-Domain_Eval.json`), or the folder holding exactly one `.json` manifest.
@@ -157,25 +169,41 @@ def read_opens2v(path: Path, videos: Path | None = None, images: Path | None = N
     if videos is None:
         videos = manifest.parent / "videos"
         if not videos.is_dir():
-            raise InputError(f"OpenS2V import: no videos folder given and {videos} does not exist; pass --videos DIR "
-                             "(the generated videos, one <key>.mp4 per manifest key)")
+            raise InputError(
+                f"OpenS2V import: no videos folder given and {videos} does not exist; pass --videos DIR "
+                "(the generated videos, one <key>.mp4 per manifest key)"
+            )
     videos = Path(videos)
     method = (method or videos.resolve().name).strip()
     layout = parse_opens2v(videos, images, manifest)
     parsed = Parsed(problems=list(layout.problems))
     for entry in layout.entries:
         labels = list(dict.fromkeys(label.strip() for label in entry.class_labels))
-        parsed.samples.append(SampleEntry(
-            where=f"{manifest.name} [{entry.key}]", key=f"{method}/{entry.key}", subject=" and ".join(labels),
-            prompt=entry.prompt, out=entry.video, refs=entry.refs, method=method,
-            category=entry.key.rstrip("0123456789").rstrip("_") or None,
-            info={**entry.info, "opens2v_key": entry.key, "class_label": list(entry.class_labels),
-                  "ref_labels": list(nexus_class_labels(entry.key, entry.class_labels))}))
+        parsed.samples.append(
+            SampleEntry(
+                where=f"{manifest.name} [{entry.key}]",
+                key=f"{method}/{entry.key}",
+                subject=" and ".join(labels),
+                prompt=entry.prompt,
+                out=entry.video,
+                refs=entry.refs,
+                method=method,
+                category=entry.key.rstrip("0123456789").rstrip("_") or None,
+                info={
+                    **entry.info,
+                    "opens2v_key": entry.key,
+                    "class_label": list(entry.class_labels),
+                    "ref_labels": list(nexus_class_labels(entry.key, entry.class_labels)),
+                },
+            )
+        )
     if layout.unmatched_videos:
         names = ", ".join(p.name for p in layout.unmatched_videos[:10])
         more = f" and {len(layout.unmatched_videos) - 10} more" if len(layout.unmatched_videos) > 10 else ""
-        parsed.notes.append(f"{len(layout.unmatched_videos)} video(s) in {videos} have no key in {manifest.name} and "
-                            f"were not imported (OpenS2V skips them too): {names}{more}")
+        parsed.notes.append(
+            f"{len(layout.unmatched_videos)} video(s) in {videos} have no key in {manifest.name} and "
+            f"were not imported (OpenS2V skips them too): {names}{more}"
+        )
     if not layout.entries and not layout.problems:
         parsed.notes.append(f"{manifest.name} holds no entries")
     return parsed
@@ -185,11 +213,15 @@ def _manifest_of(path: Path) -> Path:
     if path.is_file():
         return path
     if not path.is_dir():
-        raise InputError(f"OpenS2V import: {path} does not exist; give the manifest (e.g. Open-Domain_Eval.json) or "
-                         "the folder holding it")
+        raise InputError(
+            f"OpenS2V import: {path} does not exist; give the manifest (e.g. Open-Domain_Eval.json) or "
+            "the folder holding it"
+        )
     found = sorted(p for p in path.glob("*.json") if p.is_file())
     if len(found) != 1:
         listed = ", ".join(p.name for p in found) or "none"
-        raise InputError(f"OpenS2V import: {path} must hold exactly one .json manifest (found {listed}); give the "
-                         "manifest file itself as PATH")
+        raise InputError(
+            f"OpenS2V import: {path} must hold exactly one .json manifest (found {listed}); give the "
+            "manifest file itself as PATH"
+        )
     return found[0]

@@ -22,6 +22,7 @@ with `file:line` (the CSV header is line 1). Nothing is written here: `read_pair
 layout for the importers (`masc-ui import PATH --format pairwise --dataset NAME`), whose ingest resolves the keys in
 the dataset (an unknown key skips the row, reported) and stores the judgments as external raters'.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -68,11 +69,17 @@ def parse_pairwise_manifest(path: Path) -> ParsedJudgments:
         first = seen.get(entry.key)
         if first is not None:
             same = first.winner_key == entry.winner_key
-            parsed.problems.append(Problem(where, (
-                f"duplicate judgment: {entry.rater!r} already judged this pair for {entry.criterion!r} at {first.where}"
-                if same else
-                f"conflicting judgment: {entry.rater!r} judged this pair for {entry.criterion!r} at {first.where} "
-                f"with winner {first.winner_key or 'tie'!r}, here {entry.winner_key or 'tie'!r}; the first is kept")))
+            parsed.problems.append(
+                Problem(
+                    where,
+                    (
+                        f"duplicate judgment: {entry.rater!r} already judged this pair for {entry.criterion!r} at {first.where}"
+                        if same
+                        else f"conflicting judgment: {entry.rater!r} judged this pair for {entry.criterion!r} at {first.where} "
+                        f"with winner {first.winner_key or 'tie'!r}, here {entry.winner_key or 'tie'!r}; the first is kept"
+                    ),
+                )
+            )
             continue
         seen[entry.key] = entry
         parsed.judgments.append(entry)
@@ -108,8 +115,17 @@ def _entry(where: str, row: dict[str, Any]) -> PairwiseEntry:
     winner = WINNER_ALIASES.get(text["winner"].lower())
     if winner is None:
         raise _BadRow(f"bad winner {text['winner']!r}; use left, right or tie (a = left, b = right)")
-    return PairwiseEntry(where, text["left"], text["right"], criterion, winner, text["rater"],
-                         _flag(row.get("both_bad")), _time(row.get("time")), _seconds(row.get("seconds")))
+    return PairwiseEntry(
+        where,
+        text["left"],
+        text["right"],
+        criterion,
+        winner,
+        text["rater"],
+        _flag(row.get("both_bad")),
+        _time(row.get("time")),
+        _seconds(row.get("seconds")),
+    )
 
 
 def _text(row: dict[str, Any], name: str) -> str | None:

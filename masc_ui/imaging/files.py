@@ -1,17 +1,18 @@
 """Reading a user's file (an image, a mask or a video) from a path or bytes, with one size rule and one message
 style: only regular files, at most a given number of bytes, never an empty file."""
+
 from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import Union
 
 from ..errors import InputError
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 """Largest image or mask file read (bytes); videos have their own limit (`VideoLimits.max_bytes`)."""
 
-def read_file_bytes(src: Union[str, Path, bytes], name: str, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str]:
+
+def read_file_bytes(src: str | Path | bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str]:
     """The bytes of a file path or a bytes object, and the label messages use for them. Only regular files are
     read (a device such as /dev/zero, a pipe or a socket is refused), and at most `max_bytes` of them."""
     if isinstance(src, (str, Path)):
@@ -27,8 +28,10 @@ def read_file_bytes(src: Union[str, Path, bytes], name: str, max_bytes: int = MA
         if not stat.S_ISREG(info.st_mode):
             raise InputError(f"{name}: {path} is not a regular file (a device, pipe or socket); give an image file")
         if info.st_size > max_bytes:
-            raise InputError(f"{name}: {path} is {bytes_text(info.st_size)}, over the limit of "
-                             f"{bytes_text(max_bytes)}; downscale or re-encode it")
+            raise InputError(
+                f"{name}: {path} is {bytes_text(info.st_size)}, over the limit of "
+                f"{bytes_text(max_bytes)}; downscale or re-encode it"
+            )
         try:
             with open(path, "rb") as fh:
                 data = fh.read(max_bytes + 1)
@@ -45,6 +48,7 @@ def read_file_bytes(src: Union[str, Path, bytes], name: str, max_bytes: int = MA
     if not data:
         raise InputError(f"{label}: the file is empty")
     return data, label
+
 
 def bytes_text(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"

@@ -2,6 +2,7 @@
 RGB, decoded once into an `InputImage` that carries its content hash. Refused with a clear `InputError`: files that
 are not images, truncated files, images over `max_pixels` (decompression bombs), and empty (0-pixel) images.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +10,6 @@ import io
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -17,9 +17,10 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ..errors import InputError
 from .files import read_file_bytes
 
-ImageSource = Union[str, Path, bytes, Image.Image, np.ndarray]
+ImageSource = str | Path | bytes | Image.Image | np.ndarray
 
 DEFAULT_MAX_PIXELS = 40_000_000
+
 
 def load_image(src: ImageSource, *, name: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
     """Open `src` (path, bytes, PIL image, or HxWx3/HxW uint8 array) as an RGB PIL image, EXIF-rotated.
@@ -46,9 +47,11 @@ def load_image(src: ImageSource, *, name: str = "image", max_pixels: int = DEFAU
     except (OSError, ValueError) as exc:
         raise InputError(f"{name}: the image data is damaged or truncated ({exc}); re-export or re-upload it") from None
 
+
 KEPT_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
 """Uploaded files in these formats are kept byte for byte (stored as uploaded); any other source is stored as
 a PNG of its decoded pixels."""
+
 
 @dataclass(frozen=True, eq=False)
 class InputImage:
@@ -86,8 +89,10 @@ class InputImage:
     def __repr__(self) -> str:
         return f"InputImage({self.name!r}, {self.size[0]}x{self.size[1]}, {self.media_type}, sha256={self.sha256[:12]})"
 
-def open_image(src: "ImageSource | InputImage", *, name: str = "image",
-               max_pixels: int = DEFAULT_MAX_PIXELS) -> InputImage:
+
+def open_image(
+    src: ImageSource | InputImage, *, name: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS
+) -> InputImage:
     """Decode `src` once into an `InputImage` (see `load_image` for what is accepted and refused).
 
     A file path or bytes in a `KEPT_FORMATS` format keeps its bytes; a PIL image, an array or another format is
@@ -110,14 +115,23 @@ def open_image(src: "ImageSource | InputImage", *, name: str = "image",
         data, media_type = raw, KEPT_FORMATS[fmt]
     else:
         data, media_type = encode_png(pixels), "image/png"
-    return InputImage(pixels=pixels, data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(),
-                      name=name, notes=tuple(notes))
+    return InputImage(
+        pixels=pixels,
+        data=data,
+        media_type=media_type,
+        sha256=hashlib.sha256(data).hexdigest(),
+        name=name,
+        notes=tuple(notes),
+    )
 
-def as_input_image(src: "ImageSource | InputImage", *, name: str = "image",
-                   max_pixels: int = DEFAULT_MAX_PIXELS) -> InputImage:
+
+def as_input_image(
+    src: ImageSource | InputImage, *, name: str = "image", max_pixels: int = DEFAULT_MAX_PIXELS
+) -> InputImage:
     """`src` itself when it already is an `InputImage`, else `open_image(src)`: the library entry points
     (which accept PIL images and arrays) call this, so images decoded at the edge are never decoded again."""
     return open_image(src, name=name, max_pixels=max_pixels)
+
 
 def encode_png(img: Image.Image) -> bytes:
     """Lossless PNG bytes of `img` with no metadata and a fixed compression level, so the same pixels always
@@ -126,7 +140,8 @@ def encode_png(img: Image.Image) -> bytes:
     img.save(buf, format="PNG", compress_level=1)
     return buf.getvalue()
 
-def natural_frame_jpeg(image: "InputImage | Image.Image", *, long_side: int = 512, quality: int = 95) -> bytes:
+
+def natural_frame_jpeg(image: InputImage | Image.Image, *, long_side: int = 512, quality: int = 95) -> bytes:
     """A frame as NaturalScore's judge sees it (OpenS2V `get_naturalscore.py`): resized so that its long side is
     `long_side` px (the other side `int(side * long_side / long)`, as there), area-averaged when shrinking (Pillow's
     BOX filter, OpenCV INTER_AREA's equivalent) and bilinear when enlarging, then JPEG at `quality` (OpenCV's
@@ -144,15 +159,18 @@ def natural_frame_jpeg(image: "InputImage | Image.Image", *, long_side: int = 51
     resized.save(buf, format="JPEG", quality=quality, subsampling="4:2:0")
     return buf.getvalue()
 
+
 def has_transparency(img: Image.Image) -> bool:
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         alpha = alpha_channel(img)
         return alpha is not None and int(alpha.min()) < 255
     return False
 
-def open_pil(src: Union[str, Path, bytes], name: str, max_pixels: int) -> Image.Image:
+
+def open_pil(src: str | Path | bytes, name: str, max_pixels: int) -> Image.Image:
     data, label = read_file_bytes(src, name)
     return decode_image(data, label, max_pixels)
+
 
 def decode_image(data: bytes, label: str, max_pixels: int) -> Image.Image:
     try:
@@ -164,21 +182,25 @@ def decode_image(data: bytes, label: str, max_pixels: int) -> Image.Image:
     except InputError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise InputError(f"{label}: the image is too large to open safely; downscale it below "
-                         f"{max_pixels:,} pixels") from None
+        raise InputError(
+            f"{label}: the image is too large to open safely; downscale it below {max_pixels:,} pixels"
+        ) from None
     except UnidentifiedImageError:
         raise InputError(f"{label}: not an image Pillow can read; upload a PNG, JPEG or WebP file") from None
     except (OSError, SyntaxError, ValueError) as exc:
-        raise InputError(f"{label}: the image data is damaged or truncated ({exc}); re-export or re-upload it") from None
+        raise InputError(
+            f"{label}: the image data is damaged or truncated ({exc}); re-export or re-upload it"
+        ) from None
     return img
+
 
 def check_size(size: tuple[int, int], label: str, max_pixels: int) -> None:
     w, h = size
     if w <= 0 or h <= 0:
         raise InputError(f"{label}: the image has no pixels ({w}x{h})")
     if w * h > max_pixels:
-        raise InputError(f"{label}: {w}x{h} = {w * h:,} pixels is over the limit of {max_pixels:,}; "
-                         "downscale it first")
+        raise InputError(f"{label}: {w}x{h} = {w * h:,} pixels is over the limit of {max_pixels:,}; downscale it first")
+
 
 def from_array(arr: np.ndarray, name: str) -> Image.Image:
     if arr.ndim == 2:
@@ -190,6 +212,7 @@ def from_array(arr: np.ndarray, name: str) -> Image.Image:
             arr = (arr * 255.0).round()
         arr = np.clip(arr, 0, 255).astype(np.uint8)
     return Image.fromarray(np.ascontiguousarray(arr[..., :3]), mode="RGB")
+
 
 def alpha_channel(img: Image.Image) -> np.ndarray | None:
     if img.mode in ("RGBA", "LA", "PA"):

@@ -5,10 +5,10 @@
    16-bit: 32768 of 65535; float: 0.5).
 So a black/white PNG, a brush layer with transparent background, and a 16-bit label image all work.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 from PIL import Image
@@ -16,8 +16,10 @@ from PIL import Image
 from ..errors import InputError
 from .images import DEFAULT_MAX_PIXELS, alpha_channel, open_pil
 
-def load_mask_file(src: Union[str, Path, bytes, Image.Image], *, name: str = "mask",
-                   max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
+
+def load_mask_file(
+    src: str | Path | bytes | Image.Image, *, name: str = "mask", max_pixels: int = DEFAULT_MAX_PIXELS
+) -> np.ndarray:
     """Read a mask file as a bool (H, W) array by the module's foreground rule."""
     img = src if isinstance(src, Image.Image) else open_pil(src, name, max_pixels)
     try:
@@ -29,8 +31,10 @@ def load_mask_file(src: Union[str, Path, bytes, Image.Image], *, name: str = "ma
     except (OSError, ValueError) as exc:
         raise InputError(f"{name}: the mask file is damaged or truncated ({exc}); re-export it") from None
 
-def load_mask_alpha(src: Union[str, Path, bytes, Image.Image], *, name: str = "mask layer",
-                    max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray | None:
+
+def load_mask_alpha(
+    src: str | Path | bytes | Image.Image, *, name: str = "mask layer", max_pixels: int = DEFAULT_MAX_PIXELS
+) -> np.ndarray | None:
     """The transparency of an image file (e.g. a brush layer of an image editor) as uint8 (H, W) alpha,
     0 = transparent ... 255 = opaque; None when the image has no alpha channel or palette transparency."""
     img = src if isinstance(src, Image.Image) else open_pil(src, name, max_pixels)
@@ -39,6 +43,7 @@ def load_mask_alpha(src: Union[str, Path, bytes, Image.Image], *, name: str = "m
         return alpha_channel(img)
     except (OSError, ValueError) as exc:
         raise InputError(f"{name}: the image data is damaged or truncated ({exc}); re-export it") from None
+
 
 def as_mask_array(mask: object, *, name: str = "mask") -> np.ndarray:
     """Validate an in-memory mask and return it as float32 (H, W) in [0, 1] (METRICS.md "Inputs").
@@ -67,6 +72,7 @@ def as_mask_array(mask: object, *, name: str = "mask") -> np.ndarray:
     if out.max() > 1.0:
         out = out / 255.0
     return np.clip(out, 0.0, 1.0)
+
 
 def _grey(img: Image.Image) -> np.ndarray:
     """Grey level in [0, 1] of any mode."""

@@ -17,6 +17,7 @@ Sampling rules (`FrameRule`):
   `extract_frames` (OpenCV) does; the last frames of the clip are never shown to the judge.
 RGB conversion is FFmpeg's swscale (`to_ndarray("rgb24")`), the conversion decord and OpenCV also use.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,9 @@ import io
 import queue as _queue
 import tempfile as _tempfile
 import threading as _threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 from PIL import Image
@@ -37,8 +38,14 @@ from .images import DEFAULT_MAX_PIXELS, InputImage, open_image
 
 VIDEO_RULES = ("linspace", "stride")
 
-_VIDEO_MEDIA_TYPES = {"mov,mp4,m4a,3gp,3g2,mj2": "video/mp4", "matroska,webm": "video/webm", "avi": "video/x-msvideo",
-                      "gif": "image/gif", "mpegts": "video/mp2t", "mpeg": "video/mpeg"}
+_VIDEO_MEDIA_TYPES = {
+    "mov,mp4,m4a,3gp,3g2,mj2": "video/mp4",
+    "matroska,webm": "video/webm",
+    "avi": "video/x-msvideo",
+    "gif": "image/gif",
+    "mpegts": "video/mp2t",
+    "mpeg": "video/mpeg",
+}
 
 _STILL_IMAGE_BRANDS = (b"heic", b"heix", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis")
 """`ftyp` brands of HEIF/AVIF still images (ISO base media files that are not videos)."""
@@ -46,6 +53,7 @@ _STILL_IMAGE_BRANDS = (b"heic", b"heix", b"heim", b"heis", b"mif1", b"msf1", b"a
 _TRUNCATION_SLACK_FRAMES = 2
 """A stream may end up to this many frame periods before its declared duration (rounding in muxers); more is
 reported as truncation."""
+
 
 @dataclass(frozen=True)
 class VideoLimits:
@@ -61,12 +69,15 @@ class VideoLimits:
     """Largest frame, width x height (`Settings.max_video_pixels`)."""
 
     @classmethod
-    def from_settings(cls, settings: object) -> "VideoLimits":
+    def from_settings(cls, settings: object) -> VideoLimits:
         """The limits of a `masc_ui.settings.Settings` (read by attribute, so imaging does not import settings)."""
-        return cls(max_bytes=int(getattr(settings, "max_video_mb")) * 1024 * 1024,
-                   max_seconds=float(getattr(settings, "max_video_seconds")),
-                   max_frames=int(getattr(settings, "max_video_frames")),
-                   max_pixels=int(getattr(settings, "max_video_pixels")))
+        return cls(
+            max_bytes=int(settings.max_video_mb) * 1024 * 1024,
+            max_seconds=float(settings.max_video_seconds),
+            max_frames=int(settings.max_video_frames),
+            max_pixels=int(settings.max_video_pixels),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class InputVideo:
@@ -100,8 +111,11 @@ class InputVideo:
         return hash(self.sha256)
 
     def __repr__(self) -> str:
-        return (f"InputVideo({self.name!r}, {self.size[0]}x{self.size[1]}, {self.frame_count} frames, "
-                f"{self.fps:.3g} fps, {self.codec}, sha256={self.sha256[:12]})")
+        return (
+            f"InputVideo({self.name!r}, {self.size[0]}x{self.size[1]}, {self.frame_count} frames, "
+            f"{self.fps:.3g} fps, {self.codec}, sha256={self.sha256[:12]})"
+        )
+
 
 @dataclass(frozen=True)
 class FrameRule:
@@ -126,14 +140,20 @@ class FrameRule:
 
     def describe(self, frame_count: int) -> dict[str, object]:
         """JSON-able record of the sampling (for provenance/extras): rule, count, T and the indices."""
-        return {"rule": self.kind, "count": self.count, "frame_count": frame_count,
-                "indices": self.indices(frame_count)}
+        return {
+            "rule": self.kind,
+            "count": self.count,
+            "frame_count": frame_count,
+            "indices": self.indices(frame_count),
+        }
+
 
 def linspace_indices(frame_count: int, count: int) -> list[int]:
     """`numpy.linspace(0, frame_count - 1, count, dtype=int)`: `count` indices, first and last frame included,
     truncated toward zero like OpenS2V's sampler (repeats when `frame_count < count`)."""
     _check_counts(frame_count, count)
     return [int(i) for i in np.linspace(0, frame_count - 1, count, dtype=int)]
+
 
 def stride_indices(frame_count: int, count: int) -> list[int]:
     """OpenS2V NaturalScore's rule: `i * max(frame_count // count, 1)` for i < count, indices past the end dropped
@@ -142,11 +162,13 @@ def stride_indices(frame_count: int, count: int) -> list[int]:
     step = max(frame_count // count, 1)
     return [i * step for i in range(count) if i * step < frame_count]
 
+
 def _check_counts(frame_count: int, count: int) -> None:
     if frame_count < 1:
         raise InputError(f"a video needs at least one frame to sample from, got frame_count={frame_count}")
     if count < 1:
         raise InputError(f"the number of frames to sample must be >= 1, got {count}")
+
 
 @dataclass(frozen=True)
 class VideoFrame:
@@ -159,8 +181,10 @@ class VideoFrame:
     image: InputImage
     """Its RGB pixels as an `InputImage` named `<video name> frame <index>`."""
 
-def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
-               limits: VideoLimits = VideoLimits()) -> InputVideo:
+
+def open_video(
+    src: str | Path | bytes | InputVideo, *, name: str = "video", limits: VideoLimits = VideoLimits()
+) -> InputVideo:
     """Read and validate a video file (path or bytes) once; an `InputVideo` is returned as it is.
 
     Decodes every frame once (no RGB conversion) to count them. Raises `InputError` naming `name` for: a missing or
@@ -173,39 +197,53 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
     if isinstance(src, (str, Path)) and Path(src).is_dir():
         raise InputError(f"{name}: {src} is a folder, not a video file")
     if isinstance(src, (str, Path)) and Path(src).is_file() and Path(src).stat().st_size > limits.max_bytes:
-        raise InputError(f"{name} ({Path(src).name}): the file is {bytes_text(Path(src).stat().st_size)}, over "
-                         f"the limit of {bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")
+        raise InputError(
+            f"{name} ({Path(src).name}): the file is {bytes_text(Path(src).stat().st_size)}, over "
+            f"the limit of {bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it"
+        )
     data, label = read_file_bytes(src, name, max(limits.max_bytes, 1))
     if len(data) > limits.max_bytes:
-        raise InputError(f"{label}: the file is {bytes_text(len(data))}, over the limit of "
-                         f"{bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it")
+        raise InputError(
+            f"{label}: the file is {bytes_text(len(data))}, over the limit of "
+            f"{bytes_text(limits.max_bytes)} (MASC_MAX_VIDEO_MB); shorten or re-encode it"
+        )
     av = _pyav()
     try:
         container = av.open(io.BytesIO(data), mode="r")
     except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
-        raise InputError(f"{label}: not a video FFmpeg can read, or the file is damaged or truncated ({exc}); "
-                         "upload an MP4 (H.264) or WebM (VP9) file") from None
+        raise InputError(
+            f"{label}: not a video FFmpeg can read, or the file is damaged or truncated ({exc}); "
+            "upload an MP4 (H.264) or WebM (VP9) file"
+        ) from None
     with container:
         if not container.streams.video:
-            raise InputError(f"{label}: the file holds no video stream (audio only, or not a single frame); upload a video")
+            raise InputError(
+                f"{label}: the file holds no video stream (audio only, or not a single frame); upload a video"
+            )
         stream = container.streams.video[0]
         width, height = int(stream.codec_context.width or 0), int(stream.codec_context.height or 0)
         if width <= 0 or height <= 0:
             raise InputError(f"{label}: the video stream has no frame size ({width}x{height}); the file is damaged")
         if width * height > limits.max_pixels:
-            raise InputError(f"{label}: frames of {width}x{height} = {width * height:,} pixels are over the limit of "
-                             f"{limits.max_pixels:,} (MASC_MAX_VIDEO_PIXELS); downscale the video")
+            raise InputError(
+                f"{label}: frames of {width}x{height} = {width * height:,} pixels are over the limit of "
+                f"{limits.max_pixels:,} (MASC_MAX_VIDEO_PIXELS); downscale the video"
+            )
         declared = _declared_duration(container, stream)
         if declared is not None and declared > limits.max_seconds:
-            raise InputError(f"{label}: the video lasts {declared:.1f} s, over the limit of {limits.max_seconds:g} s "
-                             "(MASC_MAX_VIDEO_SECONDS); cut it shorter")
+            raise InputError(
+                f"{label}: the video lasts {declared:.1f} s, over the limit of {limits.max_seconds:g} s "
+                "(MASC_MAX_VIDEO_SECONDS); cut it shorter"
+            )
         rate = float(stream.average_rate) if stream.average_rate else 0.0
         count, first, last = 0, None, None
         for frame in _decode_video(container, stream, label):
             count += 1
             if count > limits.max_frames:
-                raise InputError(f"{label}: more than {limits.max_frames:,} frames, over the limit "
-                                 "(MASC_MAX_VIDEO_FRAMES); cut the video shorter or lower its frame rate")
+                raise InputError(
+                    f"{label}: more than {limits.max_frames:,} frames, over the limit "
+                    "(MASC_MAX_VIDEO_FRAMES); cut the video shorter or lower its frame rate"
+                )
             time_s = _frame_time(frame, count - 1, rate)
             first = time_s if first is None else first
             last = time_s
@@ -217,16 +255,31 @@ def open_video(src: "str | Path | bytes | InputVideo", *, name: str = "video",
     fps = rate if rate > 0 else (count - 1) / (last - first) if count > 1 and last > first else 1.0
     duration = (last - first) + 1.0 / fps
     if duration > limits.max_seconds:
-        raise InputError(f"{label}: the video lasts {duration:.1f} s, over the limit of {limits.max_seconds:g} s "
-                         "(MASC_MAX_VIDEO_SECONDS); cut it shorter")
+        raise InputError(
+            f"{label}: the video lasts {duration:.1f} s, over the limit of {limits.max_seconds:g} s "
+            "(MASC_MAX_VIDEO_SECONDS); cut it shorter"
+        )
     slack = _TRUNCATION_SLACK_FRAMES / fps
-    if (declared is not None and duration < declared - max(slack, 0.02 * declared)) or \
-            metadata_frames > count + _TRUNCATION_SLACK_FRAMES:
+    if (
+        declared is not None and duration < declared - max(slack, 0.02 * declared)
+    ) or metadata_frames > count + _TRUNCATION_SLACK_FRAMES:
         expected = f"{declared:.2f} s" if declared is not None else f"{metadata_frames} frames"
-        raise InputError(f"{label}: the file looks truncated: its {count} frames last {duration:.2f} s but it "
-                         f"declares {expected}; re-export or re-upload the whole file")
-    return InputVideo(data=data, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(), frame_count=count,
-                      fps=fps, duration_s=duration, size=(width, height), codec=codec, name=name)
+        raise InputError(
+            f"{label}: the file looks truncated: its {count} frames last {duration:.2f} s but it "
+            f"declares {expected}; re-export or re-upload the whole file"
+        )
+    return InputVideo(
+        data=data,
+        media_type=media_type,
+        sha256=hashlib.sha256(data).hexdigest(),
+        frame_count=count,
+        fps=fps,
+        duration_s=duration,
+        size=(width, height),
+        codec=codec,
+        name=name,
+    )
+
 
 def looks_like_video(head: bytes) -> bool:
     """True when the first bytes of a file are those of a video container: MP4/MOV/3GP (`ftyp` box at offset 4, or
@@ -235,11 +288,22 @@ def looks_like_video(head: bytes) -> bool:
     head = bytes(head[:16])
     if head[4:8] == b"ftyp" and head[8:12] in _STILL_IMAGE_BRANDS:
         return False
-    return (head[4:8] in (b"ftyp", b"moov", b"mdat", b"wide", b"free") or head[:4] == b"\x1a\x45\xdf\xa3"
-            or (head[:4] == b"RIFF" and head[8:12] == b"AVI ") or head[:3] == b"FLV" or head[:4] == b"OggS")
+    return (
+        head[4:8] in (b"ftyp", b"moov", b"mdat", b"wide", b"free")
+        or head[:4] == b"\x1a\x45\xdf\xa3"
+        or (head[:4] == b"RIFF" and head[8:12] == b"AVI ")
+        or head[:3] == b"FLV"
+        or head[:4] == b"OggS"
+    )
 
-def open_media(src: "str | Path | bytes | InputImage | InputVideo", *, name: str = "output",
-               max_pixels: int = DEFAULT_MAX_PIXELS, limits: VideoLimits = VideoLimits()) -> "InputImage | InputVideo":
+
+def open_media(
+    src: str | Path | bytes | InputImage | InputVideo,
+    *,
+    name: str = "output",
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    limits: VideoLimits = VideoLimits(),
+) -> InputImage | InputVideo:
     """An image or a video, told apart by the file's first bytes (`looks_like_video`): `open_video(src, limits)` for a
     video, `open_image(src, max_pixels)` otherwise (PIL images and arrays are images). Decoded inputs are returned as
     they are. Errors are those of `open_image` / `open_video`, naming `name`."""
@@ -256,18 +320,27 @@ def open_media(src: "str | Path | bytes | InputImage | InputVideo", *, name: str
         return open_video(bytes(src), name=name, limits=limits)
     return open_image(src, name=name, max_pixels=max_pixels)
 
+
 def poster_frame(video: InputVideo) -> InputImage:
     """The frame that stands for a video in lists and in the rater's view before playback: its first frame (index 0,
     what a browser shows before a video plays), as an `InputImage`."""
     return read_frames(video, [0])[0].image
 
-_REMUX_FORMATS = {"video/mp4": ("mp4", {"movflags": "+faststart"}), "video/webm": ("webm", {}),
-                  "video/x-matroska": ("matroska", {})}
+
+_REMUX_FORMATS = {
+    "video/mp4": ("mp4", {"movflags": "+faststart"}),
+    "video/webm": ("webm", {}),
+    "video/x-matroska": ("matroska", {}),
+}
 """Media type -> (FFmpeg muxer, its options) of the containers `without_metadata` rewrites."""
-_USER_DATA_FILTERS = {"h264": "filter_units=remove_types=6", "hevc": "filter_units=remove_types=39|40",
-                      "av1": "filter_units=remove_types=5"}
+_USER_DATA_FILTERS = {
+    "h264": "filter_units=remove_types=6",
+    "hevc": "filter_units=remove_types=39|40",
+    "av1": "filter_units=remove_types=5",
+}
 """Codec -> the FFmpeg bitstream filter that drops its units holding no picture: H.264 / HEVC SEI messages (where an
 encoder writes its name and settings, e.g. x264's "options: crf=..." string), AV1 metadata OBUs."""
+
 
 def without_metadata(video: InputVideo) -> bytes:
     """The file of `video` rewritten without what it says besides the pictures: the first video stream's packets
@@ -278,15 +351,19 @@ def without_metadata(video: InputVideo) -> bytes:
     metadata OBUs: an encoder's name and settings) are dropped (`_USER_DATA_FILTERS`). Raises InputError for another
     container kind, or when FFmpeg cannot rewrite the file."""
     if video.media_type not in _REMUX_FORMATS:
-        raise InputError(f"{video.name}: a {video.media_type} file cannot be rewritten without its metadata "
-                         f"(only {', '.join(_REMUX_FORMATS)})")
+        raise InputError(
+            f"{video.name}: a {video.media_type} file cannot be rewritten without its metadata "
+            f"(only {', '.join(_REMUX_FORMATS)})"
+        )
     av = _pyav()
     muxer, options = _REMUX_FORMATS[video.media_type]
     with _tempfile.TemporaryDirectory(prefix="masc-remux-") as folder:
         path = Path(folder) / "video"  # a file, not a buffer: MP4's index-first pass reopens what it wrote
         try:
-            with av.open(io.BytesIO(video.data), mode="r") as source, \
-                    av.open(str(path), mode="w", format=muxer, options=options) as target:
+            with (
+                av.open(io.BytesIO(video.data), mode="r") as source,
+                av.open(str(path), mode="w", format=muxer, options=options) as target,
+            ):
                 stream = source.streams.video[0]
                 copy = target.add_stream_from_template(stream)
                 units = _USER_DATA_FILTERS.get(stream.codec_context.name)
@@ -304,9 +381,11 @@ def without_metadata(video: InputVideo) -> bytes:
             raise InputError(f"{video.name}: the video could not be rewritten without its metadata ({exc})") from None
         return path.read_bytes()
 
+
 def read_frames(video: InputVideo, indices: Sequence[int]) -> list[VideoFrame]:
     """The frames at `indices` (non-decreasing; repeats give the same frame again), decoded in this thread."""
     return list(_sampled_frames(video, _check_indices(video, indices), threading_event=None))
+
 
 def iter_frames(video: InputVideo, indices: Sequence[int], *, prefetch: int = 4) -> Iterator[VideoFrame]:
     """Like `read_frames`, but a background thread decodes (and PNG-encodes and hashes) up to `prefetch` frames ahead
@@ -317,12 +396,14 @@ def iter_frames(video: InputVideo, indices: Sequence[int], *, prefetch: int = 4)
         raise InputError(f"prefetch must be >= 1, got {prefetch}")
     return _prefetched(video, wanted, prefetch)
 
+
 def _pyav():
     try:
         import av
     except ImportError:  # pragma: no cover - av is a pinned runtime dependency
         raise InputError("video support needs PyAV: pip install -r requirements.txt") from None
     return av
+
 
 def _declared_duration(container, stream) -> float | None:
     """Seconds the video stream (or, for a container holding only video, the container) says it lasts."""
@@ -333,10 +414,12 @@ def _declared_duration(container, stream) -> float | None:
         return container.duration / 1_000_000
     return None
 
+
 def _frame_time(frame, position: int, rate: float) -> float:
     if frame.pts is not None and frame.time_base is not None:
         return float(frame.pts * frame.time_base)
     return position / rate if rate > 0 else float(position)
+
 
 def _decode_video(container, stream, label: str):
     """The decoded frames of `stream` in presentation order; FFmpeg errors become `InputError` naming the frame."""
@@ -350,16 +433,19 @@ def _decode_video(container, stream, label: str):
         except StopIteration:
             return
         except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
-            raise InputError(f"{label}: the video is damaged or truncated after frame {position} ({exc}); "
-                             "re-export or re-upload it") from None
+            raise InputError(
+                f"{label}: the video is damaged or truncated after frame {position} ({exc}); re-export or re-upload it"
+            ) from None
         position += 1
         yield frame
+
 
 def _video_media_type(format_name: str, codec: str) -> str:
     media_type = _VIDEO_MEDIA_TYPES.get(format_name, "application/octet-stream")
     if media_type == "video/webm" and codec not in ("vp8", "vp9", "av1"):
         return "video/x-matroska"
     return media_type
+
 
 def _check_indices(video: InputVideo, indices: Sequence[int]) -> list[int]:
     wanted = [int(i) for i in indices]
@@ -368,6 +454,7 @@ def _check_indices(video: InputVideo, indices: Sequence[int]) -> list[int]:
     if wanted and (wanted[0] < 0 or wanted[-1] >= video.frame_count):
         raise InputError(f"{video.name}: frame indices must lie in 0..{video.frame_count - 1}, got {wanted}")
     return wanted
+
 
 def _sampled_frames(video: InputVideo, wanted: list[int], threading_event) -> Iterator[VideoFrame]:
     """Decode `video` from the start and yield a `VideoFrame` for each entry of `wanted` (sorted), stopping after
@@ -387,17 +474,24 @@ def _sampled_frames(video: InputVideo, wanted: list[int], threading_event) -> It
             if position != wanted[k]:
                 continue
             pixels = Image.fromarray(frame.to_ndarray(format="rgb24"), mode="RGB")
-            item = VideoFrame(index=position, time_s=_frame_time(frame, position, rate),
-                              image=open_image(pixels, name=f"{video.name} frame {position}"))
+            item = VideoFrame(
+                index=position,
+                time_s=_frame_time(frame, position, rate),
+                image=open_image(pixels, name=f"{video.name} frame {position}"),
+            )
             while k < len(wanted) and wanted[k] == position:
                 yield item
                 k += 1
             if k == len(wanted):
                 return
-    raise InputError(f"{label}: the video ended before frame {wanted[k]} although it had {video.frame_count} frames "
-                     "when opened; re-upload it")
+    raise InputError(
+        f"{label}: the video ended before frame {wanted[k]} although it had {video.frame_count} frames "
+        "when opened; re-upload it"
+    )
+
 
 _DONE = object()
+
 
 def _prefetched(video: InputVideo, wanted: list[int], prefetch: int) -> Iterator[VideoFrame]:
     items: _queue.Queue = _queue.Queue(maxsize=prefetch)

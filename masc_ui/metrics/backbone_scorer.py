@@ -1,14 +1,16 @@
 """The thin stateful shell shared by the embedding metrics: check inputs, get the shared backbone lazily,
 compute, wrap each number in a `MetricValue` with provenance. The math lives in the subclasses' `_compute`.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..models.auto_profile import effective_model_ids, ensure_demo_checkpoints
-from ..models.profiles import ModelIds
 from ..models.loaded_models import ModelRegistry
+from ..models.profiles import ModelIds
 from ..settings import Settings
 from .base import MetricSpec, Needs, check_inputs, check_params, nan_value
 from .provenance import make_provenance
@@ -27,8 +29,9 @@ class BackboneScorer(ABC):
     MODEL_FIELDS: tuple[str, ...] = ()
     """The `ModelIds` fields of its checkpoints (written on first use in the demo profile when missing)."""
 
-    def __init__(self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None,
-                 **params: Any) -> None:
+    def __init__(
+        self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None, **params: Any
+    ) -> None:
         check_params(spec.name, params, list(self.PARAMS))
         self.spec = spec
         self.settings = settings
@@ -46,8 +49,14 @@ class BackboneScorer(ABC):
 
     def provenance(self) -> dict[str, Any]:
         info = self.backbone().info
-        return make_provenance(model_id=info.model_id, revision=info.revision, params=self.params,
-                               device=info.device, dtype=info.dtype, **self._extra_provenance(info))
+        return make_provenance(
+            model_id=info.model_id,
+            revision=info.revision,
+            params=self.params,
+            device=info.device,
+            dtype=info.dtype,
+            **self._extra_provenance(info),
+        )
 
     def score(self, samples: Sequence[Sample], *, missing: str = "raise") -> list[MetricValue]:
         """One `MetricValue` per sample, in order; see `masc_ui.metrics.base.Scorer.score` for `missing`."""
@@ -58,11 +67,13 @@ class BackboneScorer(ABC):
         backbone = self.backbone()
         provenance = self.provenance()
         computed = self._compute([samples[i] for i in check.ok], backbone) if check.ok else []
-        values: list[MetricValue] = [nan_value(self.spec.name, check.reasons.get(i, ""), provenance)
-                                     for i in range(len(samples))]
+        values: list[MetricValue] = [
+            nan_value(self.spec.name, check.reasons.get(i, ""), provenance) for i in range(len(samples))
+        ]
         for i, (value, reason, extras) in zip(check.ok, computed):
-            values[i] = MetricValue(metric=self.spec.name, value=float(value), reason=reason, extras=extras,
-                                    provenance=provenance)
+            values[i] = MetricValue(
+                metric=self.spec.name, value=float(value), reason=reason, extras=extras, provenance=provenance
+            )
         return values
 
     def _validate(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """What every metric declares once (`MetricSpec`), the one scorer interface (`Scorer`), and the shared
 check of a batch's inputs. No torch here: the UI, exports and agreement analysis read specs only.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..errors import InputError
 from .sample import MetricValue, Sample
@@ -13,11 +15,15 @@ from .sample import MetricValue, Sample
 MASK_NEEDS = ("none", "out", "ref", "both")
 FAMILIES = {
     "masc": ("MaSC", "Concept Preservation and Prompt Following from one SigLIP2 pass, with patch maps."),
-    "clip": ("CLIP family", "Embedding cosines of CLIP-architecture models: CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore, "
-                            "PickScore."),
+    "clip": (
+        "CLIP family",
+        "Embedding cosines of CLIP-architecture models: CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore, PickScore.",
+    ),
     "dino": ("DINO family", "Self-supervised ViT embeddings of output and reference."),
-    "vqa": ("Image-text questions", "A vision-language model asked whether the output shows the prompt: VQAScore, "
-                                    "ITMScore."),
+    "vqa": (
+        "Image-text questions",
+        "A vision-language model asked whether the output shows the prompt: VQAScore, ITMScore.",
+    ),
     "faces": ("Faces", "Face identity and face quality, on detected and aligned faces."),
     "quality": ("Quality and preference", "Single-image scores of how an output looks (art-likeness, preference)."),
     "video": ("Video (subject-to-video)", "OpenS2V's video scores, and the image metrics frame by frame."),
@@ -92,8 +98,12 @@ class MetricSpec:
 
     @property
     def needs(self) -> Needs:
-        return Needs(out_mask=self.needs_masks in ("out", "both"), ref_masks=self.needs_masks in ("ref", "both"),
-                     prompt=self.needs_prompt, reference=self.needs_reference)
+        return Needs(
+            out_mask=self.needs_masks in ("out", "both"),
+            ref_masks=self.needs_masks in ("ref", "both"),
+            prompt=self.needs_prompt,
+            reference=self.needs_reference,
+        )
 
     def in_range(self, value: float) -> bool:
         lo, hi = self.range
@@ -141,8 +151,9 @@ def check_inputs(metric: str, needs: Needs, samples: Sequence[Sample], missing: 
     return check
 
 
-def nan_value(metric: str, reason: str, provenance: dict[str, Any],
-              extras: dict[str, Any] | None = None) -> MetricValue:
+def nan_value(
+    metric: str, reason: str, provenance: dict[str, Any], extras: dict[str, Any] | None = None
+) -> MetricValue:
     """A NaN `MetricValue` with its reason."""
     return MetricValue(metric=metric, value=float("nan"), reason=reason, extras=extras or {}, provenance=provenance)
 

@@ -3,9 +3,10 @@
 A backbone (CLIP, PickScore, DINO) owns one `EmbeddingCache` for images and one for texts, so every metric
 reading that backbone (CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore) shares one forward per distinct image.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -21,10 +22,12 @@ class EmbeddingCache(LruCache[np.ndarray]):
             raise InputError(f"embedding cache size must be >= 1, got {max_items}")
         super().__init__(max_items)
 
-    def get_or_compute_many(self, keys: Sequence[Hashable], items: Sequence[object],
-                            compute: Callable[[list[object]], np.ndarray]) -> np.ndarray:
+    def get_or_compute_many(
+        self, keys: Sequence[Hashable], items: Sequence[object], compute: Callable[[list[object]], np.ndarray]
+    ) -> np.ndarray:
         """Vectors (N, D) for `items` (keyed by `keys`): cached ones as they are, the distinct missing ones in
         one `compute(missing_items) -> (M, D)` call, in first-seen order."""
         vecs = self.get_many_or_compute(
-            keys, items, lambda todo: [np.ascontiguousarray(v, dtype=np.float32) for v in compute(todo)])
+            keys, items, lambda todo: [np.ascontiguousarray(v, dtype=np.float32) for v in compute(todo)]
+        )
         return np.stack(vecs) if keys else np.zeros((0, 0), np.float32)

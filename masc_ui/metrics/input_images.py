@@ -4,9 +4,11 @@
 shared by N samples of a batch is the same object N times, so it is converted once here. `InputImage`s (what
 the edges build) pass through unchanged.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..imaging import InputImage, as_input_image
 

@@ -1,4 +1,5 @@
 """The provenance dict recorded with every metric value: which weights, which parameters, which code."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,8 +34,15 @@ def checkpoint_revision(model_id: str, config: Any = None, *, cache_dir: str | N
     return commit or "unknown"
 
 
-def make_provenance(*, model_id: str | None, revision: str | None, params: dict[str, Any], device: str | None,
-                    dtype: torch.dtype | str | None, **more: Any) -> dict[str, Any]:
+def make_provenance(
+    *,
+    model_id: str | None,
+    revision: str | None,
+    params: dict[str, Any],
+    device: str | None,
+    dtype: torch.dtype | str | None,
+    **more: Any,
+) -> dict[str, Any]:
     """`{model_id, revision, params, device, dtype, code_version}`, JSON-able (tuples become lists).
 
     Anything else that identifies the computation (`more`, e.g. PickScore's `processor_id`, DINO's `preprocess`)
@@ -42,5 +50,11 @@ def make_provenance(*, model_id: str | None, revision: str | None, params: dict[
     """
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    return {"model_id": model_id, "revision": revision, "params": json_safe({**params, **more}),
-            "device": device, "dtype": dtype, "code_version": code_version()}
+    return {
+        "model_id": model_id,
+        "revision": revision,
+        "params": json_safe({**params, **more}),
+        "device": device,
+        "dtype": dtype,
+        "code_version": code_version(),
+    }

@@ -11,11 +11,13 @@ for samples whose output is an image or a video (`metrics_for(samples)`: what "a
     >>> get_spec("clipscore").range
     (0.0, 2.5)
 """
+
 from __future__ import annotations
 
 import importlib
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..models.loaded_models import ModelRegistry
@@ -29,110 +31,251 @@ _DREAMBOOTH = "DreamBooth (Ruiz et al., CVPR 2023); DreamBench++ (Peng et al., I
 _OPENS2V = "OpenS2V-Nexus (Yuan et al., NeurIPS 2025 D&B, arXiv 2505.20292), eval/ scripts"
 
 _METRICS: tuple[tuple[MetricSpec, str], ...] = (
-    (MetricSpec(
-        "cp", "MaSC CP", _COS, True,
-        "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
-        "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
-        _MASC_PAPER, needs_masks="ref", needs_reference=True,
-        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold"), family="masc"),
-     "masc_ui.metrics.masc.scorer:MaSCScorer"),
-    (MetricSpec(
-        "pf", "MaSC PF", _COS, True,
-        "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
-        "attention-pooling head and the pooled text of the subject-stripped prompt.",
-        _MASC_PAPER, needs_masks="out", needs_prompt=True, needs_reference=True,
-        backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper"), family="masc"),
-     "masc_ui.metrics.masc.scorer:MaSCScorer"),
-    (MetricSpec(
-        "clip_i", "CLIP-I", _COS, True,
-        "Cosine of the CLIP image embeddings of output and reference; several references: their mean.",
-        _DREAMBOOTH, needs_reference=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip.family:ClipImageScorer"),
-    (MetricSpec(
-        "clip_i_seg", "CLIP-I-Seg", _COS, True,
-        "CLIP-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
-        "margin, against the reference (optionally segmented the same way); several references: mean.",
-        "idea of KnowCusBench/MoKus; exact recipe ours (unpublished there)", needs_masks="out",
-        needs_reference=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip.seg:ClipSegScorer"),
-    (MetricSpec(
-        "clip_t", "CLIP-T", _COS, True,
-        "Cosine of the CLIP text embedding of the full prompt (77 tokens, not stripped) and the output's "
-        "image embedding.",
-        "Textual Inversion (Gal et al., ICLR 2023); DreamBooth (Ruiz et al., CVPR 2023)", needs_prompt=True,
-        backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip.family:ClipTextScorer"),
-    (MetricSpec(
-        "clipscore", "CLIPScore", (0.0, 2.5), True,
-        "2.5 * max(cos, 0) of CLIP-T's cosine, per sample.",
-        "CLIPScore (Hessel et al., EMNLP 2021)", needs_prompt=True, backbone_settings=("clip_model",), family="clip"),
-     "masc_ui.metrics.clip.family:ClipScoreScorer"),
-    (MetricSpec(
-        "pickscore", "PickScore", (-100.0, 100.0), True,
-        "logit_scale.exp() (100 for PickScore_v1) * cosine of the PickScore text and image embeddings, raw "
-        "(typical values 18-23).",
-        "Pick-a-Pic (Kirstain et al., NeurIPS 2023)", needs_prompt=True,
-        backbone_settings=("pickscore_model", "pickscore_processor"), family="clip"),
-     "masc_ui.metrics.clip.pickscore:PickScoreScorer"),
-    (MetricSpec(
-        "dino_i", "DINO-I", _COS, True,
-        "Cosine of the DINO ViT-S/16 CLS tokens (resize 256 bicubic, centre crop 224, ImageNet norm) of output "
-        "and reference; several references: their mean.",
-        "DreamBooth (Ruiz et al., CVPR 2023)", needs_reference=True, backbone_settings=("dino_model",), family="dino"),
-     "masc_ui.metrics.dino.dino_i:DinoImageScorer"),
-    (MetricSpec(
-        "vqascore", "VQAScore", (0.0, 1.0), True,
-        'P("Yes") of a VLM asked \'Does this figure show "{prompt}"? Please answer yes or no.\' about the output '
-        "(full prompt): CLIP-FlanT5 = exp(-mean cross-entropy of Yes+EOS, teacher-forced); chat VLMs = softmax "
-        "of one forward's last logits at the first token of Yes.",
-        "VQAScore (Lin et al., ECCV 2024); t2v_metrics", needs_prompt=True, backbone_settings=("vqa_model",), family="vqa"),
-     "masc_ui.metrics.vqa.vqascore:VQAScoreScorer"),
-    (MetricSpec(
-        "itmscore", "ITMScore", (0.0, 1.0), True,
-        "softmax of BLIP-2's image-text matching head (logits averaged over the 32 queries)[match] for the output "
-        "and the full prompt truncated to 35 tokens.",
-        "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm", needs_prompt=True, backbone_settings=("itm_model",), family="vqa"),
-     "masc_ui.metrics.vqa.itmscore:ITMScoreScorer"),
-    (MetricSpec(
-        "facesim", "FaceSim", (0.0, 1.0), True,
-        "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
-        "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
-        _OPENS2V + " (get_facesim.py, facesim_cur)", needs_reference=True,
-        backbone_settings=("face_recognizer", "face_detector_dir"), family="faces"),
-     "masc_ui.metrics.faces.facesim:FaceSimScorer"),
-    (MetricSpec(
-        "facescore", "FaceScore", (-math.inf, math.inf), True,
-        "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
-        "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
-        "FaceScore (Liao et al., 2024)", backbone_settings=("facescore_model", "retinaface_weights"), family="faces"),
-     "masc_ui.metrics.faces.facescore:FaceScoreScorer"),
-    (MetricSpec(
-        "artscore", "ArtScore", (-math.inf, math.inf), True,
-        "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
-        "artwork; only relative values (rankings) mean something.",
-        "ArtScore (Chen et al., IEEE TMM 2024)", backbone_settings=("artscore_checkpoint",), family="quality"),
-     "masc_ui.metrics.quality.artscore:ArtScoreScorer"),
-    (MetricSpec(
-        "gmescore", "GmeScore", _COS, True,
-        "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
-        "embedding of the prompt (query instruction) and of each frame; multimodal (M-RoPE) position ids.",
-        _OPENS2V, needs_prompt=True, backbone_settings=("gme_model",), media="video", family="video"),
-     "masc_ui.metrics.video.gmescore:GmeScoreScorer"),
-    (MetricSpec(
-        "nexusscore", "NexusScore", (0.0, 1.0), True,
-        "32 frames; per frame and reference, image-prompted detection (OWLv2 standing in for YOLO-World); crops with "
-        "confidence > 0.6 and GME text similarity to the class label > 0.30 are scored by GME image similarity to "
-        "the reference; mean of the kept similarities divided by the number of frames with a detection (v1.1 rule, "
-        "OpenS2V issue #36).",
-        _OPENS2V, needs_reference=True, backbone_settings=("gme_model", "nexus_detector"), media="video", family="video"),
-     "masc_ui.metrics.video.nexusscore:NexusScoreScorer"),
-    (MetricSpec(
-        "naturalscore", "NaturalScore", (0.0, 1.0), True,
-        "An OpenAI-compatible chat model (default gpt-4o-2024-11-20) rates 16 frames (i * (T // 16), long side 512, "
-        "JPEG) on OpenS2V's 1-5 realism rubric; 3 calls averaged; (x - 1) / 4.",
-        _OPENS2V, backbone_settings=("judge_model", "judge_base_url", "judge_temperature", "judge_seed"),
-        media="video", family="video"),
-     "masc_ui.metrics.video.naturalscore:NaturalScoreScorer"),
+    (
+        MetricSpec(
+            "cp",
+            "MaSC CP",
+            _COS,
+            True,
+            "Mean over reference-mask patches (weight > 0.5) of each patch's best cosine to any output patch, "
+            "SigLIP2 patch tokens; several references: mean of the per-reference CPs.",
+            _MASC_PAPER,
+            needs_masks="ref",
+            needs_reference=True,
+            backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold"),
+            family="masc",
+        ),
+        "masc_ui.metrics.masc.scorer:MaSCScorer",
+    ),
+    (
+        MetricSpec(
+            "pf",
+            "MaSC PF",
+            _COS,
+            True,
+            "Cosine of SigLIP2's pooled output image with the subject's patches (mask >= 0.5) hidden from the "
+            "attention-pooling head and the pooled text of the subject-stripped prompt.",
+            _MASC_PAPER,
+            needs_masks="out",
+            needs_prompt=True,
+            needs_reference=True,
+            backbone_settings=("siglip_model", "naflex_max_patches", "fg_threshold", "stripper"),
+            family="masc",
+        ),
+        "masc_ui.metrics.masc.scorer:MaSCScorer",
+    ),
+    (
+        MetricSpec(
+            "clip_i",
+            "CLIP-I",
+            _COS,
+            True,
+            "Cosine of the CLIP image embeddings of output and reference; several references: their mean.",
+            _DREAMBOOTH,
+            needs_reference=True,
+            backbone_settings=("clip_model",),
+            family="clip",
+        ),
+        "masc_ui.metrics.clip.family:ClipImageScorer",
+    ),
+    (
+        MetricSpec(
+            "clip_i_seg",
+            "CLIP-I-Seg",
+            _COS,
+            True,
+            "CLIP-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
+            "margin, against the reference (optionally segmented the same way); several references: mean.",
+            "idea of KnowCusBench/MoKus; exact recipe ours (unpublished there)",
+            needs_masks="out",
+            needs_reference=True,
+            backbone_settings=("clip_model",),
+            family="clip",
+        ),
+        "masc_ui.metrics.clip.seg:ClipSegScorer",
+    ),
+    (
+        MetricSpec(
+            "clip_t",
+            "CLIP-T",
+            _COS,
+            True,
+            "Cosine of the CLIP text embedding of the full prompt (77 tokens, not stripped) and the output's "
+            "image embedding.",
+            "Textual Inversion (Gal et al., ICLR 2023); DreamBooth (Ruiz et al., CVPR 2023)",
+            needs_prompt=True,
+            backbone_settings=("clip_model",),
+            family="clip",
+        ),
+        "masc_ui.metrics.clip.family:ClipTextScorer",
+    ),
+    (
+        MetricSpec(
+            "clipscore",
+            "CLIPScore",
+            (0.0, 2.5),
+            True,
+            "2.5 * max(cos, 0) of CLIP-T's cosine, per sample.",
+            "CLIPScore (Hessel et al., EMNLP 2021)",
+            needs_prompt=True,
+            backbone_settings=("clip_model",),
+            family="clip",
+        ),
+        "masc_ui.metrics.clip.family:ClipScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "pickscore",
+            "PickScore",
+            (-100.0, 100.0),
+            True,
+            "logit_scale.exp() (100 for PickScore_v1) * cosine of the PickScore text and image embeddings, raw "
+            "(typical values 18-23).",
+            "Pick-a-Pic (Kirstain et al., NeurIPS 2023)",
+            needs_prompt=True,
+            backbone_settings=("pickscore_model", "pickscore_processor"),
+            family="clip",
+        ),
+        "masc_ui.metrics.clip.pickscore:PickScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "dino_i",
+            "DINO-I",
+            _COS,
+            True,
+            "Cosine of the DINO ViT-S/16 CLS tokens (resize 256 bicubic, centre crop 224, ImageNet norm) of output "
+            "and reference; several references: their mean.",
+            "DreamBooth (Ruiz et al., CVPR 2023)",
+            needs_reference=True,
+            backbone_settings=("dino_model",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dino_i:DinoImageScorer",
+    ),
+    (
+        MetricSpec(
+            "vqascore",
+            "VQAScore",
+            (0.0, 1.0),
+            True,
+            'P("Yes") of a VLM asked \'Does this figure show "{prompt}"? Please answer yes or no.\' about the output '
+            "(full prompt): CLIP-FlanT5 = exp(-mean cross-entropy of Yes+EOS, teacher-forced); chat VLMs = softmax "
+            "of one forward's last logits at the first token of Yes.",
+            "VQAScore (Lin et al., ECCV 2024); t2v_metrics",
+            needs_prompt=True,
+            backbone_settings=("vqa_model",),
+            family="vqa",
+        ),
+        "masc_ui.metrics.vqa.vqascore:VQAScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "itmscore",
+            "ITMScore",
+            (0.0, 1.0),
+            True,
+            "softmax of BLIP-2's image-text matching head (logits averaged over the 32 queries)[match] for the output "
+            "and the full prompt truncated to 35 tokens.",
+            "BLIP-2 (Li et al., ICML 2023); t2v_metrics blip2-itm",
+            needs_prompt=True,
+            backbone_settings=("itm_model",),
+            family="vqa",
+        ),
+        "masc_ui.metrics.vqa.itmscore:ITMScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "facesim",
+            "FaceSim",
+            (0.0, 1.0),
+            True,
+            "max(0, cos) of CurricularFace IR-101 embeddings of the largest face of output and reference (SCRFD "
+            "detection, 5-point ArcFace alignment); several references: mean; NaN when either has no face.",
+            _OPENS2V + " (get_facesim.py, facesim_cur)",
+            needs_reference=True,
+            backbone_settings=("face_recognizer", "face_detector_dir"),
+            family="faces",
+        ),
+        "masc_ui.metrics.faces.facesim:FaceSimScorer",
+    ),
+    (
+        MetricSpec(
+            "facescore",
+            "FaceScore",
+            (-math.inf, math.inf),
+            True,
+            "Raw head output of the ImageReward-style BLIP reward model with the text 'A face.' on each face "
+            "(RetinaFace, score >= 0.9) of the output; several faces: mean; NaN when no face.",
+            "FaceScore (Liao et al., 2024)",
+            backbone_settings=("facescore_model", "retinaface_weights"),
+            family="faces",
+        ),
+        "masc_ui.metrics.faces.facescore:FaceScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "artscore",
+            "ArtScore",
+            (-math.inf, math.inf),
+            True,
+            "ResNet-50 regression head output on the output squashed to 224x224; higher = more like authentic "
+            "artwork; only relative values (rankings) mean something.",
+            "ArtScore (Chen et al., IEEE TMM 2024)",
+            backbone_settings=("artscore_checkpoint",),
+            family="quality",
+        ),
+        "masc_ui.metrics.quality.artscore:ArtScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "gmescore",
+            "GmeScore",
+            _COS,
+            True,
+            "Mean over 32 evenly sampled frames (numpy.linspace, first and last) of the cosine between the GME-Qwen2-VL "
+            "embedding of the prompt (query instruction) and of each frame; multimodal (M-RoPE) position ids.",
+            _OPENS2V,
+            needs_prompt=True,
+            backbone_settings=("gme_model",),
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.gmescore:GmeScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "nexusscore",
+            "NexusScore",
+            (0.0, 1.0),
+            True,
+            "32 frames; per frame and reference, image-prompted detection (OWLv2 standing in for YOLO-World); crops with "
+            "confidence > 0.6 and GME text similarity to the class label > 0.30 are scored by GME image similarity to "
+            "the reference; mean of the kept similarities divided by the number of frames with a detection (v1.1 rule, "
+            "OpenS2V issue #36).",
+            _OPENS2V,
+            needs_reference=True,
+            backbone_settings=("gme_model", "nexus_detector"),
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.nexusscore:NexusScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "naturalscore",
+            "NaturalScore",
+            (0.0, 1.0),
+            True,
+            "An OpenAI-compatible chat model (default gpt-4o-2024-11-20) rates 16 frames (i * (T // 16), long side 512, "
+            "JPEG) on OpenS2V's 1-5 realism rubric; 3 calls averaged; (x - 1) / 4.",
+            _OPENS2V,
+            backbone_settings=("judge_model", "judge_base_url", "judge_temperature", "judge_seed"),
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.naturalscore:NaturalScoreScorer",
+    ),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
 _FACTORIES = {spec.name: factory for spec, factory in _METRICS}
@@ -155,8 +298,16 @@ def get_spec(name: str) -> MetricSpec:
         raise InputError(f"unknown metric {name!r}; known metrics: {', '.join(_SPECS)}") from None
 
 
-def external_metric_spec(name: str, lo: float, hi: float, higher_is_better: bool = True, *,
-                         display_name: str | None = None, convention: str = "", paper: str = "") -> MetricSpec:
+def external_metric_spec(
+    name: str,
+    lo: float,
+    hi: float,
+    higher_is_better: bool = True,
+    *,
+    display_name: str | None = None,
+    convention: str = "",
+    paper: str = "",
+) -> MetricSpec:
     """Declare a metric whose values are imported, not computed (e.g. a GPT-4o judge's 0-4 ratings from a
     benchmark). It has no scorer; whoever imports its values keeps this spec with them."""
     if not isinstance(name, str) or not name.strip():
@@ -167,9 +318,15 @@ def external_metric_spec(name: str, lo: float, hi: float, higher_is_better: bool
         lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
         raise InputError(f"external metric {name}: range bounds must be numbers, got ({lo!r}, {hi!r})") from None
-    return MetricSpec(name, display_name or name, (lo, hi), bool(higher_is_better),
-                      convention or f"Imported values in [{lo:g}, {hi:g}], not computed here.", paper,
-                      external=True)
+    return MetricSpec(
+        name,
+        display_name or name,
+        (lo, hi),
+        bool(higher_is_better),
+        convention or f"Imported values in [{lo:g}, {hi:g}], not computed here.",
+        paper,
+        external=True,
+    )
 
 
 def parse_metric_names(text: str | Iterable[str], media: str | None = "image") -> list[str]:
@@ -199,8 +356,9 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     return factory(spec, settings, models, **params)
 
 
-def metrics_for(samples: Sequence[Any], settings: Settings | None = None, *,
-                video: bool | None = None) -> list[MetricSpec]:
+def metrics_for(
+    samples: Sequence[Any], settings: Settings | None = None, *, video: bool | None = None
+) -> list[MetricSpec]:
     """The built-in metrics that apply to `samples`: every image metric (applied per frame to a video output), plus
     the video metrics when some sample's output is a video (or when `video` says so). With `settings`, NaturalScore
     is left out while its judge cannot be asked (OpenAI's API without `MASC_JUDGE_API_KEY`): "all" never fails on a
@@ -218,8 +376,9 @@ def metrics_for(samples: Sequence[Any], settings: Settings | None = None, *,
     return specs
 
 
-def resolve_metric_names(names: str | Iterable[str], samples: Sequence[Any], settings: Settings | None = None, *,
-                         video: bool | None = None) -> list[str]:
+def resolve_metric_names(
+    names: str | Iterable[str], samples: Sequence[Any], settings: Settings | None = None, *, video: bool | None = None
+) -> list[str]:
     """`"all"` -> the names of `metrics_for(samples, settings, video=video)`; otherwise the given names (of either
     media), validated."""
     items = [p.strip() for p in names.split(",")] if isinstance(names, str) else [str(p).strip() for p in names]
@@ -228,10 +387,16 @@ def resolve_metric_names(names: str | Iterable[str], samples: Sequence[Any], set
     return parse_metric_names(items, media=None)
 
 
-def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], settings: Settings,
-                  models: ModelRegistry | None = None, *, missing: str = "raise",
-                  params: Mapping[str, Mapping[str, Any]] | None = None,
-                  chunk_size: int = 256) -> dict[str, list[MetricValue]]:
+def score_metrics(
+    samples: Sequence[Sample],
+    names: str | Iterable[str],
+    settings: Settings,
+    models: ModelRegistry | None = None,
+    *,
+    missing: str = "raise",
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    chunk_size: int = 256,
+) -> dict[str, list[MetricValue]]:
     """Every requested metric for every sample, images and videos alike: name -> one `MetricValue` per sample, in
     order. `names`: `"all"` (see `metrics_for`) or metric names of either media.
 
@@ -266,25 +431,28 @@ def score_metrics(samples: Sequence[Sample], names: str | Iterable[str], setting
             check_inputs(name, scorer.needs, samples, missing)
         for name, scorer in on_videos.items():
             if images:
-                raise InputError(f"{name} judges videos: the output of sample {images[0]} is an image; give a video "
-                                 "output or leave this metric out")
+                raise InputError(
+                    f"{name} judges videos: the output of sample {images[0]} is an image; give a video "
+                    "output or leave this metric out"
+                )
             check_video_inputs(name, scorer.needs, [as_video_sample(samples[i]) for i in videos], missing)
     results: dict[str, list[MetricValue | None]] = {name: [None] * len(samples) for name in wanted}
     for start in range(0, len(images), chunk_size):
-        chunk = images[start:start + chunk_size]
+        chunk = images[start : start + chunk_size]
         for name, values in score_image_chunk([samples[i] for i in chunk], on_images, missing).items():
             for i, value in zip(chunk, values):
                 results[name][i] = value
     if videos:
         video_samples = [samples[i] for i in videos]
-        scored = (score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos)
-                  if on_images else {})
+        scored = (
+            score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos) if on_images else {}
+        )
         for name, scorer in on_videos.items():
             scored[name] = scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
         for name, values in scored.items():
             for i, value in zip(videos, values):
                 results[name][i] = value
-    for name, scorer in on_videos.items():
+    for name in on_videos:
         for i in images:
             results[name][i] = _nan(name, f"{name} judges videos: the output of sample {i} is an image")
     return {name: [v for v in values if v is not None] for name, values in results.items()}
@@ -308,8 +476,14 @@ def _nan(name: str, reason: str) -> MetricValue:
     return MetricValue(metric=name, value=math.nan, reason=reason)
 
 
-def score_video_metrics(samples: Sequence[Any], names: str | Iterable[str], settings: Settings,
-                        models: ModelRegistry | None = None, *, missing: str = "raise") -> dict[str, list[MetricValue]]:
+def score_video_metrics(
+    samples: Sequence[Any],
+    names: str | Iterable[str],
+    settings: Settings,
+    models: ModelRegistry | None = None,
+    *,
+    missing: str = "raise",
+) -> dict[str, list[MetricValue]]:
     """Every requested video metric (`"all"` = gmescore, nexusscore, naturalscore) for every
     `masc_ui.metrics.video.sample.VideoSample`: name -> one `MetricValue` per sample, in order. GmeScore and
     NexusScore share one GME embedder (and its caches). Inputs are checked for every metric before any model runs."""

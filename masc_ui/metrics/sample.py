@@ -1,4 +1,5 @@
 """What every scorer consumes and produces: plain dataclasses, no torch, no storage."""
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,7 @@ class Sample:
 
     def __post_init__(self) -> None:
         refs = self.refs if isinstance(self.refs, (tuple, list)) else (self.refs,)
-        object.__setattr__(self, "refs", tuple(as_input_image(r, name=f"Sample.refs[{i}]")
-                                               for i, r in enumerate(refs)))
+        object.__setattr__(self, "refs", tuple(as_input_image(r, name=f"Sample.refs[{i}]") for i, r in enumerate(refs)))
         if not isinstance(self.out, InputVideo):
             object.__setattr__(self, "out", as_input_image(self.out, name="Sample.out"))
         object.__setattr__(self, "ref_masks", tuple(self.ref_masks))

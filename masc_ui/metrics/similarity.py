@@ -1,7 +1,8 @@
 """Pure math on embeddings: cosines of unit vectors and the published rescalings. float32 throughout."""
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -25,15 +26,16 @@ def pickscore(cos: float, logit_scale: float) -> float:
     return float(logit_scale * float(cos))
 
 
-def reference_cosines(embed: Callable[[list[Image.Image]], np.ndarray],
-                      pairs: Sequence[tuple[Image.Image, Sequence[Image.Image]]]) -> list[tuple[float, list[float]]]:
+def reference_cosines(
+    embed: Callable[[list[Image.Image]], np.ndarray], pairs: Sequence[tuple[Image.Image, Sequence[Image.Image]]]
+) -> list[tuple[float, list[float]]]:
     """For each (output, references) pair: (mean over references of cos(out, ref), the per-reference cosines).
     `embed(images) -> (N, D)` unit vectors is called once for all the images of all pairs."""
     images = [out for out, _ in pairs] + [ref for _, refs in pairs for ref in refs]
     emb = embed(images) if images else np.zeros((0, 0), np.float32)
     results, start = [], len(pairs)
     for k, (_, refs) in enumerate(pairs):
-        per_ref = cosines(emb[k], emb[start:start + len(refs)])
+        per_ref = cosines(emb[k], emb[start : start + len(refs)])
         start += len(refs)
         results.append((float(np.mean(per_ref)), [float(c) for c in per_ref]))
     return results

@@ -1,5 +1,6 @@
 """`MetricValue` as a plain JSON-able record (NaN -> None), the form that crosses into storage, exports and
 `--json` output."""
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,13 @@ from .sample import MetricValue
 
 def metric_record(value: MetricValue) -> dict[str, Any]:
     """`{metric, value (None for NaN), reason, extras, provenance}`; safe for `json.dumps(allow_nan=False)`."""
-    return {"metric": value.metric, "value": json_safe(value.value), "reason": value.reason,
-            "extras": json_safe(value.extras), "provenance": json_safe(value.provenance)}
+    return {
+        "metric": value.metric,
+        "value": json_safe(value.value),
+        "reason": value.reason,
+        "extras": json_safe(value.extras),
+        "provenance": json_safe(value.provenance),
+    }
 
 
 def json_safe(obj: Any) -> Any:

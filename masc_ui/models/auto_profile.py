@@ -7,6 +7,7 @@ probe (`hub_probe.hub_unreachable`, at most `PROBE_TIMEOUT_S` seconds, no retrie
 asked at all. So an offline machine picks `demo` in about a second instead of waiting through
 huggingface_hub's five retries with backoff.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,18 +15,26 @@ from pathlib import Path
 from ..errors import ModelUnavailableError
 from ..settings import Settings
 from .hub_probe import PROBE_TIMEOUT_S, cached_config, hub_endpoint, hub_offline, hub_unreachable
+from .loaded_models import ModelRegistry
 from .loading import is_local, load_pretrained
 from .profiles import DEMO_NAMES, ModelIds, model_ids
-from .loaded_models import ModelRegistry
 
 CHECKED = ("siglip", "clip", "pickscore", "pickscore_processor", "dino")
 """The metric backbones whose configs `auto` tries to load; segmentation models are checked by their own loaders."""
-_SETTING = {"siglip": "siglip_model", "clip": "clip_model", "pickscore": "pickscore_model",
-            "pickscore_processor": "pickscore_processor", "dino": "dino_model", "gme": "gme_model",
-            "nexus_detector": "nexus_detector", "facescore": "facescore_model", "face_recognizer": "face_recognizer",
-            "artscore": "artscore_checkpoint",
-            "vqa": "vqa_model",
-            "itm": "itm_model"}
+_SETTING = {
+    "siglip": "siglip_model",
+    "clip": "clip_model",
+    "pickscore": "pickscore_model",
+    "pickscore_processor": "pickscore_processor",
+    "dino": "dino_model",
+    "gme": "gme_model",
+    "nexus_detector": "nexus_detector",
+    "facescore": "facescore_model",
+    "face_recognizer": "face_recognizer",
+    "artscore": "artscore_checkpoint",
+    "vqa": "vqa_model",
+    "itm": "itm_model",
+}
 
 
 def resolve_auto_profile(settings: Settings, models: ModelRegistry | None = None) -> tuple[str, str]:
@@ -56,8 +65,9 @@ def ensure_demo_checkpoints(settings: Settings, fields: tuple[str, ...], models:
     from .demo import write_demo_weights
 
     ids = model_ids(settings, "demo")
-    names = [DEMO_NAMES[f] for f in fields
-             if getattr(settings, _SETTING[f]) is None and not Path(getattr(ids, f)).exists()]
+    names = [
+        DEMO_NAMES[f] for f in fields if getattr(settings, _SETTING[f]) is None and not Path(getattr(ids, f)).exists()
+    ]
     if not names:
         return
     names = list(dict.fromkeys(names))
@@ -93,11 +103,14 @@ def _probe(ids: ModelIds) -> tuple[str, str]:
         if failure:
             return "demo", failure
     if not remote:
-        return "paper", ("the paper profile's backbone configs are all on this machine (local folders or the "
-                         "Hugging Face cache)")
+        return "paper", (
+            "the paper profile's backbone configs are all on this machine (local folders or the Hugging Face cache)"
+        )
     name, model_id = remote[0]
-    missing = (f"the paper {name} Hugging Face model {model_id!r} could not be loaded: it is not in the local "
-               "Hugging Face cache")
+    missing = (
+        f"the paper {name} Hugging Face model {model_id!r} could not be loaded: it is not in the local "
+        "Hugging Face cache"
+    )
     if hub_offline():
         return "demo", f"{DEMO_BECAUSE}{missing} and HF_HUB_OFFLINE is set"
     problem = hub_unreachable(PROBE_TIMEOUT_S)

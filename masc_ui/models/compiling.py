@@ -7,12 +7,14 @@ measurably faster, after a first call that compiles for 20-30 s per new input sh
 (`MaSC(compile=True)`), for hardware where it pays (GPUs, untested here). Inductor reorders sums: float32 with
 compilation is close to, but not bit-for-bit, the eager float32 of the exact mode.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -48,8 +50,14 @@ class CompiledForward:
         backend: the torch.compile backend (`inductor`; tests pass a failing one).
     """
 
-    def __init__(self, module: torch.nn.Module, device: str, *, enabled: bool = True,
-                 backend: str | Callable[..., Any] = "inductor") -> None:
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        device: str,
+        *,
+        enabled: bool = True,
+        backend: str | Callable[..., Any] = "inductor",
+    ) -> None:
         self.module = module
         self.fallback_reason: str | None = None
         self._compiled: Callable[..., Any] | None = None

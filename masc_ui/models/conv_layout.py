@@ -7,6 +7,7 @@ on the idle 2-core build machine (AMD EPYC, AVX-512, torch 2.14.1, 2026-12-01): 
 1.01x). The layout changes only the order of the additions (float32 rounding: tested within 1e-5 of independent
 computations). Not measured on a GPU, so CUDA keeps the default layout.
 """
+
 from __future__ import annotations
 
 import torch

@@ -9,6 +9,7 @@ huggingface_hub's retries with exponential backoff (five rounds, ~23 s).
   daemon thread joined for at most `timeout_s` seconds, so that a DNS lookup that hangs cannot hold start-up
   longer than that. Any HTTP answer, even an error status, means reachable.
 """
+
 from __future__ import annotations
 
 import threading

@@ -1,10 +1,12 @@
 """The one owner of loaded models: lazy, once per process, thread-safe."""
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any
 
 
 class ModelRegistry:
@@ -21,7 +23,8 @@ class ModelRegistry:
         self._guard = threading.Lock()
         # Per context (a browser request's thread), so one session's progress never sees another's loads.
         self._watchers: ContextVar[tuple[Callable[[Hashable], None], ...]] = ContextVar(
-            f"model-load-watchers-{id(self)}", default=())
+            f"model-load-watchers-{id(self)}", default=()
+        )
 
     @contextmanager
     def reporting(self, on_load: Callable[[Hashable], None]) -> Iterator[None]:

@@ -20,10 +20,12 @@ mix silently.
 The capability report is a plain dataclass so tests (and users who know better) can hand the policy another
 machine's report instead of this one's.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -68,8 +70,11 @@ class HardwareReport:
         if self.device_type == "cpu":
             found = [n for n, ok in (("AMX", self.cpu_amx), ("AVX-512-BF16", self.cpu_avx512_bf16)) if ok]
             level = f" (kernels: {self.cpu_capability})" if self.cpu_capability else ""
-            return (f"the CPU has {' and '.join(found)}{level}" if found
-                    else f"the CPU has neither AMX nor AVX-512-BF16{level}")
+            return (
+                f"the CPU has {' and '.join(found)}{level}"
+                if found
+                else f"the CPU has neither AMX nor AVX-512-BF16{level}"
+            )
         return f"{self.device_type} is not covered by the bfloat16 policy"
 
 
@@ -85,9 +90,12 @@ def hardware_report(device: str) -> HardwareReport:
             native = bool(torch.cuda.is_bf16_supported(including_emulation=False))
         return HardwareReport("cuda", cuda_bf16=native, cuda_name=torch.cuda.get_device_name(index))
     if device_type == "cpu":
-        return HardwareReport("cpu", cpu_capability=torch.backends.cpu.get_cpu_capability(),
-                              cpu_avx512_bf16=_cpu_flag("_is_avx512_bf16_supported"),
-                              cpu_amx=_cpu_flag("_is_amx_tile_supported"))
+        return HardwareReport(
+            "cpu",
+            cpu_capability=torch.backends.cpu.get_cpu_capability(),
+            cpu_avx512_bf16=_cpu_flag("_is_avx512_bf16_supported"),
+            cpu_amx=_cpu_flag("_is_amx_tile_supported"),
+        )
     return HardwareReport(device_type)
 
 
@@ -120,8 +128,9 @@ class Precision:
         return f"{self.name} ({self.reason})"
 
 
-def precision_policy(preference: str | torch.dtype | None, device: str,
-                     hardware: HardwareReport | None = None) -> Precision:
+def precision_policy(
+    preference: str | torch.dtype | None, device: str, hardware: HardwareReport | None = None
+) -> Precision:
     """The precision for `device`: `auto`/None/"" -> bfloat16 where `hardware` (default: what torch reports for
     `device`) computes it fast, float32 elsewhere; a dtype or its name -> that dtype.
 
@@ -153,8 +162,9 @@ def dtype_name(dtype: torch.dtype) -> str:
 FLOAT32_PART = "_masc_float32_part"
 
 
-def cast_model(model: nn.Module, device: str | torch.device, dtype: torch.dtype, *,
-               float32_parts: Sequence[str] = ()) -> nn.Module:
+def cast_model(
+    model: nn.Module, device: str | torch.device, dtype: torch.dtype, *, float32_parts: Sequence[str] = ()
+) -> nn.Module:
     """`model` moved to `device` and cast to `dtype`, except its submodules named in `float32_parts` (dotted names,
     e.g. `head`, `class_head`), which keep the weights they have now and run in float32 (`keep_float32`).
 
@@ -220,7 +230,7 @@ class HeadInput:
         self.value: torch.Tensor | None = None
         self._hook: Any = None
 
-    def __enter__(self) -> "HeadInput":
+    def __enter__(self) -> HeadInput:
         self._hook = self.head.register_forward_pre_hook(self._record)
         return self
 
@@ -231,8 +241,9 @@ class HeadInput:
         self.value = args[0]
 
 
-def float32_logits(head: nn.Linear, hidden: torch.Tensor, *, softcap: float | None = None,
-                   chunk_rows: int = LOGIT_CHUNK_ROWS) -> torch.Tensor:
+def float32_logits(
+    head: nn.Linear, hidden: torch.Tensor, *, softcap: float | None = None, chunk_rows: int = LOGIT_CHUNK_ROWS
+) -> torch.Tensor:
     """`head(hidden)` computed in float32, (..., out_features) float32: the logits of a language model whose head runs
     in bfloat16, without bfloat16's rounding of the logits themselves (a logit near 30 would be a multiple of 0.125,
     moving a softmax probability by up to 6%). The head's weights are upcast `chunk_rows` rows at a time, so no
@@ -241,14 +252,15 @@ def float32_logits(head: nn.Linear, hidden: torch.Tensor, *, softcap: float | No
     x = hidden.float()
     parts = []
     for start in range(0, head.out_features, chunk_rows):
-        bias = None if head.bias is None else head.bias[start:start + chunk_rows].float()
-        parts.append(torch.nn.functional.linear(x, head.weight[start:start + chunk_rows].float(), bias))
+        bias = None if head.bias is None else head.bias[start : start + chunk_rows].float()
+        parts.append(torch.nn.functional.linear(x, head.weight[start : start + chunk_rows].float(), bias))
     logits = torch.cat(parts, dim=-1)
     return logits if softcap is None else torch.tanh(logits / softcap) * softcap
 
 
-def model_logits(forward: Callable[[], Any], head: nn.Linear, *, last_only: bool = False,
-                 softcap: float | None = None) -> torch.Tensor:
+def model_logits(
+    forward: Callable[[], Any], head: nn.Linear, *, last_only: bool = False, softcap: float | None = None
+) -> torch.Tensor:
     """The logits of `forward()`, a forward pass of the model whose LM head is `head`: the model's own `.logits` when
     the head is float32 (the exact mode's numbers, untouched), else recomputed in float32 from the head's input
     (`float32_logits`). `last_only`: only the last position's, (B, V) instead of (B, L, V)."""

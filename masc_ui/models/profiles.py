@@ -1,4 +1,5 @@
 """Model profiles: which checkpoints each profile uses (DESIGN.md "Model profiles")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -64,12 +65,19 @@ PAPER = ModelIds(
     face_recognizer="BestWishYsh/OpenS2V-Weight",
     face_detector_dir="~/.insightface/models/buffalo_l",
     retinaface="https://github.com/elliottzheng/face-detection/releases/download/0.0.1/mobilenet0.25_Final.pth",
-    artscore=("https://github.com/jchen175/ArtScore/raw/main/ckpt/"
-              "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"),
+    artscore=(
+        "https://github.com/jchen175/ArtScore/raw/main/ckpt/"
+        "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"
+    ),
 )
-FAST = replace(PAPER, siglip="google/siglip2-base-patch16-naflex", sam_variant="vit_b",
-               gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct", nexus_detector="google/owlv2-base-patch16-ensemble",
-               vqa="zhiqiulin/clip-flant5-xl")
+FAST = replace(
+    PAPER,
+    siglip="google/siglip2-base-patch16-naflex",
+    sam_variant="vit_b",
+    gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct",
+    nexus_detector="google/owlv2-base-patch16-ensemble",
+    vqa="zhiqiulin/clip-flant5-xl",
+)
 CHAT_VLM_CHOICES = ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct")
 """The chat-VLM family of VQAScore (set `vqa_model`): METRICS.md's default and its smaller choice."""
 
@@ -108,13 +116,22 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
     if base is None:
         base = demo_ids(settings.resolved_demo_weights_dir)
     overrides = {
-        "siglip": settings.siglip_model, "clip": settings.clip_model, "pickscore": settings.pickscore_model,
-        "pickscore_processor": settings.pickscore_processor, "dino": settings.dino_model,
-        "sam_variant": settings.sam_variant, "sam_checkpoint": settings.sam_checkpoint, "sam3": settings.sam3_model,
-        "vqa": settings.vqa_model, "itm": settings.itm_model,
-        "gme": settings.gme_model, "nexus_detector": settings.nexus_detector,
-        "facescore": settings.facescore_model, "face_recognizer": settings.face_recognizer,
-        "face_detector_dir": settings.face_detector_dir, "retinaface": settings.retinaface_weights,
+        "siglip": settings.siglip_model,
+        "clip": settings.clip_model,
+        "pickscore": settings.pickscore_model,
+        "pickscore_processor": settings.pickscore_processor,
+        "dino": settings.dino_model,
+        "sam_variant": settings.sam_variant,
+        "sam_checkpoint": settings.sam_checkpoint,
+        "sam3": settings.sam3_model,
+        "vqa": settings.vqa_model,
+        "itm": settings.itm_model,
+        "gme": settings.gme_model,
+        "nexus_detector": settings.nexus_detector,
+        "facescore": settings.facescore_model,
+        "face_recognizer": settings.face_recognizer,
+        "face_detector_dir": settings.face_detector_dir,
+        "retinaface": settings.retinaface_weights,
         "artscore": settings.artscore_checkpoint,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

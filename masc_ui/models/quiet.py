@@ -10,12 +10,13 @@
   not about the checkpoint being loaded (the demo and the Google checkpoints have valid ids), so a filter drops
   warnings raised inside that diff and nothing else; a checkpoint whose own ids are invalid still warns.
 """
+
 from __future__ import annotations
 
 import contextlib
 import logging
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 _CONFIG_LOGGER = "transformers.configuration_utils"
 _DIFF_FUNCTION = "recursive_diff_dict"

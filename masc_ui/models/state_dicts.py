@@ -1,10 +1,11 @@
 """Strict loading of released state dicts into modules rebuilt here: a missing, unexpected or mis-shaped key
 is a `ModelUnavailableError` that names the key, never silently ignored (METRICS.md, scorer catalogue).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import torch
 
@@ -21,7 +22,9 @@ def read_state_dict(path: Path, *, what: str, wrapper_key: str | None = None) ->
     try:
         loaded = torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:  # pickle/zip errors come in many types; all mean "not a readable state dict"
-        raise ModelUnavailableError(f"{what}: {path} is not a readable torch state dict ({exc}); re-download it") from exc
+        raise ModelUnavailableError(
+            f"{what}: {path} is not a readable torch state dict ({exc}); re-download it"
+        ) from exc
     if wrapper_key is not None and isinstance(loaded, Mapping) and isinstance(loaded.get(wrapper_key), Mapping):
         loaded = loaded[wrapper_key]
     if not isinstance(loaded, Mapping) or not all(isinstance(v, torch.Tensor) for v in loaded.values()):
@@ -29,24 +32,33 @@ def read_state_dict(path: Path, *, what: str, wrapper_key: str | None = None) ->
     return dict(loaded)
 
 
-def check_keys(expected: Mapping[str, tuple[int, ...]], found: Mapping[str, torch.Tensor], *, what: str,
-               optional: tuple[str, ...] = OPTIONAL_SUFFIXES) -> None:
+def check_keys(
+    expected: Mapping[str, tuple[int, ...]],
+    found: Mapping[str, torch.Tensor],
+    *,
+    what: str,
+    optional: tuple[str, ...] = OPTIONAL_SUFFIXES,
+) -> None:
     """Raise `ModelUnavailableError` naming the first missing, unexpected or mis-shaped key of `found` against
     `expected` (key -> shape). Keys ending in one of `optional` may be absent from `found`."""
     missing = sorted(k for k in expected if k not in found and not k.endswith(optional))
     unexpected = sorted(k for k in found if k not in expected)
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise ModelUnavailableError(f"{what}: the checkpoint lacks the key {missing[0]!r}{more}; it is not the "
-                                    "released file this model expects")
+        raise ModelUnavailableError(
+            f"{what}: the checkpoint lacks the key {missing[0]!r}{more}; it is not the released file this model expects"
+        )
     if unexpected:
         more = f" (and {len(unexpected) - 1} more)" if len(unexpected) > 1 else ""
-        raise ModelUnavailableError(f"{what}: the checkpoint has the unexpected key {unexpected[0]!r}{more}; it is "
-                                    "not the released file this model expects")
+        raise ModelUnavailableError(
+            f"{what}: the checkpoint has the unexpected key {unexpected[0]!r}{more}; it is "
+            "not the released file this model expects"
+        )
     for key, shape in expected.items():
         if key in found and tuple(found[key].shape) != tuple(shape):
-            raise ModelUnavailableError(f"{what}: key {key!r} has shape {tuple(found[key].shape)}, expected "
-                                        f"{tuple(shape)}")
+            raise ModelUnavailableError(
+                f"{what}: key {key!r} has shape {tuple(found[key].shape)}, expected {tuple(shape)}"
+            )
 
 
 def load_strict(module: torch.nn.Module, state_dict: Mapping[str, torch.Tensor], *, what: str) -> torch.nn.Module:

@@ -5,6 +5,7 @@ URL downloaded once into the cache folder, or a Hugging Face repo id holding the
 Used by the scorers whose released weights are not `save_pretrained` checkpoints (FaceSim's IR-101,
 FaceScore's `FS_model.pt`, RetinaFace, ArtScore).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,14 +32,18 @@ def resolve_weights_file(ref: str, *, filename: str, what: str, setting: str, ca
     if path.is_dir():
         inner = path / filename
         if not inner.is_file():
-            raise ModelUnavailableError(f"{what}: the folder {ref} has no {filename}. Put the released file there, "
-                                        f"or point {env} at the file itself.")
+            raise ModelUnavailableError(
+                f"{what}: the folder {ref} has no {filename}. Put the released file there, "
+                f"or point {env} at the file itself."
+            )
         return inner
     if ref.startswith(URL_PREFIXES):
         return _download(ref, what=what, env=env, cache_dir=cache_dir)
     if is_local(ref) or ref.count("/") != 1:
-        raise ModelUnavailableError(f"{what}: {ref} does not exist. Set {env} to the downloaded file (or its "
-                                    "folder), a Hugging Face repo id, or use the demo profile (tiny random weights).")
+        raise ModelUnavailableError(
+            f"{what}: {ref} does not exist. Set {env} to the downloaded file (or its "
+            "folder), a Hugging Face repo id, or use the demo profile (tiny random weights)."
+        )
     return _from_hub(ref, filename, what=what, env=env)
 
 
@@ -54,7 +59,8 @@ def _download(url: str, *, what: str, env: str, cache_dir: Path) -> Path:
     except (OSError, ValueError) as exc:
         raise ModelUnavailableError(
             f"{what}: could not download {url} ({exc}). On a machine without internet, download it elsewhere, "
-            f"copy it here and set {env} to its path.") from exc
+            f"copy it here and set {env} to its path."
+        ) from exc
     return target
 
 
@@ -67,4 +73,5 @@ def _from_hub(repo_id: str, filename: str, *, what: str, env: str) -> Path:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelUnavailableError(
             f"{what}: could not get {filename} from the Hugging Face repo {repo_id!r} ({reason}). Download it on a "
-            f"machine with internet and set {env} to the local file or folder, or use the demo profile.") from exc
+            f"machine with internet and set {env} to the local file or folder, or use the demo profile."
+        ) from exc

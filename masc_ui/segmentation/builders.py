@@ -1,8 +1,9 @@
 """Segmentation services built from `Settings`, owned by the process-wide `ModelRegistry`."""
+
 from __future__ import annotations
 
-from ..models.profiles import model_ids
 from ..models.loaded_models import ModelRegistry
+from ..models.profiles import model_ids
 from ..settings import Settings
 from .sam_service import SamService
 from .text_segmenter import TextSegmenter
@@ -17,11 +18,26 @@ def build_sam_service(settings: Settings, models: ModelRegistry | None = None, *
     """
     ids = model_ids(settings)
     models = models if models is not None else ModelRegistry()
-    key = ("sam-service", ids.sam_variant, ids.sam_checkpoint, settings.device, str(settings.resolved_cache_dir),
-           settings.dtype)
-    return models.get(key, lambda: SamService(ids.sam_variant, ids.sam_checkpoint, settings.device,
-                                              settings.resolved_cache_dir, cache_size, models=models,
-                                              dtype=settings.dtype))
+    key = (
+        "sam-service",
+        ids.sam_variant,
+        ids.sam_checkpoint,
+        settings.device,
+        str(settings.resolved_cache_dir),
+        settings.dtype,
+    )
+    return models.get(
+        key,
+        lambda: SamService(
+            ids.sam_variant,
+            ids.sam_checkpoint,
+            settings.device,
+            settings.resolved_cache_dir,
+            cache_size,
+            models=models,
+            dtype=settings.dtype,
+        ),
+    )
 
 
 def build_text_segmenter(settings: Settings, models: ModelRegistry | None = None) -> TextSegmenter:

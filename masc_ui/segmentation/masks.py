@@ -10,11 +10,13 @@ the importers, `masc-ui segment`), binarizes a soft mask at weight >= `STORED_FO
 weight >= 0.5; CLIP-I-Seg keeps pixels >= 0.5), so a stored mask keeps exactly the foreground the metrics used.
 Hard masks (bool, 0/1, 0/255) are stored as they are.
 """
+
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageColor
@@ -25,7 +27,7 @@ from ..imaging import InputImage, as_input_image, as_mask_array, load_image, loa
 
 Size = tuple[int, int]
 """(width, height) in pixels."""
-Color = Union[str, Sequence[int]]
+Color = str | Sequence[int]
 """An RGB triple 0..255 or a colour name / `#rrggbb` string."""
 
 _EIGHT_CONNECTED = np.ones((3, 3), dtype=bool)
@@ -52,8 +54,10 @@ def mask_from_editor(value: Mapping[str, Any] | None, size: Size | None = None) 
     the background's size. No layers or nothing painted -> an all-False mask.
     """
     if not isinstance(value, Mapping) or "layers" not in value:
-        raise InputError("the image editor value must be a dict with 'background', 'layers' and 'composite' "
-                         f"(gradio ImageEditor), got {type(value).__name__}")
+        raise InputError(
+            "the image editor value must be a dict with 'background', 'layers' and 'composite' "
+            f"(gradio ImageEditor), got {type(value).__name__}"
+        )
     layers = value.get("layers") or []
     if size is None:
         reference = value.get("background") if value.get("background") is not None else (layers[0] if layers else None)
@@ -70,8 +74,9 @@ def mask_from_editor(value: Mapping[str, Any] | None, size: Size | None = None) 
     return mask
 
 
-def mask_from_file(src: Union[str, Path, bytes, Image.Image], size: Size | None = None, *,
-                   name: str = "mask file") -> np.ndarray:
+def mask_from_file(
+    src: str | Path | bytes | Image.Image, size: Size | None = None, *, name: str = "mask file"
+) -> np.ndarray:
     """A mask file (PNG/JPEG/..., modes L, LA, RGB, RGBA, P, I;16, ...) read by `load_mask_file`'s rule,
     resized with nearest neighbour to `size` (W, H) when given."""
     mask = load_mask_file(src, name=name)
@@ -132,8 +137,9 @@ def mask_from_png(data: bytes) -> np.ndarray:
     return load_mask_file(data, name="mask PNG")
 
 
-def overlay_mask(image: InputImage | Image.Image, mask: object, opacity: float = 0.5, color: Color = (255, 48, 48),
-                 outline: int = 2) -> Image.Image:
+def overlay_mask(
+    image: InputImage | Image.Image, mask: object, opacity: float = 0.5, color: Color = (255, 48, 48), outline: int = 2
+) -> Image.Image:
     """`image` (RGB) with the mask tinted in `color` at `opacity` (0 = invisible, 1 = opaque) and its
     boundary drawn `outline` pixels wide at full colour (0 = no outline). A mask of another size is resized
     to the image with nearest neighbour."""
@@ -157,13 +163,17 @@ def _layer_alpha(layer: Any, name: str) -> np.ndarray:
         if layer.ndim == 3 and layer.shape[2] in (2, 4):
             alpha = layer[..., -1]
             return alpha if alpha.dtype == np.uint8 else np.asarray(as_mask_array(alpha, name=name) * 255)
-        raise InputError(f"{name}: a brush layer needs an alpha channel (H, W, 4), got shape {layer.shape}; "
-                         "create the editor with image_mode='RGBA'")
+        raise InputError(
+            f"{name}: a brush layer needs an alpha channel (H, W, 4), got shape {layer.shape}; "
+            "create the editor with image_mode='RGBA'"
+        )
     if isinstance(layer, (str, Path, bytes, Image.Image)):
         alpha = load_mask_alpha(layer, name=name)
         if alpha is None:
-            raise InputError(f"{name}: the brush layer has no transparency, so strokes cannot be told from "
-                             "the background; create the editor with image_mode='RGBA'")
+            raise InputError(
+                f"{name}: the brush layer has no transparency, so strokes cannot be told from "
+                "the background; create the editor with image_mode='RGBA'"
+            )
         return alpha
     raise InputError(f"{name}: expected a numpy array, PIL image or file path, got {type(layer).__name__}")
 
@@ -179,8 +189,11 @@ def _image_size(image: Any, name: str) -> Size:
 
 
 def _check_size(size: object) -> Size:
-    if (not isinstance(size, (tuple, list)) or len(size) != 2
-            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in size)):
+    if (
+        not isinstance(size, (tuple, list))
+        or len(size) != 2
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in size)
+    ):
         raise InputError(f"mask size must be (width, height) in whole pixels > 0, got {size!r}")
     return int(size[0]), int(size[1])
 
@@ -191,7 +204,10 @@ def _rgb(color: Color) -> tuple[int, int, int]:
             return ImageColor.getrgb(color)[:3]
         except ValueError:
             raise InputError(f"overlay colour {color!r} is not a colour name or #rrggbb") from None
-    if (isinstance(color, (tuple, list)) and len(color) == 3
-            and all(isinstance(c, (int, np.integer)) and 0 <= c <= 255 for c in color)):
+    if (
+        isinstance(color, (tuple, list))
+        and len(color) == 3
+        and all(isinstance(c, (int, np.integer)) and 0 <= c <= 255 for c in color)
+    ):
         return int(color[0]), int(color[1]), int(color[2])
     raise InputError(f"overlay colour must be (r, g, b) with 0..255 values or a colour string, got {color!r}")

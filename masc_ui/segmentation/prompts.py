@@ -4,10 +4,11 @@ Coordinates are XY pixels (x to the right, y down, origin at the top-left corner
 a point inside the image satisfies 0 <= x <= W and 0 <= y <= H. Boxes are XYXY: (left, top, right, bottom).
 Every problem raises `InputError` naming the prompt and saying what to do.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -37,11 +38,14 @@ def check_points(points: Sequence[Point] | None, size: tuple[int, int]) -> tuple
         if isinstance(label, (bool, np.bool_)):
             label = int(label)
         if not isinstance(label, (int, np.integer)) or label not in (0, 1):
-            raise InputError(f"{what}: the label must be 1 (subject, positive click) or 0 (background, negative "
-                             f"click), got {label!r}")
+            raise InputError(
+                f"{what}: the label must be 1 (subject, positive click) or 0 (background, negative "
+                f"click), got {label!r}"
+            )
         if not (0 <= x <= w and 0 <= y <= h):
-            raise InputError(f"{what} is outside the {w}x{h} image; points are (x, y) pixels with 0 <= x <= {w} "
-                             f"and 0 <= y <= {h}")
+            raise InputError(
+                f"{what} is outside the {w}x{h} image; points are (x, y) pixels with 0 <= x <= {w} and 0 <= y <= {h}"
+            )
         coords.append((x, y))
         labels.append(int(label))
     return np.asarray(coords, dtype=np.float32), np.asarray(labels, dtype=np.int32)
@@ -56,12 +60,13 @@ def check_box(box: Box | None, size: tuple[int, int]) -> np.ndarray | None:
         raise InputError(f"{what}: a box is four numbers (x0, y0, x1, y1): left, top, right, bottom in pixels")
     x0, y0, x1, y1 = (_number(v, what, name) for v, name in zip(box, ("x0", "y0", "x1", "y1")))
     if x1 <= x0 or y1 <= y0:
-        raise InputError(f"{what} is inverted or empty: boxes are (x0, y0, x1, y1) = (left, top, right, bottom) "
-                         "with x0 < x1 and y0 < y1")
+        raise InputError(
+            f"{what} is inverted or empty: boxes are (x0, y0, x1, y1) = (left, top, right, bottom) "
+            "with x0 < x1 and y0 < y1"
+        )
     w, h = size
     if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
-        raise InputError(f"{what} reaches outside the {w}x{h} image; keep 0 <= x0 < x1 <= {w} and "
-                         f"0 <= y0 < y1 <= {h}")
+        raise InputError(f"{what} reaches outside the {w}x{h} image; keep 0 <= x0 < x1 <= {w} and 0 <= y0 < y1 <= {h}")
     return np.asarray([x0, y0, x1, y1], dtype=np.float32)
 
 
@@ -71,9 +76,11 @@ def check_low_res_logits(logits: object, side: int) -> np.ndarray:
     if arr.ndim == 2:
         arr = arr[None]
     if arr.shape != (1, side, side):
-        raise InputError(f"prev_low_res_logits must have shape ({side}, {side}) or (1, {side}, {side}) for this "
-                         f"model, got {tuple(np.shape(logits))}; pass SamPrediction.best_low_res_logits of a "
-                         "prediction on the same image")
+        raise InputError(
+            f"prev_low_res_logits must have shape ({side}, {side}) or (1, {side}, {side}) for this "
+            f"model, got {tuple(np.shape(logits))}; pass SamPrediction.best_low_res_logits of a "
+            "prediction on the same image"
+        )
     if not np.isfinite(arr).all():
         raise InputError("prev_low_res_logits contains NaN or infinite values")
     return arr

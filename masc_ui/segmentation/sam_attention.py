@@ -10,6 +10,7 @@ blocks 1.2x; the encoder's output agrees with the original within float32 roundi
 `use_sdpa_attention(encoder)` swaps the modules in place; parameters are shared and keep their names, so state
 dicts load either way.
 """
+
 from __future__ import annotations
 
 import torch

@@ -1,11 +1,12 @@
 """What `SamService.encode_in_background` hands back (an `ImageEmbedding`, wrapped in a `PreEncode`), and the image
 encoder run so that it can be cancelled."""
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
-from typing import Hashable
 
 import torch
 

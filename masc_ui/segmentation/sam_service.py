@@ -13,13 +13,15 @@ cheap, stay in float32.
 
 Coordinates are XY pixels of the original image (see `prompts`), masks are bool (H, W) at the image's size.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,18 +29,18 @@ from PIL import Image
 from segment_anything.modeling import Sam
 from segment_anything.utils.transforms import ResizeLongestSide
 
+from ..caching import CacheInfo, LruCache
 from ..errors import InputError
 from ..imaging import InputImage, as_input_image
-from ..models.loading import pick_device
-from ..models.precision import precision_policy
 from ..models.loaded_models import ModelRegistry
+from ..models.loading import pick_device
+from ..models.nets.sam_variants import build_sam, sam_architecture
+from ..models.precision import precision_policy
 from ..settings import Settings
-from ..caching import CacheInfo, LruCache
 from .prompts import Box, Point, check_box, check_low_res_logits, check_points
 from .sam_attention import use_sdpa_attention
 from .sam_background import EncodeCancelled, ImageEmbedding, PreEncode, encode_cancellable
 from .sam_checkpoints import resolve_checkpoint
-from ..models.nets.sam_variants import build_sam, sam_architecture
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ class SamPrediction:
     @property
     def best_low_res_logits(self) -> np.ndarray:
         """float32 (1, L, L): the best mask's logits, the `prev_low_res_logits` of the next click."""
-        return self.low_res_logits[self.best: self.best + 1]
+        return self.low_res_logits[self.best : self.best + 1]
 
 
 class SamService:
@@ -90,9 +92,19 @@ class SamService:
     The model is loaded on first use (`model`, `embed`, `predict`), not at construction.
     """
 
-    def __init__(self, variant: str, checkpoint: str | Path | None = None, device: str | None = "auto",
-                 cache_dir: str | Path | None = None, cache_size: int = 8, *, models: ModelRegistry | None = None,
-                 progress: bool = True, model: Sam | None = None, dtype: str | torch.dtype | None = "auto") -> None:
+    def __init__(
+        self,
+        variant: str,
+        checkpoint: str | Path | None = None,
+        device: str | None = "auto",
+        cache_dir: str | Path | None = None,
+        cache_size: int = 8,
+        *,
+        models: ModelRegistry | None = None,
+        progress: bool = True,
+        model: Sam | None = None,
+        dtype: str | torch.dtype | None = "auto",
+    ) -> None:
         self.variant = variant
         self.architecture = sam_architecture(variant)
         self.checkpoint = None if checkpoint is None else Path(checkpoint).expanduser()
@@ -118,8 +130,7 @@ class SamService:
         if self._given is not None:
             key = ("sam", self.variant, f"given model {id(self._given):x}", self.device, self.precision.name)
             return self._models.get(key, lambda: self._placed(self._given))
-        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device,
-               self.precision.name)
+        key = ("sam", self.variant, str(self.checkpoint) if self.checkpoint else None, self.device, self.precision.name)
         return self._models.get(key, self._load)
 
     def _load(self) -> Sam:
@@ -137,10 +148,20 @@ class SamService:
     @property
     def provenance(self) -> dict[str, Any]:
         """What produced the masks, for stored mask records (`dtype`: the image encoder's precision)."""
-        source = ("caller-built model" if self._given is not None else str(self.checkpoint) if self.checkpoint
-                  else f"official {self.variant} checkpoint")
-        return {"model": "segment-anything", "variant": self.variant, "checkpoint": source,
-                "device": self.device, "dtype": self.precision.name}
+        source = (
+            "caller-built model"
+            if self._given is not None
+            else str(self.checkpoint)
+            if self.checkpoint
+            else f"official {self.variant} checkpoint"
+        )
+        return {
+            "model": "segment-anything",
+            "variant": self.variant,
+            "checkpoint": source,
+            "device": self.device,
+            "dtype": self.precision.name,
+        }
 
     # --- embeddings -------------------------------------------------------------------------------------------
 
@@ -226,9 +247,14 @@ class SamService:
 
     # --- prompts -> masks -------------------------------------------------------------------------------------
 
-    def predict(self, image: InputImage | Image.Image | np.ndarray, points: Sequence[Point] = (),
-                box: Box | None = None, multimask: bool = True,
-                prev_low_res_logits: np.ndarray | None = None) -> SamPrediction:
+    def predict(
+        self,
+        image: InputImage | Image.Image | np.ndarray,
+        points: Sequence[Point] = (),
+        box: Box | None = None,
+        multimask: bool = True,
+        prev_low_res_logits: np.ndarray | None = None,
+    ) -> SamPrediction:
         """Masks for `points` and/or `box` on `image`.
 
         Args:
@@ -250,21 +276,31 @@ class SamService:
         xyxy = check_box(box, size)
         if pts is None and xyxy is None:
             raise InputError("give at least one point (x, y, label) or a box (x0, y0, x1, y1) to segment")
-        mask_input = (None if prev_low_res_logits is None
-                      else check_low_res_logits(prev_low_res_logits, self.architecture.low_res_size))
+        mask_input = (
+            None
+            if prev_low_res_logits is None
+            else check_low_res_logits(prev_low_res_logits, self.architecture.low_res_size)
+        )
         return self._decode(self._embed(img), pts, xyxy, mask_input, multimask)
 
-    def _decode(self, emb: ImageEmbedding, pts: tuple[np.ndarray, np.ndarray] | None, xyxy: np.ndarray | None,
-                mask_input: np.ndarray | None, multimask: bool) -> SamPrediction:
+    def _decode(
+        self,
+        emb: ImageEmbedding,
+        pts: tuple[np.ndarray, np.ndarray] | None,
+        xyxy: np.ndarray | None,
+        mask_input: np.ndarray | None,
+        multimask: bool,
+    ) -> SamPrediction:
         sam, dev = self.model, self.device
         points = boxes = masks = None
         if pts is not None:
             coords = self._transform.apply_coords(pts[0], emb.original_size)
-            points = (torch.as_tensor(coords, dtype=torch.float, device=dev)[None],
-                      torch.as_tensor(pts[1], dtype=torch.int, device=dev)[None])
+            points = (
+                torch.as_tensor(coords, dtype=torch.float, device=dev)[None],
+                torch.as_tensor(pts[1], dtype=torch.int, device=dev)[None],
+            )
         if xyxy is not None:
-            boxes = torch.as_tensor(self._transform.apply_boxes(xyxy, emb.original_size), dtype=torch.float,
-                                    device=dev)
+            boxes = torch.as_tensor(self._transform.apply_boxes(xyxy, emb.original_size), dtype=torch.float, device=dev)
         if mask_input is not None:
             masks = torch.as_tensor(mask_input, dtype=torch.float, device=dev)[None]
         with torch.inference_mode():
@@ -285,4 +321,3 @@ class SamService:
             best=int(np.argmax(scores)),
             low_res_logits=low_res[0].float().cpu().numpy(),
         )
-

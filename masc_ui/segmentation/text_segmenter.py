@@ -7,10 +7,12 @@ whose score (SAM 3's `sigmoid(pred_logits) * sigmoid(presence_logits)`, as in
 whose mask covers less than `min_fraction` of the image, is flagged `doubtful` with a reason: callers must
 show it for checking instead of scoring with it silently.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -18,8 +20,8 @@ from PIL import Image
 
 from ..errors import InputError
 from ..imaging import InputImage, as_input_image
-from ..models.loading import load_pretrained, pick_device, pick_dtype
 from ..models.loaded_models import ModelRegistry
+from ..models.loading import load_pretrained, pick_device, pick_dtype
 
 DEFAULT_SAM3 = "facebook/sam3"
 
@@ -44,9 +46,16 @@ class TextSegmentation:
     """The noun phrase that was segmented."""
 
 
-def combine_instances(instance_masks: np.ndarray, scores: Sequence[float], *, text: str, threshold: float,
-                      min_fraction: float, best_score: float | None = None,
-                      shape: tuple[int, int] | None = None) -> TextSegmentation:
+def combine_instances(
+    instance_masks: np.ndarray,
+    scores: Sequence[float],
+    *,
+    text: str,
+    threshold: float,
+    min_fraction: float,
+    best_score: float | None = None,
+    shape: tuple[int, int] | None = None,
+) -> TextSegmentation:
     """Union of the instances scoring above `threshold`, flagged doubtful when empty or small.
 
     `instance_masks` is bool (N, H, W), `scores` the N instance scores; `best_score` (the highest score of
@@ -71,13 +80,24 @@ def combine_instances(instance_masks: np.ndarray, scores: Sequence[float], *, te
     reason = None
     if not keep.any():
         best = "" if best_score is None else f" (best {best_score:.2f})"
-        reason = (f"no instance of {text!r} scored above {threshold:g}{best}; check the image or the subject "
-                  "name, lower the threshold, or draw the mask")
+        reason = (
+            f"no instance of {text!r} scored above {threshold:g}{best}; check the image or the subject "
+            "name, lower the threshold, or draw the mask"
+        )
     elif fraction < min_fraction:
-        reason = (f"the {text!r} mask covers {fraction:.1%} of the image, less than the {min_fraction:.0%} "
-                  "minimum; check it, or draw the mask")
-    return TextSegmentation(mask=union, n_instances=int(keep.sum()), scores=[float(s) for s in kept],
-                            fraction=fraction, doubtful=reason is not None, reason=reason, text=text)
+        reason = (
+            f"the {text!r} mask covers {fraction:.1%} of the image, less than the {min_fraction:.0%} "
+            "minimum; check it, or draw the mask"
+        )
+    return TextSegmentation(
+        mask=union,
+        n_instances=int(keep.sum()),
+        scores=[float(s) for s in kept],
+        fraction=fraction,
+        doubtful=reason is not None,
+        reason=reason,
+        text=text,
+    )
 
 
 class TextSegmenter:
@@ -95,8 +115,15 @@ class TextSegmenter:
     Loading happens on first use and raises `ModelUnavailableError` (offline, wrong id, incomplete folder).
     """
 
-    def __init__(self, model_id: str = DEFAULT_SAM3, device: str | None = "auto", dtype: str | None = "auto", *,
-                 models: ModelRegistry | None = None, mask_threshold: float = 0.5) -> None:
+    def __init__(
+        self,
+        model_id: str = DEFAULT_SAM3,
+        device: str | None = "auto",
+        dtype: str | None = "auto",
+        *,
+        models: ModelRegistry | None = None,
+        mask_threshold: float = 0.5,
+    ) -> None:
         self.model_id = model_id
         self.device = pick_device(device)
         self.dtype = pick_dtype(dtype, self.device)
@@ -117,11 +144,21 @@ class TextSegmenter:
 
     @property
     def provenance(self) -> dict[str, Any]:
-        return {"model": "sam3", "model_id": self.model_id, "device": self.device,
-                "dtype": str(self.dtype).removeprefix("torch."), "mask_threshold": self.mask_threshold}
+        return {
+            "model": "sam3",
+            "model_id": self.model_id,
+            "device": self.device,
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "mask_threshold": self.mask_threshold,
+        }
 
-    def segment(self, image: InputImage | Image.Image | np.ndarray, text: str, threshold: float = 0.5,
-                min_fraction: float = 0.05) -> TextSegmentation:
+    def segment(
+        self,
+        image: InputImage | Image.Image | np.ndarray,
+        text: str,
+        threshold: float = 0.5,
+        min_fraction: float = 0.05,
+    ) -> TextSegmentation:
         """Mask of every instance of `text` (a short noun phrase, e.g. the subject's name) in `image`.
 
         Instances with score > `threshold` are united; a result with none, or covering less than
@@ -135,26 +172,44 @@ class TextSegmenter:
         n_tokens = len(processor.tokenizer(phrase)["input_ids"])
         limit = model.config.text_config.max_position_embeddings
         if n_tokens > limit:
-            raise InputError(f"text to segment {phrase!r} is {n_tokens} tokens long, SAM 3 reads at most {limit}; "
-                             "give a short noun phrase such as the subject's name")
+            raise InputError(
+                f"text to segment {phrase!r} is {n_tokens} tokens long, SAM 3 reads at most {limit}; "
+                "give a short noun phrase such as the subject's name"
+            )
         inputs = processor(images=rgb, text=phrase, return_tensors="pt")
         target = [(rgb.height, rgb.width)]
         with torch.inference_mode():
-            outputs = model(pixel_values=inputs["pixel_values"].to(self.device, self.dtype),
-                            input_ids=inputs["input_ids"].to(self.device),
-                            attention_mask=inputs["attention_mask"].to(self.device))
+            outputs = model(
+                pixel_values=inputs["pixel_values"].to(self.device, self.dtype),
+                input_ids=inputs["input_ids"].to(self.device),
+                attention_mask=inputs["attention_mask"].to(self.device),
+            )
             every = processor.post_process_object_detection(outputs, threshold=-1.0)[0]["scores"]
             found = processor.post_process_instance_segmentation(
-                outputs, threshold=threshold, mask_threshold=self.mask_threshold, target_sizes=target)[0]
+                outputs, threshold=threshold, mask_threshold=self.mask_threshold, target_sizes=target
+            )[0]
         best = float(every.max()) if every.numel() else None
-        return combine_instances(found["masks"].bool().cpu().numpy(), found["scores"].float().cpu().numpy(),
-                                 text=phrase, threshold=threshold, min_fraction=min_fraction, best_score=best,
-                                 shape=(rgb.height, rgb.width))
+        return combine_instances(
+            found["masks"].bool().cpu().numpy(),
+            found["scores"].float().cpu().numpy(),
+            text=phrase,
+            threshold=threshold,
+            min_fraction=min_fraction,
+            best_score=best,
+            shape=(rgb.height, rgb.width),
+        )
 
 
-def segment_by_text(image: InputImage | Image.Image | np.ndarray, text: str, *, model_id: str = DEFAULT_SAM3,
-                    device: str | None = "auto", threshold: float = 0.5, min_fraction: float = 0.05,
-                    segmenter: TextSegmenter | None = None) -> TextSegmentation:
+def segment_by_text(
+    image: InputImage | Image.Image | np.ndarray,
+    text: str,
+    *,
+    model_id: str = DEFAULT_SAM3,
+    device: str | None = "auto",
+    threshold: float = 0.5,
+    min_fraction: float = 0.05,
+    segmenter: TextSegmenter | None = None,
+) -> TextSegmentation:
     """One-call form of `TextSegmenter(model_id, device).segment(image, text, threshold, min_fraction)`.
     Pass `segmenter` to reuse a loaded model (loading SAM 3 takes far longer than segmenting an image)."""
     seg = segmenter if segmenter is not None else TextSegmenter(model_id, device)
@@ -163,13 +218,17 @@ def segment_by_text(image: InputImage | Image.Image | np.ndarray, text: str, *, 
 
 def _check_text(text: object) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"text to segment must be a non-empty noun phrase such as the subject's name (e.g. "
-                         f"'hat'), got {text!r}")
+        raise InputError(
+            f"text to segment must be a non-empty noun phrase such as the subject's name (e.g. 'hat'), got {text!r}"
+        )
     return " ".join(text.split())
 
 
 def _check_unit(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-            or not 0.0 <= float(value) <= 1.0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating, np.integer))
+        or not 0.0 <= float(value) <= 1.0
+    ):
         raise InputError(f"{name} must be a number within [0, 1], got {value!r}")
     return float(value)

@@ -1,5 +1,6 @@
 """Agreement figures (matplotlib): metric vs mean human rating with CI bars, and each metric's alpha with its
 CI against the human-vs-human ceiling."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,17 @@ def agreement_figure(view: AgreementView, series: ScatterSeries | None, *, demo:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=90)
     if series is not None and len(series.values):
         yerr = np.where(np.isnan(series.half_width), 0.0, series.half_width)
-        left.errorbar(series.values, series.human_mean, yerr=yerr, fmt="o", ms=5, capsize=3, alpha=0.8,
-                      color="#3b528b", ecolor="#9aa8c7")
+        left.errorbar(
+            series.values,
+            series.human_mean,
+            yerr=yerr,
+            fmt="o",
+            ms=5,
+            capsize=3,
+            alpha=0.8,
+            color="#3b528b",
+            ecolor="#9aa8c7",
+        )
         name = shown.get(series.metric, series.metric)
         left.set_xlabel(f"{name} (raw value)")
         left.set_ylabel(f"mean human {series.criterion.upper()} rating (0-4)")

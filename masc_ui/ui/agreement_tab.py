@@ -2,6 +2,7 @@
 - ratings (0-4): the `masc-ui agreement` table for the stored ratings, its plots, and what makes the numbers fragile
   (few samples, one rater) said above them; a failed computation clears what an earlier one showed;
 - pairwise (side by side): `masc-ui agreement --pairwise` as tables (`pairwise_report`)."""
+
 from __future__ import annotations
 
 import gradio as gr
@@ -26,9 +27,13 @@ table inside its box."""
 def build(wb: Workbench, page: gr.Tab | None = None):
     """Lay out the tab (inside `page`: the pairwise section's datasets are refreshed when it is opened); returns
     (handler, outputs) that refresh the ratings section's dataset choices (for the tab's select)."""
-    kind = gr.Radio(KINDS, value="ratings", label="Human judgments", elem_id="agree-kind",
-                    info="ratings of one output on the 0–4 scale (Rate tab), or choices between two outputs "
-                         "(Rate pairs tab)")
+    kind = gr.Radio(
+        KINDS,
+        value="ratings",
+        label="Human judgments",
+        elem_id="agree-kind",
+        info="ratings of one output on the 0–4 scale (Rate tab), or choices between two outputs (Rate pairs tab)",
+    )
     with gr.Column(elem_id="agree-ratings") as ratings_box:
         on_show, shown = _ratings_section(wb)
     with gr.Column(visible=False, elem_id="agree-pairwise") as pairwise_box:
@@ -45,20 +50,48 @@ def _ratings_section(wb: Workbench):
     """The ratings (0-4) section; returns (handler, outputs) that refresh its dataset choices."""
     with gr.Row():
         dataset = gr.Dropdown([ALL], value=ALL, label="Dataset", elem_id="agree-dataset", min_width=180)
-        criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf"),
-                              ("ImagenHub semantic consistency", "sc"), ("ImagenHub perceptual quality", "pq")],
-                             value="cp", label="Human ratings of", elem_id="agree-criterion", min_width=260)
-        metric = gr.Dropdown([], value=None, label="Metric for the scatter plot", allow_custom_value=True,
-                             elem_id="agree-metric", min_width=180)
-        n_boot = gr.Slider(0, MAX_BOOTSTRAP, value=2000, step=100, label="Bootstrap resamples",
-                           info=f"0 = no confidence intervals; at most {MAX_BOOTSTRAP:,}", elem_id="agree-nboot",
-                           min_width=200)
+        criterion = gr.Radio(
+            [
+                ("concept preservation", "cp"),
+                ("prompt following", "pf"),
+                ("ImagenHub semantic consistency", "sc"),
+                ("ImagenHub perceptual quality", "pq"),
+            ],
+            value="cp",
+            label="Human ratings of",
+            elem_id="agree-criterion",
+            min_width=260,
+        )
+        metric = gr.Dropdown(
+            [],
+            value=None,
+            label="Metric for the scatter plot",
+            allow_custom_value=True,
+            elem_id="agree-metric",
+            min_width=180,
+        )
+        n_boot = gr.Slider(
+            0,
+            MAX_BOOTSTRAP,
+            value=2000,
+            step=100,
+            label="Bootstrap resamples",
+            info=f"0 = no confidence intervals; at most {MAX_BOOTSTRAP:,}",
+            elem_id="agree-nboot",
+            min_width=200,
+        )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run", scale=1, min_width=180)
         message = gr.Markdown(elem_id="agree-message", elem_classes=["action-message"], min_width=240)
     warnings = gr.Markdown(elem_id="agree-warnings")
-    table = gr.Dataframe(value={"headers": list(TABLE_HEADERS), "data": []}, interactive=False, elem_id="agree-table",
-                         wrap=True, pinned_columns=2, column_widths=COLUMN_WIDTHS)
+    table = gr.Dataframe(
+        value={"headers": list(TABLE_HEADERS), "data": []},
+        interactive=False,
+        elem_id="agree-table",
+        wrap=True,
+        pinned_columns=2,
+        column_widths=COLUMN_WIDTHS,
+    )
     gr.Markdown("#### Metric vs humans", elem_id="agree-plot-title")
     plot = gr.Plot(show_label=False, elem_id="agree-plot")
     text = gr.Code(label="As printed by `masc-ui agreement`", language=None, elem_id="agree-text")
@@ -66,8 +99,13 @@ def _ratings_section(wb: Workbench):
     def on_run(ds, crit, chosen, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = agreement_view(wb.database, user=user_of(request), dataset=None if ds in (None, "", ALL) else ds,
-                                  criterion=crit, n_boot=int(boots or 0))
+            view = agreement_view(
+                wb.database,
+                user=user_of(request),
+                dataset=None if ds in (None, "", ALL) else ds,
+                criterion=crit,
+                n_boot=int(boots or 0),
+            )
             names = view.data.metric_names
             if chosen not in names:  # the first metric with something to plot
                 with_data = [r.metric for r in view.table.rows if not r.is_human and r.n >= 2]
@@ -80,12 +118,21 @@ def _ratings_section(wb: Workbench):
         shown = {spec.name: spec.display_name for spec in list_metrics()}
         caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
         n = max((r.n for r in view.table.rows if not r.is_human), default=0)
-        return ({"headers": headers, "data": rows}, view.text, fig,
-                gr.update(choices=[(shown.get(m, m), m) for m in names], value=chosen), caution,
-                f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples")
+        return (
+            {"headers": headers, "data": rows},
+            view.text,
+            fig,
+            gr.update(choices=[(shown.get(m, m), m) for m in names], value=chosen),
+            caution,
+            f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples",
+        )
 
-    run.click(on_run, [dataset, criterion, metric, n_boot], [table, text, plot, metric, warnings, message],
-              api_name="agreement")
+    run.click(
+        on_run,
+        [dataset, criterion, metric, n_boot],
+        [table, text, plot, metric, warnings, message],
+        api_name="agreement",
+    )
 
     def on_show(ds, request: gr.Request):
         try:

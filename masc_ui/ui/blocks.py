@@ -1,5 +1,6 @@
 """The whole app: banner + status line on top, then the tabs (one module each); every endpoint behind
 `roles.guard_endpoints`."""
+
 from __future__ import annotations
 
 import html
@@ -8,8 +9,18 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.users import startup_warnings
-from . import (agreement_tab, browse_tab, compare_tab, leaderboard_tab, mask_panel, pair_rate_tab, rate_tab,
-               score_actions, score_tab, status)
+from . import (
+    agreement_tab,
+    browse_tab,
+    compare_tab,
+    leaderboard_tab,
+    mask_panel,
+    pair_rate_tab,
+    rate_tab,
+    score_actions,
+    score_tab,
+    status,
+)
 from .roles import guard_endpoints
 from .users import user_of
 
@@ -26,8 +37,15 @@ def build_app(wb: Workbench) -> gr.Blocks:
     with gr.Blocks(title="MaSC Workbench", analytics_enabled=False, delete_cache=DELETE_CACHE) as app:
         with gr.Row():
             gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
-            gr.Button("Log out", link="/logout", size="sm", scale=0, min_width=90, elem_id="logout",
-                      visible=wb.accounts.logins_enabled)
+            gr.Button(
+                "Log out",
+                link="/logout",
+                size="sm",
+                scale=0,
+                min_width=90,
+                elem_id="logout",
+                visible=wb.accounts.logins_enabled,
+            )
         for warning in startup_warnings(wb.settings, wb.accounts):
             gr.HTML(f'<div class="demo-banner" id="security-warning">⚠ {html.escape(warning)}</div>')
         status_line = status.build(wb)
@@ -50,16 +68,33 @@ def build_app(wb: Workbench) -> gr.Blocks:
         rate.select(open_task, None, task_outputs, api_name="rate_open")
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
         agreement_page.select(show_agreement, agreement_io, agreement_io)
-        browse_ui.sample_id.change(compare_ui.take, [browse_ui.sample_id], compare_ui.take_outputs,
-                                   api_name="compare_take")
-        refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs,
-                                                        score.out_image)
-        opened = [*score_actions.cleared_results(score), score.ref_image, score.extra_refs, score.out_image,
-                  score.prompt, score.subject, score.dataset, score.method, score.example, score.masks.session,
-                  score.load_msg, score.link, browse_ui.open_msg, tabs, score.out_video]
-        browse_ui.open.click(browse_tab.open_handler(wb, score, browse_ui, tabs),
-                             [browse_ui.sample_id, score.masks.session], opened, api_name="open_sample")\
-            .then(score.masks.refresh, refresh_in, refresh_out)
+        browse_ui.sample_id.change(
+            compare_ui.take, [browse_ui.sample_id], compare_ui.take_outputs, api_name="compare_take"
+        )
+        refresh_in, refresh_out = mask_panel.refresh_io(score.masks, score.ref_image, score.extra_refs, score.out_image)
+        opened = [
+            *score_actions.cleared_results(score),
+            score.ref_image,
+            score.extra_refs,
+            score.out_image,
+            score.prompt,
+            score.subject,
+            score.dataset,
+            score.method,
+            score.example,
+            score.masks.session,
+            score.load_msg,
+            score.link,
+            browse_ui.open_msg,
+            tabs,
+            score.out_video,
+        ]
+        browse_ui.open.click(
+            browse_tab.open_handler(wb, score, browse_ui, tabs),
+            [browse_ui.sample_id, score.masks.session],
+            opened,
+            api_name="open_sample",
+        ).then(score.masks.refresh, refresh_in, refresh_out)
 
         def status_text():
             return wb.status().line()

@@ -1,6 +1,7 @@
 """Browse and export tab: stored samples with latest metric values (headed by their display names) and mean
 human ratings; mark a dataset for rating; open a sample in the Score tab (with every field and its masks);
 download the export. Messages appear next to the button that caused them; an opening that fails stays here."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,12 +38,15 @@ class BrowseTab:
 
 def build(wb: Workbench) -> BrowseTab:
     with gr.Row():
-        dataset = gr.Dropdown([], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset",
-                              min_width=120)
-        method = gr.Dropdown([], value=None, label="Method", allow_custom_value=True, elem_id="browse-method",
-                             min_width=120)
-        subject = gr.Dropdown([], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject",
-                              min_width=120)
+        dataset = gr.Dropdown(
+            [], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset", min_width=120
+        )
+        method = gr.Dropdown(
+            [], value=None, label="Method", allow_custom_value=True, elem_id="browse-method", min_width=120
+        )
+        subject = gr.Dropdown(
+            [], value=None, label="Subject", allow_custom_value=True, elem_id="browse-subject", min_width=120
+        )
         sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=120)
         descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=110)
     with gr.Row(equal_height=True):
@@ -52,20 +56,41 @@ def build(wb: Workbench) -> BrowseTab:
         rating_note = gr.Markdown(elem_id="browse-rating", min_width=260)
         mark = gr.Button("Mark for rating", size="sm", elem_id="browse-mark", scale=0, min_width=150)
         unmark = gr.Button("Stop rating tasks", size="sm", elem_id="browse-unmark", scale=0, min_width=150)
-    table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=420, pinned_columns=1,
-                         show_row_numbers=False, max_chars=48)
+    table = gr.Dataframe(
+        interactive=False,
+        wrap=False,
+        elem_id="browse-table",
+        max_height=420,
+        pinned_columns=1,
+        show_row_numbers=False,
+        max_chars=48,
+    )
     with gr.Row(equal_height=False):
         with gr.Column(scale=2, min_width=320):
             with gr.Row(equal_height=True):
-                sample_id = gr.Number(None, label="Sample id (or click a row)", precision=0,
-                                      elem_id="browse-sample-id", min_width=160)
+                sample_id = gr.Number(
+                    None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id", min_width=160
+                )
                 open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
             open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"])
-        poster = gr.Image(label="Its output (a video: the poster frame)", interactive=False, height=170,
-                          elem_id="browse-poster", buttons=[], scale=1, min_width=220)
+        poster = gr.Image(
+            label="Its output (a video: the poster frame)",
+            interactive=False,
+            height=170,
+            elem_id="browse-poster",
+            buttons=[],
+            scale=1,
+            min_width=220,
+        )
     with gr.Row(equal_height=False):
-        fmt = gr.Radio(list(EXPORT_FORMATS), value="csv", label="Export format", elem_id="export-format", min_width=160,
-                       info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)")
+        fmt = gr.Radio(
+            list(EXPORT_FORMATS),
+            value="csv",
+            label="Export format",
+            elem_id="export-format",
+            min_width=160,
+            info="imagefolder: images, masks and metadata for Hugging Face datasets (a zip)",
+        )
         export = gr.Button("Export", elem_id="export", min_width=120)
         download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
@@ -75,14 +100,22 @@ def build(wb: Workbench) -> BrowseTab:
         info = infos.get(ds or "")
         if info is None:
             marked = [n for n, d in infos.items() if d.for_rating]
-            text = ("**Rating tasks** come from the datasets marked for rating: "
-                    + (", ".join(f"'{n}'" for n in marked) or "none yet")
-                    + ". Pick a dataset above to mark or unmark it.")
+            text = (
+                "**Rating tasks** come from the datasets marked for rating: "
+                + (", ".join(f"'{n}'" for n in marked) or "none yet")
+                + ". Pick a dataset above to mark or unmark it."
+            )
             return text, gr.update(interactive=False), gr.update(interactive=False)
-        state = "marked for rating: raters get its samples as tasks" if info.for_rating else \
-            "not marked for rating: raters get no tasks from it"
-        return (f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
-                gr.update(interactive=not info.for_rating), gr.update(interactive=info.for_rating))
+        state = (
+            "marked for rating: raters get its samples as tasks"
+            if info.for_rating
+            else "not marked for rating: raters get no tasks from it"
+        )
+        return (
+            f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
+            gr.update(interactive=not info.for_rating),
+            gr.update(interactive=info.for_rating),
+        )
 
     def on_refresh(ds, me, su, sort_by, desc, request: gr.Request):
         try:
@@ -94,9 +127,15 @@ def build(wb: Workbench) -> BrowseTab:
             return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update()]
         key = headers.index(sort_by) if sort_by in headers else 0
         rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
-        return (gr.update(choices=[""] + choices["dataset"]), gr.update(choices=[""] + choices["method"]),
-                gr.update(choices=[""] + choices["subject"]), gr.update(choices=headers, value=sort_by),
-                {"headers": headers, "data": rows}, f"{len(rows)} sample(s)", *rating)
+        return (
+            gr.update(choices=[""] + choices["dataset"]),
+            gr.update(choices=[""] + choices["method"]),
+            gr.update(choices=[""] + choices["subject"]),
+            gr.update(choices=headers, value=sort_by),
+            {"headers": headers, "data": rows},
+            f"{len(rows)} sample(s)",
+            *rating,
+        )
 
     outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark]
     ins = [dataset, method, subject, sort, descending]
@@ -112,6 +151,7 @@ def build(wb: Workbench) -> BrowseTab:
                 return (*rating_state(ds, user), done)
             except WorkbenchError as exc:
                 return gr.update(), gr.update(), gr.update(), warn(exc)
+
         return handler
 
     rating_out = [rating_note, mark, unmark, message]
@@ -135,8 +175,7 @@ def build(wb: Workbench) -> BrowseTab:
 
     def on_export(kind, ds, request: gr.Request):
         try:
-            path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None,
-                                        folder=wb.scratch.new_folder())
+            path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
             return None, warn(exc)
         return str(path), f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)"
@@ -151,6 +190,7 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
     size; a stretched one is named in the message), its stored scores, and the link that makes Save add to it.
     A failure stays on the Browse tab, next to the button; so does the warning when the Score tab holds masks the
     user made and did not save (a second press opens the sample anyway)."""
+
     def handler(sample_id, session: MaskSession, request: gr.Request):
         if sample_id is None:
             return {browse.open_msg: warn("type a sample id or click a row of the table first")}
@@ -162,8 +202,9 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
             video = open_video(wb, s, shown) if isinstance(s.out, InputVideo) else None
         except WorkbenchError as exc:
             return {browse.open_msg: warn(exc)}
-        unsaved = session.confirm_replace(f"open:{s.sample_id}", f"opening sample #{s.sample_id}",
-                                          "Open in the Score tab")
+        unsaved = session.confirm_replace(
+            f"open:{s.sample_id}", f"opening sample #{s.sample_id}", "Open in the Score tab"
+        )
         if unsaved:
             return {browse.open_msg: warn(unsaved), score.masks.session: session}
         session.reset()
@@ -190,12 +231,25 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
             warn("; ".join(s.warnings))
         caption = f"Stored values of sample #{s.sample_id} (latest, computed with its current masks)"
         extra = files[1:] if video else files[1:-1]
-        return {**act.cleared_results(score), score.ref_image: files[0], score.extra_refs: extra or None,
-                score.out_image: None if video else files[-1], score.out_video: video, score.prompt: s.prompt,
-                score.subject: s.subject, score.dataset: s.dataset, score.method: s.method or "", score.example: None,
-                score.masks.session: session, score.scores: act.score_table(wb, report, False, caption),
-                score.report: report, score.computed: (sample_fingerprint(sample), None), score.load_msg: note,
-                score.link: act.link_text(session, s.dataset, s.method),
-                browse.open_msg: f"opened sample #{s.sample_id}",
-                tabs: gr.Tabs(selected="score")}
+        return {
+            **act.cleared_results(score),
+            score.ref_image: files[0],
+            score.extra_refs: extra or None,
+            score.out_image: None if video else files[-1],
+            score.out_video: video,
+            score.prompt: s.prompt,
+            score.subject: s.subject,
+            score.dataset: s.dataset,
+            score.method: s.method or "",
+            score.example: None,
+            score.masks.session: session,
+            score.scores: act.score_table(wb, report, False, caption),
+            score.report: report,
+            score.computed: (sample_fingerprint(sample), None),
+            score.load_msg: note,
+            score.link: act.link_text(session, s.dataset, s.method),
+            browse.open_msg: f"opened sample #{s.sample_id}",
+            tabs: gr.Tabs(selected="score"),
+        }
+
     return handler

@@ -6,10 +6,12 @@ The Score tab hooks these in with a few lines (`metric_choices` for its checkbox
 under MaSC's Explain). Every handler here is registered on the app and so wrapped by `roles.guard_endpoints`
 (admin-only, like the rest of the Score tab); the use case checks the role again.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import gradio as gr
 
@@ -25,8 +27,10 @@ EXPLAIN_API = "explain_catalogue"
 """Api name of the catalogue explanation (rate-limited as a model call, `roles.HEAVY`)."""
 PRESET_API = "preset_"
 """Api name prefix of the preset buttons (`preset_subject`, ...)."""
-SIZES_NOTE = ("Sizes: the model each metric loads on first use (once per process, with a progress message); "
-              "demo checkpoints are tiny random weights.")
+SIZES_NOTE = (
+    "Sizes: the model each metric loads on first use (once per process, with a progress message); "
+    "demo checkpoints are tiny random weights."
+)
 
 
 @dataclass
@@ -63,18 +67,31 @@ def preset_handler(name: str) -> Callable[[], list[str]]:
     return on_preset
 
 
-def build(wb: Workbench, sample_of: Callable[..., Sample], inputs: list, metrics: gr.CheckboxGroup,
-          status: gr.Markdown) -> CataloguePanel:
+def build(
+    wb: Workbench, sample_of: Callable[..., Sample], inputs: list, metrics: gr.CheckboxGroup, status: gr.Markdown
+) -> CataloguePanel:
     """The catalogue explanation: a button, a gallery of the pictures, the text. `sample_of(*inputs)` is the Score
     tab's sample on screen; `metrics` its metric selection (the explanation covers the chosen catalogue metrics,
     with Run's values when Run scored the same selection)."""
     gr.Markdown(SIZES_NOTE, elem_id="metric-sizes-note")
     explain = gr.Button("Explain VQAScore, ITMScore, FaceSim, FaceScore", elem_id="explain-catalogue")
-    pictures = gr.Gallery(label="Faces found, aligned face crops, face scores", columns=4, object_fit="contain",
-                          interactive=False, elem_id="catalogue-pictures", buttons=["download"], height="auto")
+    pictures = gr.Gallery(
+        label="Faces found, aligned face crops, face scores",
+        columns=4,
+        object_fit="contain",
+        interactive=False,
+        elem_id="catalogue-pictures",
+        buttons=["download"],
+        height="auto",
+    )
     notes = gr.Markdown(elem_id="catalogue-notes")
-    explain.click(explain_handler(wb, sample_of), [*inputs, metrics], [pictures, notes, status],
-                  concurrency_limit=2, api_name=EXPLAIN_API)
+    explain.click(
+        explain_handler(wb, sample_of),
+        [*inputs, metrics],
+        [pictures, notes, status],
+        concurrency_limit=2,
+        api_name=EXPLAIN_API,
+    )
     return CataloguePanel(explain, pictures, notes)
 
 
@@ -82,13 +99,16 @@ def explain_handler(wb: Workbench, sample_of: Callable[..., Sample]) -> Callable
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
     session; the metric names; request, progress) -> (gallery items, markdown, status line). A bad input or a
     refused role is a message, never a traceback."""
+
     @gpu
-    def on_explain_catalogue(ref, extra, out, prompt_text, subject_text, session, names, request: gr.Request,
-                             progress=gr.Progress()) -> tuple:
+    def on_explain_catalogue(
+        ref, extra, out, prompt_text, subject_text, session, names, request: gr.Request, progress=gr.Progress()
+    ) -> tuple:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            found = wb.explain_catalogue(sample, names or None, user=user_of(request),
-                                         progress=lambda f, what: progress(f, desc=what))
+            found = wb.explain_catalogue(
+                sample, names or None, user=user_of(request), progress=lambda f, what: progress(f, desc=what)
+            )
         except WorkbenchError as exc:
             return [], f"⚠ {exc}", wb.status().line()
         return [(p.image, p.caption) for p in found.pictures], found.markdown(), wb.status().line()

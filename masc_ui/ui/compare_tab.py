@@ -1,6 +1,7 @@
 """Compare tab (admins): two stored outputs of one reference side by side — the reference, both outputs, every
 metric's latest stored value of each with the difference (left - right) and the side it prefers, and MaSC's patch
 maps of both drawn on the same colour scales (`masc_ui.workbench.compare.Comparisons`)."""
+
 from __future__ import annotations
 
 import html
@@ -27,31 +28,52 @@ def build(wb: Workbench) -> CompareTab:
     with gr.Row(equal_height=True):
         sample_id = gr.Number(label="Sample id (the left output)", precision=0, minimum=1, elem_id="cmp-sample-id")
         find = gr.Button("Find outputs of the same reference", elem_id="cmp-find")
-        partner = gr.Dropdown([], value=None, label="Compare with (right output)", allow_custom_value=True,
-                              elem_id="cmp-partner")
+        partner = gr.Dropdown(
+            [], value=None, label="Compare with (right output)", allow_custom_value=True, elem_id="cmp-partner"
+        )
         run = gr.Button("Compare", variant="primary", elem_id="cmp-run")
     message = gr.Markdown(elem_id="cmp-message")
     summary = gr.Markdown(elem_id="cmp-summary")
     with gr.Row(equal_height=True):
-        refs = gr.Gallery(label="Reference(s)", columns=1, height=280, object_fit="scale-down", allow_preview=False,
-                          elem_id="cmp-refs")
+        refs = gr.Gallery(
+            label="Reference(s)",
+            columns=1,
+            height=280,
+            object_fit="scale-down",
+            allow_preview=False,
+            elem_id="cmp-refs",
+        )
         left_out = gr.Image(label="Left output", type="pil", interactive=False, height=280, elem_id="cmp-left")
         right_out = gr.Image(label="Right output", type="pil", interactive=False, height=280, elem_id="cmp-right")
-    table = gr.Dataframe(interactive=False, wrap=True, elem_id="cmp-table",
-                         label="Latest stored values (better: the side the metric's direction prefers)")
+    table = gr.Dataframe(
+        interactive=False,
+        wrap=True,
+        elem_id="cmp-table",
+        label="Latest stored values (better: the side the metric's direction prefers)",
+    )
     gr.Markdown("### MaSC patch maps, both on the same colour scales", elem_id="cmp-maps-title")
     maps = []
     with gr.Row():
         for side in ("left", "right"):
             with gr.Column(min_width=300):
-                maps += [gr.Image(label=f"{side}: CP over the reference", type="pil", interactive=False,
-                                  elem_id=f"cmp-{side}-cp"),
-                         gr.Image(label=f"{side}: best match of each output patch", type="pil", interactive=False,
-                                  elem_id=f"cmp-{side}-best"),
-                         gr.Image(label=f"{side}: PF attention", type="pil", interactive=False,
-                                  elem_id=f"cmp-{side}-pf"),
-                         gr.Image(label=f"{side}: strongest correspondences", type="pil", interactive=False,
-                                  elem_id=f"cmp-{side}-lines")]
+                maps += [
+                    gr.Image(
+                        label=f"{side}: CP over the reference", type="pil", interactive=False, elem_id=f"cmp-{side}-cp"
+                    ),
+                    gr.Image(
+                        label=f"{side}: best match of each output patch",
+                        type="pil",
+                        interactive=False,
+                        elem_id=f"cmp-{side}-best",
+                    ),
+                    gr.Image(label=f"{side}: PF attention", type="pil", interactive=False, elem_id=f"cmp-{side}-pf"),
+                    gr.Image(
+                        label=f"{side}: strongest correspondences",
+                        type="pil",
+                        interactive=False,
+                        elem_id=f"cmp-{side}-lines",
+                    ),
+                ]
 
     def on_find(chosen, request: gr.Request):
         if chosen is None:
@@ -61,10 +83,14 @@ def build(wb: Workbench) -> CompareTab:
         except WorkbenchError as exc:
             return gr.update(choices=[], value=None), f"⚠ {exc}"
         if not choices:
-            return (gr.update(choices=[], value=None),
-                    f"⚠ sample #{int(chosen)} has no other stored output of the same reference images")
-        return (gr.update(choices=choices, value=choices[0][1]),
-                f"{len(choices)} other output(s) of this reference; pick one and press Compare")
+            return (
+                gr.update(choices=[], value=None),
+                f"⚠ sample #{int(chosen)} has no other stored output of the same reference images",
+            )
+        return (
+            gr.update(choices=choices, value=choices[0][1]),
+            f"{len(choices)} other output(s) of this reference; pick one and press Compare",
+        )
 
     def take(chosen, request: gr.Request):
         if chosen is None:
@@ -77,8 +103,9 @@ def build(wb: Workbench) -> CompareTab:
         if left_id is None or right_id is None:
             return "⚠ type a sample id and pick the output to compare it with", *[gr.update()] * (len(outputs) - 1)
         try:
-            comparison = wb.compare.compare(int(left_id), int(right_id), user=user_of(request),
-                                            progress=lambda f, d: progress(f, desc=d))
+            comparison = wb.compare.compare(
+                int(left_id), int(right_id), user=user_of(request), progress=lambda f, d: progress(f, desc=d)
+            )
         except WorkbenchError as exc:
             return f"⚠ {exc}", *[gr.update()] * (len(outputs) - 1)
         headers, rows = comparison.table()
@@ -86,9 +113,15 @@ def build(wb: Workbench) -> CompareTab:
         for side in (comparison.left, comparison.right):
             ex = side.explanation
             pictures += [ex.cp_ref[0] if ex.cp_ref else None, ex.out_best, ex.pf_attention, ex.lines]
-        return ("", summary_markdown(comparison, demo=wb.status().is_demo), [r.pixels for r in comparison.refs],
-                _pixels(comparison.left.out), _pixels(comparison.right.out), {"headers": headers, "data": rows},
-                *pictures)
+        return (
+            "",
+            summary_markdown(comparison, demo=wb.status().is_demo),
+            [r.pixels for r in comparison.refs],
+            _pixels(comparison.left.out),
+            _pixels(comparison.right.out),
+            {"headers": headers, "data": rows},
+            *pictures,
+        )
 
     gr.on([find.click, sample_id.submit], on_find, [sample_id], [partner, message], api_name="compare_partners")
     run.click(on_compare, [sample_id, partner], outputs, concurrency_limit=2, api_name="compare")
@@ -97,15 +130,23 @@ def build(wb: Workbench) -> CompareTab:
 
 def summary_markdown(c: Comparison, *, demo: bool = False) -> str:
     """Who is left and right (sample, method, key, seed, prompt), the colour scales, and the comparison's notes."""
+
     def side(name: str, s) -> str:
-        parts = [f"**{name}: #{s.sample_id}**", f"method `{s.method}`" if s.method else "no method",
-                 f"key `{s.external_key}`" if s.external_key else "", f"seed {s.seed}" if s.seed is not None else ""]
+        parts = [
+            f"**{name}: #{s.sample_id}**",
+            f"method `{s.method}`" if s.method else "no method",
+            f"key `{s.external_key}`" if s.external_key else "",
+            f"seed {s.seed}" if s.seed is not None else "",
+        ]
         return " · ".join(p for p in parts if p) + f" — prompt: {html.escape(s.prompt) or '(none)'}"
 
     lines = [f"Subject: **{html.escape(c.subject or '?')}**", "", side("left", c.left), "", side("right", c.right)]
     if c.scales is not None:
-        lines += ["", f"Colour scales shared by both sides: cosine maps {c.scales.cosine[0]:.3f} … "
-                      f"{c.scales.cosine[1]:.3f}; PF attention {c.scales.pf[0]:.3f} … {c.scales.pf[1]:.3f}"]
+        lines += [
+            "",
+            f"Colour scales shared by both sides: cosine maps {c.scales.cosine[0]:.3f} … "
+            f"{c.scales.cosine[1]:.3f}; PF attention {c.scales.pf[0]:.3f} … {c.scales.pf[1]:.3f}",
+        ]
     if c.notes:
         lines += ["", *(f"- {html.escape(n)}" for n in c.notes)]
     if demo:

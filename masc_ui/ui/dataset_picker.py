@@ -1,5 +1,6 @@
 """The dataset picker of the admin analysis views (Leaderboard, the Agreement tab's pairwise section): a dropdown
 whose choices are the stored datasets, refreshed each time its tab is opened."""
+
 from __future__ import annotations
 
 import gradio as gr
@@ -16,6 +17,7 @@ def dataset_picker(elem_id: str, *, label: str = "Dataset") -> gr.Dropdown:
 def refresh_on_open(wb: Workbench, page: gr.Tab, picker: gr.Dropdown, message: gr.Markdown, api_name: str) -> None:
     """When `page` is opened, offer the stored datasets in `picker` (the current choice kept, else the first);
     a refusal or a database error goes to `message`."""
+
     def on_open(current, request: gr.Request):
         try:
             names = wb.samples.filters(user=user_of(request))["dataset"]

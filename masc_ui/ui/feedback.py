@@ -1,6 +1,7 @@
 """Feedback where the eye is: every button's message goes to a Markdown next to that button, and a problem is
 also raised as a toast (`gr.Warning`), so it is seen wherever the user looks. Never `gr.Error`: it would mark
 every output of the event with an "Error" badge."""
+
 from __future__ import annotations
 
 import gradio as gr

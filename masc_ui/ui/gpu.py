@@ -1,9 +1,11 @@
 """ZeroGPU support: functions that run models are wrapped with `spaces.GPU` when the `spaces` package exists
 (Hugging Face Spaces); elsewhere they are returned unchanged."""
+
 from __future__ import annotations
 
 import importlib.util
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 F = TypeVar("F", bound=Callable)
 

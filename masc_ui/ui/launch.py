@@ -1,4 +1,5 @@
 """How the app is served: safety settings, logins, theme, CSS and the rating keyboard shortcuts."""
+
 from __future__ import annotations
 
 import gc
@@ -109,10 +110,21 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     kwargs: dict[str, Any] = dict(
-        server_name=settings.host, server_port=settings.port, share=False, enable_monitoring=False,
-        ssr_mode=False, max_file_size=f"{settings.max_upload_mb}mb", allowed_paths=[str(ASSETS_DIR)],
-        blocked_paths=blocked, show_error=False, pwa=False, mcp_server=False,
-        theme=gr.themes.Soft(), css=CSS, head=KEYBOARD_JS, footer_links=["gradio"],
+        server_name=settings.host,
+        server_port=settings.port,
+        share=False,
+        enable_monitoring=False,
+        ssr_mode=False,
+        max_file_size=f"{settings.max_upload_mb}mb",
+        allowed_paths=[str(ASSETS_DIR)],
+        blocked_paths=blocked,
+        show_error=False,
+        pwa=False,
+        mcp_server=False,
+        theme=gr.themes.Soft(),
+        css=CSS,
+        head=KEYBOARD_JS,
+        footer_links=["gradio"],
         app_kwargs={"middleware": [Middleware(ClientAddressMiddleware)]},
     )
     if accounts.logins_enabled:
@@ -126,12 +138,14 @@ def login_checker(accounts: Accounts):
     of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait. Async, with the Argon2
     check in a worker thread: Gradio awaits it on the event loop, which a hash check (tens of milliseconds of CPU)
     must not block for every other request."""
+
     async def check(username: str, password: str) -> bool:
         address = LOGIN_ADDRESS.get(None)
         try:
             return await anyio.to_thread.run_sync(check_login, accounts, username or "", password or "", address)
         except LoginThrottled as exc:
             raise HTTPException(status_code=429, detail=str(exc)) from None
+
     return check
 
 

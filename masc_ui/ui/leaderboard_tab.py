@@ -2,6 +2,7 @@
 mean with its bootstrap 95% CI and rank, the human columns (0-4 ratings per criterion; Bradley-Terry theta from the
 pairwise judgments when there are any), each metric's rank agreement (Kendall tau-b) with every human column, a
 methods x metrics figure, and the tables as Markdown, CSV and LaTeX files. Same use case, same numbers as the CLI."""
+
 from __future__ import annotations
 
 import re
@@ -17,28 +18,39 @@ from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
 
-NOTE = ("Human columns: `human cp`, `human pf`, ... are mean 0-4 ratings (raters averaged per sample); "
-        "`human bt_cp` / `human bt_pf` are each method's Bradley-Terry log-strength θ from the pairwise judgments "
-        "(CI: bootstrap over output pairs; its rank agreement has no CI). Same numbers as "
-        "`masc-ui leaderboard --dataset NAME --by ... --n-boot N --seed 0`.")
+NOTE = (
+    "Human columns: `human cp`, `human pf`, ... are mean 0-4 ratings (raters averaged per sample); "
+    "`human bt_cp` / `human bt_pf` are each method's Bradley-Terry log-strength θ from the pairwise judgments "
+    "(CI: bootstrap over output pairs; its rank agreement has no CI). Same numbers as "
+    "`masc-ui leaderboard --dataset NAME --by ... --n-boot N --seed 0`."
+)
 
 
 def build(wb: Workbench, page: gr.Tab) -> None:
     with gr.Row(equal_height=True):
         dataset = dataset_picker("lb-dataset")
         by = gr.Radio(["method", "category"], value="method", label="One row per", elem_id="lb-by")
-        n_boot = gr.Number(2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples",
-                           elem_id="lb-nboot")
+        n_boot = gr.Number(
+            2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="lb-nboot"
+        )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute leaderboard", variant="primary", scale=0, min_width=220, elem_id="lb-run")
         message = gr.Markdown(elem_id="lb-message")
     caption = gr.Markdown(elem_id="lb-caption")
     table = gr.Dataframe(interactive=False, wrap=True, elem_id="lb-table", label="Leaderboard")
-    agreement = gr.Dataframe(interactive=False, wrap=True, elem_id="lb-agreement",
-                             label="Rank agreement with the humans (Kendall tau-b over groups, 95% CI)")
+    agreement = gr.Dataframe(
+        interactive=False,
+        wrap=True,
+        elem_id="lb-agreement",
+        label="Rank agreement with the humans (Kendall tau-b over groups, 95% CI)",
+    )
     plot = gr.Plot(label="Methods x metrics", show_label=False, elem_id="lb-plot")
-    files = gr.File(label="Download (Markdown, CSV + rank agreement CSV, LaTeX)", file_count="multiple",
-                    interactive=False, elem_id="lb-files")
+    files = gr.File(
+        label="Download (Markdown, CSV + rank agreement CSV, LaTeX)",
+        file_count="multiple",
+        interactive=False,
+        elem_id="lb-files",
+    )
     gr.Markdown(NOTE, elem_id="lb-note")
     refresh_on_open(wb, page, dataset, message, "leaderboard_datasets")
 
@@ -48,8 +60,13 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             return *[gr.update()] * 5, "⚠ pick a dataset first"
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = leaderboard_view(wb.database, user=user_of(request), dataset=name, by=group_by,
-                                    n_boot=int(boots if boots is not None else 2000))
+            view = leaderboard_view(
+                wb.database,
+                user=user_of(request),
+                dataset=name,
+                by=group_by,
+                n_boot=int(boots if boots is not None else 2000),
+            )
             headers, rows = table_rows(view)
             a_headers, a_rows = agreement_rows(view)
             fig = leaderboard_figure(view, demo=wb.status().is_demo)
@@ -58,13 +75,17 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             return *[gr.update()] * 5, f"⚠ {exc}"
         caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
-        return (caption_text, fitted_grid(headers, rows, fixed=2),
-                fitted_grid(shown["headers"], shown["data"], fixed=1), fig, [str(p) for p in paths],
-                f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
-                f"{len(view.board.criteria)} human column(s)")
+        return (
+            caption_text,
+            fitted_grid(headers, rows, fixed=2),
+            fitted_grid(shown["headers"], shown["data"], fixed=1),
+            fig,
+            [str(p) for p in paths],
+            f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
+            f"{len(view.board.criteria)} human column(s)",
+        )
 
-    run.click(on_run, [dataset, by, n_boot], [caption, table, agreement, plot, files, message],
-              api_name="leaderboard")
+    run.click(on_run, [dataset, by, n_boot], [caption, table, agreement, plot, files, message], api_name="leaderboard")
 
 
 def fitted_grid(headers: list[str], rows: list[list], *, fixed: int) -> gr.Dataframe:
@@ -79,8 +100,11 @@ def fitted_grid(headers: list[str], rows: list[list], *, fixed: int) -> gr.Dataf
 def write_files(view: LeaderboardView, folder: Path) -> list[Path]:
     """The leaderboard as the CLI writes it with `-o`: `<stem>.md`, `<stem>.csv` + `<stem>-rank-agreement.csv`
     (when there is a human column), `<stem>.tex`; the stem names the dataset (made file-name safe) and grouping."""
-    stem = "leaderboard-" + re.sub(r"[^A-Za-z0-9._-]+", "-", view.dataset or "all").strip("-.")[:60] \
+    stem = (
+        "leaderboard-"
+        + re.sub(r"[^A-Za-z0-9._-]+", "-", view.dataset or "all").strip("-.")[:60]
         + f"-by-{view.board.by}"
+    )
     out = []
     for fmt, suffix in (("md", ".md"), ("csv", ".csv"), ("latex", ".tex")):
         path = folder / f"{stem}{suffix}"

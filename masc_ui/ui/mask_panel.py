@@ -4,10 +4,12 @@ mask it (brush, Segment Anything clicks, the subject's name), the current mask a
 Nothing replaces a mask silently (`MaskSession`): a Segment Anything or subject-name result that would replace a
 mask made another way, or a doubtful one, is shown as a proposal with Apply / Discard; every change can be undone
 ("Undo mask change", per image)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 import numpy as np
@@ -23,10 +25,13 @@ from .users import user_of
 
 MODES = ["brush", "SAM clicks", "subject name"]
 CLICK_MODES = ["positive", "negative", "box"]
-BRUSH_HELP = ("**Brush:** pick the brush in the editor's toolbar, paint over the subject, then press "
-              "**Use brush as mask**.")
-NAME_HELP = ("**Subject name:** SAM 3 segments every instance of the *Subject name* typed above. A doubtful result "
-             "(nothing found, or very small) is only proposed: check it, then apply or discard it.")
+BRUSH_HELP = (
+    "**Brush:** pick the brush in the editor's toolbar, paint over the subject, then press **Use brush as mask**."
+)
+NAME_HELP = (
+    "**Subject name:** SAM 3 segments every instance of the *Subject name* typed above. A doubtful result "
+    "(nothing found, or very small) is only proposed: check it, then apply or discard it."
+)
 
 
 @dataclass
@@ -85,15 +90,17 @@ def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, ex
     return session_image(wb, session, refs[i] if i < len(refs) else None, f"reference image {i + 1}")
 
 
-def images_on_screen(wb: Workbench, session: MaskSession, ref_image, extra_refs,
-                     out_image) -> tuple[dict[str, InputImage | None], list[str]]:
+def images_on_screen(
+    wb: Workbench, session: MaskSession, ref_image, extra_refs, out_image
+) -> tuple[dict[str, InputImage | None], list[str]]:
     """(target -> decoded image or None, what to tell the user about them): each image's notes (e.g.
     transparency flattened) and why an upload is refused (e.g. too small to judge)."""
     refs, out = image_paths(ref_image, extra_refs, out_image)
     found: dict[str, InputImage | None] = {}
     notes: list[str] = []
     for key, path, name in [(f"ref{i}", r, f"reference image {i + 1}") for i, r in enumerate(refs)] + [
-            ("out", out, "output image")]:
+        ("out", out, "output image")
+    ]:
         if path is None:
             found[key] = None
             continue
@@ -106,43 +113,76 @@ def images_on_screen(wb: Workbench, session: MaskSession, ref_image, extra_refs,
     return found, notes
 
 
-def masks_for_sample(session: MaskSession, refs: list[InputImage],
-                     out: InputImage | None) -> tuple[list[np.ndarray | None], np.ndarray | None]:
+def masks_for_sample(
+    session: MaskSession, refs: list[InputImage], out: InputImage | None
+) -> tuple[list[np.ndarray | None], np.ndarray | None]:
     """The masks on screen that belong to these images (a mask made on another image is never used)."""
-    return ([session.mask_of(f"ref{i}", r) for i, r in enumerate(refs)],
-            None if out is None else session.mask_of("out", out))
+    return (
+        [session.mask_of(f"ref{i}", r) for i, r in enumerate(refs)],
+        None if out is None else session.mask_of("out", out),
+    )
 
 
 def build(wb: Workbench) -> MaskPanel:
     session = gr.State(MaskSession())
     with gr.Row():
-        target = gr.Radio(choices=[(lbl, key) for lbl, key in target_names(1)], value="ref0",
-                          label="Mask of", elem_id="mask-target", scale=2, min_width=220)
+        target = gr.Radio(
+            choices=[(lbl, key) for lbl, key in target_names(1)],
+            value="ref0",
+            label="Mask of",
+            elem_id="mask-target",
+            scale=2,
+            min_width=220,
+        )
         mode = gr.Radio(MODES, value="brush", label="Mask with", elem_id="mask-mode", scale=2, min_width=220)
     with gr.Row():
         with gr.Column(scale=3, min_width=300):
             with gr.Group(visible=True) as brush_box:
                 gr.Markdown(BRUSH_HELP, elem_id="mask-brush-help", padding=True)
-                editor = gr.ImageEditor(type="numpy", show_label=False, label="Brush layer",
-                                        brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
-                                        eraser=gr.Eraser(default_size=24), layers=False, transforms=(),
-                                        sources=(), elem_id="mask-editor", height=420)
+                editor = gr.ImageEditor(
+                    type="numpy",
+                    show_label=False,
+                    label="Brush layer",
+                    brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
+                    eraser=gr.Eraser(default_size=24),
+                    layers=False,
+                    transforms=(),
+                    sources=(),
+                    elem_id="mask-editor",
+                    height=420,
+                )
                 use_brush = gr.Button("Use brush as mask", elem_id="mask-use-brush")
             with gr.Group(visible=False) as sam_box:
-                sam_image = gr.Image(label="Segment Anything: click on the image", interactive=False,
-                                     elem_id="sam-image", height=420, buttons=[])
+                sam_image = gr.Image(
+                    label="Segment Anything: click on the image",
+                    interactive=False,
+                    elem_id="sam-image",
+                    height=420,
+                    buttons=[],
+                )
                 with gr.Row():
-                    click_mode = gr.Radio(CLICK_MODES, value="positive", label="Click adds",
-                                          info="box = two clicks on opposite corners", elem_id="sam-click-mode")
+                    click_mode = gr.Radio(
+                        CLICK_MODES,
+                        value="positive",
+                        label="Click adds",
+                        info="box = two clicks on opposite corners",
+                        elem_id="sam-click-mode",
+                    )
                     candidate = gr.Radio(choices=[], label="Candidate masks", elem_id="sam-candidate")
                 with gr.Row():
                     undo = gr.Button("Undo click", elem_id="sam-undo", size="sm")
                     clear_clicks = gr.Button("Clear clicks", elem_id="sam-clear", size="sm")
             with gr.Group(visible=False) as name_box:
                 gr.Markdown(NAME_HELP, elem_id="mask-name-help", padding=True)
-                threshold = gr.Slider(0.0, 1.0, value=wb.settings.text_seg_threshold, step=0.05,
-                                      label="Score threshold", info="instances scoring above it are kept; lower it "
-                                      "when nothing is found", elem_id="mask-threshold")
+                threshold = gr.Slider(
+                    0.0,
+                    1.0,
+                    value=wb.settings.text_seg_threshold,
+                    step=0.05,
+                    label="Score threshold",
+                    info="instances scoring above it are kept; lower it when nothing is found",
+                    elem_id="mask-threshold",
+                )
                 by_name = gr.Button("Segment by the subject's name", elem_id="mask-by-name")
         with gr.Column(scale=2, min_width=260):
             view = gr.Image(label="Current mask", interactive=False, elem_id="mask-view", height=300, buttons=[])
@@ -152,18 +192,53 @@ def build(wb: Workbench) -> MaskPanel:
                 clear_mask = gr.Button("Clear this mask", size="sm", elem_id="mask-clear")
             message = gr.Markdown(elem_id="mask-message", elem_classes=["action-message"])
             with gr.Group(visible=False, elem_id="mask-proposal") as proposal_box:
-                proposal_view = gr.Image(label="Proposed mask (not applied)", interactive=False, height=220,
-                                         elem_id="mask-proposal-view", buttons=[])
+                proposal_view = gr.Image(
+                    label="Proposed mask (not applied)",
+                    interactive=False,
+                    height=220,
+                    elem_id="mask-proposal-view",
+                    buttons=[],
+                )
                 with gr.Row():
                     apply = gr.Button("Apply proposed mask", variant="primary", size="sm", elem_id="mask-apply")
                     discard = gr.Button("Discard", size="sm", elem_id="mask-discard")
-    return MaskPanel(session, target, mode, editor, use_brush, sam_image, click_mode, undo, clear_clicks, candidate,
-                     threshold, by_name, view, opacity, undo_mask, clear_mask, proposal_box, proposal_view, apply,
-                     discard, message, brush_box, sam_box, name_box)
+    return MaskPanel(
+        session,
+        target,
+        mode,
+        editor,
+        use_brush,
+        sam_image,
+        click_mode,
+        undo,
+        clear_clicks,
+        candidate,
+        threshold,
+        by_name,
+        view,
+        opacity,
+        undo_mask,
+        clear_mask,
+        proposal_box,
+        proposal_view,
+        apply,
+        discard,
+        message,
+        brush_box,
+        sam_box,
+        name_box,
+    )
 
 
-def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, out_image: gr.Image,
-         subject: gr.Textbox, after_change: tuple[Callable, list, list] | None = None) -> None:
+def wire(
+    wb: Workbench,
+    p: MaskPanel,
+    ref_image: gr.Image,
+    extra_refs: gr.File,
+    out_image: gr.Image,
+    subject: gr.Textbox,
+    after_change: tuple[Callable, list, list] | None = None,
+) -> None:
     """Connect the panel's events; `after_change` (handler, inputs, outputs) runs after every mask change."""
     images = [ref_image, extra_refs, out_image]
     shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
@@ -184,10 +259,19 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         src = session.sources.get(target)
         note = message or (f"mask source: {src}, {int(mask.sum()):,} px" if mask is not None else "no mask yet")
         proposal = session.pending.get(target)
-        proposed = None if proposal is None else overlays.mask_overlay(img, proposal.mask, opacity=opacity,
-                                                                       color=(40, 140, 255))
-        return (overlays.mask_overlay(img, mask, opacity=opacity), sam_view, gr.update(choices=choices, value=chosen),
-                note, gr.update(visible=proposal is not None), proposed)
+        proposed = (
+            None
+            if proposal is None
+            else overlays.mask_overlay(img, proposal.mask, opacity=opacity, color=(40, 140, 255))
+        )
+        return (
+            overlays.mask_overlay(img, mask, opacity=opacity),
+            sam_view,
+            gr.update(choices=choices, value=chosen),
+            note,
+            gr.update(visible=proposal is not None),
+            proposed,
+        )
 
     def on_target(session, target, opacity, ref, extra, out):
         try:
@@ -206,24 +290,43 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         keys = [k for _, k in choices]
         if target in keys:  # the value is left alone: the user may have picked another target meanwhile
             return (session, gr.update(choices=choices), *on_target(session, target, opacity, ref, extra, out))
-        return (session, gr.update(choices=choices, value="ref0"), *on_target(session, "ref0", opacity, ref, extra, out))
+        return (
+            session,
+            gr.update(choices=choices, value="ref0"),
+            *on_target(session, "ref0", opacity, ref, extra, out),
+        )
 
     def on_mode(mode):
-        return gr.update(visible=mode == "brush"), gr.update(visible=mode == "SAM clicks"), \
-            gr.update(visible=mode == "subject name")
+        return (
+            gr.update(visible=mode == "brush"),
+            gr.update(visible=mode == "SAM clicks"),
+            gr.update(visible=mode == "subject name"),
+        )
 
     def on_brush(session: MaskSession, editor, target, opacity, ref, extra, out):
         try:
             img = target_image(wb, session, target, ref, extra, out)
             mask = wb.mask_from_brush(editor, img.size)
             if not mask.any():
-                return (session, *render(session, target, opacity, ref, extra, out,
-                                          warn("the brush layer is empty: paint over the subject first")))
+                return (
+                    session,
+                    *render(
+                        session,
+                        target,
+                        opacity,
+                        ref,
+                        extra,
+                        out,
+                        warn("the brush layer is empty: paint over the subject first"),
+                    ),
+                )
             before = session.sources.get(target)
             session.set_mask(target, mask, "drawn", img)
             replaced = f"; it replaced the {before} mask ('Undo mask change' brings it back)" if before else ""
-            return (session, *render(session, target, opacity, ref, extra, out,
-                                      f"brush mask: {int(mask.sum()):,} px{replaced}"))
+            return (
+                session,
+                *render(session, target, opacity, ref, extra, out, f"brush mask: {int(mask.sum()):,} px{replaced}"),
+            )
         except WorkbenchError as exc:
             return (session, *render(session, target, opacity, ref, extra, out, warn(exc)))
 
@@ -232,8 +335,9 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         user = user_of(request)
         return lambda image, points, box: wb.sam_predict(image, points, box, user=user)
 
-    def on_click(session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData,
-                 request: gr.Request):
+    def on_click(
+        session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData, request: gr.Request
+    ):
         try:
             img = target_image(wb, session, target, ref, extra, out)
             x, y = evt.index[0], evt.index[1]
@@ -266,15 +370,27 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
         return (session, *render(session, target, opacity, ref, extra, out, msg))
 
     @gpu
-    def on_by_name(session: MaskSession, target, name, threshold, opacity, ref, extra, out, request: gr.Request,
-                   progress=gr.Progress()):
+    def on_by_name(
+        session: MaskSession,
+        target,
+        name,
+        threshold,
+        opacity,
+        ref,
+        extra,
+        out,
+        request: gr.Request,
+        progress=gr.Progress(),
+    ):
         try:
             img = target_image(wb, session, target, ref, extra, out)
             progress(0.1, desc=f"segmenting '{name}'")
             seg = wb.segment_by_name(img, name, user=user_of(request), threshold=threshold)
             found = f"'{seg.text}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:
-                reason = (seg.reason or "").replace("lower the threshold", "lower the Score threshold and segment again")
+                reason = (seg.reason or "").replace(
+                    "lower the threshold", "lower the Score threshold and segment again"
+                )
                 if "Score threshold" not in reason:
                     reason += "; or lower the Score threshold and segment again"
                 msg = session.offer(target, seg.mask, "text-prompted", img, doubtful=reason)
@@ -316,19 +432,31 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
     # One at a time: the image events of one change (an example or a stored sample puts two images on screen)
     # render the same overlay, and two writes of one picture into Gradio's cache at once left a broken image.
     for event in (ref_image.change, out_image.change, extra_refs.change):
-        event(on_images, [p.session, *common], refresh_outputs, concurrency_id="mask-images", concurrency_limit=1,
-              trigger_mode="always_last")
+        event(
+            on_images,
+            [p.session, *common],
+            refresh_outputs,
+            concurrency_id="mask-images",
+            concurrency_limit=1,
+            trigger_mode="always_last",
+        )
     p.target.input(on_target, [p.session, *common], [p.editor, *shown])
     p.opacity.release(render, [p.session, *common], shown)
     p.mode.change(on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])
     chain(p.use_brush.click(on_brush, [p.session, p.editor, *common], [p.session, *shown]))
-    chain(p.sam_image.select(on_click, [p.session, p.target, p.click_mode, p.opacity, *images], [p.session, *shown],
-                             concurrency_limit=4))
+    chain(
+        p.sam_image.select(
+            on_click, [p.session, p.target, p.click_mode, p.opacity, *images], [p.session, *shown], concurrency_limit=4
+        )
+    )
     chain(p.undo.click(on_undo, [p.session, *common], [p.session, *shown]))
     chain(p.clear_clicks.click(on_clear_clicks, [p.session, *common], [p.session, *shown]))
     chain(p.candidate.input(on_candidate, [p.session, p.candidate, *common], [p.session, *shown]))
-    chain(p.by_name.click(on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images],
-                          [p.session, *shown]))
+    chain(
+        p.by_name.click(
+            on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images], [p.session, *shown]
+        )
+    )
     chain(p.apply.click(on_apply, [p.session, *common], [p.session, *shown]))
     p.discard.click(on_discard, [p.session, *common], [p.session, *shown])
     chain(p.undo_mask.click(on_undo_mask, [p.session, *common], [p.session, *shown]))
@@ -338,6 +466,7 @@ def wire(wb: Workbench, p: MaskPanel, ref_image: gr.Image, extra_refs: gr.File, 
 
 def refresh_io(p: MaskPanel, ref_image, extra_refs, out_image) -> tuple[list[Any], list[Any]]:
     """(inputs, outputs) of `p.refresh`, for handlers elsewhere that replace the images or masks."""
-    return ([p.session, p.target, p.opacity, ref_image, extra_refs, out_image],
-            [p.session, p.target, p.editor, p.view, p.sam_image, p.candidate, p.message, p.proposal_box,
-             p.proposal_view])
+    return (
+        [p.session, p.target, p.opacity, ref_image, extra_refs, out_image],
+        [p.session, p.target, p.editor, p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view],
+    )

@@ -12,12 +12,13 @@ A video output plays in a player in place of its image (`output_media`), the two
 hidden by the handler for an image output: Gradio's video frontend throws ("reading 'canvas'") when a player built
 hidden gets an update before it was ever shown.
 """
+
 from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import gradio as gr
 
@@ -31,13 +32,17 @@ from .users import user_of
 
 WINNER_CHOICES = [("← Left", "left"), ("↓ Tie", "tie"), ("→ Right", "right")]
 """(label, stored winner) of each criterion's radio, in the order of their keys on the keyboard."""
-SHORTCUTS = ("**Keyboard:** <span class='kbd'>←</span> left · <span class='kbd'>→</span> right · "
-             "<span class='kbd'>↓</span> tie for the highlighted question (then the next one is highlighted) · "
-             "<span class='kbd'>↑</span> previous question · <span class='kbd'>X</span> both bad · "
-             "<span class='kbd'>Enter</span> submit · <span class='kbd'>S</span> skip · <span class='kbd'>F</span> "
-             "flag · <span class='kbd'>B</span> back to the previous pair")
-LOG_IN = ("**Log in to rate pairs.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
-          "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
+SHORTCUTS = (
+    "**Keyboard:** <span class='kbd'>←</span> left · <span class='kbd'>→</span> right · "
+    "<span class='kbd'>↓</span> tie for the highlighted question (then the next one is highlighted) · "
+    "<span class='kbd'>↑</span> previous question · <span class='kbd'>X</span> both bad · "
+    "<span class='kbd'>Enter</span> submit · <span class='kbd'>S</span> skip · <span class='kbd'>F</span> "
+    "flag · <span class='kbd'>B</span> back to the previous pair"
+)
+LOG_IN = (
+    "**Log in to rate pairs.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
+    "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
+)
 IMAGE_HEIGHT = 320
 REF_HEIGHT = 210
 REF_COLUMNS = 3
@@ -129,8 +134,16 @@ class PairTab:
 
 def _player(label: str, elem_id: str) -> gr.Video:
     """A player of a video output, built visible (see the module docstring)."""
-    return gr.Video(label=label, height=IMAGE_HEIGHT, interactive=False, loop=True, autoplay=True, visible=True,
-                    elem_id=elem_id, buttons=["fullscreen"])
+    return gr.Video(
+        label=label,
+        height=IMAGE_HEIGHT,
+        interactive=False,
+        loop=True,
+        autoplay=True,
+        visible=True,
+        elem_id=elem_id,
+        buttons=["fullscreen"],
+    )
 
 
 def output_media(view: PairTaskView | None) -> tuple:
@@ -156,21 +169,41 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     with gr.Column(elem_id="pair-panel"):
         with gr.Row(equal_height=True):
             with gr.Column(scale=3, min_width=300):
-                refs = gr.Gallery(label="Reference(s) of the subject", columns=REF_COLUMNS, height=REF_HEIGHT,
-                                  object_fit="contain", fit_columns=False, elem_id="pair-refs", interactive=False,
-                                  format="png", buttons=["fullscreen"])
+                refs = gr.Gallery(
+                    label="Reference(s) of the subject",
+                    columns=REF_COLUMNS,
+                    height=REF_HEIGHT,
+                    object_fit="contain",
+                    fit_columns=False,
+                    elem_id="pair-refs",
+                    interactive=False,
+                    format="png",
+                    buttons=["fullscreen"],
+                )
             with gr.Column(scale=2, min_width=250):
                 who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
                 progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
                 prompt = gr.Markdown(elem_id="pair-prompt")
         with gr.Row(equal_height=True):
             with gr.Column(min_width=200):
-                left = gr.Image(label="Left output (←)", height=IMAGE_HEIGHT, interactive=False, format="png",
-                                elem_id="pair-left", buttons=["fullscreen"])
+                left = gr.Image(
+                    label="Left output (←)",
+                    height=IMAGE_HEIGHT,
+                    interactive=False,
+                    format="png",
+                    elem_id="pair-left",
+                    buttons=["fullscreen"],
+                )
                 left_video = _player("Left output (←), video", "pair-left-video")
             with gr.Column(min_width=200):
-                right = gr.Image(label="Right output (→)", height=IMAGE_HEIGHT, interactive=False, format="png",
-                                 elem_id="pair-right", buttons=["fullscreen"])
+                right = gr.Image(
+                    label="Right output (→)",
+                    height=IMAGE_HEIGHT,
+                    interactive=False,
+                    format="png",
+                    elem_id="pair-right",
+                    buttons=["fullscreen"],
+                )
                 right_video = _player("Right output (→), video", "pair-right-video")
         radios, bad = [], []
         with gr.Row(equal_height=True):
@@ -181,8 +214,14 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         with gr.Row(equal_height=True):
             back = gr.Button("Back (B)", elem_id="pair-back", min_width=90)
             skip = gr.Button("Skip (S)", elem_id="pair-skip", min_width=90)
-            note = gr.Textbox(placeholder="what is wrong with this pair (needed to Flag)", show_label=False,
-                              container=False, elem_id="pair-note", scale=2, min_width=200)
+            note = gr.Textbox(
+                placeholder="what is wrong with this pair (needed to Flag)",
+                show_label=False,
+                container=False,
+                elem_id="pair-note",
+                scale=2,
+                min_width=200,
+            )
             flag = gr.Button("Flag a problem (F)", elem_id="pair-flag", min_width=140)
             submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=140)
         message = gr.Markdown(elem_id="pair-message")
@@ -191,29 +230,70 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     state = gr.State(PairState())
     # The token of the pair the browser shows, sent back with every answer (see the module docstring).
     on_screen = gr.Textbox(visible=False, elem_id="pair-on-screen")
-    shown = [state, on_screen, who, prompt, refs, left, right, left_video, right_video, *radios, *bad, note, progress,
-             message]
+    shown = [
+        state,
+        on_screen,
+        who,
+        prompt,
+        refs,
+        left,
+        right,
+        left_video,
+        right_video,
+        *radios,
+        *bad,
+        note,
+        progress,
+        message,
+    ]
     answers_in = [state, on_screen, *radios, *bad]
 
     def keep(session: PairState, msg: str) -> tuple:
         """Everything on screen stays as it is (the chosen answers too); only the message changes."""
         return (session, *[gr.update()] * (len(shown) - 2), msg)
 
-    def render(user: str | None, view: PairTaskView | None, msg: str = "", session: PairState | None = None,
-               prog: PairProgress | None = None) -> tuple:
+    def render(
+        user: str | None,
+        view: PairTaskView | None,
+        msg: str = "",
+        session: PairState | None = None,
+        prog: PairProgress | None = None,
+    ) -> tuple:
         session = session if session is not None else PairState()
         session.show(view if user is not None else None)
         if user is None:
-            return (session, "", "", LOG_IN, [], *output_media(None), *[None] * len(names), *[False] * len(names),
-                    "", "", msg)
+            return (
+                session,
+                "",
+                "",
+                LOG_IN,
+                [],
+                *output_media(None),
+                *[None] * len(names),
+                *[False] * len(names),
+                "",
+                "",
+                msg,
+            )
         who_md = f"Judging pairs as **{html.escape(user)}**"
         try:
             prog_md = (prog or wb.pairwise.progress(user)).text()
         except WorkbenchError as exc:
             prog_md = f"⚠ progress unavailable: {exc}"
         if view is None:
-            return (session, "", who_md, "**No pair left for you.** Thank you!", [], *output_media(None),
-                    *[None] * len(names), *[False] * len(names), "", prog_md, msg)
+            return (
+                session,
+                "",
+                who_md,
+                "**No pair left for you.** Thank you!",
+                [],
+                *output_media(None),
+                *[None] * len(names),
+                *[False] * len(names),
+                "",
+                prog_md,
+                msg,
+            )
         answers = view.answers
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
@@ -223,8 +303,19 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
         if view.problem:
             msg = f"{msg}; {warn(view.problem)}" if msg else warn(view.problem)
-        return (session, view.token, who_md, prompt_md, view.refs, *output_media(view),
-                *[answers.winners[c] for c in names], *[answers.both_bad[c] for c in names], "", prog_md, msg)
+        return (
+            session,
+            view.token,
+            who_md,
+            prompt_md,
+            view.refs,
+            *output_media(view),
+            *[answers.winners[c] for c in names],
+            *[answers.both_bad[c] for c in names],
+            "",
+            prog_md,
+            msg,
+        )
 
     def show_next(user: str, session: PairState, msg: str) -> tuple:
         try:
@@ -241,8 +332,16 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             return show_next(user, session, "")
 
     def on_answer(action: str) -> Callable:
-        def handler(session: PairState, screen: str, cp: str | None, pf: str | None, cp_bad: bool, pf_bad: bool,
-                    request: gr.Request, note: str = "") -> tuple:
+        def handler(
+            session: PairState,
+            screen: str,
+            cp: str | None,
+            pf: str | None,
+            cp_bad: bool,
+            pf_bad: bool,
+            request: gr.Request,
+            note: str = "",
+        ) -> tuple:
             user = user_of(request)
             if user is None:
                 return render(None, None, "⚠ log in to rate pairs")
@@ -250,18 +349,22 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 if not session.token:
                     return keep(session, "⚠ there is no pair on screen")
                 if not screen or screen != session.token:
-                    return keep(session, "⚠ nothing saved: the pair changed while you answered; check the pair "
-                                         "shown now and answer it")
+                    return keep(
+                        session,
+                        "⚠ nothing saved: the pair changed while you answered; check the pair shown now and answer it",
+                    )
                 try:
                     done = act(action, user, session, {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}, note)
                 except WorkbenchError as exc:
                     return keep(session, f"⚠ not saved: {exc}")
                 return show_next(user, session, done)
+
         handler.__name__ = f"pair_{action}"
         return handler
 
-    def act(action: str, user: str, session: PairState, winners: dict[str, str | None], flags: dict[str, bool],
-            note: str) -> str:
+    def act(
+        action: str, user: str, session: PairState, winners: dict[str, str | None], flags: dict[str, bool], note: str
+    ) -> str:
         """Store `action` for the task on screen; the message that says so (a skip names the answers it kept).
         Raises WorkbenchError (nothing stored) for a half answer, a flag without a note, or a refused write."""
         seconds = session.seconds_spent()
@@ -272,17 +375,22 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 return "skipped the pair"
             shown = ", ".join(f"{c.upper()} {after.winners[c] or after.statuses[c]}" for c in kept)
             skipped = " and ".join(c.upper() for c in names if c not in kept)
-            return (f"skipped {skipped}; " if skipped else "") + \
-                f"kept your answer ({shown}): a skip never erases an answer"
+            return (
+                f"skipped {skipped}; " if skipped else ""
+            ) + f"kept your answer ({shown}): a skip never erases an answer"
         if action == "flag":
             wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds)
             return "flagged the pair (with your note)"
         missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
         if missing:
-            raise InputError("choose left, right or tie for " + " and ".join(missing)
-                             + " before submitting (or skip / flag the pair)")
-        wb.pairwise.submit(user, session.token, winners, both_bad={c: bool(flags[c]) for c in names},
-                           seconds_spent=seconds)
+            raise InputError(
+                "choose left, right or tie for "
+                + " and ".join(missing)
+                + " before submitting (or skip / flag the pair)"
+            )
+        wb.pairwise.submit(
+            user, session.token, winners, both_bad={c: bool(flags[c]) for c in names}, seconds_spent=seconds
+        )
         return "saved your answers"
 
     def on_back(session: PairState, request: gr.Request) -> tuple:

@@ -4,6 +4,7 @@ ratings, the win-rate matrix, the raters' agreement on pairs, and each metric's 
 ties left out, and counted) — as tables plus the CLI's text (`masc_ui.workbench.pairwise_analysis`).
 
 `build(wb, page)` lays it out inside the caller's container: the Agreement tab's pairwise section."""
+
 from __future__ import annotations
 
 import gradio as gr
@@ -12,12 +13,17 @@ from ..analysis import format_pair_agreement
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
-from ..workbench.pairwise_analysis import (CriterionReport, PairwiseReport, accuracy_rows, bradley_terry_rows,
-                                           pairwise_report, win_rate_rows)
+from ..workbench.pairwise_analysis import (
+    CriterionReport,
+    PairwiseReport,
+    accuracy_rows,
+    bradley_terry_rows,
+    pairwise_report,
+    win_rate_rows,
+)
 from ..workbench.ratings import CRITERION_NAMES
 from .dataset_picker import dataset_picker, refresh_on_open
 from .users import user_of
-
 
 ACCURACY_WIDTHS = ["13%", "13%", "19%", "9%", "12%", "21%", "13%"]
 """Columns of `accuracy_rows` (metric, accuracy, CI, pairs, metric ties, human ties, missing): every header
@@ -28,21 +34,39 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     """The report's inputs and outputs; with `page`, its dataset choices are refreshed when `page` is opened."""
     with gr.Row(equal_height=True):
         dataset = dataset_picker("pw-dataset")
-        criterion = gr.Radio([("concept preservation", "cp"), ("prompt following", "pf")], value="cp",
-                             label="Criterion", elem_id="pw-criterion")
-        n_boot = gr.Number(2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples",
-                           elem_id="pw-nboot")
+        criterion = gr.Radio(
+            [("concept preservation", "cp"), ("prompt following", "pf")],
+            value="cp",
+            label="Criterion",
+            elem_id="pw-criterion",
+        )
+        n_boot = gr.Number(
+            2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="pw-nboot"
+        )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute pairwise results", variant="primary", scale=0, min_width=240, elem_id="pw-run")
         message = gr.Markdown(elem_id="pw-message")
     summary = gr.Markdown(elem_id="pw-summary")
-    ranking = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-ranking",
-                           label="Method ranking: Bradley-Terry θ (95% bootstrap CI over output pairs), Elo")
-    win_rate = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-winrate",
-                            label="Win rate of the row method against the column method (a tie counts 1/2)")
-    accuracy = gr.Dataframe(interactive=False, wrap=True, elem_id="pw-accuracy", column_widths=ACCURACY_WIDTHS,
-                            label="Metric pairwise accuracy: share of human-decided pairs where the metric prefers "
-                                  "the same output (95% CI over decided pairs)")
+    ranking = gr.Dataframe(
+        interactive=False,
+        wrap=True,
+        elem_id="pw-ranking",
+        label="Method ranking: Bradley-Terry θ (95% bootstrap CI over output pairs), Elo",
+    )
+    win_rate = gr.Dataframe(
+        interactive=False,
+        wrap=True,
+        elem_id="pw-winrate",
+        label="Win rate of the row method against the column method (a tie counts 1/2)",
+    )
+    accuracy = gr.Dataframe(
+        interactive=False,
+        wrap=True,
+        elem_id="pw-accuracy",
+        column_widths=ACCURACY_WIDTHS,
+        label="Metric pairwise accuracy: share of human-decided pairs where the metric prefers "
+        "the same output (95% CI over decided pairs)",
+    )
     with gr.Accordion("As printed by `masc-ui agreement --pairwise --criterion ...`", open=False):
         text = gr.Code(show_label=False, language=None, elem_id="pw-text")
     if page is not None:
@@ -53,14 +77,23 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="fitting Bradley-Terry and bootstrapping")
-            report = pairwise_report(wb.database, user=user_of(request), dataset=(ds or "").strip() or None,
-                                     criterion=crit, n_boot=int(boots if boots is not None else 2000))
+            report = pairwise_report(
+                wb.database,
+                user=user_of(request),
+                dataset=(ds or "").strip() or None,
+                criterion=crit,
+                n_boot=int(boots if boots is not None else 2000),
+            )
         except WorkbenchError as exc:
             return *[gr.update()] * (len(outputs) - 1), f"⚠ {exc}"
         part = report.criteria[0]
         tables = [_grid(*rows(part)) for rows in (bradley_terry_rows, win_rate_rows, accuracy_rows)]
-        return (summary_markdown(report, part), *tables, report.text(),
-                f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}")
+        return (
+            summary_markdown(report, part),
+            *tables,
+            report.text(),
+            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}",
+        )
 
     run.click(on_run, [dataset, criterion, n_boot], outputs, api_name="pairwise_report")
 
@@ -68,12 +101,14 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
 def summary_markdown(report: PairwiseReport, part: CriterionReport) -> str:
     """Counts, what is left out of which statistic, why there is no ranking (if so), the raters' agreement."""
     human_ties = max((r.n_human_ties for r in part.accuracy), default=0)
-    lines = [f"**{part.n_judgments} judgments** of {CRITERION_NAMES.get(part.criterion, part.criterion)} "
-             f"({part.n_both_bad} flagged 'both bad': their winner still counts); {report.n_skipped} skipped and "
-             f"{report.n_flagged} flagged answers carry no preference and are left out.",
-             "",
-             f"**Human ties are left out of the metric accuracy**: {human_ties} pair(s) whose decisive votes are "
-             "balanced (or only ties) are not counted; a metric tie counts 1/2."]
+    lines = [
+        f"**{part.n_judgments} judgments** of {CRITERION_NAMES.get(part.criterion, part.criterion)} "
+        f"({part.n_both_bad} flagged 'both bad': their winner still counts); {report.n_skipped} skipped and "
+        f"{report.n_flagged} flagged answers carry no preference and are left out.",
+        "",
+        f"**Human ties are left out of the metric accuracy**: {human_ties} pair(s) whose decisive votes are "
+        "balanced (or only ties) are not counted; a metric tie counts 1/2.",
+    ]
     if part.ranking_note is not None:
         lines += ["", f"No method ranking: {part.ranking_note}"]
     elif part.bradley_terry is not None and part.bradley_terry.reason is not None:

@@ -3,13 +3,15 @@
 Tasks come only from datasets marked for rating. A skip never erases an answer given before (going back and
 pressing S moves on, the answer kept); a flag needs a reason, typed in the box under the buttons. The browser
 knows a task only by an opaque token, never by its sample id; messages name no sample."""
+
 from __future__ import annotations
 
 import functools
 import html
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 from gradio.data_classes import GradioModel, GradioRootModel
@@ -45,9 +47,11 @@ def on_event_loop(fn: Callable) -> Callable:
     under load"). The price: while one runs (milliseconds), the loop serves nothing else; it waits there for the
     answer's commit to reach the disk (a slow disk sync stalls every request) and for another writer of the same
     SQLite file (another process's import or batch transaction) to commit."""
+
     @functools.wraps(fn)
     async def run_on_loop(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
+
     return run_on_loop
 
 
@@ -58,9 +62,11 @@ def postprocessed_here(fn: Callable, outputs: list) -> Callable:
     rating answer, each trading the interpreter lock with the busy event loop under load (`bench/rating_load.py`).
     Session state passes as it is (Gradio never postprocesses it). The Rate tab's components postprocess alike
     whatever their visibility, so the component as built stands for the one a property update makes."""
+
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> tuple:
         return tuple(_postprocessed(block, value) for block, value in zip(outputs, fn(*args, **kwargs), strict=True))
+
     return run
 
 
@@ -73,11 +79,13 @@ def _postprocessed(block: Any, value: Any) -> Any:
     return done.model_dump() if isinstance(done, (GradioModel, GradioRootModel)) else done
 
 
-SHORTCUTS = ("**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
-             "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
-             "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
-             "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
-             "(type the reason first) · <span class='kbd'>B</span> back to the previous task")
+SHORTCUTS = (
+    "**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale "
+    "(concept preservation first, then prompt following) · <span class='kbd'>C</span> / "
+    "<span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit · "
+    "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
+    "(type the reason first) · <span class='kbd'>B</span> back to the previous task"
+)
 IMAGE_HEIGHT = "clamp(190px, calc(100vh - 720px), 480px)"
 """Height of the rated images: what the window leaves after the scales and buttons (so that they stay in view on
 an 800 x 900 screen, under the title row with Log out), between 190 and 480 pixels. Several references are shown
@@ -96,7 +104,7 @@ class TaskState:
     media: str | None = None
     """Which output box the screen shows (`video_media.media_kind` of the task rendered last; None before)."""
 
-    def show(self, task: "TaskView | None") -> None:
+    def show(self, task: TaskView | None) -> None:
         self.sample_id = None if task is None else task.sample_id
         self.order = None if task is None else task.presentation_order
         self.shown_at = time.time() if task is not None else 0.0
@@ -112,10 +120,22 @@ def build(wb: Workbench) -> tuple:
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
         prompt = gr.Markdown(elem_id="rate-prompt")
         with gr.Row(equal_height=True):
-            refs = gr.Image(label="Reference(s) of the subject", height=IMAGE_HEIGHT, interactive=False,
-                            elem_id="rate-refs", buttons=["fullscreen"], min_width=240)
-            out = gr.Image(label="Generated image", height=IMAGE_HEIGHT, interactive=False, elem_id="rate-out",
-                           buttons=["fullscreen"], min_width=240)
+            refs = gr.Image(
+                label="Reference(s) of the subject",
+                height=IMAGE_HEIGHT,
+                interactive=False,
+                elem_id="rate-refs",
+                buttons=["fullscreen"],
+                min_width=240,
+            )
+            out = gr.Image(
+                label="Generated image",
+                height=IMAGE_HEIGHT,
+                interactive=False,
+                elem_id="rate-out",
+                buttons=["fullscreen"],
+                min_width=240,
+            )
             player = build_player(IMAGE_HEIGHT)
         with gr.Row():
             cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp", min_width=300)
@@ -125,9 +145,15 @@ def build(wb: Workbench) -> tuple:
             skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90)
             submit = gr.Button("Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130)
             flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90)
-        reason = gr.Textbox(show_label=False, label="Reason for a flag", placeholder="Reason for a flag (needed to "
-                            "flag): what is wrong with this task, e.g. 'the output image is blank'",
-                            elem_id="rate-reason", max_lines=1, container=False)
+        reason = gr.Textbox(
+            show_label=False,
+            label="Reason for a flag",
+            placeholder="Reason for a flag (needed to "
+            "flag): what is wrong with this task, e.g. 'the output image is blank'",
+            elem_id="rate-reason",
+            max_lines=1,
+            container=False,
+        )
         message = gr.Markdown(elem_id="rate-message", elem_classes=["action-message"])
         with gr.Accordion("Keyboard shortcuts", open=False, elem_id="rate-shortcuts-box"):
             gr.Markdown(SHORTCUTS, elem_id="rate-shortcuts")
@@ -139,13 +165,20 @@ def build(wb: Workbench) -> tuple:
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, player, progress, message]
     keep = [gr.update()] * (len(shown) - 2)
 
-    def render(user: str | None, task: TaskView | None, msg: str = "", st: TaskState | None = None,
-               progress: RaterProgress | None = None):
+    def render(
+        user: str | None,
+        task: TaskView | None,
+        msg: str = "",
+        st: TaskState | None = None,
+        progress: RaterProgress | None = None,
+    ):
         st = st if st is not None else TaskState()
         st.show(task if user is not None else None)
         if user is None:
-            note = ("**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
-                    "`MASC_USERS_FILE` and restart the app; the app then asks for a login.")
+            note = (
+                "**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
+                "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
+            )
             st.media = None  # the boxes are set by updates below: the next render sends updates again
             return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
         who_md = f"Rating as **{html.escape(user)}**"
@@ -164,8 +197,20 @@ def build(wb: Workbench) -> tuple:
         if task.status:
             why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        return (st, task.token, who_md + earlier, prompt_md, task.refs_picture, image,
-                task.scores.get("cp"), task.scores.get("pf"), task.reason or "", video, prog, msg)
+        return (
+            st,
+            task.token,
+            who_md + earlier,
+            prompt_md,
+            task.refs_picture,
+            image,
+            task.scores.get("cp"),
+            task.scores.get("pf"),
+            task.reason or "",
+            video,
+            prog,
+            msg,
+        )
 
     def on_open(request: gr.Request):
         user = user_of(request)
@@ -187,12 +232,24 @@ def build(wb: Workbench) -> tuple:
                 if st.sample_id is None:
                     return (st, *keep, warn("there is no task on screen"))
                 if not screen or screen != st.token:
-                    return (st, *keep, warn("nothing saved: the task changed while you answered; check the task "
-                                            "shown now and answer it"))
+                    return (
+                        st,
+                        *keep,
+                        warn(
+                            "nothing saved: the task changed while you answered; check the task shown now and answer it"
+                        ),
+                    )
                 seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
                 try:
-                    done = wb.ratings.submit(user, st.sample_id, {"cp": cp_score, "pf": pf_score}, status=status,
-                                             seconds_spent=seconds, presentation_order=st.order, reason=why)
+                    done = wb.ratings.submit(
+                        user,
+                        st.sample_id,
+                        {"cp": cp_score, "pf": pf_score},
+                        status=status,
+                        seconds_spent=seconds,
+                        presentation_order=st.order,
+                        reason=why,
+                    )
                 except WorkbenchError as exc:
                     # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
                     return (st, *keep, warn(f"not saved: {exc}"))
@@ -201,6 +258,7 @@ def build(wb: Workbench) -> tuple:
                     return render(user, task, done.message, st, prog)
                 except WorkbenchError as exc:
                     return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
+
         handler = postprocessed_here(handler, shown)
         return on_event_loop(handler) if on_loop else handler
 
@@ -215,8 +273,14 @@ def build(wb: Workbench) -> tuple:
                 return (st, *keep, warn(exc))
             if task is None:
                 return (st, *keep, "this is your first task: there is nothing before it")
-            return render(user, task, "back to your previous task: change the scores and submit, or press Skip to "
-                                      "go on with your answer kept", st)
+            return render(
+                user,
+                task,
+                "back to your previous task: change the scores and submit, or press Skip to "
+                "go on with your answer kept",
+                st,
+            )
+
     on_back = postprocessed_here(on_back, shown)
     if on_loop:
         on_back = on_event_loop(on_back)
@@ -227,8 +291,9 @@ def build(wb: Workbench) -> tuple:
     # (`ANSWER_QUEUE`), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for
     # PostgreSQL; each handler postprocesses its own outputs (`postprocessed_here`).
     # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
-    one_at_a_time = dict(queue=False) if ANSWER_QUEUE is None else dict(concurrency_id="rating",
-                                                                         concurrency_limit=ANSWER_QUEUE)
+    one_at_a_time = (
+        dict(queue=False) if ANSWER_QUEUE is None else dict(concurrency_id="rating", concurrency_limit=ANSWER_QUEUE)
+    )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
     submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)

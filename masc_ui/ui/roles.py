@@ -10,13 +10,15 @@ so `guard_endpoints` wraps every registered function after the app is built:
 - an exception a handler did not turn into a message is logged with its traceback and shown as a plain
   "something went wrong" (no traceback, SQL or server path reaches the browser).
 """
+
 from __future__ import annotations
 
 import functools
 import inspect
 import ipaddress
 import logging
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import gradio as gr
 from gradio.context import LocalContext
@@ -29,10 +31,25 @@ log = logging.getLogger(__name__)
 
 RATER_PREFIX = "rate_"
 """Api names of the endpoints raters may call."""
-HEAVY = {"run": "model", "explain": "model", "explain_catalogue": "model", "on_click": "model", "on_undo": "model",
-         "on_by_name": "model", "save": "save", "save_new": "save", "export": "export", "agreement": "analysis",
-         "browse": "analysis", "compare": "model", "leaderboard": "analysis", "pairwise_report": "analysis",
-         "video_load": "model", "video_mask_by_name": "model", "browse_poster": "preview"}
+HEAVY = {
+    "run": "model",
+    "explain": "model",
+    "explain_catalogue": "model",
+    "on_click": "model",
+    "on_undo": "model",
+    "on_by_name": "model",
+    "save": "save",
+    "save_new": "save",
+    "export": "export",
+    "agreement": "analysis",
+    "browse": "analysis",
+    "compare": "model",
+    "leaderboard": "analysis",
+    "pairwise_report": "analysis",
+    "video_load": "model",
+    "video_mask_by_name": "model",
+    "browse_poster": "preview",
+}
 """Api name -> rate-limit kind (`masc_ui.workbench.quotas.LIMITS`)."""
 UNEXPECTED = "something went wrong on the server; the error was logged. Try again, or tell the administrator."
 
@@ -59,8 +76,9 @@ def client_address(request: Any) -> str:
     return host
 
 
-def guard_endpoints(app: gr.Blocks, wb: Workbench, *, for_raters: Iterable[Callable] = (),
-                    limits: RateLimits | None = None) -> None:
+def guard_endpoints(
+    app: gr.Blocks, wb: Workbench, *, for_raters: Iterable[Callable] = (), limits: RateLimits | None = None
+) -> None:
     """Wrap every function registered on `app` (see the module docstring)."""
     limits = limits or RateLimits()
     allowed = {id(fn) for fn in for_raters}
@@ -97,6 +115,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
         return refusal(UNEXPECTED)  # logged once just above, with its traceback
 
     if inspect.isgeneratorfunction(fn):
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             check()
@@ -109,6 +128,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             except Exception as exc:
                 raise unexpected(exc) from None
     elif inspect.iscoroutinefunction(fn):
+
         @functools.wraps(fn)
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             check()
@@ -121,6 +141,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             except Exception as exc:
                 raise unexpected(exc) from None
     else:
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             check()
@@ -132,5 +153,6 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
                 raise refusal(str(exc)) from None
             except Exception as exc:
                 raise unexpected(exc) from None
+
     wrapper._masc_guarded = True  # type: ignore[attr-defined]
     return wrapper

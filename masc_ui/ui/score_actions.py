@@ -3,6 +3,7 @@
 The inputs on screen are one sample: new images reset what belonged to the previous one (scores, maps, the
 method, the example's name, the link to a stored sample); any other change after Run or Explain marks the results
 "out of date" until they are computed again (`freshness`)."""
+
 from __future__ import annotations
 
 import html
@@ -23,12 +24,14 @@ from .feedback import warn
 from .gpu import gpu
 from .users import user_of
 
-NEW_SAMPLE = ("**New sample** — not in the database yet: Save stores it (with its masks and scores) in the dataset "
-              "below.")
+NEW_SAMPLE = (
+    "**New sample** — not in the database yet: Save stores it (with its masks and scores) in the dataset below."
+)
 
 
-def sample_on_screen(wb: Workbench, session: MaskSession, ref, extra, out, prompt: str | None,
-                     subject: str | None) -> Sample:
+def sample_on_screen(
+    wb: Workbench, session: MaskSession, ref, extra, out, prompt: str | None, subject: str | None
+) -> Sample:
     """The sample on screen from the images the session decoded at upload, with the masks that belong to them; the
     output is the video on screen when there is one (`MaskSession.video`, with the video's mask)."""
     refs, out_path = mask_panel.image_paths(ref, extra, out)
@@ -56,12 +59,22 @@ def link_text(session: MaskSession, dataset: str | None = None, method: str | No
         return NEW_SAMPLE
     where = f" in dataset '{html.escape(dataset)}'" if dataset else ""
     how = f", method '{html.escape(method)}'" if method else ""
-    return (f"**Stored sample #{session.stored_sample}**{where}{how} — Save adds your new masks and scores to it; "
-            "'Save as a new sample' stores what is on screen as another sample.")
+    return (
+        f"**Stored sample #{session.stored_sample}**{where}{how} — Save adds your new masks and scores to it; "
+        "'Save as a new sample' stores what is on screen as another sample."
+    )
 
 
-def freshness(wb: Workbench, session: MaskSession, ref, extra, out, prompt, subject,
-              computed: tuple[str | None, str | None] | None) -> str:
+def freshness(
+    wb: Workbench,
+    session: MaskSession,
+    ref,
+    extra,
+    out,
+    prompt,
+    subject,
+    computed: tuple[str | None, str | None] | None,
+) -> str:
     """The "out of date" note: shown when the scores or the maps on screen were computed on other inputs than
     those on screen now (`computed`: fingerprints of the inputs of the score table and of the maps)."""
     scores_key, maps_key = computed or (None, None)
@@ -76,14 +89,17 @@ def freshness(wb: Workbench, session: MaskSession, ref, extra, out, prompt, subj
 
 def stale_note(now: str | None, computed: tuple[str | None, str | None] | None) -> str:
     """The "out of date" note for inputs with fingerprint `now` (empty when everything shown belongs to them)."""
-    stale = [what for what, key in zip(("score table", "maps"), computed or (None, None))
-             if key is not None and key != now]
+    stale = [
+        what for what, key in zip(("score table", "maps"), computed or (None, None)) if key is not None and key != now
+    ]
     if not stale:
         return ""
     buttons = " and ".join(b for b, what in (("Run", "score table"), ("Explain", "maps")) if what in stale)
-    return ('<div class="stale-note" id="stale-note">⚠ Results are out of date: the images, masks, prompt or '
-            f"subject changed since the {' and the '.join(stale)} {'were' if len(stale) > 1 else 'was'} "
-            f"computed. Press {buttons} again.</div>")
+    return (
+        '<div class="stale-note" id="stale-note">⚠ Results are out of date: the images, masks, prompt or '
+        f"subject changed since the {' and the '.join(stale)} {'were' if len(stale) > 1 else 'was'} "
+        f"computed. Press {buttons} again.</div>"
+    )
 
 
 def explain_summary(ex: Explanation) -> str:
@@ -95,20 +111,29 @@ def explain_summary(ex: Explanation) -> str:
         per_ref = [v for v in (x.get("cp_per_ref") or []) if v is not None]
         each = (" (per reference: " + ", ".join(f"{v:.4f}" for v in per_ref) + ")") if len(per_ref) > 1 else ""
         fg = f" over {x['cp_n_ref_fg']} subject patches" if x.get("cp_n_ref_fg") else ""
-        parts.append(f"**{cp_spec.display_name} {ex.cp:.4f}**{each} — {cp_spec.convention} Computed{fg}. "
-                     "*CP map:* each subject patch of the reference coloured by its best cosine to the output "
-                     "(bright = found in the output, dark = missing). *Best match:* each output patch coloured by its "
-                     "best cosine to any reference subject patch (where the subject was found).")
+        parts.append(
+            f"**{cp_spec.display_name} {ex.cp:.4f}**{each} — {cp_spec.convention} Computed{fg}. "
+            "*CP map:* each subject patch of the reference coloured by its best cosine to the output "
+            "(bright = found in the output, dark = missing). *Best match:* each output patch coloured by its "
+            "best cosine to any reference subject patch (where the subject was found)."
+        )
     if math.isfinite(ex.pf):
         stripped = x.get("prompt_text")
         text = f" Prompt compared (subject words removed): “{html.escape(str(stripped))}”." if stripped else ""
-        pooled = (f" {x['pf_n_bg_pooled']} background patches pooled, {x['pf_n_fg']} subject patches hidden."
-                  if x.get("pf_n_bg_pooled") is not None and x.get("pf_n_fg") is not None else "")
-        parts.append(f"**{pf_spec.display_name} {ex.pf:.4f}** — {pf_spec.convention}{text}{pooled} "
-                     "*PF map:* where the pooling head looked in the output's background.")
+        pooled = (
+            f" {x['pf_n_bg_pooled']} background patches pooled, {x['pf_n_fg']} subject patches hidden."
+            if x.get("pf_n_bg_pooled") is not None and x.get("pf_n_fg") is not None
+            else ""
+        )
+        parts.append(
+            f"**{pf_spec.display_name} {ex.pf:.4f}** — {pf_spec.convention}{text}{pooled} "
+            "*PF map:* where the pooling head looked in the output's background."
+        )
     if ex.lines is not None:
-        parts.append(f"*Correspondences:* the {ex.top_k} strongest matches between reference 1's subject patches "
-                     "and the output, coloured by cosine.")
+        parts.append(
+            f"*Correspondences:* the {ex.top_k} strongest matches between reference 1's subject patches "
+            "and the output, coloured by cosine."
+        )
     parts += [f"⚠ {n}" for n in ex.notes]
     parts.append("Ranges: both [-1, 1], higher is better.")
     return "\n\n".join(parts)
@@ -116,29 +141,52 @@ def explain_summary(ex: Explanation) -> str:
 
 def cleared_results(tab: Any) -> dict:
     """The Score tab's results, maps and action messages emptied (new inputs)."""
-    return {tab.scores: "", tab.report: None, tab.computed: (None, None), tab.stale: "", tab.cp_map: None,
-            tab.best_map: None, tab.lines: None, tab.pf_map: None, tab.explain_notes: "", tab.run_msg: "",
-            tab.explain_msg: "", tab.save_msg: "", tab.video.plot: None, tab.video.plot_box: gr.Column(visible=False)}
+    return {
+        tab.scores: "",
+        tab.report: None,
+        tab.computed: (None, None),
+        tab.stale: "",
+        tab.cp_map: None,
+        tab.best_map: None,
+        tab.lines: None,
+        tab.pf_map: None,
+        tab.explain_notes: "",
+        tab.run_msg: "",
+        tab.explain_msg: "",
+        tab.save_msg: "",
+        tab.video.plot: None,
+        tab.video.plot_box: gr.Column(visible=False),
+    }
 
 
 def on_new_images(tab: Any):
     """A user's upload or removal of an image: the previous sample's results, method, example name and link
     go; the masks of images that changed are dropped by the mask panel (they belong to their image)."""
+
     def handler(session: MaskSession, dataset: str | None):
         session.stored_sample = None
         session.pending.clear()
-        return {**cleared_results(tab), tab.method: "", tab.example: None, tab.load_msg: "",
-                tab.link: link_text(session, dataset), tab.masks.session: session}
+        return {
+            **cleared_results(tab),
+            tab.method: "",
+            tab.example: None,
+            tab.load_msg: "",
+            tab.link: link_text(session, dataset),
+            tab.masks.session: session,
+        }
+
     return handler
 
 
 def upload_notes(wb: Workbench):
     """Notes on the images on screen (transparency flattened, an image refused and why), under the uploads; and
     Segment Anything starts encoding the images in the background, so that the first click finds them ready."""
+
     def handler(session: MaskSession, ref, extra, out):
         images, notes = mask_panel.images_on_screen(wb, session, ref, extra, out)
         wb.segmentation.pre_encode(images.values())
         return "\n".join(f"- {n}" for n in notes)
+
     return handler
 
 
@@ -174,17 +222,38 @@ def on_load_example(wb: Workbench, tab: Any):
             session.mark_saved()
         except WorkbenchError as exc:
             return {tab.load_msg: warn(exc)}
-        return {**cleared_results(tab), tab.ref_image: str(ex.ref), tab.extra_refs: None, tab.out_image: str(ex.out),
-                tab.out_video: None, tab.prompt: ex.prompt, tab.subject: ex.subject, tab.method: "",
-                tab.masks.session: session, tab.link: link_text(session, dataset),
-                tab.load_msg: f"loaded example '{ex.title}' with its masks"}
+        return {
+            **cleared_results(tab),
+            tab.ref_image: str(ex.ref),
+            tab.extra_refs: None,
+            tab.out_image: str(ex.out),
+            tab.out_video: None,
+            tab.prompt: ex.prompt,
+            tab.subject: ex.subject,
+            tab.method: "",
+            tab.masks.session: session,
+            tab.link: link_text(session, dataset),
+            tab.load_msg: f"loaded example '{ex.title}' with its masks",
+        }
+
     return handler
 
 
 def on_run(wb: Workbench, tab: Any):
     @gpu
-    def handler(ref, extra, out, prompt, subject, session: MaskSession, names, x100, computed, request: gr.Request,
-                progress=gr.Progress()):
+    def handler(
+        ref,
+        extra,
+        out,
+        prompt,
+        subject,
+        session: MaskSession,
+        names,
+        x100,
+        computed,
+        request: gr.Request,
+        progress=gr.Progress(),
+    ):
         user, progress = user_of(request), _progress(progress)
         computed = computed or (None, None)
         try:
@@ -193,19 +262,32 @@ def on_run(wb: Workbench, tab: Any):
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
             report = wb.score(sample, names, user=user, progress=progress)
         except WorkbenchError as exc:
-            return {tab.run_msg: warn(exc), tab.scores: "", tab.report: None, tab.stale: "",
-                    tab.computed: (None, computed[1]), tab.status: wb.status().line()}
+            return {
+                tab.run_msg: warn(exc),
+                tab.scores: "",
+                tab.report: None,
+                tab.stale: "",
+                tab.computed: (None, computed[1]),
+                tab.status: wb.status().line(),
+            }
         key = sample_fingerprint(sample)
-        return {tab.scores: score_table(wb, report, x100), tab.report: report, tab.run_msg: run_result(report),
-                tab.computed: (key, computed[1]), tab.stale: stale_note(key, (key, computed[1])),
-                tab.status: wb.status().line()}
+        return {
+            tab.scores: score_table(wb, report, x100),
+            tab.report: report,
+            tab.run_msg: run_result(report),
+            tab.computed: (key, computed[1]),
+            tab.stale: stale_note(key, (key, computed[1])),
+            tab.status: wb.status().line(),
+        }
+
     return handler
 
 
 def on_explain(wb: Workbench, tab: Any):
     @gpu
-    def handler(ref, extra, out, prompt, subject, session: MaskSession, computed, request: gr.Request,
-                progress=gr.Progress()):
+    def handler(
+        ref, extra, out, prompt, subject, session: MaskSession, computed, request: gr.Request, progress=gr.Progress()
+    ):
         user, progress = user_of(request), _progress(progress)
         computed = computed or (None, None)
         empty = {tab.cp_map: None, tab.best_map: None, tab.lines: None, tab.pf_map: None, tab.explain_notes: ""}
@@ -217,8 +299,12 @@ def on_explain(wb: Workbench, tab: Any):
             else:
                 ex = wb.explain(sample, user=user, progress=progress)
         except WorkbenchError as exc:
-            return {**empty, tab.explain_msg: warn(exc), tab.computed: (computed[0], None),
-                    tab.status: wb.status().line()}
+            return {
+                **empty,
+                tab.explain_msg: warn(exc),
+                tab.computed: (computed[0], None),
+                tab.status: wb.status().line(),
+            }
         cp_maps = [img for img in ex.cp_ref if img is not None]
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
         shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
@@ -229,42 +315,78 @@ def on_explain(wb: Workbench, tab: Any):
             msg = f"maps of {where}: {msg} (click another frame of the strip, then Explain, for another)"
             notes = f"**Maps of {where}**; the values are this frame's.\n\n{notes}"
         key = sample_fingerprint(sample)
-        return {tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None, tab.best_map: ex.out_best,
-                tab.lines: ex.lines, tab.pf_map: ex.pf_attention,
-                tab.explain_notes: notes, tab.explain_msg: msg if drawn else warn(msg),
-                tab.computed: (computed[0], key), tab.stale: stale_note(key, (computed[0], key)),
-                tab.status: wb.status().line()}
+        return {
+            tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None,
+            tab.best_map: ex.out_best,
+            tab.lines: ex.lines,
+            tab.pf_map: ex.pf_attention,
+            tab.explain_notes: notes,
+            tab.explain_msg: msg if drawn else warn(msg),
+            tab.computed: (computed[0], key),
+            tab.stale: stale_note(key, (computed[0], key)),
+            tab.status: wb.status().line(),
+        }
+
     return handler
 
 
 def on_save(wb: Workbench, tab: Any, *, as_new: bool):
     """Save (adds to the stored sample on screen, if any) or Save as a new sample."""
+
     @gpu
-    def handler(ref, extra, out, prompt, subject, session: MaskSession, names, dataset, method, x100, computed,
-                request: gr.Request, progress=gr.Progress()):
+    def handler(
+        ref,
+        extra,
+        out,
+        prompt,
+        subject,
+        session: MaskSession,
+        names,
+        dataset,
+        method,
+        x100,
+        computed,
+        request: gr.Request,
+        progress=gr.Progress(),
+    ):
         user, progress = user_of(request), _progress(progress)
         computed = computed or (None, None)
         try:
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
-            saved = wb.save_sample(sample, user=user, dataset=dataset, method=method or None,
-                                   mask_sources=mask_sources(session), names=names or None, progress=progress,
-                                   sample_id=None if as_new else session.stored_sample)
+            saved = wb.save_sample(
+                sample,
+                user=user,
+                dataset=dataset,
+                method=method or None,
+                mask_sources=mask_sources(session),
+                names=names or None,
+                progress=progress,
+                sample_id=None if as_new else session.stored_sample,
+            )
             report = wb.score(sample, names or None, user=user)  # the values just saved, from the result cache
         except WorkbenchError as exc:
             return {tab.save_msg: warn(exc)}
         session.stored_sample = saved.sample_id
         session.mark_saved()
         key = sample_fingerprint(sample)
-        return {tab.save_msg: saved.message, tab.masks.session: session, tab.scores: score_table(wb, report, x100),
-                tab.report: report, tab.computed: (key, computed[1]), tab.stale: stale_note(key, (key, computed[1])),
-                tab.link: link_text(session, (dataset or "").strip(), (method or "").strip() or None),
-                tab.status: wb.status().line()}
+        return {
+            tab.save_msg: saved.message,
+            tab.masks.session: session,
+            tab.scores: score_table(wb, report, x100),
+            tab.report: report,
+            tab.computed: (key, computed[1]),
+            tab.stale: stale_note(key, (key, computed[1])),
+            tab.link: link_text(session, (dataset or "").strip(), (method or "").strip() or None),
+            tab.status: wb.status().line(),
+        }
+
     return handler
 
 
 def on_freshness(wb: Workbench):
     def handler(ref, extra, out, prompt, subject, session: MaskSession, computed):
         return freshness(wb, session, ref, extra, out, prompt, subject, computed)
+
     return handler
 
 

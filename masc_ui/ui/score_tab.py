@@ -1,5 +1,6 @@
 """Score tab: upload or pick a pair, mask it, run the metrics, explain them, save the sample. Each button's
 message sits next to it (`score_actions`); the inputs on screen are one sample."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,24 +58,37 @@ class ScoreTab:
 
 def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     with gr.Row(equal_height=True):
-        example = gr.Dropdown(choices=list_examples(), value=None, label="Example pair", elem_id="example-pick",
-                              scale=3, min_width=220)
+        example = gr.Dropdown(
+            choices=list_examples(), value=None, label="Example pair", elem_id="example-pick", scale=3, min_width=220
+        )
         load = gr.Button("Load example", elem_id="example-load", scale=1, min_width=140)
     load_msg = gr.Markdown(elem_id="load-message", elem_classes=["action-message"])
     with gr.Row():
         with gr.Column(min_width=240):
-            ref_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="ref-image", height=300,
-                                    label="Reference image")
-            extra_refs = gr.File(label="More reference images (optional)", file_count="multiple",
-                                 file_types=["image"], elem_id="extra-refs", height=140)
+            ref_image = ImageUpload(
+                type="filepath",
+                sources=["upload", "clipboard"],
+                elem_id="ref-image",
+                height=300,
+                label="Reference image",
+            )
+            extra_refs = gr.File(
+                label="More reference images (optional)",
+                file_count="multiple",
+                file_types=["image"],
+                elem_id="extra-refs",
+                height=140,
+            )
         with gr.Column(min_width=240):
-            out_image = ImageUpload(type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300,
-                                    label="Output image")
+            out_image = ImageUpload(
+                type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300, label="Output image"
+            )
             out_video = video_panel.build_upload()
             upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
     with gr.Row():
-        prompt = gr.Textbox(label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt",
-                            scale=3, min_width=240)
+        prompt = gr.Textbox(
+            label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt", scale=3, min_width=240
+        )
         subject = gr.Textbox(label="Subject name", placeholder="cat", elem_id="subject", scale=1, min_width=160)
     link = gr.Markdown(act.NEW_SAMPLE, elem_id="sample-link", elem_classes=["sample-link"])
     with gr.Accordion("Masks (brush, Segment Anything clicks, or the subject's name)", open=True):
@@ -82,8 +96,13 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     video = video_panel.build()
     specs = wb.metric_specs()
     with gr.Row():
-        metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, specs), value=[s.name for s in specs],
-                                   label="Metrics", elem_id="metric-pick", scale=4)
+        metrics = gr.CheckboxGroup(
+            catalogue_panel.metric_choices(wb, specs),
+            value=[s.name for s in specs],
+            label="Metrics",
+            elem_id="metric-pick",
+            scale=4,
+        )
         x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1, min_width=160)
     catalogue_panel.presets(metrics)
     with gr.Row(equal_height=True):
@@ -98,19 +117,49 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain", scale=1, min_width=200)
         explain_msg = gr.Markdown(elem_id="explain-message", elem_classes=["action-message"], min_width=240)
     with gr.Row():
-        cp_map = gr.Image(label="CP over each reference", interactive=False, elem_id="cp-map", buttons=["download"],
-                          height=420, min_width=240)
-        best_map = gr.Image(label="Best match over the output", interactive=False, elem_id="best-map",
-                            buttons=["download"], height=420, min_width=240)
+        cp_map = gr.Image(
+            label="CP over each reference",
+            interactive=False,
+            elem_id="cp-map",
+            buttons=["download"],
+            height=420,
+            min_width=240,
+        )
+        best_map = gr.Image(
+            label="Best match over the output",
+            interactive=False,
+            elem_id="best-map",
+            buttons=["download"],
+            height=420,
+            min_width=240,
+        )
     with gr.Row():
-        lines = gr.Image(label="Top correspondences", interactive=False, elem_id="corr-lines", buttons=["download"],
-                         height=420, min_width=240)
-        pf_map = gr.Image(label="PF pooling attention", interactive=False, elem_id="pf-map", buttons=["download"],
-                          height=420, min_width=240)
+        lines = gr.Image(
+            label="Top correspondences",
+            interactive=False,
+            elem_id="corr-lines",
+            buttons=["download"],
+            height=420,
+            min_width=240,
+        )
+        pf_map = gr.Image(
+            label="PF pooling attention",
+            interactive=False,
+            elem_id="pf-map",
+            buttons=["download"],
+            height=420,
+            min_width=240,
+        )
     explain_notes = gr.Markdown(elem_id="explain-notes")
-    catalogue_panel.build(wb, lambda ref, extra, out, prompt_text, subject_text, session: act.sample_on_screen(
-        wb, session, ref, extra, out, prompt_text, subject_text), [ref_image, extra_refs, out_image, prompt, subject,
-                                                                   masks.session], metrics, status)
+    catalogue_panel.build(
+        wb,
+        lambda ref, extra, out, prompt_text, subject_text, session: act.sample_on_screen(
+            wb, session, ref, extra, out, prompt_text, subject_text
+        ),
+        [ref_image, extra_refs, out_image, prompt, subject, masks.session],
+        metrics,
+        status,
+    )
     with gr.Row(equal_height=True):
         dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset", min_width=160)
         method = gr.Textbox(label="Method (optional)", elem_id="save-method", min_width=160)
@@ -118,10 +167,42 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             save = gr.Button("Save sample, masks and scores", variant="primary", elem_id="save")
             save_new = gr.Button("Save as a new sample", size="sm", elem_id="save-new")
     save_msg = gr.Markdown(elem_id="score-message", elem_classes=["action-message"])
-    tab = ScoreTab(example, load, load_msg, ref_image, extra_refs, out_image, out_video, upload_notes, prompt, subject,
-                   link, masks, video, metrics, x100, run, run_msg, stale, scores, report, computed, explain,
-                   explain_msg, cp_map, best_map, lines, pf_map, explain_notes, dataset, method, save, save_new,
-                   save_msg, status)
+    tab = ScoreTab(
+        example,
+        load,
+        load_msg,
+        ref_image,
+        extra_refs,
+        out_image,
+        out_video,
+        upload_notes,
+        prompt,
+        subject,
+        link,
+        masks,
+        video,
+        metrics,
+        x100,
+        run,
+        run_msg,
+        stale,
+        scores,
+        report,
+        computed,
+        explain,
+        explain_msg,
+        cp_map,
+        best_map,
+        lines,
+        pf_map,
+        explain_notes,
+        dataset,
+        method,
+        save,
+        save_new,
+        save_msg,
+        status,
+    )
     tab.inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
     _wire(wb, tab)
     return tab
@@ -132,34 +213,74 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
     mask_panel.wire(wb, tab.masks, tab.ref_image, tab.extra_refs, tab.out_image, tab.subject, after_change=fresh)
     for box in (tab.prompt, tab.subject):
         box.change(*fresh, show_progress="hidden", trigger_mode="always_last")
-    results = [tab.scores, tab.report, tab.computed, tab.stale, tab.cp_map, tab.best_map, tab.lines, tab.pf_map,
-               tab.explain_notes, tab.run_msg, tab.explain_msg, tab.save_msg, tab.video.plot, tab.video.plot_box]
+    results = [
+        tab.scores,
+        tab.report,
+        tab.computed,
+        tab.stale,
+        tab.cp_map,
+        tab.best_map,
+        tab.lines,
+        tab.pf_map,
+        tab.explain_notes,
+        tab.run_msg,
+        tab.explain_msg,
+        tab.save_msg,
+        tab.video.plot,
+        tab.video.plot_box,
+    ]
     new_images = [*results, tab.method, tab.example, tab.load_msg, tab.link, tab.masks.session]
-    for event in (tab.ref_image.upload, tab.ref_image.clear, tab.out_image.upload, tab.out_image.clear,
-                  tab.extra_refs.upload, tab.extra_refs.clear):
+    for event in (
+        tab.ref_image.upload,
+        tab.ref_image.clear,
+        tab.out_image.upload,
+        tab.out_image.clear,
+        tab.extra_refs.upload,
+        tab.extra_refs.clear,
+    ):
         event(act.on_new_images(tab), [tab.masks.session, tab.dataset], new_images, show_progress="hidden")
     notes = act.upload_notes(wb)
     for event in (tab.ref_image.change, tab.extra_refs.change, tab.out_image.change):
-        event(notes, [tab.masks.session, tab.ref_image, tab.extra_refs, tab.out_image], [tab.upload_notes],
-              show_progress="hidden")
+        event(
+            notes,
+            [tab.masks.session, tab.ref_image, tab.extra_refs, tab.out_image],
+            [tab.upload_notes],
+            show_progress="hidden",
+        )
 
-    tab.load.click(act.on_load_example(wb, tab), [tab.example, tab.masks.session, tab.dataset],
-                   [*new_images, tab.ref_image, tab.extra_refs, tab.out_image, tab.prompt, tab.subject,
-                    tab.out_video], api_name="load_example")
+    tab.load.click(
+        act.on_load_example(wb, tab),
+        [tab.example, tab.masks.session, tab.dataset],
+        [*new_images, tab.ref_image, tab.extra_refs, tab.out_image, tab.prompt, tab.subject, tab.out_video],
+        api_name="load_example",
+    )
     video_events.wire(wb, tab, new_images, fresh)
     plot = video_events.plot_io(wb, tab)
-    tab.run.click(act.on_run(wb, tab), [*tab.inputs, tab.metrics, tab.x100, tab.computed],
-                  [tab.scores, tab.report, tab.run_msg, tab.computed, tab.stale, tab.status], concurrency_limit=2,
-                  api_name="run").then(*plot, show_progress="hidden")
-    tab.x100.change(lambda rep, on: gr.update() if rep is None else act.score_table(wb, rep, on),
-                    [tab.report, tab.x100], [tab.scores])
+    tab.run.click(
+        act.on_run(wb, tab),
+        [*tab.inputs, tab.metrics, tab.x100, tab.computed],
+        [tab.scores, tab.report, tab.run_msg, tab.computed, tab.stale, tab.status],
+        concurrency_limit=2,
+        api_name="run",
+    ).then(*plot, show_progress="hidden")
+    tab.x100.change(
+        lambda rep, on: gr.update() if rep is None else act.score_table(wb, rep, on),
+        [tab.report, tab.x100],
+        [tab.scores],
+    )
     maps = [tab.cp_map, tab.best_map, tab.lines, tab.pf_map, tab.explain_notes]
-    tab.explain.click(act.on_explain(wb, tab), [*tab.inputs, tab.computed],
-                      [*maps, tab.explain_msg, tab.computed, tab.stale, tab.status], concurrency_limit=2,
-                      api_name="explain")
+    tab.explain.click(
+        act.on_explain(wb, tab),
+        [*tab.inputs, tab.computed],
+        [*maps, tab.explain_msg, tab.computed, tab.stale, tab.status],
+        concurrency_limit=2,
+        api_name="explain",
+    )
     saved = [tab.save_msg, tab.masks.session, tab.scores, tab.report, tab.computed, tab.stale, tab.link, tab.status]
     save_in = [*tab.inputs, tab.metrics, tab.dataset, tab.method, tab.x100, tab.computed]
-    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save")\
-        .then(*plot, show_progress="hidden")
-    tab.save_new.click(act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new")\
-        .then(*plot, show_progress="hidden")
+    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save").then(
+        *plot, show_progress="hidden"
+    )
+    tab.save_new.click(
+        act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new"
+    ).then(*plot, show_progress="hidden")

@@ -1,16 +1,17 @@
 """The score table: every metric side by side with its range, direction and convention (as a tooltip); for a video
 output, how each value was made from the frames."""
+
 from __future__ import annotations
 
 import html
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..workbench import ScoreReport
 
 
 def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = False, caption: str = "") -> str:
     """The table of `report`; `caption` (e.g. "stored values of sample #2") is shown above it."""
-    head = ("<tr><th>metric</th><th>value</th><th>range</th><th>direction</th><th>convention</th></tr>")
+    head = "<tr><th>metric</th><th>value</th><th>range</th><th>direction</th><th>convention</th></tr>"
     notes = frame_notes(report)
     rows = []
     for r in report.rows:
@@ -23,11 +24,14 @@ def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = Fa
             f"<td><b>{html.escape(r.display_name)}</b></td>"
             f'<td{cls} data-value="{"" if r.value is None else repr(r.value)}">{html.escape(r.text(x100))}{under}</td>'
             f"<td>{html.escape(shown_range)}</td><td>{html.escape(r.direction)}</td>"
-            f"<td><small>{html.escape(r.convention)}</small></td></tr>")
-    note = ('<p class="demo-banner">demo weights: numbers are not meaningful</p>' if demo else "")
+            f"<td><small>{html.escape(r.convention)}</small></td></tr>"
+        )
+    note = '<p class="demo-banner">demo weights: numbers are not meaningful</p>' if demo else ""
     title = f'<p class="score-caption" id="score-caption">{html.escape(caption)}</p>' if caption else ""
-    return (f'{note}{title}<div class="score-table-wrap"><table class="score-table" id="score-table">{head}'
-            f'{"".join(rows)}</table></div>')
+    return (
+        f'{note}{title}<div class="score-table-wrap"><table class="score-table" id="score-table">{head}'
+        f"{''.join(rows)}</table></div>"
+    )
 
 
 def frame_notes(report: ScoreReport | None) -> dict[str, str]:

@@ -1,4 +1,5 @@
 """The status line (profile, device, dtype, loaded models) and, in the demo profile, the warning banner."""
+
 from __future__ import annotations
 
 import html
@@ -16,8 +17,10 @@ def banner_html(wb: Workbench) -> str:
         return ""
     why = f" ({html.escape(status.profile.reason)})" if status.profile.reason else ""
     head, _, rest = DEMO_BANNER.partition(". ")
-    return (f'<details class="demo-banner" id="demo-banner"><summary>⚠ {html.escape(head)}</summary>'
-            f'{html.escape(rest)}{why}</details>')
+    return (
+        f'<details class="demo-banner" id="demo-banner"><summary>⚠ {html.escape(head)}</summary>'
+        f"{html.escape(rest)}{why}</details>"
+    )
 
 
 def storage_banner_html(wb: Workbench) -> str:

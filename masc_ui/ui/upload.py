@@ -11,6 +11,7 @@ regular file inside Gradio's upload cache (symbolic links resolved), of at most 
 anywhere else (`{"path": "/etc/passwd"}` sent without Gradio's file marker), a folder, a device such as
 `/dev/zero` or a missing file all get the same answer, so the answer does not tell whether a path exists.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,10 @@ from gradio import processing_utils
 from gradio.context import LocalContext
 from gradio.data_classes import ImageData
 
-NOT_UPLOADED = ("that image was not uploaded to this app (or its upload expired): upload it again "
-                "(drag and drop, paste or pick a file)")
+NOT_UPLOADED = (
+    "that image was not uploaded to this app (or its upload expired): upload it again "
+    "(drag and drop, paste or pick a file)"
+)
 DATA_URL_OVERHEAD = 4 / 3
 """Base64 inflates bytes by 4/3: a data: URL longer than the upload limit times this is refused unread."""
 

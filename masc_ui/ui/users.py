@@ -1,4 +1,5 @@
 """The acting user of a Gradio request, as every use case takes it."""
+
 from __future__ import annotations
 
 import gradio as gr

@@ -2,6 +2,7 @@
 video replaces the output image and the other way round, each a new sample), loading the video into the strip,
 selecting a frame, the video's mask (brush, by name, offered, undoable), and the per-frame plot after Run and Save.
 Each mask change is followed by the tab's "out of date" check."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,8 +21,10 @@ from .users import user_of
 
 def plot_io(wb: Workbench, tab: Any) -> tuple:
     """(handler, inputs, outputs) drawing the per-frame plot of the report on screen (chain it after Run and Save)."""
+
     def draw_frame_plot(session: MaskSession, report):
         return vp.plot_update(vp.plot_of(wb, session.video, report))
+
     return draw_frame_plot, [tab.masks.session, tab.report], [tab.video.plot_box, tab.video.plot]
 
 
@@ -44,8 +47,13 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
     masked = [p.view, p.rule, p.message, p.proposal_box, p.proposal_view]
 
     def mask_outputs(vs, message: str = "") -> tuple:
-        return (vp.mask_view(vs), vp.mask_rule(vs), message, gr.update(visible=vs.pending is not None),
-                vp.proposal_view(vs))
+        return (
+            vp.mask_view(vs),
+            vp.mask_rule(vs),
+            message,
+            gr.update(visible=vs.pending is not None),
+            vp.proposal_view(vs),
+        )
 
     def on_video(s: MaskSession, path: str | None, progress=gr.Progress()):
         vs = s.video
@@ -54,20 +62,37 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
             note = vp.load_video(wb, vs, path)
         except WorkbenchError as exc:
             vs.reset()
-            return (gr.Column(visible=True), gr.Column(visible=False), warn(exc), [], None, vp.frame_label(vs), None,
-                    *mask_outputs(vs))
+            return (
+                gr.Column(visible=True),
+                gr.Column(visible=False),
+                warn(exc),
+                [],
+                None,
+                vp.frame_label(vs),
+                None,
+                *mask_outputs(vs),
+            )
         frame = vs.frame(vs.selected)
         editor = None if frame is None else {"background": frame.image.pixels, "layers": [], "composite": None}
-        return (gr.Column(visible=vs.loaded), gr.Column(visible=False), note, vp.strip_items(vs), None,
-                vp.frame_label(vs), editor, *mask_outputs(vs))
+        return (
+            gr.Column(visible=vs.loaded),
+            gr.Column(visible=False),
+            note,
+            vp.strip_items(vs),
+            None,
+            vp.frame_label(vs),
+            editor,
+            *mask_outputs(vs),
+        )
 
     def on_metrics(s: MaskSession, chosen):
         choices, value = vp.metric_choices(wb, s.video, chosen)
         return gr.CheckboxGroup(choices=choices, value=value)
 
     loaded = [p.box, p.plot_box, p.note, p.strip, p.plot, p.frame_title, p.editor, *masked]
-    tab.out_video.change(on_video, [session, tab.out_video], loaded, api_name="video_load", concurrency_limit=2)\
-        .then(on_metrics, [session, tab.metrics], [tab.metrics], show_progress="hidden")
+    tab.out_video.change(on_video, [session, tab.out_video], loaded, api_name="video_load", concurrency_limit=2).then(
+        on_metrics, [session, tab.metrics], [tab.metrics], show_progress="hidden"
+    )
 
     def on_select(s: MaskSession, report, evt: gr.SelectData):
         vs = s.video
@@ -77,11 +102,21 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), warn(exc)
         frame = vs.frame(vs.selected)
         editor = {"background": frame.image.pixels, "layers": [], "composite": None}
-        return (vp.frame_label(vs), editor, vp.mask_view(vs), vp.proposal_view(vs),
-                *vp.plot_update(vp.plot_of(wb, vs, report)), "")
+        return (
+            vp.frame_label(vs),
+            editor,
+            vp.mask_view(vs),
+            vp.proposal_view(vs),
+            *vp.plot_update(vp.plot_of(wb, vs, report)),
+            "",
+        )
 
-    p.strip.select(on_select, [session, tab.report], [p.frame_title, p.editor, p.view, p.proposal_view, p.plot_box,
-                                                      p.plot, p.message], api_name="video_select")
+    p.strip.select(
+        on_select,
+        [session, tab.report],
+        [p.frame_title, p.editor, p.view, p.proposal_view, p.plot_box, p.plot, p.message],
+        api_name="video_select",
+    )
 
     def on_brush(s: MaskSession, editor):
         try:
@@ -104,20 +139,21 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
     def step(name: str, change):
         def handler(s: MaskSession):
             return mask_outputs(s.video, change(s.video))
+
         handler.__name__ = name
         return handler
 
     changes = [
         p.use_brush.click(on_brush, [session, p.editor], masked, api_name="video_mask_brush"),
-        p.by_name.click(on_by_name, [session, tab.subject], masked, concurrency_limit=2,
-                        api_name="video_mask_by_name"),
-        p.apply.click(step("video_mask_apply", lambda vs: vs.apply_pending()), [session], masked,
-                      api_name="video_mask_apply"),
+        p.by_name.click(on_by_name, [session, tab.subject], masked, concurrency_limit=2, api_name="video_mask_by_name"),
+        p.apply.click(
+            step("video_mask_apply", lambda vs: vs.apply_pending()), [session], masked, api_name="video_mask_apply"
+        ),
         p.undo.click(step("video_mask_undo", lambda vs: vs.undo()), [session], masked, api_name="video_mask_undo"),
-        p.clear.click(step("video_mask_clear", lambda vs: vs.clear()), [session], masked,
-                      api_name="video_mask_clear"),
+        p.clear.click(step("video_mask_clear", lambda vs: vs.clear()), [session], masked, api_name="video_mask_clear"),
     ]
     for event in changes:
         event.then(*fresh, show_progress="hidden")
-    p.discard.click(step("video_mask_discard", lambda vs: vs.discard_pending()), [session], masked,
-                    api_name="video_mask_discard")
+    p.discard.click(
+        step("video_mask_discard", lambda vs: vs.discard_pending()), [session], masked, api_name="video_mask_discard"
+    )

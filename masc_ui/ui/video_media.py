@@ -1,5 +1,6 @@
 """Video outputs outside the Score tab's panel: the rater's player (Rate), the poster of a stored sample (Browse), and a
 stored video sample brought back into the Score tab (Browse's Open)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +9,8 @@ import gradio as gr
 
 from ..imaging import InputVideo
 from ..workbench import Workbench
-from ..workbench.browse import StoredSample
 from ..workbench.blind_files import VIDEO_FILE_SUFFIXES
+from ..workbench.browse import StoredSample
 from ..workbench.ratings import TaskView
 from ..workbench.video_session import VideoSession
 
@@ -19,8 +20,16 @@ def build_player(height: int = 460) -> gr.Video:
     (`preload="auto"`), so the poster (first) frame shows before playback. Built visible: Gradio's video frontend
     throws ("reading 'canvas'") when a player built hidden gets an update before it was ever shown; the page-load
     handler hides it at once for an image task."""
-    return gr.Video(label="Generated video (press play; rate it as an image)", height=height, interactive=False,
-                    loop=True, autoplay=False, visible=True, elem_id="rate-out-video", buttons=["fullscreen"])
+    return gr.Video(
+        label="Generated video (press play; rate it as an image)",
+        height=height,
+        interactive=False,
+        loop=True,
+        autoplay=False,
+        visible=True,
+        elem_id="rate-out-video",
+        buttons=["fullscreen"],
+    )
 
 
 def task_media(task: TaskView | None, shown: str | None = None) -> tuple[Any, Any]:

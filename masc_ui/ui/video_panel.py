@@ -9,11 +9,13 @@ is stated on screen and recorded in provenance (`masc_ui.metrics.video.frame_mas
 
 The handlers are plain functions of `(wb, VideoSession, ...)` (tested directly); `video_events` connects them.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import gradio as gr
 from gradio.data_classes import FileData
@@ -29,11 +31,15 @@ from .catalogue_panel import metric_choices as labelled_choices
 from .upload import upload_limit, uploaded_path
 from .video_plot import frame_series_figure
 
-STATIC_RULE = ("the mask drawn on frame {frame} ({time:.2f} s) is reused unchanged on every frame: right while the "
-               "camera and the subject hold still, wrong by as much as they move")
+STATIC_RULE = (
+    "the mask drawn on frame {frame} ({time:.2f} s) is reused unchanged on every frame: right while the "
+    "camera and the subject hold still, wrong by as much as they move"
+)
 TEXT_RULE = "each of the {n} sampled frames has its own mask, segmented from the subject's name '{text}'"
-NO_MASK = ("no mask of the video yet: paint over the subject on the selected frame and use the brush (reused on every "
-           "frame), or segment each sampled frame by the subject's name")
+NO_MASK = (
+    "no mask of the video yet: paint over the subject on the selected frame and use the brush (reused on every "
+    "frame), or segment each sampled frame by the subject's name"
+)
 
 
 class VideoUpload(gr.Video):
@@ -73,64 +79,119 @@ class VideoPanel:
 
 def build_upload() -> VideoUpload:
     """The output-video upload box (under the output image)."""
-    return VideoUpload(sources=["upload"], label="…or an output video", elem_id="out-video",
-                       height=180, loop=True, buttons=["download"])
+    return VideoUpload(
+        sources=["upload"],
+        label="…or an output video",
+        elem_id="out-video",
+        height=180,
+        loop=True,
+        buttons=["download"],
+    )
 
 
 def build() -> VideoPanel:
     """The frame strip and the video's mask (under the Masks accordion), hidden until a video is loaded."""
     with gr.Column(visible=False, elem_id="video-panel") as box:
         note = gr.Markdown(elem_id="video-note")
-        strip = gr.Gallery(label="Sampled frames: click one to draw the video's mask on it and to choose the frame "
-                           "Explain draws", columns=8, height=230, allow_preview=False, object_fit="contain",
-                           elem_id="frame-strip", interactive=False, buttons=[])
+        strip = gr.Gallery(
+            label="Sampled frames: click one to draw the video's mask on it and to choose the frame Explain draws",
+            columns=8,
+            height=230,
+            allow_preview=False,
+            object_fit="contain",
+            elem_id="frame-strip",
+            interactive=False,
+            buttons=[],
+        )
         with gr.Accordion("Mask of the output video", open=True):
             frame_title = gr.Markdown(elem_id="frame-title")
             with gr.Row():
                 with gr.Column(scale=3, min_width=260):
-                    editor = gr.ImageEditor(type="numpy", label="Brush on the selected frame",
-                                            brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
-                                            eraser=gr.Eraser(default_size=24), layers=False, transforms=(),
-                                            sources=(), elem_id="video-mask-editor", height=340)
+                    editor = gr.ImageEditor(
+                        type="numpy",
+                        label="Brush on the selected frame",
+                        brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
+                        eraser=gr.Eraser(default_size=24),
+                        layers=False,
+                        transforms=(),
+                        sources=(),
+                        elem_id="video-mask-editor",
+                        height=340,
+                    )
                     with gr.Row():
-                        use_brush = gr.Button("Use brush as the mask of every frame", elem_id="video-mask-brush",
-                                              size="sm", min_width=160)
-                        by_name = gr.Button("Segment each sampled frame by the subject's name",
-                                            elem_id="video-mask-by-name", size="sm", min_width=160)
+                        use_brush = gr.Button(
+                            "Use brush as the mask of every frame", elem_id="video-mask-brush", size="sm", min_width=160
+                        )
+                        by_name = gr.Button(
+                            "Segment each sampled frame by the subject's name",
+                            elem_id="video-mask-by-name",
+                            size="sm",
+                            min_width=160,
+                        )
                 with gr.Column(scale=2, min_width=240):
-                    view = gr.Image(label="Mask on the selected frame", interactive=False, elem_id="video-mask-view",
-                                    height=240, buttons=[])
+                    view = gr.Image(
+                        label="Mask on the selected frame",
+                        interactive=False,
+                        elem_id="video-mask-view",
+                        height=240,
+                        buttons=[],
+                    )
                     rule = gr.Markdown(NO_MASK, elem_id="video-mask-note")
                     with gr.Row():
                         undo = gr.Button("Undo mask change", size="sm", elem_id="video-mask-undo")
                         clear = gr.Button("Clear the video's mask", size="sm", elem_id="video-mask-clear")
                     message = gr.Markdown(elem_id="video-mask-message", elem_classes=["action-message"])
                     with gr.Group(visible=False, elem_id="video-mask-proposal") as proposal_box:
-                        proposal_view = gr.Image(label="Proposed mask on the selected frame (not applied)",
-                                                 interactive=False, height=200, elem_id="video-mask-proposal-view",
-                                                 buttons=[])
+                        proposal_view = gr.Image(
+                            label="Proposed mask on the selected frame (not applied)",
+                            interactive=False,
+                            height=200,
+                            elem_id="video-mask-proposal-view",
+                            buttons=[],
+                        )
                         with gr.Row():
-                            apply = gr.Button("Apply proposed mask", variant="primary", size="sm",
-                                              elem_id="video-mask-apply")
+                            apply = gr.Button(
+                                "Apply proposed mask", variant="primary", size="sm", elem_id="video-mask-apply"
+                            )
                             discard = gr.Button("Discard", size="sm", elem_id="video-mask-discard")
-    return VideoPanel(box, note, strip, frame_title, editor, use_brush, by_name, undo, clear, view, rule, message,
-                      proposal_box, proposal_view, apply, discard)
+    return VideoPanel(
+        box,
+        note,
+        strip,
+        frame_title,
+        editor,
+        use_brush,
+        by_name,
+        undo,
+        clear,
+        view,
+        rule,
+        message,
+        proposal_box,
+        proposal_view,
+        apply,
+        discard,
+    )
 
 
 def build_plot(panel: VideoPanel) -> None:
     """The per-frame plot (under the score table), hidden until a video is loaded."""
     with gr.Column(visible=False, elem_id="frame-plot-box") as panel.plot_box:
-        panel.plot = gr.Plot(label="Per-frame values of each metric (drawn by Run; red: the selected frame)",
-                             elem_id="frame-plot")
+        panel.plot = gr.Plot(
+            label="Per-frame values of each metric (drawn by Run; red: the selected frame)", elem_id="frame-plot"
+        )
 
 
 # --- handlers ----------------------------------------------------------------------------------------------------
 
+
 def describe(video: InputVideo, n_sampled: int) -> str:
-    return (f"**Output video** {video.duration_s:.2f} s, {video.frame_count} frames at {video.fps:g} fps, "
-            f"{video.size[0]}x{video.size[1]}, {video.codec}. The image metrics score the {n_sampled} frames below "
-            "(evenly spaced, first and last included) and give their **mean**; the video metrics read their own "
-            "frames.")
+    return (
+        f"**Output video** {video.duration_s:.2f} s, {video.frame_count} frames at {video.fps:g} fps, "
+        f"{video.size[0]}x{video.size[1]}, {video.codec}. The image metrics score the {n_sampled} frames below "
+        "(evenly spaced, first and last included) and give their **mean**; the video metrics read their own "
+        "frames."
+    )
 
 
 def strip_items(vs: VideoSession) -> list[tuple[Any, str]]:
@@ -175,8 +236,11 @@ def select_frame(vs: VideoSession, position: int) -> None:
 
 def frame_label(vs: VideoSession) -> str:
     frame = vs.frame(vs.selected)
-    return "" if frame is None else \
-        f"**Selected: frame {frame.index}** ({frame.time_s:.2f} s): click another frame of the strip to change it"
+    return (
+        ""
+        if frame is None
+        else f"**Selected: frame {frame.index}** ({frame.time_s:.2f} s): click another frame of the strip to change it"
+    )
 
 
 def mask_rule(vs: VideoSession) -> str:
@@ -232,14 +296,18 @@ def name_masks(wb: Workbench, vs: VideoSession, subject: str | None, *, user: st
     doubtful = masks.params.get("doubtful") or []
     reason = None
     if doubtful:
-        reason = (f"on frame(s) {', '.join(str(d) for d in doubtful)} of {len(masks.masks)} SAM 3 found nothing or "
-                  "very little of the subject")
-    return f"'{masks.params.get('text', subject)}' in {len(masks.masks)} frames: " + \
-        vs.offer(masks, "text-prompted", doubtful=reason)
+        reason = (
+            f"on frame(s) {', '.join(str(d) for d in doubtful)} of {len(masks.masks)} SAM 3 found nothing or "
+            "very little of the subject"
+        )
+    return f"'{masks.params.get('text', subject)}' in {len(masks.masks)} frames: " + vs.offer(
+        masks, "text-prompted", doubtful=reason
+    )
 
 
-def explain_frame(wb: Workbench, vs: VideoSession, sample: Any, *, user: str | None,
-                  progress: Any = None) -> tuple[Any, Explanation]:
+def explain_frame(
+    wb: Workbench, vs: VideoSession, sample: Any, *, user: str | None, progress: Any = None
+) -> tuple[Any, Explanation]:
     """(the frame, its MaSC explanation): the selected frame, else the first sampled one."""
     frame = vs.selected_frame()
     if frame is None:
@@ -270,5 +338,8 @@ def plot_of(wb: Workbench, vs: VideoSession, report: ScoreReport | None) -> Any:
     if vs.video is None or report is None:
         return None
     frame = vs.frame(vs.selected)
-    return frame_series_figure(wb.frame_series(report, vs.video),
-                               selected_time_s=None if frame is None else frame.time_s, demo=wb.status().is_demo)
+    return frame_series_figure(
+        wb.frame_series(report, vs.video),
+        selected_time_s=None if frame is None else frame.time_s,
+        demo=wb.status().is_demo,
+    )

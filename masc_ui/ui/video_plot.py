@@ -1,9 +1,10 @@
 """The per-frame figure of a video output (matplotlib): one small panel per metric, its value on each sampled frame
 over time, the video's value as a dashed line, the selected frame marked."""
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
@@ -41,9 +42,9 @@ def frame_series_figure(series: Sequence[FrameSeries], *, selected_time_s: float
         ax.tick_params(labelsize=7)
         ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(series):]:
+    for ax in list(axes.flat)[len(series) :]:
         fig.delaxes(ax)
-    for ax in list(axes.flat)[:len(series)]:
+    for ax in list(axes.flat)[: len(series)]:
         ax.set_xlabel("time in the video (s)", fontsize=7)
     if demo:
         fig.suptitle("demo weights: numbers are not meaningful", color="#b35c00", fontsize=10, x=0.98, ha="right")

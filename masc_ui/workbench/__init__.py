@@ -20,13 +20,20 @@ Only this package (and `masc_ui.workbench.ingest`) imports `storage`; nothing he
 `from masc_ui.workbench import Workbench` loads the models' side lazily, so a use case such as `records` can be
 imported without torch.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 _EXPORTS = {
-    "Workbench": "workbench", "ScoreReport": "scoring", "ScoreRow": "scoring", "sample_fingerprint": "scoring",
-    "Status": "status", "DEMO_BANNER": "status", "StoreError": "database", "Saved": "records",
+    "Workbench": "workbench",
+    "ScoreReport": "scoring",
+    "ScoreRow": "scoring",
+    "sample_fingerprint": "scoring",
+    "Status": "status",
+    "DEMO_BANNER": "status",
+    "StoreError": "database",
+    "Saved": "records",
 }
 
 

@@ -1,5 +1,6 @@
 """Agreement use cases: the table of `masc-ui agreement` and of the Agreement tab (the same numbers), and per-sample
 points for the scatter plot, from the stored values and ratings."""
+
 from __future__ import annotations
 
 import math
@@ -51,16 +52,25 @@ MAX_BOOTSTRAP = 20_000
 exhaust the memory of a process that serves every user."""
 
 
-def agreement_view(database: Database, *, user: str | None, dataset: str | None, criterion: str,
-                   n_boot: int = 2000, seed: int = 0, by: str | None = None) -> AgreementView:
+def agreement_view(
+    database: Database,
+    *,
+    user: str | None,
+    dataset: str | None,
+    criterion: str,
+    n_boot: int = 2000,
+    seed: int = 0,
+    by: str | None = None,
+) -> AgreementView:
     """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
     against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
     from ..analysis import agreement_table, format_table
 
     database.accounts.require_admin(user, "agreement with humans")
     if not 0 <= n_boot <= MAX_BOOTSTRAP:
-        raise InputError(f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), "
-                         f"got {n_boot:,}")
+        raise InputError(
+            f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), got {n_boot:,}"
+        )
     data = agreement_data(database, user=user, dataset=dataset)
     if not data.records:
         raise InputError("there are no samples in the database yet: save or import samples, then rate them")
@@ -76,12 +86,16 @@ def view_warnings(table: Any, data: Any) -> list[str]:
     out = []
     small = sorted({r.n for r in pooled if not r.is_human and 0 < r.n < SMALL_N})
     if small:
-        out.append(f"only {_join(small)} sample(s) have both a metric value and a human rating (fewer than "
-                   f"{SMALL_N}): these numbers and their CIs are not reliable yet; rate more samples")
+        out.append(
+            f"only {_join(small)} sample(s) have both a metric value and a human rating (fewer than "
+            f"{SMALL_N}): these numbers and their CIs are not reliable yet; rate more samples"
+        )
     raters = data.raters(table.criterion)
     if len(raters) == 1:
-        out.append(f"a single rater ({raters[0]}): there is no human-vs-human agreement to compare with, and each "
-                   "mean human rating is one person's score; ask a second rater to rate the same samples")
+        out.append(
+            f"a single rater ({raters[0]}): there is no human-vs-human agreement to compare with, and each "
+            "mean human rating is one person's score; ask a second rater to rate the same samples"
+        )
     if table.n_boot == 0:
         out.append("0 bootstrap resamples: no confidence intervals")
     return out
@@ -125,15 +139,23 @@ def agreement_data(database: Database, *, user: str | None, dataset: str | None)
     return database.run(lambda store: load_agreement_data(store, dataset))
 
 
-def agreement_report(database: Database, *, user: str | None, dataset: str | None, criterion: str,
-                     metrics: list[str] | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0,
-                     human_level: str = "interval") -> Any:
+def agreement_report(
+    database: Database,
+    *,
+    user: str | None,
+    dataset: str | None,
+    criterion: str,
+    metrics: list[str] | None = None,
+    by: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    human_level: str = "interval",
+) -> Any:
     """The `masc_ui.analysis.AgreementTable` that `masc-ui agreement` prints."""
     from ..analysis import agreement_table
 
     data = agreement_data(database, user=user, dataset=dataset)
-    return agreement_table(data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed,
-                           human_level=human_level)
+    return agreement_table(data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed, human_level=human_level)
 
 
 def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
@@ -144,12 +166,16 @@ def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
     records = {r.sample_id: r for r in view.data.records}
     half = []
     for sid in pts.sample_ids:
-        ratings = [v for v in records[sid].ratings.get(criterion, {}).values()
-                   if v is not None and not math.isnan(v)]
+        ratings = [v for v in records[sid].ratings.get(criterion, {}).values() if v is not None and not math.isnan(v)]
         half.append(1.96 * float(np.std(ratings, ddof=1)) / math.sqrt(len(ratings)) if len(ratings) > 1 else math.nan)
-    return ScatterSeries(metric, criterion, np.asarray(pts.values, dtype=np.float64),
-                         np.asarray(pts.human_mean, dtype=np.float64), np.asarray(half, dtype=np.float64),
-                         tuple(pts.sample_ids))
+    return ScatterSeries(
+        metric,
+        criterion,
+        np.asarray(pts.values, dtype=np.float64),
+        np.asarray(pts.human_mean, dtype=np.float64),
+        np.asarray(half, dtype=np.float64),
+        tuple(pts.sample_ids),
+    )
 
 
 def shown_name(metric: str) -> str:
@@ -169,9 +195,20 @@ def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
     headers = list(TABLE_HEADERS)
     rows = []
     for r in view.table.rows:
-        rows.append([r.group, shown_name(r.metric), r.n, r.n_raters, _num(r.alpha.value), _ci(r.alpha),
-                     _num(r.spearman.value), _num(r.kendall.value), _num(r.pearson.value),
-                     row_note(r, view.table, view.data)])
+        rows.append(
+            [
+                r.group,
+                shown_name(r.metric),
+                r.n,
+                r.n_raters,
+                _num(r.alpha.value),
+                _ci(r.alpha),
+                _num(r.spearman.value),
+                _num(r.kendall.value),
+                _num(r.pearson.value),
+                row_note(r, view.table, view.data),
+            ]
+        )
     return headers, rows
 
 

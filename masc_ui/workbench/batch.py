@@ -45,19 +45,21 @@ slot), the values say so (`out_mask_frames`). A video metric of an image output 
 Sharding: process `i` of `n` takes the samples whose id % n == i (stable under resumption, whichever process
 starts first). Run under `accelerate launch`, each process uses its own device (`cuda:<local rank>`).
 """
+
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..caching import LruCache
 from ..errors import InputError, WorkbenchError
 from ..imaging import InputImage, InputVideo, VideoLimits, open_image, open_media
-from ..metrics.video.frame_masks import FrameMasks, static_rule, text_rule
 from ..metrics.registry import get_scorer, get_spec, parse_metric_names, resolve_metric_names, score_metrics
 from ..metrics.sample import MetricValue, Sample
+from ..metrics.video.frame_masks import FrameMasks, static_rule, text_rule
 from ..metrics.video.frames import image_metric_frames, value_provenance
 from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
@@ -144,20 +146,28 @@ class BatchSummary:
 
     def lines(self) -> list[str]:
         shard = f" (process {self.process_index + 1}/{self.num_processes})" if self.num_processes > 1 else ""
-        out = [f"dataset {self.dataset!r}{shard}: {self.samples_in_shard} of {self.samples_in_dataset} samples; "
-               f"metrics {', '.join(self.metrics)}",
-               "already scored before this run: " + ", ".join(f"{m} {n}" for m, n in self.already_done.items()),
-               f"scored now: {self.scored_samples} samples, {self.values_written} values written in "
-               f"{self.seconds:.1f} s ({self.samples_per_second:.2f} samples/s)"]
+        out = [
+            f"dataset {self.dataset!r}{shard}: {self.samples_in_shard} of {self.samples_in_dataset} samples; "
+            f"metrics {', '.join(self.metrics)}",
+            "already scored before this run: " + ", ".join(f"{m} {n}" for m, n in self.already_done.items()),
+            f"scored now: {self.scored_samples} samples, {self.values_written} values written in "
+            f"{self.seconds:.1f} s ({self.samples_per_second:.2f} samples/s)",
+        ]
         if self.ratings_only and self.process_index == 0:
-            out.append(f"{self.ratings_only} ratings-only samples have no images to score (skipped; import their "
-                       f"images to score them)")
+            out.append(
+                f"{self.ratings_only} ratings-only samples have no images to score (skipped; import their "
+                f"images to score them)"
+            )
         if self.masks_made:
             out.append(f"text-prompted masks made: {self.masks_made}")
         if self.nan_values:
-            out.append("not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common()))
+            out.append(
+                "not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common())
+            )
         if self.lacking_inputs:
-            out.append("not scored, inputs missing: " + "; ".join(f"{r} ({n})" for r, n in self.lacking_inputs.most_common()))
+            out.append(
+                "not scored, inputs missing: " + "; ".join(f"{r} ({n})" for r, n in self.lacking_inputs.most_common())
+            )
         if self.failures:
             out.append(f"failed: {len(self.failures)} sample(s) (stored with their reason; rerun with --retry-failed)")
             out += [f"  sample #{sid}: {reason}" for sid, reason in self.failures[:20]]
@@ -177,8 +187,12 @@ class _Images:
         self._cache: LruCache[InputImage] = LruCache(IMAGE_CACHE_SIZE)
 
     def get(self, sha: str, name: str) -> InputImage:
-        return self._cache.get_or_compute(sha, lambda: open_image(
-            self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels))
+        return self._cache.get_or_compute(
+            sha,
+            lambda: open_image(
+                self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels
+            ),
+        )
 
     def output(self, record: Any, name: str) -> InputImage | InputVideo:
         """The output of a stored sample: an image (kept), or a video (by its first bytes)."""
@@ -188,8 +202,12 @@ class _Images:
             if isinstance(found, InputImage):
                 self._cache.put(record.output, found)
             return found
-        return open_media(self._database.run(lambda store: store.images.read(record.output)), name=name,
-                          max_pixels=self._max_pixels, limits=self._limits)
+        return open_media(
+            self._database.run(lambda store: store.images.read(record.output)),
+            name=name,
+            max_pixels=self._max_pixels,
+            limits=self._limits,
+        )
 
 
 class _TextMasks:
@@ -210,8 +228,12 @@ class _TextMasks:
 
     def get(self, image: InputImage, words: str) -> Any:
         """The segmenter's `TextSegmentation` of `words` in `image`."""
-        return self._cache.get_or_compute((image.sha256, words), lambda: self._segmenter.segment(
-            image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction))
+        return self._cache.get_or_compute(
+            (image.sha256, words),
+            lambda: self._segmenter.segment(
+                image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction
+            ),
+        )
 
 
 @dataclass
@@ -267,9 +289,16 @@ def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[Bat
     return summaries
 
 
-def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: ModelRegistry | None = None,
-              segmenter: Any = None, on_start: Callable[[int], None] | None = None,
-              progress: Callable[[int], None] | None = None) -> BatchSummary:
+def run_batch(
+    store: Any,
+    settings: Settings,
+    options: BatchOptions,
+    *,
+    models: ModelRegistry | None = None,
+    segmenter: Any = None,
+    on_start: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BatchSummary:
     """Score `options.dataset` (this process's shard) and record the values through the workbench's record use
     case (`masc_ui.workbench.recorder`) into `store` (a `storage.Store`).
 
@@ -287,10 +316,20 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
     samples = [s for s in listed if not s.ratings_only]
     shard = [s for s in samples if s.id % options.num_processes == options.process_index]
     frame_counts = _frame_counts(database, shard, settings)
-    names = resolve_metric_names(list(options.metrics), [], settings,
-                                 video=any(_video_info(s) is not None for s in samples) or bool(frame_counts))
-    summary = BatchSummary(options.dataset, names, options.process_index, options.num_processes,
-                           samples_in_dataset=len(samples), ratings_only=len(listed) - len(samples))
+    names = resolve_metric_names(
+        list(options.metrics),
+        [],
+        settings,
+        video=any(_video_info(s) is not None for s in samples) or bool(frame_counts),
+    )
+    summary = BatchSummary(
+        options.dataset,
+        names,
+        options.process_index,
+        options.num_processes,
+        samples_in_dataset=len(samples),
+        ratings_only=len(listed) - len(samples),
+    )
     summary.samples_in_shard = len(shard)
     text_masks = None
     if options.masks == "text":
@@ -308,25 +347,33 @@ def run_batch(store: Any, settings: Settings, options: BatchOptions, *, models: 
         on_start(len(todo))
     images = _Images(database, settings)
     for start in range(0, len(todo), options.batch_size):
-        chunk = todo[start:start + options.batch_size]
-        _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options,
-                     summary)
+        chunk = todo[start : start + options.batch_size]
+        _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options, summary)
         if progress is not None:
             progress(len(chunk))
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _plan(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry, names: list[str],
-          shard: list[Any], options: BatchOptions, summary: BatchSummary, text_masks: _TextMasks | None,
-          frame_counts: Mapping[int, int]) -> _Plan:
+def _plan(
+    database: Database,
+    recorder: Recorder,
+    settings: Settings,
+    models: ModelRegistry,
+    names: list[str],
+    shard: list[Any],
+    options: BatchOptions,
+    summary: BatchSummary,
+    text_masks: _TextMasks | None,
+    frame_counts: Mapping[int, int],
+) -> _Plan:
     """Per metric: the provenance and the shard's samples still to score (`Recorder.done`). Samples that lack a
     mask the metric needs (and will not get one: masks `stored`/`none`) are left out and counted in the
     summary, as are image samples for a video metric. A video's provenance is its own (its sampled frames), so done
     is asked once per distinct provenance."""
     provenance, todo, per_sample = {}, {}, {}
     ids = [s.id for s in shard]
-    current = (database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {})
+    current = database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {}
     for name in names:
         scorer = get_scorer(name, settings, models)
         prov = scorer.provenance()
@@ -334,13 +381,19 @@ def _plan(database: Database, recorder: Recorder, settings: Settings, models: Mo
             prov["params"]["text_masks"] = text_masks.model_id
         provenance[name] = prov
         per_sample[name] = {
-            r.id: value_provenance(scorer, settings, prov, frame_counts[r.id],
-                                   _out_mask_rule(current.get(r.id, {}), text_masks))
-            for r in shard if r.id in frame_counts}
+            r.id: value_provenance(
+                scorer, settings, prov, frame_counts[r.id], _out_mask_rule(current.get(r.id, {}), text_masks)
+            )
+            for r in shard
+            if r.id in frame_counts
+        }
         missing = {r.id: _missing_masks(name, r, current.get(r.id, {})) for r in shard}
         # A value counts as done only if computed with exactly the masks the metric would use now.
-        exact = ({sid: _mask_ids_used(name, current.get(sid, {})) for sid in ids if not missing[sid]}
-                 if get_spec(name).needs_masks != "none" else None)
+        exact = (
+            {sid: _mask_ids_used(name, current.get(sid, {})) for sid in ids if not missing[sid]}
+            if get_spec(name).needs_masks != "none"
+            else None
+        )
         done: set[int] = set()
         for key_prov, group in _groups(ids, prov, per_sample[name]):
             found = recorder.done(name, key_prov, group, masks=exact)
@@ -362,8 +415,9 @@ def _plan(database: Database, recorder: Recorder, settings: Settings, models: Mo
     return _Plan(provenance, todo, per_sample)
 
 
-def _groups(ids: list[int], common: dict[str, Any],
-            own: Mapping[int, dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+def _groups(
+    ids: list[int], common: dict[str, Any], own: Mapping[int, dict[str, Any]]
+) -> list[tuple[dict[str, Any], list[int]]]:
     """The sample ids by the provenance their values would have (`own` where a sample has its own, else `common`)."""
     import json
 
@@ -403,7 +457,7 @@ def _frame_counts(database: Database, shard: list[Any], settings: Settings) -> d
     return counts
 
 
-def _out_mask_rule(current: Mapping[Slot, Any], text_masks: "_TextMasks | None") -> dict[str, Any] | None:
+def _out_mask_rule(current: Mapping[Slot, Any], text_masks: _TextMasks | None) -> dict[str, Any] | None:
     """How a video's frames get their output mask in this run: the stored one reused on every frame, else (masks
     `text`) made per frame from the subject's name, else none."""
     if ("output", 0) in current:
@@ -444,17 +498,30 @@ class _Built:
     masks: dict[Slot, UsedMask]
 
 
-def _score_chunk(database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry,
-                 text_masks: _TextMasks | None, images: _Images, chunk: list[Any], names: list[str], plan: _Plan,
-                 options: BatchOptions, summary: BatchSummary) -> None:
+def _score_chunk(
+    database: Database,
+    recorder: Recorder,
+    settings: Settings,
+    models: ModelRegistry,
+    text_masks: _TextMasks | None,
+    images: _Images,
+    chunk: list[Any],
+    names: list[str],
+    plan: _Plan,
+    options: BatchOptions,
+    summary: BatchSummary,
+) -> None:
     masks = database.run(lambda st: st.masks.current_for([r.id for r in chunk])) if options.masks != "none" else {}
     built: list[_Built] = []
     items: list[ScoredSample] = []
     for record in chunk:
         wanted = [m for m in names if record.id in plan.todo[m]]
         try:
-            built.append(_build_sample(database, record, masks.get(record.id, {}), images, text_masks, options,
-                                       summary, settings))
+            built.append(
+                _build_sample(
+                    database, record, masks.get(record.id, {}), images, text_masks, options, summary, settings
+                )
+            )
         except (WorkbenchError, OSError, ValueError) as exc:
             stored = {slot: UsedMask.stored(m.sha256) for slot, m in masks.get(record.id, {}).items()}
             items.append(_failure(record, wanted, plan, exc, summary, stored))
@@ -466,25 +533,42 @@ def _score_chunk(database: Database, recorder: Recorder, settings: Settings, mod
                 try:
                     items += _score_built(settings, models, [one], names, plan, summary)
                 except Exception as exc:  # noqa: BLE001
-                    items.append(_failure(one.record, [m for m in names if one.record.id in plan.todo[m]], plan,
-                                          exc, summary, one.masks))
+                    items.append(
+                        _failure(
+                            one.record,
+                            [m for m in names if one.record.id in plan.todo[m]],
+                            plan,
+                            exc,
+                            summary,
+                            one.masks,
+                        )
+                    )
     items = [item for item in items if item.values]
     if items:
         summary.values_written += sum(r.new_values for r in recorder.record(items, user=BATCH_USER))
     summary.scored_samples += len(chunk)
 
 
-def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], images: _Images,
-                  text_masks: _TextMasks | None, options: BatchOptions, summary: BatchSummary,
-                  settings: Settings) -> _Built:
+def _build_sample(
+    database: Database,
+    record: Any,
+    current: Mapping[Slot, Any],
+    images: _Images,
+    text_masks: _TextMasks | None,
+    options: BatchOptions,
+    summary: BatchSummary,
+    settings: Settings,
+) -> _Built:
     """The scorer's `Sample` of a stored sample and its masks: the stored ones, and (`masks="text"`) one made
     from the subject's name for each image without (recorded as a new mask version with `store_masks`)."""
     from ..segmentation.masks import mask_from_png
 
     words = _subject_words(record)
     shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
-    pictures: dict[Slot, Any] = {("reference", i): images.get(sha, f"sample #{record.id} reference {i}")
-                                 for i, sha in enumerate(record.references)}
+    pictures: dict[Slot, Any] = {
+        ("reference", i): images.get(sha, f"sample #{record.id} reference {i}")
+        for i, sha in enumerate(record.references)
+    }
     pictures["output", 0] = images.output(record, f"sample #{record.id} output 0")
     video = pictures["output", 0] if isinstance(pictures["output", 0], InputVideo) else None
     arrays: dict[Slot, Any] = {}
@@ -498,8 +582,14 @@ def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], 
                 frame = (stored.params or {}).get("frame", 0)
                 arrays[role, pos] = FrameMasks.static(arrays[role, pos], frame if isinstance(frame, int) else 0)
         elif video is not None and role == "output" and text_masks is not None:
-            made = frame_masks_by_name(text_masks.get, video, words, image_metric_frames(settings).indices(
-                video.frame_count), model_id=text_masks.model_id, threshold=text_masks.threshold)
+            made = frame_masks_by_name(
+                text_masks.get,
+                video,
+                words,
+                image_metric_frames(settings).indices(video.frame_count),
+                model_id=text_masks.model_id,
+                threshold=text_masks.threshold,
+            )
             arrays[role, pos] = made
             summary.masks_made += len(made.masks)
         elif text_masks is not None:
@@ -507,21 +597,31 @@ def _build_sample(database: Database, record: Any, current: Mapping[Slot, Any], 
             arrays[role, pos] = seg.mask
             summary.masks_made += 1
             if options.store_masks:
-                params = {"text": words, "model_id": text_masks.model_id, "threshold": text_masks.threshold,
-                          "n_instances": int(seg.n_instances), "doubtful": bool(seg.doubtful)}
+                params = {
+                    "text": words,
+                    "model_id": text_masks.model_id,
+                    "threshold": text_masks.threshold,
+                    "n_instances": int(seg.n_instances),
+                    "doubtful": bool(seg.doubtful),
+                }
                 used[role, pos] = UsedMask.new(seg.mask, "text", params)
     n_refs = len(record.references)
     labels = (record.info or {}).get("ref_labels")
-    sample = Sample(refs=tuple(pictures["reference", i] for i in range(n_refs)), out=pictures["output", 0],
-                    prompt=record.prompt, subject=words,
-                    ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
-                    out_mask=arrays.get(("output", 0)),
-                    ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else ())
+    sample = Sample(
+        refs=tuple(pictures["reference", i] for i in range(n_refs)),
+        out=pictures["output", 0],
+        prompt=record.prompt,
+        subject=words,
+        ref_masks=tuple(arrays.get(("reference", i)) for i in range(n_refs)),
+        out_mask=arrays.get(("output", 0)),
+        ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else (),
+    )
     return _Built(record, sample, used)
 
 
-def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built], names: list[str], plan: _Plan,
-                 summary: BatchSummary) -> list[ScoredSample]:
+def _score_built(
+    settings: Settings, models: ModelRegistry, built: list[_Built], names: list[str], plan: _Plan, summary: BatchSummary
+) -> list[ScoredSample]:
     """Score the chunk's samples for every metric some of them still need; per sample, the values of the
     metrics that were to do and had their inputs (the others are counted as lacking inputs)."""
     samples = [b.sample for b in built]
@@ -529,7 +629,8 @@ def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built],
     lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
     scorable = [m for m in needed if not all(lacking[m].values())]
     values: dict[str, list[MetricValue]] = (
-        score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {})
+        score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {}
+    )
     items = []
     for i, b in enumerate(built):
         mine = []
@@ -548,11 +649,23 @@ def _score_built(settings: Settings, models: ModelRegistry, built: list[_Built],
     return items
 
 
-def _failure(record: Any, wanted: Sequence[str], plan: _Plan, exc: BaseException, summary: BatchSummary,
-             masks: Mapping[Slot, UsedMask]) -> ScoredSample:
+def _failure(
+    record: Any,
+    wanted: Sequence[str],
+    plan: _Plan,
+    exc: BaseException,
+    summary: BatchSummary,
+    masks: Mapping[Slot, UsedMask],
+) -> ScoredSample:
     """NULL values with the error as reason, for each metric the sample still needed (with the masks it
     would have used, so that the failure counts as done until `retry_failed` or the masks change)."""
     reason = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"[:2000]
     summary.failures.append((record.id, reason))
-    return ScoredSample(record.id, [MetricValue(m, float("nan"), reason, {"error": type(exc).__name__},
-                                                plan.provenance_of(m, record.id)) for m in wanted], dict(masks))
+    return ScoredSample(
+        record.id,
+        [
+            MetricValue(m, float("nan"), reason, {"error": type(exc).__name__}, plan.provenance_of(m, record.id))
+            for m in wanted
+        ],
+        dict(masks),
+    )

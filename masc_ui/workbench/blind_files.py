@@ -18,6 +18,7 @@ methods or models apart by its metadata, its format or its name.
 Each file is made once per stored file (decoded and encoded once) and handed out again from one folder
 (`TaskFiles`), which the web app serves as it is (`launch.serve`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,21 +29,36 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 from PIL import Image
 
-from ..imaging import (DEFAULT_MAX_PIXELS, InputVideo, VideoLimits, encode_png, open_image, open_video, poster_frame,
-                       without_metadata)
+from ..imaging import (
+    DEFAULT_MAX_PIXELS,
+    InputVideo,
+    VideoLimits,
+    encode_png,
+    open_image,
+    open_video,
+    poster_frame,
+    without_metadata,
+)
 from ..overlays import side_by_side
 
 KEY_BYTES = 32
 """Length of the names' key (`BlindFiles`)."""
-VIDEO_FILE_SUFFIXES = {"video/mp4": ".mp4", "video/webm": ".webm", "video/x-matroska": ".mkv",
-                       "video/x-msvideo": ".avi", "image/gif": ".gif", "video/mp2t": ".ts", "video/mpeg": ".mpg"}
+VIDEO_FILE_SUFFIXES = {
+    "video/mp4": ".mp4",
+    "video/webm": ".webm",
+    "video/x-matroska": ".mkv",
+    "video/x-msvideo": ".avi",
+    "image/gif": ".gif",
+    "video/mp2t": ".ts",
+    "video/mpeg": ".mpg",
+}
 """Suffix of a video's file by its media type (`imaging.open_video`), so the browser plays it."""
 
 
@@ -63,8 +79,14 @@ class BlindFiles:
     `folder` (a temporary folder when None). Images over `max_pixels` and videos outside `video_limits` (default
     `VideoLimits()`) are refused as when they were imported (InputError)."""
 
-    def __init__(self, read: Callable[[str], bytes], folder: Path | None = None, *,
-                 max_pixels: int = DEFAULT_MAX_PIXELS, video_limits: VideoLimits | None = None) -> None:
+    def __init__(
+        self,
+        read: Callable[[str], bytes],
+        folder: Path | None = None,
+        *,
+        max_pixels: int = DEFAULT_MAX_PIXELS,
+        video_limits: VideoLimits | None = None,
+    ) -> None:
         self._read = read
         self._files = TaskFiles(folder)
         self._max_pixels = max_pixels
@@ -88,6 +110,7 @@ class BlindFiles:
 
         def make() -> bytes:
             return _png(side_by_side([self._pixels(sha, f"{name} {i + 1}") for i, sha in enumerate(shas)]))
+
         return self._files.file(self._name("side by side", *shas), make, suffix=".png")
 
     def video(self, sha: str, media_type: str, *, name: str) -> BlindVideo:
@@ -99,10 +122,13 @@ class BlindFiles:
             if not opened:
                 opened.append(open_video(self._read(sha), name=name, limits=self._video_limits))
             return opened[0]
-        poster = self._files.file(self._name("poster", sha), lambda: _png(poster_frame(video()).pixels),
-                                  suffix=".png")
-        clip = self._files.file(self._name("video", sha), lambda: without_metadata(video()),
-                                suffix=VIDEO_FILE_SUFFIXES.get(media_type, ".mp4"))
+
+        poster = self._files.file(self._name("poster", sha), lambda: _png(poster_frame(video()).pixels), suffix=".png")
+        clip = self._files.file(
+            self._name("video", sha),
+            lambda: without_metadata(video()),
+            suffix=VIDEO_FILE_SUFFIXES.get(media_type, ".mp4"),
+        )
         return BlindVideo(poster, clip, media_type)
 
     def picture(self, what: str, draw: Callable[[], Image.Image]) -> Path:

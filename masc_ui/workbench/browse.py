@@ -3,6 +3,7 @@ the stored `InputImage`s, a video output as its `InputVideo`, current masks at t
 its stored scores, a poster picture per sample (a video's first frame), which datasets are marked for rating, and
 the exports (samples as CSV / JSON lines / Parquet / an image folder for the Hugging Face `datasets` library, see
 `dataset_export`; or the pairwise judgments as CSV / JSON lines)."""
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,7 @@ FOLDER_FORMATS = ("imagefolder",)
 """Formats written as a folder (downloaded from the app as a zip of it)."""
 BROWSE_LIMIT = 500
 """Most rows the Browse table shows at once."""
-SAMPLE_ID_MAX = 2 ** 63 - 1
+SAMPLE_ID_MAX = 2**63 - 1
 """Largest id a database row can have."""
 
 
@@ -76,14 +77,23 @@ class StoredSamples:
     def filters(self, *, user: str | None) -> dict[str, list[str]]:
         """The values each Browse filter offers: dataset, method and subject names."""
         self._database.accounts.require_admin(user, "browsing stored samples")
+
         def work(store: Any) -> dict[str, list[str]]:
             datasets = [d.name for d in store.samples.datasets()]
             subjects = sorted({s.name for d in datasets for s in store.samples.subjects(d)})
             return {"dataset": datasets, "method": store.samples.methods(), "subject": subjects}
+
         return self._database.run(work)
 
-    def browse(self, *, user: str | None, dataset: str | None = None, method: str | None = None,
-               subject: str | None = None, limit: int = BROWSE_LIMIT) -> tuple[list[str], list[list[Any]]]:
+    def browse(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None = None,
+        method: str | None = None,
+        subject: str | None = None,
+        limit: int = BROWSE_LIMIT,
+    ) -> tuple[list[str], list[list[Any]]]:
         """(headers, rows): id, dataset, subject, method, every metric's latest value (headed by the registry's
         display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many
         raters, and the prompt last (long: the numbers come first on a narrow screen); filtered by exact
@@ -91,27 +101,52 @@ class StoredSamples:
         from ..metrics.registry import list_metrics
 
         self._database.accounts.require_admin(user, "browsing stored samples")
-        rows = self._database.run(lambda store: store.views.browse(dataset or None, method=method or None,
-                                                                   subject=subject or None, limit=limit))
+        rows = self._database.run(
+            lambda store: store.views.browse(
+                dataset or None, method=method or None, subject=subject or None, limit=limit
+            )
+        )
         shown = {spec.name: spec.display_name for spec in list_metrics()}
         order = list(shown)
-        metric_names = sorted({m for r in rows for m in r.metrics},
-                              key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m))
-        headers = ["id", "dataset", "subject", "method", *[shown.get(m, m) for m in metric_names],
-                   "human CP (mean)", "human PF (mean)", "raters", "prompt"]
+        metric_names = sorted(
+            {m for r in rows for m in r.metrics}, key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m)
+        )
+        headers = [
+            "id",
+            "dataset",
+            "subject",
+            "method",
+            *[shown.get(m, m) for m in metric_names],
+            "human CP (mean)",
+            "human PF (mean)",
+            "raters",
+            "prompt",
+        ]
         table = []
         for r in rows:
             s = r.sample
-            table.append([s.id, s.dataset, s.subject, s.method or "", *[_round(r.metrics.get(m)) for m in metric_names],
-                          _round(r.means.get("cp")), _round(r.means.get("pf")),
-                          max(r.counts.values()) if r.counts else 0, s.prompt or "(ratings only: no images)"])
+            table.append(
+                [
+                    s.id,
+                    s.dataset,
+                    s.subject,
+                    s.method or "",
+                    *[_round(r.metrics.get(m)) for m in metric_names],
+                    _round(r.means.get("cp")),
+                    _round(r.means.get("pf")),
+                    max(r.counts.values()) if r.counts else 0,
+                    s.prompt or "(ratings only: no images)",
+                ]
+            )
         return headers, table
 
     def datasets(self, *, user: str | None) -> list[DatasetInfo]:
         """Every stored dataset with its for-rating mark and sample count, by name. Admins only."""
         self._database.accounts.require_admin(user, "listing datasets")
+
         def work(store: Any) -> list[DatasetInfo]:
             return [DatasetInfo(d.name, d.for_rating, store.samples.count(d.name)) for d in store.samples.datasets()]
+
         return self._database.run(work)
 
     def set_for_rating(self, dataset: str, for_rating: bool, *, user: str | None) -> str:
@@ -126,8 +161,11 @@ class StoredSamples:
         self._database.run(lambda store: store.samples.set_for_rating(name, bool(for_rating)))
         if before == bool(for_rating):
             return f"dataset '{name}' was already {'marked' if for_rating else 'not marked'} for rating"
-        return (f"dataset '{name}' is now marked for rating: raters get its samples as tasks" if for_rating else
-                f"dataset '{name}' is no longer marked for rating: raters get no new tasks from it")
+        return (
+            f"dataset '{name}' is now marked for rating: raters get its samples as tasks"
+            if for_rating
+            else f"dataset '{name}' is no longer marked for rating: raters get no new tasks from it"
+        )
 
     def open(self, sample_id: int, *, user: str | None) -> StoredSample:
         """A stored sample with its fields and current masks (InputError for an unknown id or a ratings-only
@@ -136,11 +174,14 @@ class StoredSamples:
         self._database.accounts.require_admin(user, "opening stored samples")
         sample = self._stored(sample_id)
         if sample.output is None:
-            raise InputError(f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
-                             "without images, so there is nothing to show or score. Import its images (the same "
-                             "benchmark folder with samples/) to attach them.")
-        refs = [self._image(sha, f"reference {i + 1} of sample #{sample.id}")
-                for i, sha in enumerate(sample.references)]
+            raise InputError(
+                f"sample #{sample.id} ({sample.external_key}) is a ratings-only sample: it was imported "
+                "without images, so there is nothing to show or score. Import its images (the same "
+                "benchmark folder with samples/) to attach them."
+            )
+        refs = [
+            self._image(sha, f"reference {i + 1} of sample #{sample.id}") for i, sha in enumerate(sample.references)
+        ]
         out = self._output(sample.output, f"output of sample #{sample.id}")
         current = self._database.run(lambda store: store.masks.current(sample.id))
         masks: dict[str, Any] = {}
@@ -160,15 +201,27 @@ class StoredSamples:
                 masks[target] = FrameMasks.static(masks[target], frame if isinstance(frame, int) else 0)
             sources[target] = back.get(rec.source, "imported")
         labels = (sample.info or {}).get("ref_labels")
-        return StoredSample(sample.id, refs, out, sample.prompt, sample.subject,
-                            [masks.get(f"ref{i}") for i in range(len(refs))], masks.get("out"), sources,
-                            ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
-                            dataset=sample.dataset, method=sample.method, warnings=warnings)
+        return StoredSample(
+            sample.id,
+            refs,
+            out,
+            sample.prompt,
+            sample.subject,
+            [masks.get(f"ref{i}") for i in range(len(refs))],
+            masks.get("out"),
+            sources,
+            ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
+            dataset=sample.dataset,
+            method=sample.method,
+            warnings=warnings,
+        )
 
     def _stored(self, sample_id: object) -> Any:
         """The stored sample record of a typed id (InputError for a bad or unknown id)."""
-        return self._database.sample(sample_id_of(sample_id), missing="is not in the database: type the id of a "
-                                                                      "row of the table, or click the row")
+        return self._database.sample(
+            sample_id_of(sample_id),
+            missing="is not in the database: type the id of a row of the table, or click the row",
+        )
 
     def poster(self, sample_id: int, *, user: str | None) -> InputImage | None:
         """The picture that stands for a stored sample in Browse: its output image, or its video's first frame;
@@ -196,8 +249,15 @@ class StoredSamples:
         sid = sample_id_of(sample_id)
         return self._database.run(lambda store: store.metrics.latest(sid))
 
-    def export(self, fmt: str, *, user: str | None, dataset: str | None = None,
-               target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+    def export(
+        self,
+        fmt: str,
+        *,
+        user: str | None,
+        dataset: str | None = None,
+        target: Path | TextIO | None = None,
+        folder: Path | None = None,
+    ) -> tuple[Path | TextIO, int]:
         """Write the export of `dataset` (None = all; one row per sample, latest values, every rater's ratings):
         `csv` or `jsonl` to `target` (a file path, or an open text stream such as stdout), `parquet` to a file path,
         `imagefolder` to a folder path (absent or empty; `dataset_export`). With `target` None, a file for download
@@ -217,12 +277,16 @@ class StoredSamples:
             target = folder / export_file_name(dataset, fmt)
             archive = folder / f"{target.name}.zip" if fmt in FOLDER_FORMATS else None
         elif fmt in ("parquet", *FOLDER_FORMATS) and not isinstance(target, (str, Path)):
-            raise InputError(f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
-                             "not to standard output: give a path")
-        writers = {"csv": lambda store: store.exports.write_csv(target, dataset),
-                   "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
-                   "parquet": lambda store: write_parquet(store, Path(target), dataset),
-                   "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset)}
+            raise InputError(
+                f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
+                "not to standard output: give a path"
+            )
+        writers = {
+            "csv": lambda store: store.exports.write_csv(target, dataset),
+            "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
+            "parquet": lambda store: write_parquet(store, Path(target), dataset),
+            "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset),
+        }
         try:
             n = self._database.run(writers[fmt])
             if archive is not None:
@@ -231,8 +295,15 @@ class StoredSamples:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
 
-    def export_pairwise(self, fmt: str, *, user: str | None, dataset: str | None = None,
-                        target: Path | TextIO | None = None, folder: Path | None = None) -> tuple[Path | TextIO, int]:
+    def export_pairwise(
+        self,
+        fmt: str,
+        *,
+        user: str | None,
+        dataset: str | None = None,
+        target: Path | TextIO | None = None,
+        folder: Path | None = None,
+    ) -> tuple[Path | TextIO, int]:
         """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
         `storage.repo.pair_exports`) like `export` writes the samples' (default file
         `masc-pairwise-<dataset or all>.<fmt>`). Admins only. Returns (where it went, rows written)."""
@@ -245,8 +316,11 @@ class StoredSamples:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
             target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
-            n = self._database.run(lambda store: (store.pairwise.write_jsonl if fmt == "jsonl"
-                                                  else store.pairwise.write_csv)(target, dataset))
+            n = self._database.run(
+                lambda store: (store.pairwise.write_jsonl if fmt == "jsonl" else store.pairwise.write_csv)(
+                    target, dataset
+                )
+            )
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
@@ -257,12 +331,15 @@ class StoredSamples:
 
     def _output(self, sha: str, name: str) -> InputImage | InputVideo:
         data = self._database.run(lambda store: store.images.read(sha))
-        return open_media(data, name=name, max_pixels=self._settings.max_image_pixels,
-                          limits=VideoLimits.from_settings(self._settings))
+        return open_media(
+            data,
+            name=name,
+            max_pixels=self._settings.max_image_pixels,
+            limits=VideoLimits.from_settings(self._settings),
+        )
 
     def _mask(self, sha: str) -> np.ndarray:
-        return load_mask_file(self._database.run(lambda store: store.images.read(sha)),
-                              name=f"stored mask {sha[:12]}")
+        return load_mask_file(self._database.run(lambda store: store.images.read(sha)), name=f"stored mask {sha[:12]}")
 
 
 def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str | None]:
@@ -274,8 +351,10 @@ def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str 
     h, w = np.shape(mask)
     if (w, h) == tuple(image.size):
         return mask, None
-    note = (f"the stored mask of {label} is {w}x{h}, its image {image.size[0]}x{image.size[1]}: it was stretched to "
-            "the image; check it before scoring (Save stores the stretched mask as a new version)")
+    note = (
+        f"the stored mask of {label} is {w}x{h}, its image {image.size[0]}x{image.size[1]}: it was stretched to "
+        "the image; check it before scoring (Save stores the stretched mask as a new version)"
+    )
     return resize_mask(mask, image.size), note
 
 
@@ -295,11 +374,11 @@ def sample_id_of(value: object) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SAMPLE_ID_MAX:
-        raise InputError(f"sample id must be a whole number from 1 to {SAMPLE_ID_MAX:,}; type the id shown in the "
-                         "table")
+        raise InputError(
+            f"sample id must be a whole number from 1 to {SAMPLE_ID_MAX:,}; type the id shown in the table"
+        )
     return value
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
-

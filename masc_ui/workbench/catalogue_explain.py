@@ -10,12 +10,13 @@ A metric that cannot apply says why (its `MetricValue.reason`, e.g. "no face fou
 The values are those of Run (`Scoring.score` with the same metric list is a result-cache hit); the face pictures come
 from the scorers' own `explain` (detections and embeddings cached, no second forward). No gradio here.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from PIL import Image
 
@@ -50,8 +51,11 @@ class MetricExplanation:
     pictures: list[Picture] = field(default_factory=list)
 
     def markdown(self) -> str:
-        head = (f"**{self.display_name}** = {self.value:.4g}" if self.value is not None
-                else f"**{self.display_name}**: not computable: {self.reason or 'no reason given'}")
+        head = (
+            f"**{self.display_name}** = {self.value:.4g}"
+            if self.value is not None
+            else f"**{self.display_name}**: not computable: {self.reason or 'no reason given'}"
+        )
         return "\n".join([head, *(f"- {line}" for line in self.lines)])
 
 
@@ -77,13 +81,19 @@ def explain_vqascore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
     if "question" in extras:
         ex.lines.append(f"question asked (exact text): {code_span(extras['question'])}")
     if "p_yes" in extras:
-        how = ("exp(−mean cross-entropy of the teacher-forced answer tokens)" if params.get("family") == "clip-flant5"
-               else "softmax of the next-token logits")
-        ex.lines.append(f"P(Yes) = {extras['p_yes']:.4g} · P(No) = {extras['p_no']:.4g} ({how}; the two need "
-                        "not add up to 1)")
+        how = (
+            "exp(−mean cross-entropy of the teacher-forced answer tokens)"
+            if params.get("family") == "clip-flant5"
+            else "softmax of the next-token logits"
+        )
+        ex.lines.append(
+            f"P(Yes) = {extras['p_yes']:.4g} · P(No) = {extras['p_no']:.4g} ({how}; the two need not add up to 1)"
+        )
     if "input_tokens" in extras:
-        ex.lines.append(f"model family: {params.get('family', 'unknown')} · input: {extras['input_tokens']} tokens · "
-                        f"answer token id {extras.get('answer_token_id')}")
+        ex.lines.append(
+            f"model family: {params.get('family', 'unknown')} · input: {extras['input_tokens']} tokens · "
+            f"answer token id {extras.get('answer_token_id')}"
+        )
     return ex
 
 
@@ -92,12 +102,15 @@ def explain_itmscore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
     ex = _base(value)
     extras = value.extras or {}
     if ex.value is not None:
-        ex.lines.append(f"P(match) = {ex.value:.4g}: softmax of BLIP-2's image-text matching head for the prompt "
-                        f"{code_span(sample.prompt or '')}")
+        ex.lines.append(
+            f"P(match) = {ex.value:.4g}: softmax of BLIP-2's image-text matching head for the prompt "
+            f"{code_span(sample.prompt or '')}"
+        )
     if "text_tokens" in extras:
         cut = "yes, the rest was not read" if extras.get("truncated") else "no"
-        ex.lines.append(f"prompt: {extras['text_tokens']} tokens (limit {extras.get('max_text_tokens')}); "
-                        f"truncated: {cut}")
+        ex.lines.append(
+            f"prompt: {extras['text_tokens']} tokens (limit {extras.get('max_text_tokens')}); truncated: {cut}"
+        )
     return ex
 
 
@@ -110,12 +123,19 @@ def explain_facesim(sample: Sample, value: MetricValue, scoring: Scoring) -> Met
     for i, ref in enumerate(sample.refs):
         pair = scorer.explain(sample.out, ref)
         tag = f"reference {i + 1}" if len(sample.refs) > 1 else "reference"
-        ex.pictures += [Picture(pair.ref_image, f"FaceSim: faces found in the {tag}"),
-                        Picture(pair.out_image, f"FaceSim: faces found in the output (vs the {tag})")]
+        ex.pictures += [
+            Picture(pair.ref_image, f"FaceSim: faces found in the {tag}"),
+            Picture(pair.out_image, f"FaceSim: faces found in the output (vs the {tag})"),
+        ]
         for crop, whose in ((pair.ref_crop, tag), (pair.out_crop, "output")):
             if crop is not None:
-                ex.pictures.append(Picture(crop, f"FaceSim: aligned {FACE_CROP_SIZE}×{FACE_CROP_SIZE} crop of the "
-                                                 f"{whose} (what the recognizer reads)"))
+                ex.pictures.append(
+                    Picture(
+                        crop,
+                        f"FaceSim: aligned {FACE_CROP_SIZE}×{FACE_CROP_SIZE} crop of the "
+                        f"{whose} (what the recognizer reads)",
+                    )
+                )
         if pair.reason is None:
             ex.lines.append(f"{tag}: max(0, cos) = {pair.value:.4f}")
         if i == 0:
@@ -130,8 +150,11 @@ def explain_facescore(sample: Sample, value: MetricValue, scoring: Scoring) -> M
     shown = scorer.explain(sample.out)
     ex.pictures.append(Picture(shown.image, "FaceScore: each scored face with its score"))
     if shown.faces:
-        ex.lines.append("per face: " + ", ".join(f"{score:.4f} at box {box}" for box, score in shown.faces)
-                        + (" (mean)" if len(shown.faces) > 1 else ""))
+        ex.lines.append(
+            "per face: "
+            + ", ".join(f"{score:.4f} at box {box}" for box, score in shown.faces)
+            + (" (mean)" if len(shown.faces) > 1 else "")
+        )
     ex.lines.append(_detector_line(shown.detector, shown.reference_detector, {}))
     return ex
 
@@ -145,8 +168,9 @@ EXPLAINERS: dict[str, Callable[[Sample, MetricValue, Scoring], MetricExplanation
 """Metric name -> its explainer; the metrics the Score tab's catalogue explanation covers."""
 
 
-def explain_catalogue(scoring: Scoring, sample: Sample, names: Sequence[str] | None, *, user: str | None,
-                      progress: Progress | None = None) -> CatalogueExplanations:
+def explain_catalogue(
+    scoring: Scoring, sample: Sample, names: Sequence[str] | None, *, user: str | None, progress: Progress | None = None
+) -> CatalogueExplanations:
     """Explain each metric of `names` (the Score tab's selection; None = every explainable one) that `EXPLAINERS`
     covers. The values come from `scoring.score(sample, names)`: after Run with the same selection, a result-cache
     hit. `InputError` when none of `names` is explainable, or the output is a video."""
@@ -156,8 +180,10 @@ def explain_catalogue(scoring: Scoring, sample: Sample, names: Sequence[str] | N
         shown = ", ".join(get_spec(n).display_name for n in EXPLAINERS)
         raise InputError(f"none of the chosen metrics has a catalogue explanation: choose {shown}")
     if sample.is_video:
-        raise InputError("the output is a video: the catalogue explanations (VQAScore, ITMScore, FaceSim, FaceScore) "
-                         "are drawn for an image output")
+        raise InputError(
+            "the output is a video: the catalogue explanations (VQAScore, ITMScore, FaceSim, FaceScore) "
+            "are drawn for an image output"
+        )
     report = scoring.score(sample, chosen, user=user, progress=progress)
     if progress:
         progress(0.9, "drawing the explanations")
@@ -175,8 +201,9 @@ def code_span(text: str) -> str:
 def _base(value: MetricValue) -> MetricExplanation:
     finite = value.value is not None and not math.isnan(value.value)
     reason = None if finite else (value.reason or "not computable")
-    return MetricExplanation(value.metric, get_spec(value.metric).display_name,
-                             float(value.value) if finite else None, reason)
+    return MetricExplanation(
+        value.metric, get_spec(value.metric).display_name, float(value.value) if finite else None, reason
+    )
 
 
 def _detector_line(name: str, reference: bool, extras: dict) -> str:

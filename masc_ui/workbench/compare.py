@@ -9,11 +9,13 @@ prompts may differ (PF then judges each against its own prompt, and the comparis
 comes from the registry; a metric outside it (an imported judge) counts as higher-is-better, as in the agreement
 and leaderboard analyses.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InputError
 from ..imaging import InputImage
@@ -71,11 +73,23 @@ class Comparison:
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
         """(headers, rows) for a grid: metric, both values, the difference, the better side."""
-        headers = ["metric", f"left (#{self.left.sample_id})", f"right (#{self.right.sample_id})",
-                   "left - right", "better"]
-        return headers, [[r.display_name, _show(r.left, r.left_reason), _show(r.right, r.right_reason),
-                          None if r.difference is None else round(r.difference, 6), r.better or "n/a"]
-                         for r in self.rows]
+        headers = [
+            "metric",
+            f"left (#{self.left.sample_id})",
+            f"right (#{self.right.sample_id})",
+            "left - right",
+            "better",
+        ]
+        return headers, [
+            [
+                r.display_name,
+                _show(r.left, r.left_reason),
+                _show(r.right, r.right_reason),
+                None if r.difference is None else round(r.difference, 6),
+                r.better or "n/a",
+            ]
+            for r in self.rows
+        ]
 
 
 class Comparisons:
@@ -90,17 +104,21 @@ class Comparisons:
         """The other stored outputs of `sample_id`'s reference, as (label, sample id) choices for a picker: label
         `#id method key`, by id. InputError for an id that is not a stored sample's. Admins only."""
         self._database.accounts.require_admin(user, "comparing outputs")
-        chosen = self._database.sample(sample_id_of(sample_id), missing="is not in the database: type the id of a "
-                                                                         "stored sample (the Browse tab lists them)")
+        chosen = self._database.sample(
+            sample_id_of(sample_id),
+            missing="is not in the database: type the id of a stored sample (the Browse tab lists them)",
+        )
         if chosen.output is None:
             return []
         others = self._database.run(lambda store: store.samples.list(chosen.dataset))
         same = sorted(chosen.references)
-        return [(" ".join(x for x in (f"#{s.id}", s.method, s.external_key) if x), s.id) for s in others
-                if s.id != chosen.id and s.output is not None and sorted(s.references) == same]
+        return [
+            (" ".join(x for x in (f"#{s.id}", s.method, s.external_key) if x), s.id)
+            for s in others
+            if s.id != chosen.id and s.output is not None and sorted(s.references) == same
+        ]
 
-    def compare(self, left_id: int, right_id: int, *, user: str | None,
-                progress: Progress | None = None) -> Comparison:
+    def compare(self, left_id: int, right_id: int, *, user: str | None, progress: Progress | None = None) -> Comparison:
         """Outputs `left_id` and `right_id` side by side (see the module docstring). InputError when they are the
         same sample, have different references, one is not in the database or has no images (ratings-only)."""
         if int(left_id) == int(right_id):
@@ -110,30 +128,38 @@ class Comparisons:
         left = self._samples.open(int(left_id), user=user)
         right = self._samples.open(int(right_id), user=user)
         if sorted(r.sha256 for r in left.refs) != sorted(r.sha256 for r in right.refs):
-            raise InputError(f"samples #{left.sample_id} and #{right.sample_id} have different reference images: "
-                             "compare two outputs of one reference (the picker lists them)")
+            raise InputError(
+                f"samples #{left.sample_id} and #{right.sample_id} have different reference images: "
+                "compare two outputs of one reference (the picker lists them)"
+            )
         notes = []
         if (left.prompt or "") != (right.prompt or ""):
             notes.append("the two outputs come from different prompts: PF judges each against its own prompt")
-        records = self._database.run(lambda store: (store.samples.get(left.sample_id),
-                                                    store.samples.get(right.sample_id)))
-        rows = _rows(self._samples.latest_values(left.sample_id, user=user),
-                     self._samples.latest_values(right.sample_id, user=user))
+        records = self._database.run(
+            lambda store: (store.samples.get(left.sample_id), store.samples.get(right.sample_id))
+        )
+        rows = _rows(
+            self._samples.latest_values(left.sample_id, user=user),
+            self._samples.latest_values(right.sample_id, user=user),
+        )
         if progress:
             progress(0.2, "computing MaSC patch maps of both outputs")
         samples = [self._sample(x) for x in (left, right)]
         results = self._scoring.masc_engine().score_many(samples, batch_size=2, return_maps=True)
         scales = shared_scales(results)
         pictures = [draw_explanation(s, r, scales=scales) for s, r in zip(samples, results)]
-        sides = [ComparedOutput(x.sample_id, rec.external_key, rec.method, rec.seed, x.prompt or "", x.out, pic)
-                 for x, rec, pic in zip((left, right), records, pictures)]
+        sides = [
+            ComparedOutput(x.sample_id, rec.external_key, rec.method, rec.seed, x.prompt or "", x.out, pic)
+            for x, rec, pic in zip((left, right), records, pictures)
+        ]
         for side, pic in zip(("left", "right"), pictures):
             notes += [f"{side}: {n}" for n in pic.notes]
         return Comparison(list(left.refs), left.subject, sides[0], sides[1], rows, scales, notes)
 
     def _sample(self, stored: StoredSample) -> Any:
-        return self._scoring.make_sample(stored.refs, stored.out, stored.prompt, stored.subject, stored.ref_masks,
-                                         stored.out_mask)
+        return self._scoring.make_sample(
+            stored.refs, stored.out, stored.prompt, stored.subject, stored.ref_masks, stored.out_mask
+        )
 
 
 def _rows(left: dict[str, Any], right: dict[str, Any]) -> list[MetricComparison]:
@@ -150,8 +176,19 @@ def _rows(left: dict[str, Any], right: dict[str, Any]) -> list[MetricComparison]
         if a is not None and b is not None:
             difference = a - b
             better = "equal" if a == b else ("left" if (a > b) == higher else "right")
-        rows.append(MetricComparison(name, spec.display_name if spec is not None else name, a, b, difference, higher,
-                                     better, _reason(left.get(name)), _reason(right.get(name))))
+        rows.append(
+            MetricComparison(
+                name,
+                spec.display_name if spec is not None else name,
+                a,
+                b,
+                difference,
+                higher,
+                better,
+                _reason(left.get(name)),
+                _reason(right.get(name)),
+            )
+        )
     return rows
 
 

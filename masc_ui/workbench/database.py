@@ -3,13 +3,15 @@ turned into `StoreError` (a `WorkbenchError` the UI and CLI show as they are), a
 
 Only the use cases in this package (and the importers' `masc_ui.workbench.ingest`) touch `storage`.
 """
+
 from __future__ import annotations
 
 import logging
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import InputError, WorkbenchError
 from ..settings import Settings
@@ -46,6 +48,7 @@ def guard(fn: Callable[[], T]) -> T:
     other database failure (SQL the server refused, a read-only file) into a StoreError that shows no SQL: the
     details go to the server's log."""
     from sqlalchemy.exc import SQLAlchemyError
+
     from storage import StorageError
 
     try:
@@ -56,11 +59,15 @@ def guard(fn: Callable[[], T]) -> T:
         log.exception("database failure")
         text = str(getattr(exc, "orig", exc)).lower()
         if "readonly" in text or "read-only" in text or "permission denied" in text:
-            message = ("the database is read-only for the server (its data directory or database user may not "
-                       "write); nothing was stored. Tell the administrator.")
+            message = (
+                "the database is read-only for the server (its data directory or database user may not "
+                "write); nothing was stored. Tell the administrator."
+            )
         else:
-            message = (f"the database refused or failed the operation ({type(exc).__name__}); nothing was stored. "
-                       "The server's log has the details.")
+            message = (
+                f"the database refused or failed the operation ({type(exc).__name__}); nothing was stored. "
+                "The server's log has the details."
+            )
         raise StoreError(message, f"{message} [{exc}]") from exc
 
 
@@ -68,7 +75,7 @@ class Database:
     """The store of `settings` (`database_url`, or SQLite in `data_dir`), shared by every session and
     thread of the process (the `storage.Store` is thread-safe). Pass `store` to use one already open."""
 
-    def __init__(self, settings: Settings, store: "Store | None" = None, *, accounts: Accounts | None = None) -> None:
+    def __init__(self, settings: Settings, store: Store | None = None, *, accounts: Accounts | None = None) -> None:
         self._settings = settings
         self._store = store
         self._lock = threading.Lock()
@@ -76,12 +83,12 @@ class Database:
         """The logins and role rules every use case over this database applies (none: local, acting as admin)."""
 
     @classmethod
-    def of(cls, store: "Store") -> "Database":
+    def of(cls, store: Store) -> Database:
         """The use cases' view of a `storage.Store` already open (closing it stays with its owner)."""
         return cls(Settings(), store)
 
     @property
-    def store(self) -> "Store":
+    def store(self) -> Store:
         """The `storage.Store`, opened (creating or upgrading the schema) on first use."""
         if self._store is None:
             with self._lock:
@@ -89,8 +96,7 @@ class Database:
                     from storage import open_store
 
                     try:
-                        self._store = guard(lambda: open_store(self._settings.database_url,
-                                                               self._settings.data_dir))
+                        self._store = guard(lambda: open_store(self._settings.database_url, self._settings.data_dir))
                     except StoreError as exc:
                         raise StoreError(f"database: {exc}", f"database: {exc.detail}") from exc
         return self._store
@@ -100,13 +106,13 @@ class Database:
             self._store.close()
             self._store = None
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, fn: Callable[["Store"], T]) -> T:
+    def run(self, fn: Callable[[Store], T]) -> T:
         """`fn(store)` with storage errors turned into `StoreError`."""
         return guard(lambda: fn(self.store))
 
@@ -119,19 +125,22 @@ class Database:
         what the user can do, e.g. "is not in the database: type the id of a row of the table")."""
         from storage import NotFound
 
-        def get(store: "Store") -> Any:
+        def get(store: Store) -> Any:
             try:
                 return store.samples.get(sample_id)
             except NotFound:
                 raise InputError(f"sample #{sample_id} {missing}") from None
+
         return self.run(get)
 
     def require_dataset(self, name: str) -> None:
         """InputError naming the known datasets when `name` is not one of them."""
         known = self.datasets()
         if name not in known:
-            raise InputError(f"dataset {name!r} is not in the database; known datasets: "
-                             f"{', '.join(known) or 'none yet'} (import one with `masc-ui import`)")
+            raise InputError(
+                f"dataset {name!r} is not in the database; known datasets: "
+                f"{', '.join(known) or 'none yet'} (import one with `masc-ui import`)"
+            )
 
     # --- upkeep (`masc-ui db`) -------------------------------------------------------------------------------
 

@@ -18,14 +18,16 @@ The image folder (`write_imagefolder`):
 Ratings-only samples (no images) are rows with null image columns. The folder is written next to its target and
 renamed into place, so an interrupted export leaves no half folder; a non-empty target is refused.
 """
+
 from __future__ import annotations
 
 import json
 import mimetypes
 import shutil
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import InputError
 
@@ -75,8 +77,10 @@ def write_imagefolder(store: Any, folder: Path, dataset: str | None) -> int:
         raise InputError(f"export folder {folder} already exists and is not an empty folder; choose a new folder")
     columns, rows = store.exports.table(dataset)
     if rows and not any(r["output_sha256"] for r in rows):
-        raise InputError(f"{_which(dataset)} holds only ratings-only samples (no images): there is no image to put "
-                         "in an image folder; export it as parquet, csv or jsonl instead")
+        raise InputError(
+            f"{_which(dataset)} holds only ratings-only samples (no images): there is no image to put "
+            "in an image folder; export it as parquet, csv or jsonl instead"
+        )
     masks = store.masks.current_for([r["sample_id"] for r in rows])
     partial = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
@@ -100,10 +104,15 @@ def write_imagefolder(store: Any, folder: Path, dataset: str | None) -> int:
             row["file_name"] = copy(row["output_sha256"], IMAGES_DIR)
             row["references_file_names"] = [copy(sha, IMAGES_DIR) for sha in row["reference_sha256s"]]
             row["output_mask_file_name"] = copy(mask_of.get(("output", 0)), MASKS_DIR)
-            row["reference_masks_file_names"] = [copy(mask_of.get(("reference", i)), MASKS_DIR)
-                                                 for i in range(len(row["reference_sha256s"]))]
-        files = {"file_name": pa.string(), "references_file_names": pa.list_(pa.string()),
-                 "output_mask_file_name": pa.string(), "reference_masks_file_names": pa.list_(pa.string())}
+            row["reference_masks_file_names"] = [
+                copy(mask_of.get(("reference", i)), MASKS_DIR) for i in range(len(row["reference_sha256s"]))
+            ]
+        files = {
+            "file_name": pa.string(),
+            "references_file_names": pa.list_(pa.string()),
+            "output_mask_file_name": pa.string(),
+            "reference_masks_file_names": pa.list_(pa.string()),
+        }
         pq.write_table(arrow_table(columns, rows, files), partial / METADATA_FILE)
         (partial / CARD_FILE).write_text(dataset_card(dataset, columns, len(rows)), encoding="utf-8")
         if folder.exists():
@@ -132,16 +141,20 @@ def check_imagefolder(folder: Path) -> int:
     folder = Path(folder)
     metadata = folder / METADATA_FILE
     if not metadata.is_file():
-        raise InputError(f"{folder} is not an exported image folder: {METADATA_FILE} is missing (write one with "
-                         "`masc-ui export --format imagefolder -o FOLDER`)")
+        raise InputError(
+            f"{folder} is not an exported image folder: {METADATA_FILE} is missing (write one with "
+            "`masc-ui export --format imagefolder -o FOLDER`)"
+        )
     try:
         table = pq.read_table(metadata)
     except Exception as exc:  # pyarrow raises several types for a damaged file; all mean "not readable"
         raise InputError(f"{metadata} cannot be read as Parquet ({type(exc).__name__}: {exc})") from None
     missing_columns = [c for c in FILE_COLUMNS if c not in table.column_names]
     if missing_columns:
-        raise InputError(f"{metadata} lacks the column(s) {missing_columns}: it was not written by MaSC Workbench's "
-                         "image folder export")
+        raise InputError(
+            f"{metadata} lacks the column(s) {missing_columns}: it was not written by MaSC Workbench's "
+            "image folder export"
+        )
     root = folder.resolve()
     for name in _named_files(table.select(list(FILE_COLUMNS)).to_pylist()):
         path = (folder / name).resolve()
@@ -155,21 +168,35 @@ def dataset_card(dataset: str | None, columns: list[str], n_rows: int) -> str:
     from ..version import code_version
 
     metrics = [c.split(":", 1)[1] for c in columns if c.startswith("metric:")]
-    front = {"pretty_name": f"MaSC Workbench export: {dataset or 'all datasets'}",
-             "tags": ["masc-workbench", "personalization", "human-ratings"]}
-    lines = ["---", *(f"{k}: {json.dumps(v)}" for k, v in front.items()), "---", "",
-             f"# {front['pretty_name']}", "",
-             f"{n_rows} samples exported by MaSC Workbench ({code_version()}). Load with:", "",
-             "```python", "from datasets import load_dataset",
-             'ds = load_dataset("imagefolder", data_dir="THIS_FOLDER")["train"]   # or the Hub repo id', "```", "",
-             "One row per sample: `image` (the generated output), `references` (reference images), `output_mask` and "
-             "`reference_masks` (current subject masks, white = subject; null = none), the prompt and subject, "
-             "`metric:<name>` (latest value of each metric, computed with the current masks; null = not computed "
-             "or not computable), `rating:<rater>:<criterion>` (0-4; null = not rated, skipped or flagged), "
-             "`mean:<criterion>` and `n:<criterion>` (mean over the raters and how many).", "",
-             f"Metrics: {', '.join(metrics) or 'none'}. Their definitions: the MaSC Workbench README, section "
-             "'Metrics'. Criteria: `cp` concept preservation, `pf` prompt following (`sc`, `pq`: imported "
-             "ImagenHub ratings, stored x 4).", ""]
+    front = {
+        "pretty_name": f"MaSC Workbench export: {dataset or 'all datasets'}",
+        "tags": ["masc-workbench", "personalization", "human-ratings"],
+    }
+    lines = [
+        "---",
+        *(f"{k}: {json.dumps(v)}" for k, v in front.items()),
+        "---",
+        "",
+        f"# {front['pretty_name']}",
+        "",
+        f"{n_rows} samples exported by MaSC Workbench ({code_version()}). Load with:",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        'ds = load_dataset("imagefolder", data_dir="THIS_FOLDER")["train"]   # or the Hub repo id',
+        "```",
+        "",
+        "One row per sample: `image` (the generated output), `references` (reference images), `output_mask` and "
+        "`reference_masks` (current subject masks, white = subject; null = none), the prompt and subject, "
+        "`metric:<name>` (latest value of each metric, computed with the current masks; null = not computed "
+        "or not computable), `rating:<rater>:<criterion>` (0-4; null = not rated, skipped or flagged), "
+        "`mean:<criterion>` and `n:<criterion>` (mean over the raters and how many).",
+        "",
+        f"Metrics: {', '.join(metrics) or 'none'}. Their definitions: the MaSC Workbench README, section "
+        "'Metrics'. Criteria: `cp` concept preservation, `pf` prompt following (`sc`, `pq`: imported "
+        "ImagenHub ratings, stored x 4).",
+        "",
+    ]
     return "\n".join(lines)
 
 

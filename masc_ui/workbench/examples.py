@@ -1,4 +1,5 @@
 """The example pairs shipped in `assets/examples/` (written by `scripts/make_assets.py`)."""
+
 from __future__ import annotations
 
 import json
@@ -41,6 +42,13 @@ def load_example(name: str, root: Path = EXAMPLES_DIR) -> Example:
         known = [n for _, n in list_examples(root)]
         raise InputError(f"example {name!r} does not exist; choose one of {known}")
     meta = json.loads((folder / "meta.json").read_text())
-    return Example(name, meta["title"], folder / "ref.jpg", folder / "out.jpg", meta["prompt"], meta["subject"],
-                   load_mask_file(folder / "ref_mask.png", name=f"{name}/ref_mask.png"),
-                   load_mask_file(folder / "out_mask.png", name=f"{name}/out_mask.png"))
+    return Example(
+        name,
+        meta["title"],
+        folder / "ref.jpg",
+        folder / "out.jpg",
+        meta["prompt"],
+        meta["subject"],
+        load_mask_file(folder / "ref_mask.png", name=f"{name}/ref_mask.png"),
+        load_mask_file(folder / "out_mask.png", name=f"{name}/out_mask.png"),
+    )

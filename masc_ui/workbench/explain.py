@@ -5,11 +5,12 @@ Colour scales: by default each map spans its own values (min..max of the map). T
 with one `MapScales` (`shared_scales` of their results): every cosine map (CP over the references, best match over
 the output, the correspondence lines) on one range, and PF attention on another, so equal colours mean equal
 values across the two."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from PIL import Image
@@ -75,16 +76,18 @@ def shared_scales(results: Sequence) -> MapScales | None:
     return MapScales(_span(cos), (0.0, top or 1.0))
 
 
-def draw_explanation(sample: Sample, result, *, scales: MapScales | None = None, top_k: int = 24,
-                     opacity: float = 0.6) -> Explanation:
+def draw_explanation(
+    sample: Sample, result, *, scales: MapScales | None = None, top_k: int = 24, opacity: float = 0.6
+) -> Explanation:
     """Draw the patch maps of `result` (a `MaSCResult` with maps, of `sample`); `scales` None = each map on its
     own range."""
     maps = result.maps
     notes: list[str] = []
     if maps is None:
         reason = result.extras.get("cp_reason") or result.extras.get("reason") or "no patch maps were produced"
-        return Explanation([None] * len(sample.refs), None, None, None, result.cp, result.pf, [str(reason)],
-                           dict(result.extras), top_k)
+        return Explanation(
+            [None] * len(sample.refs), None, None, None, result.cp, result.pf, [str(reason)], dict(result.extras), top_k
+        )
     cp_imgs: list[Image.Image | None] = []
     for i, (ref, grid) in enumerate(zip(sample.refs, maps.cp_ref)):
         if grid is None or not np.isfinite(grid).any():
@@ -92,30 +95,58 @@ def draw_explanation(sample: Sample, result, *, scales: MapScales | None = None,
             notes.append(f"reference {i + 1}: no foreground patch (draw a mask on it) -> no CP map")
             continue
         lo, hi = scales.cosine if scales else (_lo(grid), _hi(grid))
-        cp_imgs.append(overlays.heatmap(ref, grid, lo=lo, hi=hi, opacity=opacity,
-                                        title=f"CP over reference {i + 1}: best cosine of each subject patch"))
+        cp_imgs.append(
+            overlays.heatmap(
+                ref,
+                grid,
+                lo=lo,
+                hi=hi,
+                opacity=opacity,
+                title=f"CP over reference {i + 1}: best cosine of each subject patch",
+            )
+        )
     out_best = None
     if np.isfinite(maps.out_best).any():
         lo, hi = scales.cosine if scales else (_lo(maps.out_best), _hi(maps.out_best))
-        out_best = overlays.heatmap(sample.out, maps.out_best, lo=lo, hi=hi,
-                                    opacity=opacity, title="output: best cosine to any reference subject patch")
+        out_best = overlays.heatmap(
+            sample.out,
+            maps.out_best,
+            lo=lo,
+            hi=hi,
+            opacity=opacity,
+            title="output: best cosine to any reference subject patch",
+        )
     lines = None
     if maps.correspondences:
         cos = np.array([m[3] for m in maps.correspondences], dtype=np.float32)
         lo, hi = scales.cosine if scales else (float(cos.min()), float(cos.max()))
-        lines = overlays.correspondences(sample.refs[0], sample.out, maps.correspondences,
-                                         ref_grid=maps.ref_grids[0], out_grid=maps.out_grid, top_k=top_k,
-                                         lo=lo, hi=hi)
+        lines = overlays.correspondences(
+            sample.refs[0],
+            sample.out,
+            maps.correspondences,
+            ref_grid=maps.ref_grids[0],
+            out_grid=maps.out_grid,
+            top_k=top_k,
+            lo=lo,
+            hi=hi,
+        )
     pf_img = None
     if maps.pf_attention is not None:
         att = np.asarray(maps.pf_attention, dtype=np.float32)
         lo, hi = scales.pf if scales else (0.0, float(att.max()) or 1.0)
-        pf_img = overlays.heatmap(sample.out, att, lo=lo, hi=hi, opacity=opacity,
-                                  title="PF: pooling attention over the output's background (subject hidden)")
+        pf_img = overlays.heatmap(
+            sample.out,
+            att,
+            lo=lo,
+            hi=hi,
+            opacity=opacity,
+            title="PF: pooling attention over the output's background (subject hidden)",
+        )
     else:
         notes.append("PF attention: not available (PF needs the output's mask and a prompt)")
-    return Explanation(cp_imgs, out_best, lines, pf_img, float(result.cp), float(result.pf), notes,
-                       dict(result.extras), top_k)
+    return Explanation(
+        cp_imgs, out_best, lines, pf_img, float(result.cp), float(result.pf), notes, dict(result.extras), top_k
+    )
 
 
 def _lo(grid: np.ndarray) -> float:

@@ -2,6 +2,7 @@
 repository, with `huggingface_hub` (`HfApi.create_repo(..., repo_type="dataset", exist_ok=True)` then
 `HfApi.upload_folder`). Everything before the upload is checked here, offline: the repository id, the folder (its
 metadata names only files inside it, all present), offline mode, a token. The upload itself needs the network."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,8 +48,9 @@ def plan_push(folder: Path, repo_id: str, *, private: bool = False, commit_messa
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
-        raise InputError(f"--repo {repo_id!r} is not a Hub repository id ({exc}); use OWNER/NAME, e.g. "
-                         "me/dreambench-ratings") from None
+        raise InputError(
+            f"--repo {repo_id!r} is not a Hub repository id ({exc}); use OWNER/NAME, e.g. me/dreambench-ratings"
+        ) from None
     if "/" not in repo_id:
         raise InputError(f"--repo {repo_id!r} needs its owner: OWNER/NAME, e.g. me/{repo_id}")
     folder = Path(folder)
@@ -58,8 +60,10 @@ def plan_push(folder: Path, repo_id: str, *, private: bool = False, commit_messa
     if hub_offline():
         raise InputError("HF_HUB_OFFLINE is set: the Hub cannot be reached in offline mode; unset it to push")
     if get_token() is None:
-        raise InputError("no Hugging Face token: log in with `hf auth login` (or set HF_TOKEN) with a token that may "
-                         "write to " + repo_id)
+        raise InputError(
+            "no Hugging Face token: log in with `hf auth login` (or set HF_TOKEN) with a token that may "
+            "write to " + repo_id
+        )
     files = sum(1 for p in folder.rglob("*") if p.is_file())
     message = commit_message or f"MaSC Workbench export: {rows} samples"
     return PushPlan(folder, repo_id, rows, files, private, message)
@@ -73,11 +77,14 @@ def push(plan: PushPlan) -> Pushed:
     api = HfApi()
     try:
         repo = api.create_repo(plan.repo_id, repo_type=REPO_TYPE, private=plan.private or None, exist_ok=True)
-        commit = api.upload_folder(folder_path=str(plan.folder), repo_id=plan.repo_id, repo_type=REPO_TYPE,
-                                   commit_message=plan.commit_message)
+        commit = api.upload_folder(
+            folder_path=str(plan.folder), repo_id=plan.repo_id, repo_type=REPO_TYPE, commit_message=plan.commit_message
+        )
     except Exception as exc:  # huggingface_hub (HTTP errors) and its HTTP client (no network) raise many types
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HubError(f"push to the Hub dataset {plan.repo_id} failed ({type(exc).__name__}: {reason}); check the "
-                       "network, the token's write permission and the repository id, then run it again (the upload "
-                       "is one commit: nothing was half-written)") from exc
+        raise HubError(
+            f"push to the Hub dataset {plan.repo_id} failed ({type(exc).__name__}: {reason}); check the "
+            "network, the token's write permission and the repository id, then run it again (the upload "
+            "is one commit: nothing was half-written)"
+        ) from exc
     return Pushed(plan, str(getattr(repo, "url", repo)), getattr(commit, "commit_url", None))

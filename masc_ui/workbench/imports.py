@@ -1,9 +1,11 @@
 """`masc-ui import`: read a benchmark layout (`masc_ui.datasets`) and ingest it into the database, marking the
 datasets it fills for rating (raters get their samples as tasks) unless told not to."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InputError
 from ..settings import Settings
@@ -27,30 +29,50 @@ class Imports:
             raise InputError(f"import format {fmt!r} needs --dataset NAME (the dataset name in the database)")
         return name, read_layout(fmt, path, **options)
 
-    def ingest(self, parsed: Any, *, user: str | None, dataset: str, fmt: str,
-               progress: Callable[[int], None] | None = None, for_rating: bool | None = None) -> list[Any]:
+    def ingest(
+        self,
+        parsed: Any,
+        *,
+        user: str | None,
+        dataset: str,
+        fmt: str,
+        progress: Callable[[int], None] | None = None,
+        for_rating: bool | None = None,
+    ) -> list[Any]:
         """Store `parsed` (see `masc_ui.workbench.ingest.ingest_all`); one `ImportSummary` per dataset.
 
         `for_rating`: True marks every dataset the import fills for rating, False unmarks them, None (the
         default) marks the datasets this import creates and leaves the mark of existing ones as it is (so a
         re-import never undoes an admin's choice). Each summary's notes say what was done."""
-        from .ingest import ingest_all
         from ..imaging import VideoLimits
+        from .ingest import ingest_all
 
         before = {d.name: d.for_rating for d in self._database.run(lambda store: store.samples.datasets())}
-        summaries = self._database.run(lambda store: ingest_all(store, dataset, fmt, parsed,
-                                                                max_pixels=self._settings.max_image_pixels,
-                                                                progress=progress,
-                                                                video_limits=VideoLimits.from_settings(self._settings)))
+        summaries = self._database.run(
+            lambda store: ingest_all(
+                store,
+                dataset,
+                fmt,
+                parsed,
+                max_pixels=self._settings.max_image_pixels,
+                progress=progress,
+                video_limits=VideoLimits.from_settings(self._settings),
+            )
+        )
         for summary in summaries:
             name = summary.dataset
             if name not in self._database.datasets():
                 continue  # a summary of parts only (`<dataset>-*`)
             wanted = (name not in before or before[name]) if for_rating is None else for_rating
             self._database.run(lambda store: store.samples.set_for_rating(name, wanted))
-            summary.notes.append(f"dataset {name!r} is {'marked' if wanted else 'not marked'} for rating"
-                                 + (" (raters get its samples as tasks)" if wanted else
-                                    " (raters get no tasks from it; `masc-ui db for-rating NAME` marks it)"))
+            summary.notes.append(
+                f"dataset {name!r} is {'marked' if wanted else 'not marked'} for rating"
+                + (
+                    " (raters get its samples as tasks)"
+                    if wanted
+                    else " (raters get no tasks from it; `masc-ui db for-rating NAME` marks it)"
+                )
+            )
         return summaries
 
 

@@ -20,20 +20,22 @@ complete entry whose key names a stored ratings-only sample completes that sampl
 and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`). Pairwise judgments
 (`Parsed.pairwise`) name samples already stored in the dataset by key; they go in as external raters' judgments.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
 
 from ..caching import LruCache
+from ..datasets.entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
+from ..datasets.opens2v import VIDEO_SUFFIXES
 from ..errors import InputError
 from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
 from ..segmentation.masks import mask_to_png
-from ..datasets.entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
-from ..datasets.opens2v import VIDEO_SUFFIXES
 
 RATINGS_ONLY_CHUNK = 500
 """Ratings-only samples stored per transaction."""
@@ -68,23 +70,36 @@ class _Images:
 
     def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
+
         def read() -> tuple[str, tuple[int, int]]:
             if not path.is_file():
                 raise InputError(f"missing file: {path}")
             img = open_image(path, name=f"image {path.name}", max_pixels=self.max_pixels)
             return store.images.add(img.data, media_type=img.media_type), img.size
+
         return self._stored.get_or_compute(path, read)
 
 
-def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-           progress: Callable[[int], None] | None = None, video_limits: VideoLimits = VideoLimits()) -> ImportSummary:
+def ingest(
+    store: Any,
+    dataset: str,
+    importer: str,
+    parsed: Parsed,
+    *,
+    max_pixels: int = 40_000_000,
+    progress: Callable[[int], None] | None = None,
+    video_limits: VideoLimits = VideoLimits(),
+) -> ImportSummary:
     """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
     `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
-    summary = ImportSummary(dataset=dataset, importer=importer, problems=list(parsed.problems),
-                            notes=list(parsed.notes))
+    summary = ImportSummary(
+        dataset=dataset, importer=importer, problems=list(parsed.problems), notes=list(parsed.notes)
+    )
     if parsed.pairwise and not parsed.samples and dataset not in {d.name for d in store.samples.datasets()}:
-        raise InputError(f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
-                         f"in it, so import its samples first (masc-ui import ... --dataset {dataset})")
+        raise InputError(
+            f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
+            f"in it, so import its samples first (masc-ui import ... --dataset {dataset})"
+        )
     store.samples.ensure_dataset(dataset)
     images = _Images(max_pixels, video_limits)
     before = store.samples.count(dataset)
@@ -112,18 +127,19 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
             ids.setdefault(entry.key, stored_keys[entry.key].id)
             stored += 1
     for start in range(0, len(fresh), RATINGS_ONLY_CHUNK):
-        chunk = [e for e in fresh[start:start + RATINGS_ONLY_CHUNK] if e.key not in ids]
+        chunk = [e for e in fresh[start : start + RATINGS_ONLY_CHUNK] if e.key not in ids]
         for entry, sample_id in zip(chunk, _ingest_ratings_only(store, dataset, chunk, summary)):
             if sample_id is not None:
                 stored += 1
                 ids[entry.key] = sample_id  # type: ignore[index]
         if progress is not None:
-            progress(len(fresh[start:start + RATINGS_ONLY_CHUNK]))
+            progress(len(fresh[start : start + RATINGS_ONLY_CHUNK]))
     summary.ratings_only_samples = len(_ratings_only_keys(store, dataset) - ratings_only_before)
     # Complete samples count as added only when this import created them (another import running at the same
     # time may have stored the same ones); ratings-only ones by what the dataset gained.
-    summary.added_samples = created + max(0, min(summary.ratings_only_samples,
-                                                 store.samples.count(dataset) - before - created))
+    summary.added_samples = created + max(
+        0, min(summary.ratings_only_samples, store.samples.count(dataset) - before - created)
+    )
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
@@ -131,28 +147,49 @@ def ingest(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixel
     return summary
 
 
-def ingest_all(store: Any, dataset: str, importer: str, parsed: Parsed, *, max_pixels: int = 40_000_000,
-               progress: Callable[[int], None] | None = None,
-               video_limits: VideoLimits = VideoLimits()) -> list[ImportSummary]:
+def ingest_all(
+    store: Any,
+    dataset: str,
+    importer: str,
+    parsed: Parsed,
+    *,
+    max_pixels: int = 40_000_000,
+    progress: Callable[[int], None] | None = None,
+    video_limits: VideoLimits = VideoLimits(),
+) -> list[ImportSummary]:
     """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
     are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
     summaries = []
     if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
-        summaries.append(ingest(store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress,
-                                video_limits=video_limits))
+        summaries.append(
+            ingest(
+                store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress, video_limits=video_limits
+            )
+        )
     else:
-        parent = ImportSummary(dataset=f"{dataset}-*", importer=importer, problems=list(parsed.problems),
-                               notes=list(parsed.notes))
+        parent = ImportSummary(
+            dataset=f"{dataset}-*", importer=importer, problems=list(parsed.problems), notes=list(parsed.notes)
+        )
         if parent.problems or parent.notes:
             summaries.append(parent)
     for suffix, part in parsed.parts.items():
-        summaries.append(ingest(store, f"{dataset}-{suffix}", importer, part, max_pixels=max_pixels,
-                                progress=progress, video_limits=video_limits))
+        summaries.append(
+            ingest(
+                store,
+                f"{dataset}-{suffix}",
+                importer,
+                part,
+                max_pixels=max_pixels,
+                progress=progress,
+                video_limits=video_limits,
+            )
+        )
     return summaries
 
 
-def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images,
-                   summary: ImportSummary) -> tuple[int | None, bool]:
+def _ingest_sample(
+    store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary
+) -> tuple[int | None, bool]:
     """(sample id or None when skipped, whether this import created the sample)."""
     try:
         refs = [images.add(store, p) for p in entry.refs]
@@ -160,9 +197,17 @@ def _ingest_sample(store: Any, dataset: str, entry: SampleEntry, images: _Images
         masks = _read_masks(entry, refs, (out_sha, out_size), summary)
         info = {**entry.info, "video": video} if video is not None else entry.info
         record, created = store.samples.put(
-            dataset, references=[sha for sha, _ in refs], output=out_sha, prompt=entry.prompt, subject=entry.subject,
-            category=entry.category, method=entry.method, seed=entry.seed, external_key=entry.key,
-            info=info or None)
+            dataset,
+            references=[sha for sha, _ in refs],
+            output=out_sha,
+            prompt=entry.prompt,
+            subject=entry.subject,
+            category=entry.category,
+            method=entry.method,
+            seed=entry.seed,
+            external_key=entry.key,
+            info=info or None,
+        )
         _store_masks(store, record.id, masks, video_output=video is not None)
     except InputError as exc:
         text = str(exc)
@@ -180,16 +225,28 @@ def _ratings_only_keys(store: Any, dataset: str) -> set[str]:
     return {s.external_key for s in store.samples.list(dataset) if s.ratings_only}
 
 
-def _ingest_ratings_only(store: Any, dataset: str, entries: list[SampleEntry],
-                         summary: ImportSummary) -> list[int | None]:
+def _ingest_ratings_only(
+    store: Any, dataset: str, entries: list[SampleEntry], summary: ImportSummary
+) -> list[int | None]:
     """Store ratings-only samples (no images) in one transaction; when the database refuses the batch, one
     by one, so that only the bad entries are skipped (with the reason). Returns each entry's id or None."""
-    fields = [dict(prompt=e.prompt, subject=e.subject, category=e.category, method=e.method, seed=e.seed,
-                   external_key=e.key, info=e.info or None) for e in entries]
+    fields = [
+        dict(
+            prompt=e.prompt,
+            subject=e.subject,
+            category=e.category,
+            method=e.method,
+            seed=e.seed,
+            external_key=e.key,
+            info=e.info or None,
+        )
+        for e in entries
+    ]
     for entry in entries:
         if entry.key is None:
-            summary.problems.append(Problem(entry.where, "no output image and no key: a ratings-only sample needs "
-                                                         "a key"))
+            summary.problems.append(
+                Problem(entry.where, "no output image and no key: a ratings-only sample needs a key")
+            )
     usable = [(e, f) for e, f in zip(entries, fields) if e.key is not None]
     ids: dict[int, int | None] = {}
     try:
@@ -204,8 +261,12 @@ def _ingest_ratings_only(store: Any, dataset: str, entries: list[SampleEntry],
     return [ids.get(id(e)) for e in entries]
 
 
-def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out: tuple[str, tuple[int, int]],
-                summary: ImportSummary) -> list[tuple[str, int, bytes]]:
+def _read_masks(
+    entry: SampleEntry,
+    refs: list[tuple[str, tuple[int, int]]],
+    out: tuple[str, tuple[int, int]],
+    summary: ImportSummary,
+) -> list[tuple[str, int, bytes]]:
     """(role, position, PNG bytes) of the entry's mask files; warns when a mask's size differs from its image's."""
     wanted = [("reference", i, p, refs[i][1]) for i, p in enumerate(entry.ref_masks) if p is not None]
     if entry.out_mask is not None:
@@ -214,14 +275,17 @@ def _read_masks(entry: SampleEntry, refs: list[tuple[str, tuple[int, int]]], out
     for role, position, path, size in wanted:
         mask = load_mask_file(path, name=f"mask {path.name}")
         if (mask.shape[1], mask.shape[0]) != size:
-            summary.warnings.append(f"{entry.where}: mask {path.name} is {mask.shape[1]}x{mask.shape[0]} but its "
-                                    f"image is {size[0]}x{size[1]}; the metrics resample it to the patch grid")
+            summary.warnings.append(
+                f"{entry.where}: mask {path.name} is {mask.shape[1]}x{mask.shape[0]} but its "
+                f"image is {size[0]}x{size[1]}; the metrics resample it to the patch grid"
+            )
         masks.append((role, position, mask_to_png(mask)))
     return masks
 
 
-def _store_masks(store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *,
-                 video_output: bool = False) -> None:
+def _store_masks(
+    store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *, video_output: bool = False
+) -> None:
     """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
     imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
     reused on every frame."""
@@ -241,16 +305,18 @@ def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int])
     return found
 
 
-def _ingest_ratings(store: Any, dataset: str, ratings: list[RatingEntry], ids: dict[str, int],
-                    summary: ImportSummary) -> None:
+def _ingest_ratings(
+    store: Any, dataset: str, ratings: list[RatingEntry], ids: dict[str, int], summary: ImportSummary
+) -> None:
     if not ratings:
         return
     known = _resolve(store, dataset, {r.key for r in ratings}, ids)
     by_rater: dict[str, list[RatingEntry]] = {}
     for r in ratings:
         if r.key not in known:
-            summary.problems.append(Problem(r.where, f"unknown key: no sample {r.key!r} in dataset {dataset!r} "
-                                                      "(import its images first)"))
+            summary.problems.append(
+                Problem(r.where, f"unknown key: no sample {r.key!r} in dataset {dataset!r} (import its images first)")
+            )
             continue
         by_rater.setdefault(r.rater, []).append(r)
     for rater, items in by_rater.items():
@@ -269,8 +335,9 @@ def _current_ratings(store: Any, rater: str, dataset: str) -> list[Any]:
         return []
 
 
-def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: dict[str, int],
-                    summary: ImportSummary) -> None:
+def _ingest_metrics(
+    store: Any, dataset: str, metrics: list[MetricEntry], ids: dict[str, int], summary: ImportSummary
+) -> None:
     from .database import Database
     from .recorder import Recorder, ScoredSample
 
@@ -280,21 +347,27 @@ def _ingest_metrics(store: Any, dataset: str, metrics: list[MetricEntry], ids: d
     by_sample: dict[int, list[MetricValue]] = {}
     for m in metrics:
         if m.key not in known:
-            summary.problems.append(Problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} "
-                                                      "(import its images first)"))
+            summary.problems.append(
+                Problem(m.where, f"unknown key: no sample {m.key!r} in dataset {dataset!r} (import its images first)")
+            )
             continue
-        provenance = {"model_id": EXTERNAL_SOURCE_PREFIX + m.metric, "code_version": EXTERNAL_CODE_VERSION,
-                      "params": _scale_params(m)}
+        provenance = {
+            "model_id": EXTERNAL_SOURCE_PREFIX + m.metric,
+            "code_version": EXTERNAL_CODE_VERSION,
+            "params": _scale_params(m),
+        }
         by_sample.setdefault(known[m.key], []).append(
-            MetricValue(m.metric, m.value, extras={"file": m.source}, provenance=provenance))
+            MetricValue(m.metric, m.value, extras={"file": m.source}, provenance=provenance)
+        )
     items = [ScoredSample(sid, values) for sid, values in by_sample.items()]
     added = sum(r.new_values for r in Recorder(Database.of(store)).record(items, user="import"))
     summary.added_metrics += added
     summary.existing_metrics += sum(len(v) for v in by_sample.values()) - added
 
 
-def _ingest_pairwise(store: Any, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int],
-                     summary: ImportSummary) -> None:
+def _ingest_pairwise(
+    store: Any, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int], summary: ImportSummary
+) -> None:
     """Store pairwise judgments as external raters' (`storage.repo.pairwise.PairwiseRepository.import_external`:
     the same answer again writes nothing). Rows naming an unknown key, or a rater who logs into this app (their
     own judgments must not be overwritten by a file), are skipped and reported."""
@@ -307,16 +380,32 @@ def _ingest_pairwise(store: Any, dataset: str, entries: list[PairwiseEntry], ids
     for e in entries:
         missing = [k for k in (e.left, e.right) if k not in keys]
         if missing:
-            summary.problems.append(Problem(e.where, f"unknown key: no sample {missing[0]!r} in dataset {dataset!r} "
-                                                      "(import its samples first)"))
+            summary.problems.append(
+                Problem(
+                    e.where, f"unknown key: no sample {missing[0]!r} in dataset {dataset!r} (import its samples first)"
+                )
+            )
             continue
         if e.rater in app_raters:
-            summary.problems.append(Problem(e.where, f"rater of this app: {e.rater!r} logs in and judges here; "
-                                                      f"name the imported rater differently (e.g. 'import:{e.rater}')"))
+            summary.problems.append(
+                Problem(
+                    e.where,
+                    f"rater of this app: {e.rater!r} logs in and judges here; "
+                    f"name the imported rater differently (e.g. 'import:{e.rater}')",
+                )
+            )
             continue
-        by_rater.setdefault(e.rater, []).append(ExternalPairJudgment(
-            keys[e.left], keys[e.right], e.criterion, e.winner, both_bad=e.both_bad, judged_at=e.judged_at,
-            seconds_spent=e.seconds))
+        by_rater.setdefault(e.rater, []).append(
+            ExternalPairJudgment(
+                keys[e.left],
+                keys[e.right],
+                e.criterion,
+                e.winner,
+                both_bad=e.both_bad,
+                judged_at=e.judged_at,
+                seconds_spent=e.seconds,
+            )
+        )
     for rater, items in by_rater.items():
         written = store.pairwise.import_external(rater, items)
         summary.added_judgments += written

@@ -6,11 +6,13 @@ use case reads the stored values and ratings, takes each metric's direction from
 extra human columns it is given and, when the dataset has pairwise judgments, one pairwise column per judged
 criterion (`bt_cp`, `bt_pf`: each method's Bradley-Terry theta from `pairwise_analysis.pairwise_column`, see
 `pairwise_columns`)."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -47,10 +49,19 @@ class LeaderboardView:
         return rank_agreement_csv(self.board)
 
 
-def leaderboard_view(database: Database, *, user: str | None, dataset: str | None, by: str = "method",
-                     metrics: Sequence[str] | None = None, criteria: Sequence[str] | None = None,
-                     n_boot: int = 2000, seed: int = 0, extra_columns: Sequence[Any] = (),
-                     pairwise: bool = True) -> LeaderboardView:
+def leaderboard_view(
+    database: Database,
+    *,
+    user: str | None,
+    dataset: str | None,
+    by: str = "method",
+    metrics: Sequence[str] | None = None,
+    criteria: Sequence[str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    extra_columns: Sequence[Any] = (),
+    pairwise: bool = True,
+) -> LeaderboardView:
     """The leaderboard of `dataset` (None = every dataset) grouped `by` method or category.
 
     Args:
@@ -72,18 +83,22 @@ def leaderboard_view(database: Database, *, user: str | None, dataset: str | Non
         where = f"dataset {dataset!r}" if dataset else "the database"
         raise InputError(f"{where} has no samples yet: import or save samples, score them, then rate them")
     names = list(metrics) if metrics else list(data.metric_names)
-    board = leaderboard(data, metrics, criteria, by=by, higher_is_better=metric_directions(names),
-                        n_boot=n_boot, seed=seed)
+    board = leaderboard(
+        data, metrics, criteria, by=by, higher_is_better=metric_directions(names), n_boot=n_boot, seed=seed
+    )
     if pairwise and (criteria is None or list(criteria)):
-        extra_columns = [*extra_columns, *pairwise_columns(database, user=user, dataset=dataset, n_boot=n_boot,
-                                                           seed=seed)]
+        extra_columns = [
+            *extra_columns,
+            *pairwise_columns(database, user=user, dataset=dataset, n_boot=n_boot, seed=seed),
+        ]
     for column in extra_columns:
         board = with_human_column(board, column)
     return LeaderboardView(dataset, board, leaderboard_matrix(board))
 
 
-def pairwise_columns(database: Database, *, user: str | None, dataset: str | None, n_boot: int = 2000,
-                     seed: int = 0) -> list[Any]:
+def pairwise_columns(
+    database: Database, *, user: str | None, dataset: str | None, n_boot: int = 2000, seed: int = 0
+) -> list[Any]:
     """The leaderboard's pairwise human columns of `dataset` (None = all): per judged criterion (cp, then pf) a
     `HumanColumn` named `bt_<criterion>` holding each method's Bradley-Terry log-strength theta with its bootstrap
     CI (`pairwise_analysis.pairwise_column`: Davidson ties, resampled output pairs) and, as its n, the votes between
@@ -105,8 +120,14 @@ def pairwise_columns(database: Database, *, user: str | None, dataset: str | Non
         counts = np.bincount(np.concatenate([votes.first, votes.second]), minlength=len(votes.methods))
         column = pairwise_column(database, user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed)
         described = column.name + (f": n/a because {column.reason}" if column.reason else "")
-        columns.append(HumanColumn(f"bt_{criterion}", dict(column.values),
-                                   {m: int(counts[i]) for i, m in enumerate(votes.methods)}, described))
+        columns.append(
+            HumanColumn(
+                f"bt_{criterion}",
+                dict(column.values),
+                {m: int(counts[i]) for i, m in enumerate(votes.methods)},
+                described,
+            )
+        )
     return columns
 
 
@@ -124,8 +145,11 @@ def matrix_rows(view: LeaderboardView) -> tuple[list[str], list[list[Any]]]:
     mean (raw), normalized (0..1 within the column, 1 = best group; None where undefined)."""
     m = view.matrix
     headers = [view.board.by, "column", "higher_is_better", "mean", "normalized"]
-    rows = [[group, column, m.higher_is_better[k], _number(m.means[g, k]), _number(m.normalized[g, k])]
-            for g, group in enumerate(m.groups) for k, column in enumerate(m.columns)]
+    rows = [
+        [group, column, m.higher_is_better[k], _number(m.means[g, k]), _number(m.normalized[g, k])]
+        for g, group in enumerate(m.groups)
+        for k, column in enumerate(m.columns)
+    ]
     return headers, rows
 
 
@@ -135,10 +159,21 @@ def table_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[
     from ..analysis.report import format_estimate
 
     board = view.board
-    headers = [board.by, "n", *(f"{m} {'↑' if board.higher_is_better[m] else '↓'}" for m in board.metrics),
-               *(f"human {c} ↑" for c in board.criteria)]
-    rows = [[r.group, r.n, *(_cell(r.metrics[m], digits, format_estimate) for m in board.metrics),
-             *(_cell(r.humans[c], digits, format_estimate) for c in board.criteria)] for r in board.rows]
+    headers = [
+        board.by,
+        "n",
+        *(f"{m} {'↑' if board.higher_is_better[m] else '↓'}" for m in board.metrics),
+        *(f"human {c} ↑" for c in board.criteria),
+    ]
+    rows = [
+        [
+            r.group,
+            r.n,
+            *(_cell(r.metrics[m], digits, format_estimate) for m in board.metrics),
+            *(_cell(r.humans[c], digits, format_estimate) for c in board.criteria),
+        ]
+        for r in board.rows
+    ]
     return headers, rows
 
 
@@ -151,8 +186,16 @@ def agreement_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], l
     if not board.agreement:
         return [], []
     headers = ["metric", *(f"tau vs human {c}" for c in board.criteria)]
-    rows = [[m, *(f"{format_estimate(a.tau, digits)} (n={a.n_groups})"
-                  for a in (board.rank_agreement(m, c) for c in board.criteria))] for m in board.metrics]
+    rows = [
+        [
+            m,
+            *(
+                f"{format_estimate(a.tau, digits)} (n={a.n_groups})"
+                for a in (board.rank_agreement(m, c) for c in board.criteria)
+            ),
+        ]
+        for m in board.metrics
+    ]
     return headers, rows
 
 

@@ -7,12 +7,14 @@ and the Segment Anything prompts so far, plus the session's decoded uploads (`Up
 `Segmentation` services). Coordinates are pixels (x, y) of the original image; masks are bool (H, W) of that
 image.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -133,8 +135,9 @@ class MaskSession:
     video: VideoSession = field(default_factory=VideoSession)
     """The output video on screen, when the output is a video (then it stands for the output image), with its mask."""
 
-    def set_mask(self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *,
-                 undoable: bool = True) -> None:
+    def set_mask(
+        self, target: str, mask: np.ndarray | None, source: str, image: Any = None, *, undoable: bool = True
+    ) -> None:
         """Make `mask` (bool (H, W), or None for no mask) the current mask of `target`, made on `image` (an
         `InputImage`, or anything with a `size`; its `sha256` is recorded as the mask's owner). The state
         before is kept for `undo_mask` when `undoable`. ValueError for an unknown source; InputError for a
@@ -143,8 +146,9 @@ class MaskSession:
             raise ValueError(f"mask source must be one of {SOURCES}, got {source!r}")
         if mask is not None and image is not None and np.shape(mask) != tuple(image.size[::-1]):
             h, w = np.shape(mask)[:2]
-            raise InputError(f"a {w}x{h} mask cannot belong to a {image.size[0]}x{image.size[1]} image; make the "
-                             "mask on this image")
+            raise InputError(
+                f"a {w}x{h} mask cannot belong to a {image.size[0]}x{image.size[1]} image; make the mask on this image"
+            )
         if undoable and (mask is not None or target in self.masks):
             steps = self.history.setdefault(target, [])
             steps.append(Step(self.masks.get(target), self.sources.get(target)))
@@ -161,8 +165,9 @@ class MaskSession:
         if owner is not None:
             self.owners[target] = owner
 
-    def offer(self, target: str, mask: np.ndarray, source: str, image: Any = None, *,
-              doubtful: str | None = None) -> str:
+    def offer(
+        self, target: str, mask: np.ndarray, source: str, image: Any = None, *, doubtful: str | None = None
+    ) -> str:
         """A new mask from a tool (`source`): applied when `target` has no mask or a mask of the same tool
         (refining), otherwise — and always when `doubtful` gives a reason — kept as the pending proposal until
         `apply_pending` / `discard_pending`. Returns the message to show."""
@@ -174,8 +179,10 @@ class MaskSession:
         if doubtful is not None:
             why = f"⚠ doubtful mask ({px:,} px), not applied: {doubtful}"
         else:
-            why = (f"new {source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
-                   f"{source_words(current)} mask ({int(self.masks[target].sum()):,} px)")
+            why = (
+                f"new {source_words(source)} mask ({px:,} px) not applied yet: it would replace the current "
+                f"{source_words(current)} mask ({int(self.masks[target].sum()):,} px)"
+            )
         self.pending[target] = Proposal(np.asarray(mask) > 0, source, why)
         if image is not None and getattr(image, "sha256", None) is not None and target not in self.masks:
             self.owners[target] = image.sha256
@@ -189,8 +196,10 @@ class MaskSession:
         if proposal is None:
             return "there is no proposed mask to apply"
         self.set_mask(target, proposal.mask, proposal.source, image)
-        return (f"{source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
-                "('Undo mask change' brings the previous one back)")
+        return (
+            f"{source_words(proposal.source)} mask applied: {int(proposal.mask.sum()):,} px "
+            "('Undo mask change' brings the previous one back)"
+        )
 
     def discard_pending(self, target: str) -> str:
         if self.pending.pop(target, None) is None:
@@ -226,8 +235,11 @@ class MaskSession:
     def keep_for(self, images: dict[str, str | None]) -> list[str]:
         """Keep only what belongs to the images on screen (`images`: target -> sha256, None = no image): the
         state of a target whose image is gone or changed is forgotten. Returns the targets forgotten."""
-        gone = [k for k in {*self.masks, *self.prompts, *self.history, *self.pending, *self.owners}
-                if images.get(k) is None or (k in self.owners and self.owners[k] != images[k])]
+        gone = [
+            k
+            for k in {*self.masks, *self.prompts, *self.history, *self.pending, *self.owners}
+            if images.get(k) is None or (k in self.owners and self.owners[k] != images[k])
+        ]
         for k in gone:
             self.forget(k)
         for k, sha in images.items():
@@ -259,8 +271,11 @@ class MaskSession:
     def unsaved(self) -> list[str]:
         """Targets whose current mask is the user's unsaved work: made or changed here since the inputs were loaded,
         opened or saved (it differs from the mask `mark_saved` kept)."""
-        return [t for t, m in self.masks.items()
-                if t not in self.saved or self.saved[t].shape != m.shape or not np.array_equal(self.saved[t], m)]
+        return [
+            t
+            for t, m in self.masks.items()
+            if t not in self.saved or self.saved[t].shape != m.shape or not np.array_equal(self.saved[t], m)
+        ]
 
     def confirm_replace(self, action: str, doing: str, button: str) -> str | None:
         """Whether the inputs on screen may be replaced by `action` (a key such as `open:3`) now: None when no mask
@@ -272,10 +287,14 @@ class MaskSession:
             self.warned = None
             return None
         self.warned = action
-        listed = "; ".join(f"{_target_words(t)}: {source_words(self.sources.get(t))} mask, "
-                           f"{int(self.masks[t].sum()):,} px" for t in unsaved)
-        return (f"not done yet: {doing} would replace masks you made and have not saved ({listed}). Press "
-                f"'{button}' again to replace them, or press Save in the Score tab first to keep them")
+        listed = "; ".join(
+            f"{_target_words(t)}: {source_words(self.sources.get(t))} mask, {int(self.masks[t].sum()):,} px"
+            for t in unsaved
+        )
+        return (
+            f"not done yet: {doing} would replace masks you made and have not saved ({listed}). Press "
+            f"'{button}' again to replace them, or press Save in the Score tab first to keep them"
+        )
 
     def sam(self, target: str) -> SamPrompts:
         return self.prompts.setdefault(target, SamPrompts())
@@ -376,8 +395,14 @@ class Segmentation:
         self.settings = settings
         self.models = models
 
-    def sam_predict(self, image: InputImage, points: list[tuple[float, float, int]],
-                    box: tuple[float, float, float, float] | None, *, user: str | None) -> Any:
+    def sam_predict(
+        self,
+        image: InputImage,
+        points: list[tuple[float, float, int]],
+        box: tuple[float, float, float, float] | None,
+        *,
+        user: str | None,
+    ) -> Any:
         """Segment Anything on `image` from pixel clicks (x, y, label 1|0) and/or a box (x0, y0, x1, y1);
         returns the service's SamPrediction (multimask candidates, scores, best). Embeddings are cached per
         image (`InputImage.sha256`)."""
@@ -395,8 +420,9 @@ class Segmentation:
         service = build_sam_service(self.settings, self.models)
         return [service.encode_in_background(image) for image in images if image is not None]
 
-    def segment_by_name(self, image: InputImage, subject: str | None, *, user: str | None,
-                        threshold: float | None = None) -> Any:
+    def segment_by_name(
+        self, image: InputImage, subject: str | None, *, user: str | None, threshold: float | None = None
+    ) -> Any:
         """Text-prompted segmentation of `subject` in `image`; returns the TextSegmentation (mask at the image's
         size, doubtful, reason). `threshold`: SAM 3's instance score threshold (default
         `settings.text_seg_threshold`)."""
@@ -405,8 +431,11 @@ class Segmentation:
         if not subject or not subject.strip():
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') to segment it by name")
         return build_text_segmenter(self.settings, self.models).segment(
-            image, subject.strip(), self.settings.text_seg_threshold if threshold is None else float(threshold),
-            self.settings.text_seg_min_fraction)
+            image,
+            subject.strip(),
+            self.settings.text_seg_threshold if threshold is None else float(threshold),
+            self.settings.text_seg_min_fraction,
+        )
 
     def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
         """A mask of `subject` in each frame of `video` that the image metrics score (`settings.video_frames`,
@@ -421,8 +450,12 @@ class Segmentation:
         s = self.settings
         return frame_masks_by_name(
             lambda image, words: segmenter.segment(image, words, s.text_seg_threshold, s.text_seg_min_fraction),
-            video, subject.strip(), image_metric_frames(s).indices(video.frame_count),
-            model_id=segmenter_id(segmenter), threshold=s.text_seg_threshold)
+            video,
+            subject.strip(),
+            image_metric_frames(s).indices(video.frame_count),
+            model_id=segmenter_id(segmenter),
+            threshold=s.text_seg_threshold,
+        )
 
     def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
         """Bool (H, W) mask = alpha of the ImageEditor's brush layer(s), at the image's `size` (W, H)."""
@@ -430,10 +463,21 @@ class Segmentation:
 
         return np.asarray(mask_from_editor(editor_value, size), dtype=bool)
 
-    def segment_file(self, path: Path, *, user: str | None, points: list[tuple[float, float, int]] = (),
-                     box: tuple[float, float, float, float] | None = None, text: str | None = None,
-                     multimask: bool = True, threshold: float | None = None, min_fraction: float | None = None,
-                     fill_holes: bool = False, min_speck: int = 0, keep_largest: bool = False) -> FileMask:
+    def segment_file(
+        self,
+        path: Path,
+        *,
+        user: str | None,
+        points: list[tuple[float, float, int]] = (),
+        box: tuple[float, float, float, float] | None = None,
+        text: str | None = None,
+        multimask: bool = True,
+        threshold: float | None = None,
+        min_fraction: float | None = None,
+        fill_holes: bool = False,
+        min_speck: int = 0,
+        keep_largest: bool = False,
+    ) -> FileMask:
         """A mask of image file `path` from clicks / a box (Segment Anything) or from `text` (SAM 3), tidied by
         `clean_mask` when asked (`masc-ui segment`)."""
         from ..imaging import open_image
@@ -442,18 +486,23 @@ class Segmentation:
         if text is not None and (points or box):
             raise InputError("give either --text, or --point/--box clicks, not both")
         if text is None and not (points or box):
-            raise InputError("nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or "
-                             "--text NAME")
+            raise InputError(
+                "nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or --text NAME"
+            )
         s = self.settings
         image = open_image(path, name=f"image {path}", max_pixels=s.max_image_pixels)
         doubtful = None
         if text is not None:
             result = build_text_segmenter(s, self.models).segment(
-                image, text, threshold=s.text_seg_threshold if threshold is None else threshold,
-                min_fraction=s.text_seg_min_fraction if min_fraction is None else min_fraction)
+                image,
+                text,
+                threshold=s.text_seg_threshold if threshold is None else threshold,
+                min_fraction=s.text_seg_min_fraction if min_fraction is None else min_fraction,
+            )
             mask, doubtful = result.mask, result.reason
             summary = f"SAM 3: {result.n_instances} instance(s) of {result.text!r}, scores " + (
-                ", ".join(f"{v:.3f}" for v in result.scores) or "none")
+                ", ".join(f"{v:.3f}" for v in result.scores) or "none"
+            )
         else:
             pred = build_sam_service(s, self.models).predict(image, points=points, box=box, multimask=multimask)
             mask = pred.mask
@@ -462,8 +511,10 @@ class Segmentation:
             mask = clean_mask(mask, fill_holes=fill_holes, min_speck=min_speck, keep_largest=keep_largest)
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != image.size[::-1]:  # never write a mask of another size than its image
-            raise InputError(f"the segmentation of {path} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
-                             f"{image.size[0]}x{image.size[1]}; nothing was written")
+            raise InputError(
+                f"the segmentation of {path} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
+                f"{image.size[0]}x{image.size[1]}; nothing was written"
+            )
         return FileMask(mask, image.size, summary, doubtful)
 
 
@@ -472,8 +523,15 @@ def segmenter_id(segmenter: Any) -> str:
     return str(getattr(segmenter, "model_id", type(segmenter).__name__))
 
 
-def frame_masks_by_name(segment: Callable[[InputImage, str], Any], video: InputVideo, words: str,
-                        indices: Iterable[int], *, model_id: str, threshold: float) -> FrameMasks:
+def frame_masks_by_name(
+    segment: Callable[[InputImage, str], Any],
+    video: InputVideo,
+    words: str,
+    indices: Iterable[int],
+    *,
+    model_id: str,
+    threshold: float,
+) -> FrameMasks:
     """`FrameMasks` (method `text`) of `words` in the frames `indices` of `video`: `segment(frame, words)` (a
     `TextSegmentation`: `mask`, `doubtful`) on each distinct frame, decoded once."""
     masks, doubtful = {}, []
@@ -482,5 +540,9 @@ def frame_masks_by_name(segment: Callable[[InputImage, str], Any], video: InputV
         masks[frame.index] = np.asarray(result.mask, dtype=bool)
         if getattr(result, "doubtful", False):
             doubtful.append(frame.index)
-    return FrameMasks.per_frame(masks, "text", {"text": words, "model_id": model_id, "threshold": threshold,
-                                                "doubtful_frames": doubtful}, name=f"mask of {words!r} in {video.name}")
+    return FrameMasks.per_frame(
+        masks,
+        "text",
+        {"text": words, "model_id": model_id, "threshold": threshold, "doubtful_frames": doubtful},
+        name=f"mask of {words!r} in {video.name}",
+    )

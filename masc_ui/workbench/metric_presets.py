@@ -6,6 +6,7 @@ registry's display names:
     >>> preset_label("prompt")
     'prompt (PF, CLIP-T, VQAScore, ITMScore)'
 """
+
 from __future__ import annotations
 
 from ..errors import InputError

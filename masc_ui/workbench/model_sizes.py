@@ -10,31 +10,47 @@ The size of a checkpoint (`checkpoint_size`) is, in this order:
 - else unknown (`size shown once downloaded`).
 Nothing here touches the network or loads a model.
 """
+
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable
 
 from ..models.profiles import ModelIds, model_ids
 from ..settings import Settings
 
 CHECKPOINT_FIELDS: dict[str, str] = {
-    "siglip_model": "siglip", "clip_model": "clip", "pickscore_model": "pickscore", "dino_model": "dino",
-    "vqa_model": "vqa", "itm_model": "itm", "gme_model": "gme", "nexus_detector": "nexus_detector",
-    "facescore_model": "facescore", "face_recognizer": "face_recognizer", "face_detector_dir": "face_detector_dir",
-    "retinaface_weights": "retinaface", "artscore_checkpoint": "artscore",
+    "siglip_model": "siglip",
+    "clip_model": "clip",
+    "pickscore_model": "pickscore",
+    "dino_model": "dino",
+    "vqa_model": "vqa",
+    "itm_model": "itm",
+    "gme_model": "gme",
+    "nexus_detector": "nexus_detector",
+    "facescore_model": "facescore",
+    "face_recognizer": "face_recognizer",
+    "face_detector_dir": "face_detector_dir",
+    "retinaface_weights": "retinaface",
+    "artscore_checkpoint": "artscore",
 }
 """`MetricSpec.backbone_settings` entry -> the `ModelIds` field of the checkpoint it chooses. Backbone settings
 that choose no checkpoint of their own (`pickscore_processor`: a processor; `naflex_max_patches`, `stripper`, the
 judge's API settings: parameters) are not listed."""
 PUBLISHED_PARAMETERS: dict[str, str] = {
-    "zhiqiulin/clip-flant5-xxl": "11B", "zhiqiulin/clip-flant5-xl": "3B",
-    "Qwen/Qwen2.5-VL-7B-Instruct": "8.3B", "Qwen/Qwen2.5-VL-3B-Instruct": "3.8B",
+    "zhiqiulin/clip-flant5-xxl": "11B",
+    "zhiqiulin/clip-flant5-xl": "3B",
+    "Qwen/Qwen2.5-VL-7B-Instruct": "8.3B",
+    "Qwen/Qwen2.5-VL-3B-Instruct": "3.8B",
     "Salesforce/blip2-itm-vit-g": "1.2B",
-    "google/siglip2-so400m-patch16-naflex": "1.1B", "google/siglip2-base-patch16-naflex": "0.4B",
-    "openai/clip-vit-base-patch32": "151M", "yuvalkirstain/PickScore_v1": "986M", "facebook/dino-vits16": "22M",
-    "Alibaba-NLP/gme-Qwen2-VL-7B-Instruct": "8.3B", "Alibaba-NLP/gme-Qwen2-VL-2B-Instruct": "2.2B",
+    "google/siglip2-so400m-patch16-naflex": "1.1B",
+    "google/siglip2-base-patch16-naflex": "0.4B",
+    "openai/clip-vit-base-patch32": "151M",
+    "yuvalkirstain/PickScore_v1": "986M",
+    "facebook/dino-vits16": "22M",
+    "Alibaba-NLP/gme-Qwen2-VL-7B-Instruct": "8.3B",
+    "Alibaba-NLP/gme-Qwen2-VL-2B-Instruct": "2.2B",
     "BestWishYsh/OpenS2V-Weight": "65M (IR-101)",
 }
 """Published parameter counts (rounded) of the `paper` and `fast` checkpoints, shown before they are downloaded."""

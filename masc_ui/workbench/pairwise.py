@@ -34,14 +34,16 @@ file named by a keyed hash (the name matches no file a rater may hold, and says 
 that cannot be sent without its metadata makes the pair unshowable (the rater flags or skips it). Every call takes
 the acting user (the rater); a token of another rater is refused.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import logging
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -141,8 +143,12 @@ class PairwiseTasks:
         self._settings = settings
         self._plans: LruCache[PairPlan] = LruCache(PLAN_CACHE_SIZE)
         """Pair plans by their candidates (one per scope in use: a dataset, or all)."""
-        self._files = BlindFiles(self._read, file_folder, max_pixels=settings.max_image_pixels,
-                                 video_limits=VideoLimits.from_settings(settings))
+        self._files = BlindFiles(
+            self._read,
+            file_folder,
+            max_pixels=settings.max_image_pixels,
+            video_limits=VideoLimits.from_settings(settings),
+        )
         """The files handed to the browser (a temporary folder when None)."""
 
     @property
@@ -169,16 +175,19 @@ class PairwiseTasks:
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
             return store.pairwise.next_task(rater, rule, dataset=dataset)
+
         task = self._database.run(work)
         return None if task is None else self._view(task)
 
-    def previous_task(self, user: str | None, before_token: str | None, *,
-                      dataset: str | None = None) -> PairTaskView | None:
+    def previous_task(
+        self, user: str | None, before_token: str | None, *, dataset: str | None = None
+    ) -> PairTaskView | None:
         """The task `user` was given before the one with `before_token` (their latest when None); None at the
         beginning. Its answers are shown and can be changed."""
         rater = self._rater(user)
-        task = self._database.run(lambda store: store.pairwise.previous_task(
-            rater, before_token=before_token or None, dataset=dataset))
+        task = self._database.run(
+            lambda store: store.pairwise.previous_task(rater, before_token=before_token or None, dataset=dataset)
+        )
         return None if task is None else self._view(task)
 
     def task_for(self, user: str | None, token: str) -> PairTaskView:
@@ -186,8 +195,15 @@ class PairwiseTasks:
         rater = self._rater(user)
         return self._view(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
 
-    def submit(self, user: str | None, token: str, winners: Mapping[str, str], *,
-               both_bad: Mapping[str, bool] | None = None, seconds_spent: float | None = None) -> PairAnswers:
+    def submit(
+        self,
+        user: str | None,
+        token: str,
+        winners: Mapping[str, str],
+        *,
+        both_bad: Mapping[str, bool] | None = None,
+        seconds_spent: float | None = None,
+    ) -> PairAnswers:
         """Commit `user`'s answer(s) to task `token`: one criterion (a key press) or several, in one transaction,
         committed before this returns. `winners`: criterion -> `left` / `right` / `tie`; `both_bad`: criterion ->
         flag (default False). Returns the task's answers now; when `.complete`, ask for the next task. Raises
@@ -196,16 +212,22 @@ class PairwiseTasks:
 
         rater = self._rater(user)
         if not winners:
-            raise InputError("choose left, right or tie for " + " or ".join(CRITERION_NAMES[c] for c in criteria())
-                             + " before submitting (or skip / flag the pair)")
+            raise InputError(
+                "choose left, right or tie for "
+                + " or ".join(CRITERION_NAMES[c] for c in criteria())
+                + " before submitting (or skip / flag the pair)"
+            )
         flags = dict(both_bad or {})
         for criterion, winner in winners.items():
             if criterion not in criteria():
-                raise InputError(f"unknown criterion {criterion!r}; a pair is judged on "
-                                 + " and ".join(f"{c} ({CRITERION_NAMES[c]})" for c in criteria()))
+                raise InputError(
+                    f"unknown criterion {criterion!r}; a pair is judged on "
+                    + " and ".join(f"{c} ({CRITERION_NAMES[c]})" for c in criteria())
+                )
             if winner not in WINNERS:
-                raise InputError(f"the answer for {CRITERION_NAMES[criterion]} must be left, right or tie; "
-                                 f"got {winner!r}")
+                raise InputError(
+                    f"the answer for {CRITERION_NAMES[criterion]} must be left, right or tie; got {winner!r}"
+                )
         unknown = sorted(set(flags) - set(winners))
         if unknown:
             raise InputError(f"'both bad' given for {', '.join(unknown)} without an answer for it")
@@ -225,18 +247,24 @@ class PairwiseTasks:
             return before
         return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in unanswered], seconds_spent)
 
-    def flag(self, user: str | None, token: str, *, note: str | None = None,
-             seconds_spent: float | None = None) -> PairAnswers:
+    def flag(
+        self, user: str | None, token: str, *, note: str | None = None, seconds_spent: float | None = None
+    ) -> PairAnswers:
         """Flag a problem with task `token` (broken image, wrong pair...) for every criterion; `note` says what is
         wrong (required, as for a flag in the Rate tab: InputError without one, nothing stored). The pair goes to
         another rater; an earlier answer stays in the history."""
         from storage import PairAnswer
 
         rater = self._rater(user)
-        text = flag_note(note, "say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
-                               "Flag, then flag it again", word="note")
-        return self._judge(rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()],
-                           seconds_spent)
+        text = flag_note(
+            note,
+            "say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
+            "Flag, then flag it again",
+            word="note",
+        )
+        return self._judge(
+            rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()], seconds_spent
+        )
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
         rater = self._rater(user)
@@ -252,31 +280,58 @@ class PairwiseTasks:
         return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
 
     def _judge(self, rater: str, token: str, answers: list, seconds_spent: float | None) -> PairAnswers:
-        if not isinstance(seconds_spent, (int, float)) or isinstance(seconds_spent, bool) \
-                or not math.isfinite(seconds_spent) or seconds_spent < 0:
+        if (
+            not isinstance(seconds_spent, (int, float))
+            or isinstance(seconds_spent, bool)
+            or not math.isfinite(seconds_spent)
+            or seconds_spent < 0
+        ):
             seconds_spent = None  # a clock glitch on the client must not cost the answer
-        self._database.run(lambda store: store.pairwise.judge(rater, _token(token), answers,
-                                                              seconds_spent=seconds_spent))
+        self._database.run(
+            lambda store: store.pairwise.judge(rater, _token(token), answers, seconds_spent=seconds_spent)
+        )
         return _answers(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
 
     def _view(self, task: Any) -> PairTaskView:
-        left, right = self._database.run(lambda store: (store.samples.get(task.left_sample_id),
-                                                        store.samples.get(task.right_sample_id)))
+        left, right = self._database.run(
+            lambda store: (store.samples.get(task.left_sample_id), store.samples.get(task.right_sample_id))
+        )
         try:
-            refs = [self._files.image(sha, name=f"reference {i + 1} of pair {task.position}")
-                    for i, sha in enumerate(left.references)]
+            refs = [
+                self._files.image(sha, name=f"reference {i + 1} of pair {task.position}")
+                for i, sha in enumerate(left.references)
+            ]
             left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
             right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
         except WorkbenchError as exc:
             # As for absolute tasks (`ratings.unshowable_picture`): a damaged store never holds a rater on a pair.
             log.error("pair of samples #%s and #%s cannot be shown to raters: %s", left.id, right.id, exc)
             picture = self._files.picture("unshowable", unshowable_picture)
-            return PairTaskView(task.token, [picture], picture, picture, left.prompt or "", task.position,
-                                _answers(task), problem="this pair's pictures cannot be shown (a stored file is "
-                                                        "missing or damaged, or cannot be sent without its metadata): "
-                                                        "press Flag with a short note, or Skip")
-        return PairTaskView(task.token, refs, left_image, right_image, left.prompt or "", task.position,
-                            _answers(task), left_video, right_video, left_type, right_type)
+            return PairTaskView(
+                task.token,
+                [picture],
+                picture,
+                picture,
+                left.prompt or "",
+                task.position,
+                _answers(task),
+                problem="this pair's pictures cannot be shown (a stored file is "
+                "missing or damaged, or cannot be sent without its metadata): "
+                "press Flag with a short note, or Skip",
+            )
+        return PairTaskView(
+            task.token,
+            refs,
+            left_image,
+            right_image,
+            left.prompt or "",
+            task.position,
+            _answers(task),
+            left_video,
+            right_video,
+            left_type,
+            right_type,
+        )
 
     def _output(self, sample: Any, name: str) -> tuple[Path, Path | None, str | None]:
         """(picture, video file, its media type) of a sample's output: the image and no file for an image output;
@@ -291,10 +346,12 @@ class PairwiseTasks:
         return self._database.run(lambda store: store.images.read(sha))
 
 
-def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN,
-                    plans: LruCache[PairPlan] | None = None) -> Callable[[Any], Any]:
+def assignment_rule(
+    rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN, plans: LruCache[PairPlan] | None = None
+) -> Callable[[Any], Any]:
     """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
     `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`)."""
+
     def choose(state: Any) -> Any:
         from storage import PairChoice
 
@@ -304,6 +361,7 @@ def assignment_rule(rater: str, overlap: int, *, prefer_uncertain: bool = PREFER
         if task is None:
             return None
         return PairChoice(int(task.pair.a), int(task.pair.b), int(task.left))
+
     return choose
 
 
@@ -311,8 +369,10 @@ def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:
     """Every pair of the state's candidates: same dataset, same reference images, same prompt, same kind of output
     (`output_kind`), different methods (`cache`: plans by their candidates, so a plan is built once while the
     scope's samples stay the same)."""
-    candidates = tuple(PairCandidate(str(c.sample_id), f"{reference_key(c)}\0{output_kind(c)}", c.prompt, c.method)
-                       for c in state.candidates)
+    candidates = tuple(
+        PairCandidate(str(c.sample_id), f"{reference_key(c)}\0{output_kind(c)}", c.prompt, c.method)
+        for c in state.candidates
+    )
     if cache is None:
         return plan_pairs(candidates, seed=PAIR_SEED)
     return cache.get_or_compute(candidates, lambda: plan_pairs(candidates, seed=PAIR_SEED))
@@ -344,17 +404,20 @@ def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:
 
 
 def _judgments(state: Any) -> list[PairJudgment]:
-    return [PairJudgment(str(j.left_sample_id), str(j.right_sample_id), j.criterion, j.winner, j.rater)
-            for j in state.judgments if j.status == "rated"]
+    return [
+        PairJudgment(str(j.left_sample_id), str(j.right_sample_id), j.criterion, j.winner, j.rater)
+        for j in state.judgments
+        if j.status == "rated"
+    ]
 
 
 def _answers(task: Any) -> PairAnswers:
     judged = task.judgments
-    return PairAnswers({c: judged[c].winner if c in judged else None for c in criteria()},
-                       {c: bool(judged[c].both_bad) if c in judged else False for c in criteria()},
-                       {c: judged[c].status if c in judged else None for c in criteria()})
-
-
+    return PairAnswers(
+        {c: judged[c].winner if c in judged else None for c in criteria()},
+        {c: bool(judged[c].both_bad) if c in judged else False for c in criteria()},
+        {c: judged[c].status if c in judged else None for c in criteria()},
+    )
 
 
 def _token(token: object) -> str:

@@ -15,16 +15,33 @@ The statistics are `masc_ui.analysis`'s, unchanged: see `bradley_terry`, `elo_ra
 judgments' order), `win_rate_matrix`, `pairwise_rater_agreement` (nominal alpha) and `pairwise_accuracy` (human
 ties — pairs whose decisive votes are balanced — left out and counted; metric ties count 1/2).
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from ..analysis import (BradleyTerryFit, EloRatings, Estimate, PairRaterAgreement, PairwiseAccuracy, PairwiseData,
-                        WinRateMatrix, bradley_terry, elo_ratings, format_bradley_terry, format_elo,
-                        format_pair_agreement, format_pairwise_accuracy, format_win_rate, pairwise_accuracy,
-                        pairwise_rater_agreement, win_rate_matrix)
+from ..analysis import (
+    BradleyTerryFit,
+    EloRatings,
+    Estimate,
+    PairRaterAgreement,
+    PairwiseAccuracy,
+    PairwiseData,
+    WinRateMatrix,
+    bradley_terry,
+    elo_ratings,
+    format_bradley_terry,
+    format_elo,
+    format_pair_agreement,
+    format_pairwise_accuracy,
+    format_win_rate,
+    pairwise_accuracy,
+    pairwise_rater_agreement,
+    win_rate_matrix,
+)
 from ..analysis.bootstrap import check_resamples
 from ..analysis.pairwise_data import PairJudgment
 from ..errors import InputError
@@ -66,47 +83,99 @@ class CriterionReport:
 
     def text(self) -> str:
         """The criterion's block of `masc-ui agreement --pairwise`."""
-        head = (f"== {self.criterion} ({CRITERION_NAMES.get(self.criterion, self.criterion)}): {self.n_judgments} "
-                f"judgments, {self.n_both_bad} flagged 'both bad' (their winner counts)")
+        head = (
+            f"== {self.criterion} ({CRITERION_NAMES.get(self.criterion, self.criterion)}): {self.n_judgments} "
+            f"judgments, {self.n_both_bad} flagged 'both bad' (their winner counts)"
+        )
         parts = [head]
         if self.ranking_note is not None:
             parts.append(f"method ranking: n/a ({self.ranking_note})")
         else:
-            parts += [format_bradley_terry(self.bradley_terry),
-                      format_elo(self.elo) + "\n(the given order: the order the votes were judged in)",
-                      format_win_rate(self.win_rate)]
+            parts += [
+                format_bradley_terry(self.bradley_terry),
+                format_elo(self.elo) + "\n(the given order: the order the votes were judged in)",
+                format_win_rate(self.win_rate),
+            ]
         parts += [format_pair_agreement(self.agreement), format_pairwise_accuracy(self.accuracy)]
         return "\n\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         fit, elo, matrix = self.bradley_terry, self.elo, self.win_rate
-        out: dict[str, Any] = {"criterion": self.criterion, "n_judgments": self.n_judgments,
-                               "n_both_bad": self.n_both_bad, "ranking_note": self.ranking_note,
-                               "bradley_terry": None, "elo": None, "win_rate": None}
+        out: dict[str, Any] = {
+            "criterion": self.criterion,
+            "n_judgments": self.n_judgments,
+            "n_both_bad": self.n_both_bad,
+            "ranking_note": self.ranking_note,
+            "bradley_terry": None,
+            "elo": None,
+            "win_rate": None,
+        }
         if fit is not None:
             scale = fit.elo_scale()
             out["bradley_terry"] = {
-                "methods": [{"method": m, "rank": fit.rank[m], "theta": fit.strength[m].to_dict(),
-                             "elo_scale": scale[m].to_dict()} for m in fit.methods],
-                "tie": fit.tie.to_dict(), "log_likelihood": fit.log_likelihood, "n_votes": fit.n_votes,
-                "n_ties": fit.n_ties, "n_pairs": fit.n_pairs, "n_excluded": fit.n_excluded,
-                "regularization": fit.regularization, "n_boot": fit.n_boot, "seed": fit.seed, "level": fit.level,
-                "n_boot_undefined": fit.n_boot_undefined, "reason": fit.reason}
+                "methods": [
+                    {
+                        "method": m,
+                        "rank": fit.rank[m],
+                        "theta": fit.strength[m].to_dict(),
+                        "elo_scale": scale[m].to_dict(),
+                    }
+                    for m in fit.methods
+                ],
+                "tie": fit.tie.to_dict(),
+                "log_likelihood": fit.log_likelihood,
+                "n_votes": fit.n_votes,
+                "n_ties": fit.n_ties,
+                "n_pairs": fit.n_pairs,
+                "n_excluded": fit.n_excluded,
+                "regularization": fit.regularization,
+                "n_boot": fit.n_boot,
+                "seed": fit.seed,
+                "level": fit.level,
+                "n_boot_undefined": fit.n_boot_undefined,
+                "reason": fit.reason,
+            }
         if elo is not None:
-            out["elo"] = {"methods": [{"method": m, "rank": elo.rank[m], "rating": elo.rating[m]} for m in elo.methods],
-                          "order": "judged time" if not elo.shuffles else f"mean over {elo.shuffles} random orders",
-                          "n_votes": elo.n_votes, "n_excluded": elo.n_excluded, "k": elo.k, "initial": elo.initial,
-                          "scale": elo.scale, "base": elo.base}
+            out["elo"] = {
+                "methods": [{"method": m, "rank": elo.rank[m], "rating": elo.rating[m]} for m in elo.methods],
+                "order": "judged time" if not elo.shuffles else f"mean over {elo.shuffles} random orders",
+                "n_votes": elo.n_votes,
+                "n_excluded": elo.n_excluded,
+                "k": elo.k,
+                "initial": elo.initial,
+                "scale": elo.scale,
+                "base": elo.base,
+            }
         if matrix is not None:
-            out["win_rate"] = {"methods": list(matrix.methods), "rate": matrix.rate, "wins": matrix.wins,
-                               "ties": matrix.ties, "n_excluded": matrix.n_excluded}
+            out["win_rate"] = {
+                "methods": list(matrix.methods),
+                "rate": matrix.rate,
+                "wins": matrix.wins,
+                "ties": matrix.ties,
+                "n_excluded": matrix.n_excluded,
+            }
         a = self.agreement
-        out["rater_agreement"] = {"level": a.level, "n_units": a.n_units, "n_raters": a.n_raters,
-                                  "n_judgments": a.n_judgments, "alpha": a.alpha.to_dict(),
-                                  "percent_agreement": a.percent_agreement.to_dict(), "fleiss_kappa": a.fleiss_kappa}
-        out["accuracy"] = [{"metric": r.metric, "higher_is_better": r.higher_is_better,
-                            "accuracy": r.accuracy.to_dict(), "n_pairs": r.n_pairs, "n_metric_ties": r.n_metric_ties,
-                            "n_human_ties": r.n_human_ties, "n_missing": r.n_missing} for r in self.accuracy]
+        out["rater_agreement"] = {
+            "level": a.level,
+            "n_units": a.n_units,
+            "n_raters": a.n_raters,
+            "n_judgments": a.n_judgments,
+            "alpha": a.alpha.to_dict(),
+            "percent_agreement": a.percent_agreement.to_dict(),
+            "fleiss_kappa": a.fleiss_kappa,
+        }
+        out["accuracy"] = [
+            {
+                "metric": r.metric,
+                "higher_is_better": r.higher_is_better,
+                "accuracy": r.accuracy.to_dict(),
+                "n_pairs": r.n_pairs,
+                "n_metric_ties": r.n_metric_ties,
+                "n_human_ties": r.n_human_ties,
+                "n_missing": r.n_missing,
+            }
+            for r in self.accuracy
+        ]
         return json_safe(out)
 
 
@@ -123,13 +192,21 @@ class PairwiseReport:
 
     def text(self) -> str:
         scope = f"dataset {self.dataset!r}" if self.dataset else "all datasets"
-        head = (f"Pairwise judgments of {scope} ({self.n_skipped} skipped and {self.n_flagged} flagged answers carry "
-                "no preference and are left out)")
+        head = (
+            f"Pairwise judgments of {scope} ({self.n_skipped} skipped and {self.n_flagged} flagged answers carry "
+            "no preference and are left out)"
+        )
         return "\n\n".join([head, *(c.text() for c in self.criteria)])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "n_boot": self.n_boot, "seed": self.seed, "n_skipped": self.n_skipped,
-                "n_flagged": self.n_flagged, "criteria": [c.to_dict() for c in self.criteria]}
+        return {
+            "dataset": self.dataset,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "n_skipped": self.n_skipped,
+            "n_flagged": self.n_flagged,
+            "criteria": [c.to_dict() for c in self.criteria],
+        }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -162,23 +239,48 @@ def pairwise_input(database: Database, *, user: str | None, dataset: str | None)
         samples = {s.id: s for s in store.samples.list(dataset)}
         judged = sorted({x for j in judgments for x in (j.sample_a_id, j.sample_b_id)})
         return judgments, samples, store.metrics.latest_for(judged)
+
     judgments, samples, latest = database.run(work)
     if not judgments:
-        raise InputError("there are no pairwise judgments yet: judge pairs in the Rate tab, or import them with "
-                         "`masc-ui import FILE --format pairwise --dataset NAME`")
+        raise InputError(
+            "there are no pairwise judgments yet: judge pairs in the Rate tab, or import them with "
+            "`masc-ui import FILE --format pairwise --dataset NAME`"
+        )
     rated = [j for j in judgments if j.status == "rated"]
     labels = {sid: _label(samples[sid]) for j in judgments for sid in (j.sample_a_id, j.sample_b_id)}
-    records = [PairJudgment(labels[j.left_sample_id], labels[j.right_sample_id], j.criterion, j.winner, j.rater,
-                            samples[j.left_sample_id].method, samples[j.right_sample_id].method) for j in rated]
+    records = [
+        PairJudgment(
+            labels[j.left_sample_id],
+            labels[j.right_sample_id],
+            j.criterion,
+            j.winner,
+            j.rater,
+            samples[j.left_sample_id].method,
+            samples[j.right_sample_id].method,
+        )
+        for j in rated
+    ]
     values = {labels[sid]: {name: v.value for name, v in by_metric.items()} for sid, by_metric in latest.items()}
-    return PairwiseInput(PairwiseData(tuple(records)), values, _directions(values),
-                         sum(j.status == "skipped" for j in judgments), sum(j.status == "flagged" for j in judgments),
-                         {c: sum(j.both_bad for j in rated if j.criterion == c) for c in criteria()})
+    return PairwiseInput(
+        PairwiseData(tuple(records)),
+        values,
+        _directions(values),
+        sum(j.status == "skipped" for j in judgments),
+        sum(j.status == "flagged" for j in judgments),
+        {c: sum(j.both_bad for j in rated if j.criterion == c) for c in criteria()},
+    )
 
 
-def pairwise_report(database: Database, *, user: str | None, dataset: str | None = None,
-                    criterion: str | None = None, metrics: list[str] | None = None, n_boot: int = 2000,
-                    seed: int = 0) -> PairwiseReport:
+def pairwise_report(
+    database: Database,
+    *,
+    user: str | None,
+    dataset: str | None = None,
+    criterion: str | None = None,
+    metrics: list[str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> PairwiseReport:
     """Every pairwise statistic of `criterion` (None = each judged criterion) over the stored judgments of
     `dataset` (None = all): Bradley-Terry (Davidson ties) with `n_boot` bootstrap resamples of output pairs, Elo,
     win rates, rater agreement, the pairwise accuracy of `metrics` (None = every metric with values on the judged
@@ -190,8 +292,10 @@ def pairwise_report(database: Database, *, user: str | None, dataset: str | None
     if criterion is not None and criterion not in criteria():
         raise InputError(f"criterion must be one of {', '.join(criteria())} for pairwise judgments; got {criterion!r}")
     if criterion is not None and criterion not in judged:
-        raise InputError(f"no pairwise judgments of {criterion!r} ({CRITERION_NAMES[criterion]}) yet; judged: "
-                         f"{', '.join(judged) or 'none (every answer was skipped or flagged)'}")
+        raise InputError(
+            f"no pairwise judgments of {criterion!r} ({CRITERION_NAMES[criterion]}) yet; judged: "
+            f"{', '.join(judged) or 'none (every answer was skipped or flagged)'}"
+        )
     chosen = [criterion] if criterion is not None else [c for c in criteria() if c in judged]
     if not chosen:
         raise InputError("every pairwise answer so far was skipped or flagged: there is no preference to analyse")
@@ -199,14 +303,23 @@ def pairwise_report(database: Database, *, user: str | None, dataset: str | None
         known = sorted({m for values in source.metric_values.values() for m in values})
         unknown = [m for m in metrics if m not in known]
         if unknown:
-            raise InputError(f"no values of metric(s) {', '.join(unknown)} on the judged samples; metrics with "
-                             f"values: {', '.join(known) or 'none (score the samples first: masc-ui batch)'}")
+            raise InputError(
+                f"no values of metric(s) {', '.join(unknown)} on the judged samples; metrics with "
+                f"values: {', '.join(known) or 'none (score the samples first: masc-ui batch)'}"
+            )
     reports = tuple(_criterion_report(source, c, metrics, n_boot, seed) for c in chosen)
     return PairwiseReport(dataset, reports, source.n_skipped, source.n_flagged, n_boot, seed)
 
 
-def pairwise_column(database: Database, *, user: str | None, dataset: str | None, criterion: str = "cp",
-                    n_boot: int = 2000, seed: int = 0) -> PairwiseColumn:
+def pairwise_column(
+    database: Database,
+    *,
+    user: str | None,
+    dataset: str | None,
+    criterion: str = "cp",
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> PairwiseColumn:
     """The leaderboard's pairwise human column of `criterion` (see `PairwiseColumn`); InputError when `dataset`
     has no judgments of it."""
     _check_bootstrap(n_boot, seed)
@@ -229,8 +342,17 @@ def bradley_terry_rows(report: CriterionReport) -> tuple[list[str], list[list[An
         return headers, []
     scale = fit.elo_scale()
     order = sorted(fit.methods, key=lambda m: (fit.rank[m] is None, fit.rank[m] or 0, m))
-    return headers, [[fit.rank[m], m, _round(fit.strength[m].value), _ci(fit.strength[m]), _round(scale[m].value, 0),
-                      _round(elo.rating.get(m), 1) if elo is not None else None] for m in order]
+    return headers, [
+        [
+            fit.rank[m],
+            m,
+            _round(fit.strength[m].value),
+            _ci(fit.strength[m]),
+            _round(scale[m].value, 0),
+            _round(elo.rating.get(m), 1) if elo is not None else None,
+        ]
+        for m in order
+    ]
 
 
 def win_rate_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
@@ -238,19 +360,31 @@ def win_rate_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
     matrix = report.win_rate
     if matrix is None:
         return ["method"], []
-    return ["method", *matrix.methods], [[m, *(_round(v) for v in matrix.rate[i])]
-                                         for i, m in enumerate(matrix.methods)]
+    return ["method", *matrix.methods], [
+        [m, *(_round(v) for v in matrix.rate[i])] for i, m in enumerate(matrix.methods)
+    ]
 
 
 def accuracy_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows) for a grid: each metric (its display name) with its pairwise accuracy, CI and counts."""
     headers = ["metric", "accuracy", "95% CI", "pairs", "metric ties", "human ties (left out)", "missing"]
-    return headers, [[shown_name(r.metric), _round(r.accuracy.value), _ci(r.accuracy), r.n_pairs, r.n_metric_ties,
-                      r.n_human_ties, r.n_missing] for r in report.accuracy]
+    return headers, [
+        [
+            shown_name(r.metric),
+            _round(r.accuracy.value),
+            _ci(r.accuracy),
+            r.n_pairs,
+            r.n_metric_ties,
+            r.n_human_ties,
+            r.n_missing,
+        ]
+        for r in report.accuracy
+    ]
 
 
-def _criterion_report(source: PairwiseInput, criterion: str, metrics: list[str] | None, n_boot: int,
-                      seed: int) -> CriterionReport:
+def _criterion_report(
+    source: PairwiseInput, criterion: str, metrics: list[str] | None, n_boot: int, seed: int
+) -> CriterionReport:
     data = source.data
     votes = data.votes(criterion)
     note = fit = elo = matrix = None
@@ -261,12 +395,33 @@ def _criterion_report(source: PairwiseInput, criterion: str, metrics: list[str] 
     except InputError as exc:  # no vote between outputs of two different known methods
         note = str(exc)
     if metrics is None:
-        metrics = sorted({m for label in {x for pair in votes.pairs for x in pair}
-                          for m in source.metric_values.get(label, {})})
-    accuracy = pairwise_accuracy(data, source.metric_values, metrics=metrics, criteria=[criterion],
-                                 higher_is_better=source.higher_is_better, n_boot=n_boot, seed=seed) if metrics else []
-    return CriterionReport(criterion, int(votes.outcome.size), source.n_both_bad.get(criterion, 0), note, fit, elo,
-                           matrix, pairwise_rater_agreement(data, criterion, n_boot=n_boot, seed=seed), accuracy)
+        metrics = sorted(
+            {m for label in {x for pair in votes.pairs for x in pair} for m in source.metric_values.get(label, {})}
+        )
+    accuracy = (
+        pairwise_accuracy(
+            data,
+            source.metric_values,
+            metrics=metrics,
+            criteria=[criterion],
+            higher_is_better=source.higher_is_better,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        if metrics
+        else []
+    )
+    return CriterionReport(
+        criterion,
+        int(votes.outcome.size),
+        source.n_both_bad.get(criterion, 0),
+        note,
+        fit,
+        elo,
+        matrix,
+        pairwise_rater_agreement(data, criterion, n_boot=n_boot, seed=seed),
+        accuracy,
+    )
 
 
 def _directions(values: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
@@ -282,8 +437,10 @@ def _label(sample: Any) -> str:
 
 def _check_bootstrap(n_boot: int, seed: int) -> None:
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 0 <= n_boot <= MAX_BOOTSTRAP:
-        raise InputError(f"bootstrap resamples must be an integer within 0..{MAX_BOOTSTRAP:,} (0 = no confidence "
-                         f"intervals), got {n_boot!r}")
+        raise InputError(
+            f"bootstrap resamples must be an integer within 0..{MAX_BOOTSTRAP:,} (0 = no confidence "
+            f"intervals), got {n_boot!r}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
     check_resamples(n_boot, 0.95)

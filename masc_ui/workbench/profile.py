@@ -1,4 +1,5 @@
 """Which model profile the app really runs (`auto` -> paper or demo), as the status line and banner show it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

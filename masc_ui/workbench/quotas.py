@@ -1,5 +1,6 @@
 """Per-client rate limits on the heavy actions (model runs, saves, exports, agreement), so that one client cannot
 keep the server busy for everyone: a token bucket per (client, action kind)."""
+
 from __future__ import annotations
 
 import threading
@@ -9,8 +10,7 @@ from dataclasses import dataclass
 from ..caching import LruCache
 from ..errors import WorkbenchError
 
-LIMITS = {"model": (30, 60.0), "save": (20, 60.0), "export": (6, 60.0), "analysis": (10, 60.0),
-          "preview": (120, 60.0)}
+LIMITS = {"model": (30, 60.0), "save": (20, 60.0), "export": (6, 60.0), "analysis": (10, 60.0), "preview": (120, 60.0)}
 """Action kind -> (requests allowed in a burst, per how many seconds): a client may make that many at once and
 then one every seconds / burst (Run, Explain and Segment Anything clicks are `model`; Save `save`; exports
 `export`; the agreement table `analysis`; Browse's picture of the chosen row, which a user clicking down the table
@@ -50,6 +50,8 @@ class RateLimits:
             tokens = min(float(burst), old.tokens + (now - old.at) * rate)
             if tokens < 1.0:
                 self._buckets.put((client, kind), _Bucket(tokens, now))
-                raise RateLimited(f"too many requests: wait {(1.0 - tokens) / rate:.0f} s and try again "
-                                  f"(at most {burst} per {per_s:.0f} s)")
+                raise RateLimited(
+                    f"too many requests: wait {(1.0 - tokens) / rate:.0f} s and try again "
+                    f"(at most {burst} per {per_s:.0f} s)"
+                )
             self._buckets.put((client, kind), _Bucket(tokens - 1.0, now))

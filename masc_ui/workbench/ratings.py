@@ -17,16 +17,18 @@ A write that finds the database busy is retried inside the storage layer (`stora
 `max_wait_s`); any other failure is reported as `StoreError` with nothing stored, so the UI keeps the task and
 the chosen scores on screen for another try.
 """
+
 from __future__ import annotations
 
 import logging
 import secrets
 import textwrap
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, WorkbenchError
 from ..imaging import VideoLimits
@@ -34,22 +36,33 @@ from ..settings import Settings
 from .blind_files import BlindFiles
 from .database import Database
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 log = logging.getLogger(__name__)
 
 SCORES = (0, 1, 2, 3, 4)
 ANCHORS = {
-    "cp": ("Concept preservation: is this the same subject as in the reference?", (
-        "0 — a different subject: nothing of the reference's identity is left",
-        "1 — same kind of thing, but most identifying details (shape, colour, texture) are wrong",
-        "2 — recognisably related, with several clear differences in shape, colour or details",
-        "3 — the same subject with small differences in a detail or two",
-        "4 — the same subject: shape, colour, texture and details all match"),),
-    "pf": ("Prompt following: apart from the subject, does the image show what the prompt asks?", (
-        "0 — ignores the prompt: none of the asked scene, action or style is there",
-        "1 — a small part of the prompt is shown, most of it is missing or wrong",
-        "2 — about half of the prompt is shown",
-        "3 — most of the prompt is shown, one element is missing or off",
-        "4 — everything the prompt asks for is shown"),),
+    "cp": (
+        "Concept preservation: is this the same subject as in the reference?",
+        (
+            "0 — a different subject: nothing of the reference's identity is left",
+            "1 — same kind of thing, but most identifying details (shape, colour, texture) are wrong",
+            "2 — recognisably related, with several clear differences in shape, colour or details",
+            "3 — the same subject with small differences in a detail or two",
+            "4 — the same subject: shape, colour, texture and details all match",
+        ),
+    ),
+    "pf": (
+        "Prompt following: apart from the subject, does the image show what the prompt asks?",
+        (
+            "0 — ignores the prompt: none of the asked scene, action or style is there",
+            "1 — a small part of the prompt is shown, most of it is missing or wrong",
+            "2 — about half of the prompt is shown",
+            "3 — most of the prompt is shown, one element is missing or off",
+            "4 — everything the prompt asks for is shown",
+        ),
+    ),
 }
 """criterion -> (question, anchor text of levels 0..4); one entry per `criteria()`."""
 CRITERION_NAMES = {"cp": "concept preservation", "pf": "prompt following"}
@@ -140,8 +153,12 @@ class RatingTasks:
     def __init__(self, database: Database, settings: Settings, image_folder: Path | None = None) -> None:
         self._database = database
         self._settings = settings
-        self._files = BlindFiles(self._read, image_folder, max_pixels=settings.max_image_pixels,
-                                 video_limits=VideoLimits.from_settings(settings))
+        self._files = BlindFiles(
+            self._read,
+            image_folder,
+            max_pixels=settings.max_image_pixels,
+            video_limits=VideoLimits.from_settings(settings),
+        )
         self._rater_locks: dict[str, threading.Lock] = {}
         self._known_raters: set[str] = set()
         self._guard = threading.Lock()
@@ -169,8 +186,7 @@ class RatingTasks:
 
     def _rater(self, user: str | None) -> str:
         """`user` when it may rate: a login (any role), or any name when the process has no logins (local)."""
-        if user is None or (self._database.accounts.logins_enabled
-                            and user not in self._database.accounts.names()):
+        if user is None or (self._database.accounts.logins_enabled and user not in self._database.accounts.names()):
             raise self._denied()
         return user
 
@@ -184,13 +200,15 @@ class RatingTasks:
         """The next sample `user` should rate (None when nothing is left); creates the rater on first use."""
         return self.next_task_and_progress(user, dataset=dataset)[0]
 
-    def next_task_and_progress(self, user: str, *, dataset: str | None = None
-                               ) -> tuple[TaskView | None, RaterProgress]:
+    def next_task_and_progress(self, user: str, *, dataset: str | None = None) -> tuple[TaskView | None, RaterProgress]:
         """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
         user = self._ensure_rater(self._rater(user))
 
-        task, p, statuses = self._database.run(lambda store: store.tasks.rater_screen(
-            user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True))
+        task, p, statuses = self._database.run(
+            lambda store: store.tasks.rater_screen(
+                user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True
+            )
+        )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
 
@@ -202,19 +220,23 @@ class RatingTasks:
                 self._known_raters.add(user)
         return user
 
-    def previous_task(self, user: str, before_sample_id: int | None, *,
-                      dataset: str | None = None) -> TaskView | None:
+    def previous_task(self, user: str, before_sample_id: int | None, *, dataset: str | None = None) -> TaskView | None:
         user = self._rater(user)
-        task = self._database.run(lambda store: store.tasks.previous_task(user, before_sample_id=before_sample_id,
-                                                                          dataset=dataset, for_rating_only=True))
+        task = self._database.run(
+            lambda store: store.tasks.previous_task(
+                user, before_sample_id=before_sample_id, dataset=dataset, for_rating_only=True
+            )
+        )
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
         """The task view of `sample_id` with `user`'s current answers (for going back and forth)."""
         user = self._rater(user)
         sample = self._database.run(lambda store: store.samples.get(sample_id))
-        ratings = {r.criterion: r for r in self._database.run(
-            lambda store: store.ratings.current(rater=user, sample_id=sample_id))}
+        ratings = {
+            r.criterion: r
+            for r in self._database.run(lambda store: store.ratings.current(rater=user, sample_id=sample_id))
+        }
         order = next((r.presentation_order for r in ratings.values() if r.presentation_order), 0)
         return self._view(sample, order, ratings)
 
@@ -222,13 +244,24 @@ class RatingTasks:
         user = self._rater(user)
 
         def work(store: Any) -> tuple[Any, dict[int, str]]:
-            return (store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
-                    store.tasks.statuses(user, dataset, for_rating_only=True))
+            return (
+                store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
+                store.tasks.statuses(user, dataset, for_rating_only=True),
+            )
+
         return _progress(*self._database.run(work))
 
-    def submit(self, user: str, sample_id: int, scores: dict[str, int | None], *, status: str = "rated",
-               seconds_spent: float | None = None, presentation_order: int | None = None,
-               reason: str | None = None) -> Submitted:
+    def submit(
+        self,
+        user: str,
+        sample_id: int,
+        scores: dict[str, int | None],
+        *,
+        status: str = "rated",
+        seconds_spent: float | None = None,
+        presentation_order: int | None = None,
+        reason: str | None = None,
+    ) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
         wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated or flagged stores
@@ -241,28 +274,46 @@ class RatingTasks:
         if status == "rated":
             missing = [c for c in criteria() if scores.get(c) is None]
             if missing:
-                raise InputError("choose a score (0-4) for " + " and ".join(CRITERION_NAMES[c] for c in missing)
-                                 + " before submitting (or skip / flag the task)")
+                raise InputError(
+                    "choose a score (0-4) for "
+                    + " and ".join(CRITERION_NAMES[c] for c in missing)
+                    + " before submitting (or skip / flag the task)"
+                )
             payload = {c: int(scores[c]) for c in criteria()}  # type: ignore[arg-type]
         else:
             payload = {c: None for c in criteria()}
         if status == "flagged":
-            note = flag_note(reason, "say what is wrong with this task (e.g. 'the output image is blank') in the "
-                                     "reason box, then flag it again", word="reason")
+            note = flag_note(
+                reason,
+                "say what is wrong with this task (e.g. 'the output image is blank') in the "
+                "reason box, then flag it again",
+                word="reason",
+            )
         if status == "skipped":
             earlier = self._current(user, sample_id)
             kept = {r.status for r in earlier.values()}
             if earlier and kept == {"rated"}:
                 shown = ", ".join(f"{c.upper()} {earlier[c].score}" for c in criteria() if c in earlier)
-                return Submitted(sample_id, "rated", False, f"kept your answer ({shown}): a skip never erases an answer")
+                return Submitted(
+                    sample_id, "rated", False, f"kept your answer ({shown}): a skip never erases an answer"
+                )
             if earlier and kept == {"flagged"}:
                 why = next((r.note for r in earlier.values() if r.note), None)
                 shown = f" (reason: “{why}”)" if why else ""
-                return Submitted(sample_id, "flagged", False,
-                                 f"kept your flag{shown}: a skip never erases an answer or a flag")
-        self._database.run(lambda store: store.ratings.rate_sample(
-            user, sample_id, payload, status=status, seconds_spent=seconds_spent,
-            presentation_order=presentation_order or None, note=note))
+                return Submitted(
+                    sample_id, "flagged", False, f"kept your flag{shown}: a skip never erases an answer or a flag"
+                )
+        self._database.run(
+            lambda store: store.ratings.rate_sample(
+                user,
+                sample_id,
+                payload,
+                status=status,
+                seconds_spent=seconds_spent,
+                presentation_order=presentation_order or None,
+                note=note,
+            )
+        )
         return Submitted(sample_id, status, True, f"saved your answer ({status})")
 
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
@@ -284,8 +335,17 @@ class RatingTasks:
             refs = [self._files.image(sha, name=f"reference {i + 1}") for i, sha in enumerate(sample.references)]
             refs_picture = self._files.side_by_side(sample.references, name="reference")
             if not is_video_sample(sample):
-                return TaskView(sample.id, refs, self._files.image(sample.output, name="the output image"),
-                                sample.prompt, order, scores, status, reason, refs_picture=refs_picture)
+                return TaskView(
+                    sample.id,
+                    refs,
+                    self._files.image(sample.output, name="the output image"),
+                    sample.prompt,
+                    order,
+                    scores,
+                    status,
+                    reason,
+                    refs_picture=refs_picture,
+                )
             media_type = self._database.run(lambda store: store.images.media_type(sample.output))
             video = self._files.video(sample.output, media_type, name="the output video of this task")
         except WorkbenchError as exc:
@@ -293,17 +353,40 @@ class RatingTasks:
             # that says so, and the rater flags or skips it. The rater's words name no sample (blind tasks).
             log.error("sample #%s cannot be shown to raters: %s", sample.id, exc)
             picture = self._files.picture("unshowable", unshowable_picture)
-            return TaskView(sample.id, [picture], picture, sample.prompt, order, scores, status, reason,
-                            problem=UNSHOWABLE, refs_picture=picture)
-        return TaskView(sample.id, refs, video.poster, sample.prompt, order, scores, status, reason,
-                        out_video=video.clip, out_media_type=video.media_type, refs_picture=refs_picture)
+            return TaskView(
+                sample.id,
+                [picture],
+                picture,
+                sample.prompt,
+                order,
+                scores,
+                status,
+                reason,
+                problem=UNSHOWABLE,
+                refs_picture=picture,
+            )
+        return TaskView(
+            sample.id,
+            refs,
+            video.poster,
+            sample.prompt,
+            order,
+            scores,
+            status,
+            reason,
+            out_video=video.clip,
+            out_media_type=video.media_type,
+            refs_picture=refs_picture,
+        )
 
     def _read(self, sha: str) -> bytes:
         return self._database.run(lambda store: store.images.read(sha))
 
 
-UNSHOWABLE = ("this task's images cannot be shown (a stored file is missing or damaged, or cannot be sent without "
-              "its metadata): press Flag with a short reason, or Skip")
+UNSHOWABLE = (
+    "this task's images cannot be shown (a stored file is missing or damaged, or cannot be sent without "
+    "its metadata): press Flag with a short reason, or Skip"
+)
 """What a rater is told of a task whose files cannot be shown (`TaskView.problem`)."""
 
 
@@ -335,14 +418,17 @@ def flag_note(text: str | None, missing: str, *, word: str) -> str:
     return note
 
 
-def unshowable_picture(width: int = 480, height: int = 270) -> "Image.Image":
+def unshowable_picture(width: int = 480, height: int = 270) -> Image.Image:
     """The picture shown in place of a stored file that cannot be shown to a rater."""
     from PIL import Image, ImageDraw, ImageFont
 
     picture = Image.new("RGB", (width, height), (236, 236, 236))
     draw = ImageDraw.Draw(picture)
-    lines = textwrap.wrap("This picture cannot be shown: a stored file is missing or damaged. Press Flag with a "
-                          "short reason, or Skip.", width=30)
-    draw.multiline_text((28, 40), "\n".join(lines), fill=(120, 30, 30), spacing=12,
-                        font=ImageFont.load_default(size=26))
+    lines = textwrap.wrap(
+        "This picture cannot be shown: a stored file is missing or damaged. Press Flag with a short reason, or Skip.",
+        width=30,
+    )
+    draw.multiline_text(
+        (28, 40), "\n".join(lines), fill=(120, 30, 30), spacing=12, font=ImageFont.load_default(size=26)
+    )
     return picture

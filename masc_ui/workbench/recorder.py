@@ -24,18 +24,20 @@ every stored value follows the same rules:
   made (provenance params `out_mask_frames`). Each value's provenance params hold the sampled frames
   (`video_frames`: rule, count, T, indices).
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..imaging import InputVideo
-from ..metrics.video.frame_masks import FrameMasks
-from ..metrics.value_records import json_safe
 from ..metrics.sample import MetricValue, Sample
+from ..metrics.value_records import json_safe
+from ..metrics.video.frame_masks import FrameMasks
 from ..segmentation.masks import mask_to_png
 from ..version import code_version
 from .database import Database
@@ -68,8 +70,9 @@ def masks_used(metric: str, slots: Iterable[Slot]) -> tuple[Slot, ...]:
     if not slots or metric not in metric_names():
         return ()
     needs = get_spec(metric).needs
-    return tuple(sorted(s for s in slots if (s[0] == "reference" and needs.ref_masks)
-                        or (s[0] == "output" and needs.out_mask)))
+    return tuple(
+        sorted(s for s in slots if (s[0] == "reference" and needs.ref_masks) or (s[0] == "output" and needs.out_mask))
+    )
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,13 @@ class UsedMask:
     """How a new mask was made (e.g. the text and model of a text-prompted mask)."""
 
     @classmethod
-    def new(cls, mask: Any, source: str, params: Mapping[str, Any] | None = None, *,
-            name: str = "mask") -> "UsedMask":
+    def new(cls, mask: Any, source: str, params: Mapping[str, Any] | None = None, *, name: str = "mask") -> UsedMask:
         """A mask array (bool, or weights binarized at >= 0.5) to store, encoded by `mask_to_png`."""
         png = mask_to_png(mask, name=name)
         return cls(hashlib.sha256(png).hexdigest(), png, source, params)
 
     @classmethod
-    def stored(cls, sha256: str) -> "UsedMask":
+    def stored(cls, sha256: str) -> UsedMask:
         return cls(sha256)
 
 
@@ -150,9 +152,17 @@ class Recorder:
         done = self._database.run(lambda store: store.recording.record(inputs))
         return [RecordResult(r.sample.id, r.sample.dataset, r.new_masks, len(r.new_values)) for r in done]
 
-    def save(self, sample: Sample, values: Mapping[str, MetricValue], *, user: str | None, dataset: str,
-             method: str | None = None, mask_sources: Mapping[str, str] | None = None,
-             sample_id: int | None = None) -> Saved:
+    def save(
+        self,
+        sample: Sample,
+        values: Mapping[str, MetricValue],
+        *,
+        user: str | None,
+        dataset: str,
+        method: str | None = None,
+        mask_sources: Mapping[str, str] | None = None,
+        sample_id: int | None = None,
+    ) -> Saved:
         """The app's Save: the sample's images, the sample, its masks (with the Score tab's sources, keyed
         `ref0`, ..., `out`; default `drawn`) and every value (NaN ones with their reason). Saving the same thing
         again adds nothing.
@@ -176,7 +186,8 @@ class Recorder:
         sources = dict(mask_sources or {})
         masks: dict[Slot, UsedMask] = {}
         for slot, mask in [(("reference", i), m) for i, m in enumerate(sample.ref_masks)] + [
-                (("output", 0), sample.out_mask)]:
+            (("output", 0), sample.out_mask)
+        ]:
             if mask is None:
                 continue
             source = MASK_SOURCE_TO_STORE.get(sources.get(target_of(slot), "drawn"), "drawn")
@@ -196,26 +207,44 @@ class Recorder:
         result = self.record([item], user=user)[0]
         unchanged = "" if result.new_masks or result.new_values else " (nothing changed since the last save)"
         verb = "saved as" if sample_id is None else "saved to"
-        return Saved(result.sample_id, f"{verb} sample #{result.sample_id} in '{result.dataset}': "
-                                       f"{result.new_masks} new mask(s), {result.new_values} new metric value(s)"
-                                       + unchanged, result.new_masks, result.new_values)
+        return Saved(
+            result.sample_id,
+            f"{verb} sample #{result.sample_id} in '{result.dataset}': "
+            f"{result.new_masks} new mask(s), {result.new_values} new metric value(s)" + unchanged,
+            result.new_masks,
+            result.new_values,
+        )
 
     def _check_same_sample(self, sample_id: int, new: NewSample) -> None:
         """InputError naming what differs when `new` is not stored sample `sample_id`."""
         stored = self._database.sample(sample_id, missing="is no longer in the database; save this one as a new sample")
         s = new.sample
-        differs = [what for what, same in (
-            ("reference images", tuple(r.sha256 for r in s.refs) == tuple(stored.references)),
-            ("output image", s.out.sha256 == stored.output), ("prompt", s.prompt == stored.prompt),
-            ("subject", s.subject == stored.subject), ("dataset", new.dataset == stored.dataset),
-            ("method", new.method == stored.method)) if not same]
+        differs = [
+            what
+            for what, same in (
+                ("reference images", tuple(r.sha256 for r in s.refs) == tuple(stored.references)),
+                ("output image", s.out.sha256 == stored.output),
+                ("prompt", s.prompt == stored.prompt),
+                ("subject", s.subject == stored.subject),
+                ("dataset", new.dataset == stored.dataset),
+                ("method", new.method == stored.method),
+            )
+            if not same
+        ]
         if differs:
-            raise InputError(f"not saved: the {', '.join(differs)} on screen differ from stored sample #{sample_id}'s, "
-                             "and a stored sample keeps what it was scored with. Put them back, or press 'Save as a "
-                             "new sample' to store what is on screen as a new sample.")
+            raise InputError(
+                f"not saved: the {', '.join(differs)} on screen differ from stored sample #{sample_id}'s, "
+                "and a stored sample keeps what it was scored with. Put them back, or press 'Save as a "
+                "new sample' to store what is on screen as a new sample."
+            )
 
-    def done(self, metric: str, provenance: Mapping[str, Any], sample_ids: Sequence[int],
-             masks: Mapping[int, Sequence[int]] | None = None) -> set[int]:
+    def done(
+        self,
+        metric: str,
+        provenance: Mapping[str, Any],
+        sample_ids: Sequence[int],
+        masks: Mapping[int, Sequence[int]] | None = None,
+    ) -> set[int]:
         """The samples among `sample_ids` for which `metric` is done with this provenance: a value with its
         provenance key stored, computed with exactly `masks[sample id]` (the mask version ids the metric
         uses now) where given, else with masks that are all still current."""
@@ -224,11 +253,11 @@ class Recorder:
         if not sample_ids:
             return set()
         key = provenance_key(stored_provenance(provenance))
-        return self._database.run(lambda store: store.metrics.scored_samples(metric, key, list(sample_ids),
-                                                                              mask_version_ids=masks))
+        return self._database.run(
+            lambda store: store.metrics.scored_samples(metric, key, list(sample_ids), mask_version_ids=masks)
+        )
 
-    def failed(self, metric: str, provenance: Mapping[str, Any], sample_ids: Sequence[int],
-               prefix: str) -> set[int]:
+    def failed(self, metric: str, provenance: Mapping[str, Any], sample_ids: Sequence[int], prefix: str) -> set[int]:
         """The samples among `sample_ids` whose latest `metric` value with this provenance is a failure (NULL
         with a reason starting with `prefix`)."""
         from storage import provenance_key
@@ -236,11 +265,14 @@ class Recorder:
         if not sample_ids:
             return set()
         key = provenance_key(stored_provenance(provenance))
-        latest = self._database.run(lambda store: store.metrics.latest_for(sorted(sample_ids),
-                                                                          provenance_keys={metric: key}))
-        return {sid for sid, values in latest.items()
-                if metric in values and values[metric].value is None
-                and (values[metric].reason or "").startswith(prefix)}
+        latest = self._database.run(
+            lambda store: store.metrics.latest_for(sorted(sample_ids), provenance_keys={metric: key})
+        )
+        return {
+            sid
+            for sid, values in latest.items()
+            if metric in values and values[metric].value is None and (values[metric].reason or "").startswith(prefix)
+        }
 
     def _record_input(self, item: ScoredSample, user: str | None) -> Any:
         from storage import ImageInput, MaskInput, MaskRef, RecordInput, SampleInput, ValueInput
@@ -249,22 +281,38 @@ class Recorder:
         if isinstance(item.target, NewSample):
             s = item.target.sample
             images = tuple(ImageInput(img.data, img.media_type) for img in (*s.refs, s.out))
-            target: Any = SampleInput(item.target.dataset, subject=s.subject or "",
-                                      references=tuple(r.sha256 for r in s.refs), output=s.out.sha256,
-                                      prompt=s.prompt, method=item.target.method,
-                                      info=sample_info(s) or None)
+            target: Any = SampleInput(
+                item.target.dataset,
+                subject=s.subject or "",
+                references=tuple(r.sha256 for r in s.refs),
+                output=s.out.sha256,
+                prompt=s.prompt,
+                method=item.target.method,
+                info=sample_info(s) or None,
+            )
         else:
             target = int(item.target)
-        masks = tuple(MaskInput(role, pos, m.png, m.source, created_by=user, params=m.params)
-                      for (role, pos), m in sorted(item.masks.items()) if m.png is not None)
+        masks = tuple(
+            MaskInput(role, pos, m.png, m.source, created_by=user, params=m.params)
+            for (role, pos), m in sorted(item.masks.items())
+            if m.png is not None
+        )
         values = []
         for mv in item.values:
             value = None if mv.value is None or math.isnan(mv.value) else float(mv.value)
-            refs = tuple(MaskRef(role, pos, item.masks[role, pos].sha256)
-                         for role, pos in masks_used(mv.metric, item.masks))
-            values.append(ValueInput(mv.metric, value, stored_provenance(mv.provenance),
-                                     reason=(mv.reason or "not computable") if value is None else None,
-                                     extras=json_safe(mv.extras) if mv.extras else None, masks=refs))
+            refs = tuple(
+                MaskRef(role, pos, item.masks[role, pos].sha256) for role, pos in masks_used(mv.metric, item.masks)
+            )
+            values.append(
+                ValueInput(
+                    mv.metric,
+                    value,
+                    stored_provenance(mv.provenance),
+                    reason=(mv.reason or "not computable") if value is None else None,
+                    extras=json_safe(mv.extras) if mv.extras else None,
+                    masks=refs,
+                )
+            )
         return RecordInput(target, images=images, masks=masks, values=tuple(values))
 
 
@@ -277,12 +325,18 @@ def stored_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
     return json_safe(out)
 
 
-
 def video_info(video: InputVideo) -> dict[str, Any]:
     """What a sample's info keeps of its output video (`info["video"]`): `frame_count`, `fps`, `duration_s`,
     `width`, `height`, `codec`, `media_type`."""
-    return {"frame_count": video.frame_count, "fps": video.fps, "duration_s": video.duration_s,
-            "width": video.size[0], "height": video.size[1], "codec": video.codec, "media_type": video.media_type}
+    return {
+        "frame_count": video.frame_count,
+        "fps": video.fps,
+        "duration_s": video.duration_s,
+        "width": video.size[0],
+        "height": video.size[1],
+        "codec": video.codec,
+        "media_type": video.media_type,
+    }
 
 
 def sample_info(sample: Sample) -> dict[str, Any]:

@@ -6,6 +6,7 @@ them (the result cache here, MaSC's encodings, the CLIP/DINO/PickScore embedding
 output may be a video (`InputVideo`, same identity rule): the same calls score it (every image metric per frame,
 the video metrics), see `masc_ui.metrics.video.frames`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,17 +14,18 @@ import hashlib
 import math
 import re
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..caching import LruCache
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo, VideoLimits, as_mask_array, load_mask_file, open_image, open_media
-from ..metrics.video.frame_masks import FrameMasks
 from ..metrics.sample import MetricValue, Sample
+from ..metrics.video.frame_masks import FrameMasks
 from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
@@ -84,8 +86,16 @@ class ScoreReport:
 
 def score_row(spec: Any, value: float | None, reason: str | None) -> ScoreRow:
     """The table row of registry spec `spec` with `value` (None: not computable, `reason` says why)."""
-    return ScoreRow(spec.name, spec.display_name, value, None if value is not None else (reason or "not computable"),
-                    float(spec.range[0]), float(spec.range[1]), bool(spec.higher_is_better), spec.convention)
+    return ScoreRow(
+        spec.name,
+        spec.display_name,
+        value,
+        None if value is not None else (reason or "not computable"),
+        float(spec.range[0]),
+        float(spec.range[1]),
+        bool(spec.higher_is_better),
+        spec.convention,
+    )
 
 
 def sample_fingerprint(sample: Sample) -> str:
@@ -121,17 +131,32 @@ class Scoring:
             raise InputError(f"{name} is missing: upload an image (drag and drop, paste or pick a file)")
         return check_judgeable(open_image(src, name=name, max_pixels=self.settings.max_image_pixels))
 
-    def load_output(self, src: object, name: str = "output") -> "InputImage | InputVideo":
+    def load_output(self, src: object, name: str = "output") -> InputImage | InputVideo:
         """The generated output: an image (as `load_image`) or a video (`open_video` within the settings' video
         limits), told apart by the file's first bytes; decoded inputs are returned as they are."""
         if src is None:
             raise InputError(f"{name} is missing: upload the generated image or video")
-        return judgeable(open_media(src, name=name, max_pixels=self.settings.max_image_pixels,
-                                    limits=VideoLimits.from_settings(self.settings)))
+        return judgeable(
+            open_media(
+                src,
+                name=name,
+                max_pixels=self.settings.max_image_pixels,
+                limits=VideoLimits.from_settings(self.settings),
+            )
+        )
 
-    def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
-                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: "np.ndarray | FrameMasks | None" = None,
-                    *, out_mask_frame: int = 0, ref_labels: Sequence[str | None] = ()) -> Sample:
+    def make_sample(
+        self,
+        refs: Sequence[object],
+        out: object,
+        prompt: str | None,
+        subject: str | None,
+        ref_masks: Sequence[np.ndarray | None] = (),
+        out_mask: np.ndarray | FrameMasks | None = None,
+        *,
+        out_mask_frame: int = 0,
+        ref_labels: Sequence[str | None] = (),
+    ) -> Sample:
         """Validate the pieces of a sample (images by `load_image`, the output by `load_output`, masks by
         `as_mask_array`). For a video output, `out_mask` is a `FrameMasks`, or an array drawn on frame
         `out_mask_frame` and reused on every frame (`FrameMasks.static`). A mask of another size than its image is
@@ -140,37 +165,58 @@ class Scoring:
             raise InputError("reference image is missing: upload at least one image of the subject")
         ref_imgs = tuple(self.load_image(r, f"reference image {i + 1}") for i, r in enumerate(refs))
         out_img = self.load_output(out, "output image" if not isinstance(out, InputVideo) else "output video")
-        masks = tuple(None if m is None else as_mask_array(m, name=f"mask of reference {i + 1}")
-                      for i, m in enumerate(ref_masks))
+        masks = tuple(
+            None if m is None else as_mask_array(m, name=f"mask of reference {i + 1}") for i, m in enumerate(ref_masks)
+        )
         check_text_input(prompt, "prompt")
         check_text_input(subject, "subject name", field="subject")
-        sample = Sample(refs=ref_imgs, out=out_img, prompt=(prompt or "").strip() or None,
-                        subject=(subject or "").strip() or None, ref_masks=masks,
-                        out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
-                        ref_labels=tuple(ref_labels))
+        sample = Sample(
+            refs=ref_imgs,
+            out=out_img,
+            prompt=(prompt or "").strip() or None,
+            subject=(subject or "").strip() or None,
+            ref_masks=masks,
+            out_mask=output_mask(out_img, out_mask, out_mask_frame, "mask of the output"),
+            ref_labels=tuple(ref_labels),
+        )
         check_mask_sizes(sample)
         return sample
 
-    def sample_from_files(self, refs: Sequence[Path], out: Path, *, ref_masks: Sequence[Path] = (),
-                          out_mask: Path | None = None, prompt: str | None = None,
-                          subject: str | None = None, out_mask_frame: int = 0,
-                          ref_labels: Sequence[str | None] = ()) -> Sample:
+    def sample_from_files(
+        self,
+        refs: Sequence[Path],
+        out: Path,
+        *,
+        ref_masks: Sequence[Path] = (),
+        out_mask: Path | None = None,
+        prompt: str | None = None,
+        subject: str | None = None,
+        out_mask_frame: int = 0,
+        ref_labels: Sequence[str | None] = (),
+    ) -> Sample:
         """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors. `out` may be
         a video: its mask file (drawn on frame `out_mask_frame`) is then reused on every frame."""
         check_text_input(prompt, "--prompt", field="prompt")
         check_text_input(subject, "--object", field="subject")
         if ref_masks and len(ref_masks) != len(refs):
-            raise InputError(f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
-                             "give one mask per reference, in the same order")
+            raise InputError(
+                f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
+                "give one mask per reference, in the same order"
+            )
         limit = self.settings.max_image_pixels
-        output = judgeable(open_media(out, name=f"--out {out}", max_pixels=limit,
-                                      limits=VideoLimits.from_settings(self.settings)))
+        output = judgeable(
+            open_media(out, name=f"--out {out}", max_pixels=limit, limits=VideoLimits.from_settings(self.settings))
+        )
         omask = None if out_mask is None else load_mask_file(out_mask, name=f"--out-mask {out_mask}", max_pixels=limit)
         return Sample(
             refs=tuple(check_judgeable(open_image(r, name=f"--ref {r}", max_pixels=limit)) for r in refs),
-            out=output, prompt=prompt, subject=subject,
+            out=output,
+            prompt=prompt,
+            subject=subject,
             ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
-            out_mask=output_mask(output, omask, out_mask_frame, f"--out-mask {out_mask}"), ref_labels=tuple(ref_labels))
+            out_mask=output_mask(output, omask, out_mask_frame, f"--out-mask {out_mask}"),
+            ref_labels=tuple(ref_labels),
+        )
 
     # --- scoring ---------------------------------------------------------------------------------------------
 
@@ -180,8 +226,9 @@ class Scoring:
 
         return list_metrics() if sample is None else metrics_for([sample], self.settings)
 
-    def score(self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None,
-              progress: Progress | None = None) -> ScoreReport:
+    def score(
+        self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None, progress: Progress | None = None
+    ) -> ScoreReport:
         """Every metric in `names` (default: all) for `sample`, each backbone run once; a metric that cannot be
         computed gets a row with value None and the reason. Results are cached per (sample content, metrics)."""
         from ..metrics.registry import get_spec, list_metrics, metrics_for, score_metrics
@@ -226,6 +273,7 @@ class Scoring:
         def on_load(key: Any) -> None:
             if progress:
                 progress(0.1, load_message(key, self.settings))
+
         return on_load
 
     def masc_engine(self) -> Any:
@@ -234,7 +282,7 @@ class Scoring:
 
         return get_scorer("cp", self.settings, self.models).engine()
 
-    def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> "Explanation":
+    def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> Explanation:
         """MaSC patch maps of `sample` drawn as heat maps and correspondence lines (`explain.Explanation`), on
         the engine Run used: images Run encoded are not encoded again."""
         from .explain import explain_sample
@@ -245,14 +293,14 @@ class Scoring:
             progress(0.1, "computing MaSC patch maps")
         return explain_sample(self.masc_engine(), sample)
 
-    def explain_frame(self, sample: Sample, frame_index: int, *, user: str | None,
-                      progress: Progress | None = None) -> "Explanation":
+    def explain_frame(
+        self, sample: Sample, frame_index: int, *, user: str | None, progress: Progress | None = None
+    ) -> Explanation:
         """Explain frame `frame_index` of a video sample (the frame as an image sample with its own output mask,
         `VideoViews.frame_sample`): a frame Run scored is not encoded again."""
         from .video import VideoViews
 
-        return self.explain(VideoViews(self.settings).frame_sample(sample, frame_index), user=user,
-                            progress=progress)
+        return self.explain(VideoViews(self.settings).frame_sample(sample, frame_index), user=user, progress=progress)
 
     def masc_record(self, sample: Sample, *, user: str | None) -> dict[str, Any]:
         """MaSC CP and PF of `sample` with every diagnostic, as `{"cp", "pf", "extras"}` (NaN as None; extras
@@ -272,8 +320,10 @@ def check_judgeable(image: InputImage) -> InputImage:
     """`image` when both its sides are at least `MIN_IMAGE_SIDE` pixels, else InputError naming it."""
     w, h = image.size
     if min(w, h) < MIN_IMAGE_SIDE:
-        raise InputError(f"{image.name} is {w}x{h} pixels: too small to judge. Images need at least {MIN_IMAGE_SIDE} "
-                         f"pixels on each side; upload the full-size image")
+        raise InputError(
+            f"{image.name} is {w}x{h} pixels: too small to judge. Images need at least {MIN_IMAGE_SIDE} "
+            f"pixels on each side; upload the full-size image"
+        )
     return image
 
 
@@ -281,8 +331,10 @@ def check_mask_sizes(sample: Sample) -> Sample:
     """`sample` when each of its mask arrays has its image's size (a reference mask its reference's, an image
     output's mask the output's), else InputError naming the mask and both sizes. The frame masks of a video output
     are checked by `FrameMasks` itself."""
-    pairs = [(f"the mask of reference {i + 1}", mask, image)
-             for i, (mask, image) in enumerate(zip(sample.ref_masks, sample.refs))]
+    pairs = [
+        (f"the mask of reference {i + 1}", mask, image)
+        for i, (mask, image) in enumerate(zip(sample.ref_masks, sample.refs))
+    ]
     if not isinstance(sample.out, InputVideo) and not isinstance(sample.out_mask, FrameMasks):
         pairs.append(("the mask of the output", sample.out_mask, sample.out))
     for what, mask, image in pairs:
@@ -290,13 +342,15 @@ def check_mask_sizes(sample: Sample) -> Sample:
             continue
         h, w = np.shape(mask)[:2]
         if (w, h) != tuple(image.size):
-            raise InputError(f"{what} is {w}x{h} pixels but its image is {image.size[0]}x{image.size[1]}: a mask "
-                             "must have its image's size (nothing is stretched silently). Make the mask on this "
-                             f"image, or resize it to {image.size[0]}x{image.size[1]} first")
+            raise InputError(
+                f"{what} is {w}x{h} pixels but its image is {image.size[0]}x{image.size[1]}: a mask "
+                "must have its image's size (nothing is stretched silently). Make the mask on this "
+                f"image, or resize it to {image.size[0]}x{image.size[1]} first"
+            )
     return sample
 
 
-def judgeable(output: "InputImage | InputVideo") -> "InputImage | InputVideo":
+def judgeable(output: InputImage | InputVideo) -> InputImage | InputVideo:
     """`check_judgeable` for an image output; a video output as it is (its frames are checked by its limits)."""
     return output if isinstance(output, InputVideo) else check_judgeable(output)
 
@@ -307,7 +361,7 @@ def missing_inputs_text(lacking: Sequence[str]) -> str:
     words = []
     for name in lacking:
         if name.startswith("ref_masks["):
-            words.append(f"a mask of reference {int(name[len('ref_masks['):-1]) + 1}")
+            words.append(f"a mask of reference {int(name[len('ref_masks[') : -1]) + 1}")
         else:
             words.append(INPUT_WORDS.get(name, name))
     masks = any(n.startswith("ref_masks[") or n == "out_mask" for n in lacking)
@@ -315,7 +369,7 @@ def missing_inputs_text(lacking: Sequence[str]) -> str:
     return f"needs {' and '.join(words)}: {how}"
 
 
-def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: str) -> Any:
+def output_mask(output: InputImage | InputVideo, mask: Any, frame: int, name: str) -> Any:
     """The output mask as a `Sample` holds it: a validated array for an image; for a video, a `FrameMasks` (given,
     or an array drawn on frame `frame` and reused on every frame); None stays None."""
     if mask is None:
@@ -324,7 +378,9 @@ def output_mask(output: "InputImage | InputVideo", mask: Any, frame: int, name: 
         if isinstance(mask, FrameMasks):
             return mask
         if not 0 <= frame < output.frame_count:
-            raise InputError(f"{name}: it was drawn on frame {frame}, but the video has frames 0..{output.frame_count - 1}")
+            raise InputError(
+                f"{name}: it was drawn on frame {frame}, but the video has frames 0..{output.frame_count - 1}"
+            )
         return FrameMasks.static(mask, frame, name=name)
     if isinstance(mask, FrameMasks):
         raise InputError(f"{name}: frame masks belong to a video output, and the output is an image")

@@ -1,20 +1,23 @@
 """What the status line and the banners show: the profile in use, device, dtype (and why the precision policy chose
 it), the models loaded so far; the demo banner; on a Hugging Face Space without persistent storage, the storage
 banner."""
+
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Iterable
 
 from ..settings import Settings
 from ..space_storage import SPACE_DATA_SUBDIR, storage_problem
 from .profile import ResolvedProfile
 
-DEMO_BANNER = ("demo weights: numbers are not meaningful. These are tiny random checkpoints built offline so "
-               "that the app runs anywhere. To load real weights, start with `--profile paper` (or `fast`) "
-               "where the Hugging Face Hub is reachable, or point MASC_SIGLIP_MODEL, MASC_CLIP_MODEL, ... at "
-               "local checkpoint folders (see README, 'Model profiles and offline use').")
+DEMO_BANNER = (
+    "demo weights: numbers are not meaningful. These are tiny random checkpoints built offline so "
+    "that the app runs anywhere. To load real weights, start with `--profile paper` (or `fast`) "
+    "where the Hugging Face Hub is reachable, or point MASC_SIGLIP_MODEL, MASC_CLIP_MODEL, ... at "
+    "local checkpoint folders (see README, 'Model profiles and offline use')."
+)
 SPACE_STORAGE_BANNER = "this Space has no persistent storage: samples and ratings are lost on restart"
 SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-engine", "auto-profile", "demo-checkpoints")
 """Model registry keys of wrappers (their models appear under their own keys), left out of the status line."""
@@ -41,8 +44,10 @@ class Status:
         loaded = ", ".join(self.loaded) if self.loaded else "none yet (loaded on first use)"
         asked = f" (asked: {self.profile.requested})" if self.profile.requested != self.profile.name else ""
         why = f" ({self.dtype_reason})" if self.dtype_reason else ""
-        return (f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype}{why} · "
-                f"models loaded: {loaded}")
+        return (
+            f"profile: {self.profile.name}{asked} · device: {self.device} · dtype: {self.dtype}{why} · "
+            f"models loaded: {loaded}"
+        )
 
     def startup_line(self) -> str:
         """The one log line printed at start: which profile and why, device and dtype."""
@@ -63,15 +68,21 @@ def persistence_warning(settings: Settings) -> str | None:
     if problem is None and _inside(settings.data_dir, storage):
         return None
     if problem:
-        fix = (f"{problem}: attach persistent storage in the Space's settings and the app keeps its data in "
-               f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides).")
+        fix = (
+            f"{problem}: attach persistent storage in the Space's settings and the app keeps its data in "
+            f"{storage / SPACE_DATA_SUBDIR} by itself (MASC_DATA_DIR, when set, still decides)."
+        )
     else:
-        fix = (f"The data directory {settings.data_dir} is outside the persistent storage {storage}: unset "
-               f"MASC_DATA_DIR (the app then uses {storage / SPACE_DATA_SUBDIR}) or point it inside {storage}.")
+        fix = (
+            f"The data directory {settings.data_dir} is outside the persistent storage {storage}: unset "
+            f"MASC_DATA_DIR (the app then uses {storage / SPACE_DATA_SUBDIR}) or point it inside {storage}."
+        )
     if settings.database_url and not settings.database_url.startswith("sqlite"):
         scheme = settings.database_url.split(":")[0]
-        return (f"this Space has no persistent storage: the database ({scheme}) keeps samples and ratings, but "
-                f"their images in {settings.data_dir} are lost on restart. {fix}")
+        return (
+            f"this Space has no persistent storage: the database ({scheme}) keeps samples and ratings, but "
+            f"their images in {settings.data_dir} are lost on restart. {fix}"
+        )
     return f"{SPACE_STORAGE_BANNER}. {fix}"
 
 

@@ -1,4 +1,5 @@
 """Text typed by users (prompts, subject, dataset and method names) checked at the edge, before any work."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,13 @@ def check_text_input(value: str | None, name: str, *, field: str | None = None) 
         return None
     bad = _REFUSED.search(value)
     if bad is not None:
-        what = ("a NUL character" if bad.group() == "\x00" else
-                "text that is not valid UTF-8" if "\ud800" <= bad.group() <= "\udfff" else "a control character")
+        what = (
+            "a NUL character"
+            if bad.group() == "\x00"
+            else "text that is not valid UTF-8"
+            if "\ud800" <= bad.group() <= "\udfff"
+            else "a control character"
+        )
         raise InputError(f"{name} contains {what} at position {bad.start() + 1}; remove it and try again")
     limit = MAX_LENGTHS.get(field or name)
     if limit is not None and len(value) > limit:

@@ -16,6 +16,7 @@ Where logins come from:
 The acting user of every use case is the logged-in name, or None for a local process (the CLI, batch, or the
 app without logins): None acts as admin. Errors never repeat a users entry (it may hold a password).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -89,7 +90,7 @@ class Accounts:
         """Failed-login backoff of this process (`check_login`)."""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "Accounts":
+    def from_settings(cls, settings: Settings) -> Accounts:
         """The users file's accounts, then `MASC_USERS`' (which win on a repeated name); InputError naming the
         line or entry (never its text) when one is malformed."""
         accounts: dict[str, Account] = {}
@@ -152,8 +153,10 @@ class Accounts:
 def read_users_file(path: Path) -> list[Account]:
     """Accounts of a users file (`name:password-hash:role` per line, `#` comments)."""
     if not path.is_file():
-        raise InputError(f"users file {path} (MASC_USERS_FILE) does not exist or is not a file; create it with "
-                         "`masc-ui users add NAME --role admin --users-file FILE` or unset the setting")
+        raise InputError(
+            f"users file {path} (MASC_USERS_FILE) does not exist or is not a file; create it with "
+            "`masc-ui users add NAME --role admin --users-file FILE` or unset the setting"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -171,8 +174,10 @@ def read_users_file(path: Path) -> list[Account]:
         _check_name(name, where)
         _check_role(role, where)
         if not password_hash.startswith(HASH_PREFIX):
-            raise InputError(f"{where}: the password is not an Argon2 hash (plaintext passwords are not accepted "
-                             "in a users file); write the line with `masc-ui users add`")
+            raise InputError(
+                f"{where}: the password is not an Argon2 hash (plaintext passwords are not accepted "
+                "in a users file); write the line with `masc-ui users add`"
+            )
         accounts.append(Account(name, password_hash, role))
     return accounts
 
@@ -187,8 +192,9 @@ def parse_inline_users(text: str) -> list[Account]:
         where = f"MASC_USERS, entry {n}"
         name, sep, secret = item.partition(":")
         if not sep or not secret:
-            raise InputError(f"{where}: expected `name:password` or `name:password:role` (names may not contain "
-                             "':'); fix the entry")
+            raise InputError(
+                f"{where}: expected `name:password` or `name:password:role` (names may not contain ':'); fix the entry"
+            )
         role = DEFAULT_ROLE
         head, colon, tail = secret.rpartition(":")
         if colon and tail in ROLES:
@@ -231,8 +237,9 @@ def add_user(path: Path, name: str, password: str, role: str) -> bool:
 
 def _check_name(name: str, where: str) -> None:
     if not NAME_PATTERN.match(name):
-        raise InputError(f"{where}: a login name has 1 to 64 letters, digits or `_ . @ -` and starts with a letter "
-                         "or digit")
+        raise InputError(
+            f"{where}: a login name has 1 to 64 letters, digits or `_ . @ -` and starts with a letter or digit"
+        )
 
 
 def _check_role(role: str, where: str) -> None:
@@ -329,8 +336,11 @@ def startup_warnings(settings: Settings, accounts: Accounts) -> list[str]:
         warnings.append(
             f"WARNING: no logins are configured and the app listens on {settings.host}: everyone who can reach "
             "it acts as admin (scores, saves, browses and exports every rating). Set MASC_USERS or MASC_USERS_FILE "
-            "with an admin login (see README, 'Security notes').")
+            "with an admin login (see README, 'Security notes')."
+        )
     if accounts.logins_enabled and not accounts.names("admin"):
-        warnings.append("WARNING: logins are configured but none has the admin role: nobody can score, browse or "
-                        "export. Give one login `:admin` (masc-ui users add NAME --role admin).")
+        warnings.append(
+            "WARNING: logins are configured but none has the admin role: nobody can score, browse or "
+            "export. Give one login `:admin` (masc-ui users add NAME --role admin)."
+        )
     return warnings

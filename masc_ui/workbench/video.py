@@ -5,10 +5,12 @@ MaSC overlays through Explain), the poster frame, and the video's bytes for play
 Frame times are `index / fps` seconds (the stream's average rate; exact for constant-frame-rate files, which is what
 generators write).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo, VideoFrame, poster_frame, read_frames
@@ -36,8 +38,10 @@ class FrameSeries:
 
     def rows(self) -> list[dict[str, Any]]:
         """Long-form rows `{metric, frame, time_s, value}` (what a line plot of several metrics takes)."""
-        return [{"metric": self.display_name, "frame": f, "time_s": t, "value": v}
-                for f, t, v in zip(self.frames, self.times_s, self.values)]
+        return [
+            {"metric": self.display_name, "frame": f, "time_s": t, "value": v}
+            for f, t, v in zip(self.frames, self.times_s, self.values)
+        ]
 
 
 class VideoViews:
@@ -70,9 +74,19 @@ class VideoViews:
                 by_index.setdefault(int(index), None if v is None else float(v))
             spec = get_spec(name)
             frames = sorted(by_index)
-            series.append(FrameSeries(name, spec.display_name, frames, [f / video.fps for f in frames],
-                                      [by_index[f] for f in frames], None if value.is_nan else float(value.value),
-                                      float(spec.range[0]), float(spec.range[1]), spec.higher_is_better))
+            series.append(
+                FrameSeries(
+                    name,
+                    spec.display_name,
+                    frames,
+                    [f / video.fps for f in frames],
+                    [by_index[f] for f in frames],
+                    None if value.is_nan else float(value.value),
+                    float(spec.range[0]),
+                    float(spec.range[1]),
+                    spec.higher_is_better,
+                )
+            )
         return series
 
     def frame_sample(self, sample: Sample, index: int) -> Sample:
@@ -86,6 +100,6 @@ class VideoViews:
             raise InputError(f"frame {index!r} does not exist: the video has frames 0..{sample.out.frame_count - 1}")
         return frame_sample(sample, index, read_frames(sample.out, [index])[0].image)
 
-    def poster(self, output: "InputImage | InputVideo") -> InputImage:
+    def poster(self, output: InputImage | InputVideo) -> InputImage:
         """What stands for an output in lists: the image itself, or a video's first frame."""
         return poster_frame(output) if isinstance(output, InputVideo) else output

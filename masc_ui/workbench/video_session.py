@@ -6,6 +6,7 @@ replaces it with an undo step; masks segmented from the subject's name are appli
 mask made the same way, and never when a frame's mask is doubtful: otherwise they are offered (`pending`) until
 `apply_pending`. Plain data, kept in the UI's per-session state; decoding goes through the workbench.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -83,8 +84,10 @@ class VideoSession:
             why = f"⚠ doubtful masks, not applied: {doubtful}"
             tail = "They are shown under 'Proposed mask': apply them only if they are right"
         else:
-            why = (f"new {source_words(source)} masks not applied yet: they would replace the current "
-                   f"{source_words(self.source)} mask")
+            why = (
+                f"new {source_words(source)} masks not applied yet: they would replace the current "
+                f"{source_words(self.source)} mask"
+            )
             tail = "Press 'Apply proposed mask' to use them, or 'Discard' to keep what you have"
         self.pending = VideoProposal(masks, source, why)
         return f"{why}. {tail}"

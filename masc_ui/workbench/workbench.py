@@ -1,17 +1,18 @@
 """`Workbench`: one per process, the settings in force, the shared model registry and the use cases over them,
 shared by every browser session (and used by the CLI). Nothing here imports gradio or storage."""
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
-
 from ..metrics.sample import Sample
+from ..models.loaded_models import ModelRegistry
 from ..models.loading import pick_device
 from ..models.precision import precision_policy
-from ..models.loaded_models import ModelRegistry
 from ..scratch import ScratchSpace
 from ..settings import Settings
 from .browse import StoredSamples
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from storage import Store
 
     from ..imaging import InputImage, InputVideo, VideoFrame
-    from .catalogue_explain import CatalogueExplanations
     from ..metrics.video.frame_masks import FrameMasks
+    from .catalogue_explain import CatalogueExplanations
 
 
 class Workbench:
@@ -51,11 +52,19 @@ class Workbench:
     the acting user (`user`: the logged-in name, None for a local process such as the CLI).
     """
 
-    def __init__(self, settings: Settings, *, profile: ResolvedProfile | None = None,
-                 models: ModelRegistry | None = None, store: "Store | None" = None,
-                 accounts: Accounts | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        profile: ResolvedProfile | None = None,
+        models: ModelRegistry | None = None,
+        store: Store | None = None,
+        accounts: Accounts | None = None,
+    ) -> None:
         self.profile = profile or ResolvedProfile(settings.profile, settings.profile, None)
-        self.settings = settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
+        self.settings = (
+            settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
+        )
         self.models = models or ModelRegistry()
         self.device = pick_device(self.settings.device)
         self.precision = precision_policy(self.settings.dtype, self.device)
@@ -80,7 +89,7 @@ class Workbench:
         """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
 
     @classmethod
-    def open(cls, settings: Settings) -> "Workbench":
+    def open(cls, settings: Settings) -> Workbench:
         """Resolve `auto`, write the demo weights when the demo profile needs them, return the workbench."""
         from ..models.demo import write_demo_weights
 
@@ -95,32 +104,49 @@ class Workbench:
         self.database.close()
 
     def status(self) -> Status:
-        return Status(self.profile, self.device, self.dtype, loaded_models(self.models.loaded()),
-                      dtype_reason=self.precision.reason, storage_warning=self.storage_warning)
+        return Status(
+            self.profile,
+            self.device,
+            self.dtype,
+            loaded_models(self.models.loaded()),
+            dtype_reason=self.precision.reason,
+            storage_warning=self.storage_warning,
+        )
 
     # --- the Score tab --------------------------------------------------------------------------------------
 
-    def load_image(self, src: object, name: str) -> "InputImage":
+    def load_image(self, src: object, name: str) -> InputImage:
         """See `Scoring.load_image`."""
         return self.scoring.load_image(src, name)
 
-    def load_output(self, src: object, name: str = "output") -> "InputImage | InputVideo":
+    def load_output(self, src: object, name: str = "output") -> InputImage | InputVideo:
         """See `Scoring.load_output` (an image or a video)."""
         return self.scoring.load_output(src, name)
 
-    def make_sample(self, refs: Sequence[object], out: object, prompt: str | None, subject: str | None,
-                    ref_masks: Sequence[np.ndarray | None] = (), out_mask: "np.ndarray | FrameMasks | None" = None,
-                    *, out_mask_frame: int = 0, ref_labels: Sequence[str | None] = ()) -> Sample:
+    def make_sample(
+        self,
+        refs: Sequence[object],
+        out: object,
+        prompt: str | None,
+        subject: str | None,
+        ref_masks: Sequence[np.ndarray | None] = (),
+        out_mask: np.ndarray | FrameMasks | None = None,
+        *,
+        out_mask_frame: int = 0,
+        ref_labels: Sequence[str | None] = (),
+    ) -> Sample:
         """See `Scoring.make_sample` (the output may be a video)."""
-        return self.scoring.make_sample(refs, out, prompt, subject, ref_masks, out_mask,
-                                        out_mask_frame=out_mask_frame, ref_labels=ref_labels)
+        return self.scoring.make_sample(
+            refs, out, prompt, subject, ref_masks, out_mask, out_mask_frame=out_mask_frame, ref_labels=ref_labels
+        )
 
     def metric_specs(self, sample: Sample | None = None) -> list:
         """See `Scoring.metric_specs`."""
         return self.scoring.metric_specs(sample)
 
-    def score(self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None,
-              progress: Progress | None = None) -> ScoreReport:
+    def score(
+        self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None, progress: Progress | None = None
+    ) -> ScoreReport:
         """See `Scoring.score`. Admins only."""
         self.accounts.require_admin(user, "scoring")
         return self.scoring.score(sample, names, user=user, progress=progress)
@@ -130,17 +156,27 @@ class Workbench:
         self.accounts.require_admin(user, "explaining scores")
         return self.scoring.explain(sample, user=user, progress=progress)
 
-    def explain_catalogue(self, sample: Sample, names: Sequence[str] | None, *, user: str | None,
-                          progress: Progress | None = None) -> "CatalogueExplanations":
+    def explain_catalogue(
+        self, sample: Sample, names: Sequence[str] | None, *, user: str | None, progress: Progress | None = None
+    ) -> CatalogueExplanations:
         """See `catalogue_explain.explain_catalogue` (VQAScore, ITMScore, FaceSim, FaceScore). Admins only."""
         from .catalogue_explain import explain_catalogue
 
         self.accounts.require_admin(user, "explaining scores")
         return explain_catalogue(self.scoring, sample, names, user=user, progress=progress)
 
-    def save_sample(self, sample: Sample, *, user: str | None, dataset: str, method: str | None = None,
-                    mask_sources: dict[str, str] | None = None, names: Sequence[str] | None = None,
-                    progress: Progress | None = None, sample_id: int | None = None) -> Saved:
+    def save_sample(
+        self,
+        sample: Sample,
+        *,
+        user: str | None,
+        dataset: str,
+        method: str | None = None,
+        mask_sources: dict[str, str] | None = None,
+        names: Sequence[str] | None = None,
+        progress: Progress | None = None,
+        sample_id: int | None = None,
+    ) -> Saved:
         """Score `sample` (from the result cache when Run already scored it) and record it with its masks and
         every value (`Recorder.save`; `sample_id`: the stored sample on screen, which Save adds to). Saving the
         same thing twice adds nothing; `score` with the same arguments afterwards returns the saved scores from
@@ -151,31 +187,39 @@ class Workbench:
         report = self.score(sample, names, user=user, progress=progress)
         if progress:
             progress(0.9, "writing to the database")
-        return self.recorder.save(sample, report.values, user=user, dataset=dataset, method=method,
-                                  mask_sources=mask_sources or {}, sample_id=sample_id)
+        return self.recorder.save(
+            sample,
+            report.values,
+            user=user,
+            dataset=dataset,
+            method=method,
+            mask_sources=mask_sources or {},
+            sample_id=sample_id,
+        )
 
     # --- video outputs -------------------------------------------------------------------------------------------
 
-    def sampled_frames(self, video: "InputVideo") -> list["VideoFrame"]:
+    def sampled_frames(self, video: InputVideo) -> list[VideoFrame]:
         """See `VideoViews.sampled_frames` (the frame strip)."""
         return self.videos.sampled_frames(video)
 
-    def frame_series(self, report: ScoreReport, video: "InputVideo") -> list[FrameSeries]:
+    def frame_series(self, report: ScoreReport, video: InputVideo) -> list[FrameSeries]:
         """Per-frame values of every metric of a video's score report (for a line plot; `FrameSeries.rows`)."""
         return self.videos.frame_series(report.values, video)
 
-    def explain_frame(self, sample: Sample, frame_index: int, *, user: str | None,
-                      progress: Progress | None = None) -> Explanation:
+    def explain_frame(
+        self, sample: Sample, frame_index: int, *, user: str | None, progress: Progress | None = None
+    ) -> Explanation:
         """See `Scoring.explain_frame` (MaSC overlays of one frame of a video sample). Admins only."""
         self.accounts.require_admin(user, "explaining scores")
         return self.scoring.explain_frame(sample, frame_index, user=user, progress=progress)
 
-    def segment_frames_by_name(self, video: "InputVideo", subject: str | None, *, user: str | None) -> "FrameMasks":
+    def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
         """See `Segmentation.segment_frames_by_name` (a mask per sampled frame from the subject's name). Admins only."""
         self.accounts.require_admin(user, "segmenting")
         return self.segmentation.segment_frames_by_name(video, subject, user=user)
 
-    def poster(self, output: "InputImage | InputVideo") -> "InputImage":
+    def poster(self, output: InputImage | InputVideo) -> InputImage:
         """See `VideoViews.poster`."""
         return self.videos.poster(output)
 
@@ -183,14 +227,21 @@ class Workbench:
         """See `StoredSamples.stored_report`."""
         return self.samples.stored_report(sample_id, user=user)
 
-    def sam_predict(self, image: "InputImage", points: list[tuple[float, float, int]],
-                    box: tuple[float, float, float, float] | None, *, user: str | None) -> Any:
+    def sam_predict(
+        self,
+        image: InputImage,
+        points: list[tuple[float, float, int]],
+        box: tuple[float, float, float, float] | None,
+        *,
+        user: str | None,
+    ) -> Any:
         """See `Segmentation.sam_predict`. Admins only."""
         self.accounts.require_admin(user, "segmenting")
         return self.segmentation.sam_predict(image, points, box, user=user)
 
-    def segment_by_name(self, image: "InputImage", subject: str | None, *, user: str | None,
-                        threshold: float | None = None) -> Any:
+    def segment_by_name(
+        self, image: InputImage, subject: str | None, *, user: str | None, threshold: float | None = None
+    ) -> Any:
         """See `Segmentation.segment_by_name`. Admins only."""
         self.accounts.require_admin(user, "segmenting")
         return self.segmentation.segment_by_name(image, subject, user=user, threshold=threshold)
@@ -208,6 +259,8 @@ class Workbench:
         adding = sum(len(img.data) for img in (*sample.refs, sample.out))
         have = self.database.run(lambda store: store.samples.stored_bytes(dataset.strip()))
         if have + adding > cap:
-            raise InputError(f"dataset {dataset.strip()!r} holds {have / 2**20:.1f} MiB; without logins the app "
-                             f"stores at most {self.settings.anonymous_dataset_mb} MiB per dataset "
-                             "(MASC_ANONYMOUS_DATASET_MB). Save into another dataset, or configure logins.")
+            raise InputError(
+                f"dataset {dataset.strip()!r} holds {have / 2**20:.1f} MiB; without logins the app "
+                f"stores at most {self.settings.anonymous_dataset_mb} MiB per dataset "
+                "(MASC_ANONYMOUS_DATASET_MB). Save into another dataset, or configure logins."
+            )

@@ -1,5 +1,6 @@
 """Alembic environment: runs migrations on a connection handed in by `storage.migrate`, or on the URL
 given as `-x url=...` / `DATABASE_URL` when Alembic is run from the command line."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,12 @@ config = context.config
 
 
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=Base.metadata,
-                      render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -23,8 +28,9 @@ def _run(connection) -> None:
 def _url() -> str:
     url = context.get_x_argument(as_dictionary=True).get("url") or os.environ.get("DATABASE_URL")
     if not url:
-        raise SystemExit("no database URL: pass `-x url=sqlite:////path/masc.sqlite3` (or a PostgreSQL URL) "
-                         "or set DATABASE_URL")
+        raise SystemExit(
+            "no database URL: pass `-x url=sqlite:////path/masc.sqlite3` (or a PostgreSQL URL) or set DATABASE_URL"
+        )
     return url
 
 

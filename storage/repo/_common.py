@@ -1,10 +1,12 @@
 """Helpers shared by the repositories: argument checks, lookups by name, insert-if-absent, row -> record."""
+
 from __future__ import annotations
 
 import datetime as dt
 import math
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -16,7 +18,7 @@ from ..record_types import RaterRecord, RatingRecord, SampleRecord
 
 IN_CHUNK = 5000
 """Largest IN (...) list sent at once (SQLite limits bound parameters)."""
-INT64_MAX = 2 ** 63 - 1
+INT64_MAX = 2**63 - 1
 """Largest integer any column holds (SQLite INTEGER, PostgreSQL BIGINT); ids and counts are refused above it."""
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 """Characters no column can hold: NUL (PostgreSQL text refuses it) and lone surrogates (not encodable as UTF-8)."""
@@ -58,8 +60,9 @@ def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
     if not -INT64_MAX - 1 <= value <= INT64_MAX:
-        raise InvalidInput(f"{name} must fit in 64 bits (at most {INT64_MAX:,}), got a {len(str(abs(value)))}-digit "
-                           "number")
+        raise InvalidInput(
+            f"{name} must fit in 64 bits (at most {INT64_MAX:,}), got a {len(str(abs(value)))}-digit number"
+        )
     return value
 
 
@@ -73,8 +76,7 @@ def check_seconds(value: object, name: str = "seconds_spent") -> float | None:
 
 def check_timestamp(value: object, name: str) -> dt.datetime:
     if not isinstance(value, dt.datetime) or value.tzinfo is None:
-        raise InvalidInput(f"{name} must be a timezone-aware datetime (e.g. datetime.now(timezone.utc)), "
-                           f"got {value!r}")
+        raise InvalidInput(f"{name} must be a timezone-aware datetime (e.g. datetime.now(timezone.utc)), got {value!r}")
     return value.astimezone(dt.timezone.utc)
 
 
@@ -122,8 +124,9 @@ def dataset_id(session: Session, name: str) -> int:
     return found
 
 
-_RATER_BY_NAME = (sa.select(t.Rater.id, t.Rater.username, t.Rater.is_external, t.Rater.created_at)
-                  .where(t.Rater.username == sa.bindparam("username")))
+_RATER_BY_NAME = sa.select(t.Rater.id, t.Rater.username, t.Rater.is_external, t.Rater.created_at).where(
+    t.Rater.username == sa.bindparam("username")
+)
 
 
 def rater_row(session: Session, username: str) -> RaterRecord:
@@ -147,7 +150,7 @@ def require_sample(session: Session, sample_id: object) -> int:
 
 def chunks(items: Sequence[Any], size: int = IN_CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def rater_record(row: t.Rater | sa.Row) -> RaterRecord:
@@ -155,14 +158,29 @@ def rater_record(row: t.Rater | sa.Row) -> RaterRecord:
 
 
 def rating_record(row: t.Rating, username: str) -> RatingRecord:
-    return RatingRecord(id=row.id, rater=username, sample_id=row.sample_id, criterion=row.criterion,
-                        score=row.score, status=row.status, seconds_spent=row.seconds_spent,
-                        presentation_order=row.presentation_order, note=row.note, revision=row.revision,
-                        created_at=row.created_at, updated_at=row.updated_at)
+    return RatingRecord(
+        id=row.id,
+        rater=username,
+        sample_id=row.sample_id,
+        criterion=row.criterion,
+        score=row.score,
+        status=row.status,
+        seconds_spent=row.seconds_spent,
+        presentation_order=row.presentation_order,
+        note=row.note,
+        revision=row.revision,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
 
 
-def sample_filters(*, dataset: str | None = None, method: str | None = None, subject: str | None = None,
-                   sample_ids: Sequence[int] | None = None) -> list[sa.ColumnElement[bool]]:
+def sample_filters(
+    *,
+    dataset: str | None = None,
+    method: str | None = None,
+    subject: str | None = None,
+    sample_ids: Sequence[int] | None = None,
+) -> list[sa.ColumnElement[bool]]:
     """WHERE clauses over samples joined with datasets and subjects."""
     where: list[sa.ColumnElement[bool]] = []
     if dataset is not None:
@@ -176,19 +194,32 @@ def sample_filters(*, dataset: str | None = None, method: str | None = None, sub
     return where
 
 
-_SAMPLES = (sa.select(t.Sample.id, t.Sample.prompt, t.Sample.method, t.Sample.seed, t.Sample.external_key,
-                      t.Sample.info, t.Sample.created_at, t.Dataset.name.label("dataset"),
-                      t.Subject.name.label("subject"), t.Subject.category)
-            .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
-            .join(t.Subject, t.Subject.id == t.Sample.subject_id))
+_SAMPLES = (
+    sa.select(
+        t.Sample.id,
+        t.Sample.prompt,
+        t.Sample.method,
+        t.Sample.seed,
+        t.Sample.external_key,
+        t.Sample.info,
+        t.Sample.created_at,
+        t.Dataset.name.label("dataset"),
+        t.Subject.name.label("subject"),
+        t.Subject.category,
+    )
+    .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+    .join(t.Subject, t.Subject.id == t.Sample.subject_id)
+)
 """Samples with their dataset and subject, as plain columns (no ORM objects: they are turned into records)."""
 _SAMPLE_BY_ID = _SAMPLES.where(t.Sample.id == sa.bindparam("sample_id"))
-_IMAGES_OF = (sa.select(t.SampleImage.sample_id, t.SampleImage.role, t.SampleImage.position, t.SampleImage.blob_sha256)
-              .where(t.SampleImage.sample_id.in_(sa.bindparam("sample_ids", expanding=True))))
+_IMAGES_OF = sa.select(
+    t.SampleImage.sample_id, t.SampleImage.role, t.SampleImage.position, t.SampleImage.blob_sha256
+).where(t.SampleImage.sample_id.in_(sa.bindparam("sample_ids", expanding=True)))
 
 
-def load_samples(session: Session, where: Sequence[sa.ColumnElement[bool]] = (), *,
-                 limit: int | None = None, offset: int = 0) -> list[SampleRecord]:
+def load_samples(
+    session: Session, where: Sequence[sa.ColumnElement[bool]] = (), *, limit: int | None = None, offset: int = 0
+) -> list[SampleRecord]:
     """Samples matching `where` (over samples/datasets/subjects), ordered by id, with their images."""
     query = _SAMPLES.where(*where).order_by(t.Sample.id).offset(offset)
     if limit is not None:
@@ -216,8 +247,20 @@ def _sample_records(session: Session, rows: Sequence[sa.Row]) -> list[SampleReco
         slots = images.get(row.id, {})
         refs = tuple(sha for _, sha in sorted(slots.get("reference", [])))
         output = slots["output"][0][1] if "output" in slots else None  # None: a ratings-only sample
-        out.append(SampleRecord(
-            id=row.id, dataset=row.dataset, subject=row.subject, category=row.category, prompt=row.prompt,
-            method=row.method, seed=row.seed, external_key=row.external_key, references=refs,
-            output=output, info=row.info, created_at=row.created_at))
+        out.append(
+            SampleRecord(
+                id=row.id,
+                dataset=row.dataset,
+                subject=row.subject,
+                category=row.category,
+                prompt=row.prompt,
+                method=row.method,
+                seed=row.seed,
+                external_key=row.external_key,
+                references=refs,
+                output=output,
+                info=row.info,
+                created_at=row.created_at,
+            )
+        )
     return out

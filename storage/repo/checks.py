@@ -6,6 +6,7 @@ complete ratings (`samples.complete_ratings`, what task assignment reads) is com
 with images but no metric value at all are reported as notes, not problems: an import without scores leaves them
 so until `masc-ui batch` runs, while a Save is one transaction and never does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,8 +59,11 @@ def check_blobs(tx: Any, blobs: BlobStore, *, deep: bool) -> tuple[int, list[str
         elif deep and sha256_hex(path.read_bytes()) != sha:
             corrupt.append(sha)
     problems = []
-    for label, items in (("blob file missing", missing), ("blob file of another size", resized),
-                         ("blob file does not hash to its name (overwritten or damaged)", corrupt)):
+    for label, items in (
+        ("blob file missing", missing),
+        ("blob file of another size", resized),
+        ("blob file does not hash to its name (overwritten or damaged)", corrupt),
+    ):
         problems += [f"{label}: {item}" for item in items[:MAX_LISTED]]
         if len(items) > MAX_LISTED:
             problems.append(f"{label}: {len(items) - MAX_LISTED} more")
@@ -68,16 +72,24 @@ def check_blobs(tx: Any, blobs: BlobStore, *, deep: bool) -> tuple[int, list[str
 
 def samples_without_values(tx: Any) -> list[str]:
     """Notes on samples that have an output image but no metric value (imported and not scored yet)."""
+
     def work(s: Any) -> list[int]:
         with_values = sa.select(t.MetricValue.sample_id)
         with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
-        return list(s.scalars(sa.select(t.Sample.id).where(t.Sample.id.in_(with_output),
-                                                           t.Sample.id.not_in(with_values)).order_by(t.Sample.id)))
+        return list(
+            s.scalars(
+                sa.select(t.Sample.id)
+                .where(t.Sample.id.in_(with_output), t.Sample.id.not_in(with_values))
+                .order_by(t.Sample.id)
+            )
+        )
+
     ids = tx.read(work)
     if not ids:
         return []
-    shown = ", ".join(f"#{i}" for i in ids[:MAX_LISTED]) + (f" and {len(ids) - MAX_LISTED} more"
-                                                            if len(ids) > MAX_LISTED else "")
+    shown = ", ".join(f"#{i}" for i in ids[:MAX_LISTED]) + (
+        f" and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
+    )
     return [f"{len(ids)} sample(s) with images but no metric value ({shown}); score them with `masc-ui batch`"]
 
 
@@ -85,10 +97,14 @@ def complete_rating_counts(tx: Any) -> list[str]:
     """Problems: samples whose stored count of complete ratings differs from what their ratings give (only a write
     outside the workbench, e.g. a hand-edited database, can cause one); `masc-ui db recount` repairs them."""
     wrong = tx.read(completion.mismatches)
-    problems = [f"sample #{sid} counts {stored} complete rating(s), its ratings give {actual}: task assignment "
-                f"would hand it out too {'rarely' if stored > actual else 'often'}; repair with `masc-ui db recount`"
-                for sid, stored, actual in wrong[:MAX_LISTED]]
+    problems = [
+        f"sample #{sid} counts {stored} complete rating(s), its ratings give {actual}: task assignment "
+        f"would hand it out too {'rarely' if stored > actual else 'often'}; repair with `masc-ui db recount`"
+        for sid, stored, actual in wrong[:MAX_LISTED]
+    ]
     if len(wrong) > MAX_LISTED:
-        problems.append(f"{len(wrong) - MAX_LISTED} more samples with a wrong count of complete ratings; repair "
-                        f"with `masc-ui db recount`")
+        problems.append(
+            f"{len(wrong) - MAX_LISTED} more samples with a wrong count of complete ratings; repair "
+            f"with `masc-ui db recount`"
+        )
     return problems

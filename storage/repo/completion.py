@@ -17,9 +17,10 @@ the sample and kept exact by the writers instead:
 `mismatches` compares the stored counts with the ratings (`masc-ui db check`); `recount_all` repairs them. All three
 use one SQL expression of the count (`COUNTED`), evaluated by the database per sample row.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -39,18 +40,33 @@ def lock_samples(s: Session, sample_ids: Iterable[int]) -> set[int] | None:
         return None
     locked: set[int] = set()
     for part in chunks(sorted(set(sample_ids))):
-        locked.update(s.scalars(sa.select(t.Sample.id).where(t.Sample.id.in_(list(part))).order_by(t.Sample.id)
-                                .with_for_update(key_share=True)))
+        locked.update(
+            s.scalars(
+                sa.select(t.Sample.id)
+                .where(t.Sample.id.in_(list(part)))
+                .order_by(t.Sample.id)
+                .with_for_update(key_share=True)
+            )
+        )
     return locked
 
 
 def _counted() -> sa.ScalarSelect[int]:
     """The complete ratings of the sample of the enclosing statement (`samples.id`), counted from its ratings."""
-    per_rater = (sa.select(t.Rating.rater_id).join(t.Rater, t.Rater.id == t.Rating.rater_id)
-                 .where(t.Rating.sample_id == t.Sample.id, t.Rating.status == "rated", t.Rater.is_external.is_(False),
-                        t.Rating.criterion.in_(t.CRITERIA))
-                 .group_by(t.Rating.rater_id).having(sa.func.count() == len(t.CRITERIA))
-                 .correlate(t.Sample).subquery())
+    per_rater = (
+        sa.select(t.Rating.rater_id)
+        .join(t.Rater, t.Rater.id == t.Rating.rater_id)
+        .where(
+            t.Rating.sample_id == t.Sample.id,
+            t.Rating.status == "rated",
+            t.Rater.is_external.is_(False),
+            t.Rating.criterion.in_(t.CRITERIA),
+        )
+        .group_by(t.Rating.rater_id)
+        .having(sa.func.count() == len(t.CRITERIA))
+        .correlate(t.Sample)
+        .subquery()
+    )
     return sa.select(sa.func.count()).select_from(per_rater).scalar_subquery()
 
 
@@ -58,8 +74,11 @@ COUNTED = _counted()
 """SQL expression (immutable): the count `samples.complete_ratings` should hold, for the statement's sample row."""
 
 
-_RECOUNT = (sa.update(t.Sample.__table__).where(t.Sample.id.in_(sa.bindparam("sample_ids", expanding=True)))
-            .values(complete_ratings=COUNTED))
+_RECOUNT = (
+    sa.update(t.Sample.__table__)
+    .where(t.Sample.id.in_(sa.bindparam("sample_ids", expanding=True)))
+    .values(complete_ratings=COUNTED)
+)
 """Set `complete_ratings` of the samples `sample_ids` (a list) from their ratings (built once: every answer runs it)."""
 
 
@@ -72,12 +91,21 @@ def recount(s: Session, sample_ids: Iterable[int]) -> None:
 
 def mismatches(s: Session) -> list[tuple[int, int, int]]:
     """(sample id, stored count, count the ratings give) for every sample whose stored count is wrong."""
-    return [tuple(row) for row in s.execute(
-        sa.select(t.Sample.id, t.Sample.complete_ratings, COUNTED)
-        .where(t.Sample.complete_ratings != COUNTED).order_by(t.Sample.id)).all()]
+    return [
+        tuple(row)
+        for row in s.execute(
+            sa.select(t.Sample.id, t.Sample.complete_ratings, COUNTED)
+            .where(t.Sample.complete_ratings != COUNTED)
+            .order_by(t.Sample.id)
+        ).all()
+    ]
 
 
 def recount_all(s: Session) -> int:
     """Repair every stored count from the ratings (after a hand edit of the database); how many were wrong."""
-    return s.execute(sa.update(t.Sample).where(t.Sample.complete_ratings != COUNTED).values(complete_ratings=COUNTED)
-                     .execution_options(synchronize_session=False)).rowcount
+    return s.execute(
+        sa.update(t.Sample)
+        .where(t.Sample.complete_ratings != COUNTED)
+        .values(complete_ratings=COUNTED)
+        .execution_options(synchronize_session=False)
+    ).rowcount

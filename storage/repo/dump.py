@@ -6,6 +6,7 @@ with `include_blobs=True`; otherwise copy the data directory's `blobs/` folder a
 Timestamps are ISO 8601 strings with offset; JSON columns stay JSON. A restore needs an empty
 database at the same schema revision; it keeps every id, so dump -> restore -> dump is identical.
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,18 +36,25 @@ class DumpRepository:
 
     def dump_dict(self, *, include_blobs: bool = False) -> dict[str, Any]:
         """The whole database as a JSON-able dict (see the module docstring)."""
+
         def work(s: Session) -> dict[str, Any]:
             tables = {}
             for table in t.TABLES_IN_DEPENDENCY_ORDER:
                 columns = [c.name for c in table.columns]
                 rows = s.execute(sa.select(table).order_by(*table.primary_key.columns)).all()
-                tables[table.name] = {"columns": columns,
-                                      "rows": [[_encode(table.c[c], v) for c, v in zip(columns, row)]
-                                               for row in rows]}
+                tables[table.name] = {
+                    "columns": columns,
+                    "rows": [[_encode(table.c[c], v) for c, v in zip(columns, row)] for row in rows],
+                }
             return tables
+
         tables = self._tx.read(work)
-        out: dict[str, Any] = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                               "schema_revision": head_revision(), "tables": tables}
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "schema_revision": head_revision(),
+            "tables": tables,
+        }
         if include_blobs:
             shas = [row[0] for row in tables["blobs"]["rows"]]
             out["blob_data"] = {sha: base64.b64encode(self._blobs.get(sha)).decode("ascii") for sha in shas}
@@ -82,14 +90,17 @@ class DumpRepository:
             raise RestoreError(
                 f"{len(missing)} blob(s) listed in the dump (e.g. {missing[0]}) are not in the blob store "
                 f"{self._blobs.root}; copy the old data directory's `blobs/` folder there first, or dump "
-                f"with include_blobs=True")
+                f"with include_blobs=True"
+            )
 
         def work(s: Session) -> dict[str, int]:
             counts: dict[str, int] = {}
             for table in t.TABLES_IN_DEPENDENCY_ORDER:
                 if s.scalar(sa.select(sa.func.count()).select_from(table)):
-                    raise RestoreError(f"the target database is not empty (table {table.name} has rows); "
-                                       f"restore into a new data directory / database")
+                    raise RestoreError(
+                        f"the target database is not empty (table {table.name} has rows); "
+                        f"restore into a new data directory / database"
+                    )
             for table in t.TABLES_IN_DEPENDENCY_ORDER:
                 body = tables.get(table.name, {"columns": [], "rows": []})
                 columns = body["columns"]
@@ -98,11 +109,12 @@ class DumpRepository:
                     raise RestoreError(f"dump table {table.name} has unknown columns {sorted(unknown)}")
                 rows = [{c: _decode(table.c[c], v) for c, v in zip(columns, row)} for row in body["rows"]]
                 for start in range(0, len(rows), _BATCH):
-                    s.execute(sa.insert(table), rows[start:start + _BATCH])
+                    s.execute(sa.insert(table), rows[start : start + _BATCH])
                 counts[table.name] = len(rows)
             if s.get_bind().dialect.name == "postgresql":
                 _reset_sequences(s)
             return counts
+
         return self._tx.write(work)
 
 
@@ -116,14 +128,17 @@ def _read(source: Path | str | TextIO | dict[str, Any]) -> dict[str, Any]:
         except (OSError, ValueError) as exc:
             raise RestoreError(f"cannot read dump {source}: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tables"), dict):
-        raise RestoreError(f"{source} is not a MaSC Workbench dump (expected \"format\": \"{FORMAT}\")")
+        raise RestoreError(f'{source} is not a MaSC Workbench dump (expected "format": "{FORMAT}")')
     if data.get("format_version") != FORMAT_VERSION:
-        raise RestoreError(f"dump format version {data.get('format_version')} is not supported "
-                           f"(this program reads version {FORMAT_VERSION})")
+        raise RestoreError(
+            f"dump format version {data.get('format_version')} is not supported "
+            f"(this program reads version {FORMAT_VERSION})"
+        )
     if data.get("schema_revision") != head_revision():
         raise RestoreError(
             f"the dump was made at schema revision {data.get('schema_revision')}, this program is at "
-            f"{head_revision()}; restore it with the masc-ui version that made it, then upgrade")
+            f"{head_revision()}; restore it with the masc-ui version that made it, then upgrade"
+        )
     return data
 
 
@@ -142,6 +157,9 @@ def _decode(column: sa.Column, value: Any) -> Any:
 def _reset_sequences(s: Session) -> None:
     for table in t.TABLES_IN_DEPENDENCY_ORDER:
         if "id" in table.c and table.c.id.primary_key:
-            s.execute(sa.text(
-                f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
-                f"COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM {table.name}"))
+            s.execute(
+                sa.text(
+                    f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                    f"COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM {table.name}"
+                )
+            )

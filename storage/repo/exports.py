@@ -18,6 +18,7 @@ would be read as a formula by Excel, LibreOffice or Google Sheets (a subject `=1
 Numbers (metric values, means, counts, ids) are written as numbers, negative ones included. The JSONL export
 keeps every text exactly as stored.
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,8 +33,19 @@ from ..transactions import Transactions
 from ._common import sample_filters
 from .views import sample_rows
 
-SAMPLE_COLUMNS = ("sample_id", "dataset", "external_key", "subject", "category", "method", "seed", "prompt",
-                  "output_sha256", "reference_sha256s", "created_at")
+SAMPLE_COLUMNS = (
+    "sample_id",
+    "dataset",
+    "external_key",
+    "subject",
+    "category",
+    "method",
+    "seed",
+    "prompt",
+    "output_sha256",
+    "reference_sha256s",
+    "created_at",
+)
 
 
 class ExportRepository:
@@ -77,10 +89,18 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
     for r in rows:
         x = r.sample
         row: dict[str, Any] = {
-            "sample_id": x.id, "dataset": x.dataset, "external_key": x.external_key, "subject": x.subject,
-            "category": x.category, "method": x.method, "seed": x.seed, "prompt": x.prompt,
-            "output_sha256": x.output, "reference_sha256s": list(x.references),
-            "created_at": x.created_at.isoformat()}
+            "sample_id": x.id,
+            "dataset": x.dataset,
+            "external_key": x.external_key,
+            "subject": x.subject,
+            "category": x.category,
+            "method": x.method,
+            "seed": x.seed,
+            "prompt": x.prompt,
+            "output_sha256": x.output,
+            "reference_sha256s": list(x.references),
+            "created_at": x.created_at.isoformat(),
+        }
         row.update({f"metric:{m}": r.metrics.get(m) for m in metrics})
         row.update({f"rating:{u}:{c}": r.ratings.get(u, {}).get(c) for u in raters for c in criteria})
         for u in raters:

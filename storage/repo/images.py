@@ -1,4 +1,5 @@
 """Images and mask files: bytes into the blob store, one `blobs` row per distinct content."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,16 +25,20 @@ class ImageRepository:
         """Store `data` (file written and fsynced before the row is committed); return its SHA-256."""
         digest = self._blobs.put(data)
         kind = media_type or sniff_media_type(bytes(data[:16]))
-        self._tx.write(lambda s: insert_ignore(s, t.Blob, {
-            "sha256": digest, "size_bytes": len(data), "media_type": kind, "created_at": utcnow()}))
+        self._tx.write(
+            lambda s: insert_ignore(
+                s, t.Blob, {"sha256": digest, "size_bytes": len(data), "media_type": kind, "created_at": utcnow()}
+            )
+        )
         return digest
 
     def read(self, sha256: str, *, verify: bool = False) -> bytes:
         """The stored bytes (BlobMissing if unknown or its file is gone; BlobCorrupt with `verify`)."""
         check_sha256(sha256)
         if not self.known(sha256):
-            raise BlobMissing(f"no image or mask with SHA-256 {sha256} was ever added; add it with "
-                              f"store.images.add(bytes)")
+            raise BlobMissing(
+                f"no image or mask with SHA-256 {sha256} was ever added; add it with store.images.add(bytes)"
+            )
         return self._blobs.get(sha256, verify=verify)
 
     def link(self, sha256: str, dest: Path) -> None:

@@ -1,9 +1,11 @@
 """Versioned masks of sample images. Adding a mask adds a version; the highest version is current."""
+
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -14,8 +16,7 @@ from ..errors import InvalidInput, NotFound
 from ..provenance import json_safe
 from ..record_types import MaskRecord
 from ..transactions import Transactions
-from ._common import (check_int, check_optional_text, check_timestamp, chunks, insert_ignore, require_sample,
-                      utcnow)
+from ._common import check_int, check_optional_text, check_timestamp, chunks, insert_ignore, require_sample, utcnow
 
 
 class MaskRepository:
@@ -23,22 +24,41 @@ class MaskRepository:
         self._tx = tx
         self._blobs = blobs
 
-    def add(self, sample_id: int, role: str, position: int, png: bytes, *, source: str,
-            created_by: str | None = None, params: Mapping[str, Any] | None = None,
-            created_at: dt.datetime | None = None) -> MaskRecord:
+    def add(
+        self,
+        sample_id: int,
+        role: str,
+        position: int,
+        png: bytes,
+        *,
+        source: str,
+        created_by: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        created_at: dt.datetime | None = None,
+    ) -> MaskRecord:
         """Add a new current mask for image (`role`, `position`) of a sample.
 
         `png`: the mask as PNG bytes (normalise with `masc_ui.imaging` first); `role`: `reference` or
         `output`; `position`: reference index (0 for the output); `source`: `drawn`, `sam`, `imported`
         or `text`; `params`: how it was made (JSON). Earlier versions stay available in `history`.
         """
-        mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params,
-                            created_at=created_at)
+        mask = prepare_mask(
+            role, position, png, source=source, created_by=created_by, params=params, created_at=created_at
+        )
         self._blobs.put(mask.png)
         return self._tx.write(lambda s: add_version(s, sample_id, mask, unless_current=False)[0])
 
-    def add_if_new(self, sample_id: int, role: str, position: int, png: bytes, *, source: str,
-                   created_by: str | None = None, params: Mapping[str, Any] | None = None) -> tuple[MaskRecord, bool]:
+    def add_if_new(
+        self,
+        sample_id: int,
+        role: str,
+        position: int,
+        png: bytes,
+        *,
+        source: str,
+        created_by: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> tuple[MaskRecord, bool]:
         """Like `add`, unless one of the image's versions already has exactly these bytes: then that version,
         and nothing is written. Returns (mask, added). The check and the insert are one transaction holding the
         image's row lock, so two imports of the same masks at once add each mask once."""
@@ -47,25 +67,34 @@ class MaskRepository:
 
         def work(s: Session) -> tuple[MaskRecord, bool]:
             image = _image_row(s, sample_id, role, position, lock=True)
-            found = s.scalar(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id,
-                                                            t.MaskVersion.blob_sha256 == mask.sha256)
-                             .order_by(t.MaskVersion.version.desc()).limit(1))
+            found = s.scalar(
+                sa.select(t.MaskVersion)
+                .where(t.MaskVersion.sample_image_id == image.id, t.MaskVersion.blob_sha256 == mask.sha256)
+                .order_by(t.MaskVersion.version.desc())
+                .limit(1)
+            )
             if found is not None:
                 return _record(found, image), False
             return add_version(s, sample_id, mask, unless_current=False)
+
         return self._tx.write(work)
 
     def current(self, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
         """(role, position) -> current mask, for every image of the sample that has one."""
+
         def work(s: Session) -> dict[tuple[str, int], MaskRecord]:
             require_sample(s, sample_id)
             return {(r.role, r.position): r for r in _current(s, [sample_id]).get(sample_id, [])}
+
         return self._tx.read(work)
 
     def current_for(self, sample_ids: list[int]) -> dict[int, dict[tuple[str, int], MaskRecord]]:
         """Like `current`, for many samples at once (unknown ids are simply absent)."""
-        return self._tx.read(lambda s: {sid: {(r.role, r.position): r for r in recs}
-                                        for sid, recs in _current(s, list(sample_ids)).items()})
+        return self._tx.read(
+            lambda s: {
+                sid: {(r.role, r.position): r for r in recs} for sid, recs in _current(s, list(sample_ids)).items()
+            }
+        )
 
     def history(self, sample_id: int, role: str, position: int = 0) -> list[MaskRecord]:
         """Every mask version of one image, oldest first."""
@@ -73,9 +102,13 @@ class MaskRepository:
 
         def work(s: Session) -> list[MaskRecord]:
             image = _image_row(s, sample_id, role, position)
-            rows = s.scalars(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id)
-                             .order_by(t.MaskVersion.version))
+            rows = s.scalars(
+                sa.select(t.MaskVersion)
+                .where(t.MaskVersion.sample_image_id == image.id)
+                .order_by(t.MaskVersion.version)
+            )
             return [_record(r, image) for r in rows]
+
         return self._tx.read(work)
 
     def get(self, mask_id: int) -> MaskRecord:
@@ -88,6 +121,7 @@ class MaskRepository:
             image = s.get(t.SampleImage, row.sample_image_id)
             assert image is not None
             return _record(row, image)
+
         return self._tx.read(work)
 
 
@@ -105,8 +139,16 @@ class PreparedMask:
     created_at: dt.datetime
 
 
-def prepare_mask(role: str, position: int, png: bytes, *, source: str, created_by: str | None = None,
-                 params: Mapping[str, Any] | None = None, created_at: dt.datetime | None = None) -> PreparedMask:
+def prepare_mask(
+    role: str,
+    position: int,
+    png: bytes,
+    *,
+    source: str,
+    created_by: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    created_at: dt.datetime | None = None,
+) -> PreparedMask:
     """Check the arguments of `MaskRepository.add` (InvalidInput naming the bad one)."""
     _check_role(role)
     check_int(position, "position", minimum=0)
@@ -123,24 +165,36 @@ def prepare_mask(role: str, position: int, png: bytes, *, source: str, created_b
     return PreparedMask(role, position, png, sha256_hex(png), source, created_by, params_json, when)
 
 
-def add_version(s: Session, sample_id: int, mask: PreparedMask, *,
-                unless_current: bool = True) -> tuple[MaskRecord, bool]:
+def add_version(
+    s: Session, sample_id: int, mask: PreparedMask, *, unless_current: bool = True
+) -> tuple[MaskRecord, bool]:
     """Add `mask` as the new current version of its image (its bytes already in the blob store); returns (the
     image's current mask, added). With `unless_current`, nothing is added when the current version, read while
     holding the image's row lock, already has these bytes (another writer stored the same mask meanwhile)."""
     image = _image_row(s, sample_id, mask.role, mask.position, lock=True)
-    latest = s.scalar(sa.select(sa.func.max(t.MaskVersion.version))
-                      .where(t.MaskVersion.sample_image_id == image.id)) or 0
+    latest = (
+        s.scalar(sa.select(sa.func.max(t.MaskVersion.version)).where(t.MaskVersion.sample_image_id == image.id)) or 0
+    )
     if unless_current and latest:
-        current = s.scalars(sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id,
-                                                           t.MaskVersion.version == latest)).one()
+        current = s.scalars(
+            sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id, t.MaskVersion.version == latest)
+        ).one()
         if current.blob_sha256 == mask.sha256:
             return _record(current, image), False
-    insert_ignore(s, t.Blob, {"sha256": mask.sha256, "size_bytes": len(mask.png), "media_type": "image/png",
-                              "created_at": mask.created_at})
-    row = t.MaskVersion(sample_image_id=image.id, version=latest + 1, source=mask.source,
-                        created_by=mask.created_by, created_at=mask.created_at, blob_sha256=mask.sha256,
-                        params=mask.params)
+    insert_ignore(
+        s,
+        t.Blob,
+        {"sha256": mask.sha256, "size_bytes": len(mask.png), "media_type": "image/png", "created_at": mask.created_at},
+    )
+    row = t.MaskVersion(
+        sample_image_id=image.id,
+        version=latest + 1,
+        source=mask.source,
+        created_by=mask.created_by,
+        created_at=mask.created_at,
+        blob_sha256=mask.sha256,
+        params=mask.params,
+    )
     s.add(row)
     s.flush()
     return _record(row, image), True
@@ -153,11 +207,18 @@ def current_of(s: Session, sample_id: int) -> dict[tuple[str, int], MaskRecord]:
 
 def newest_with_content(s: Session, sample_id: int, role: str, position: int, sha256: str) -> int | None:
     """Id of the newest version of image (`role`, `position`) of the sample whose PNG hashes to `sha256`."""
-    return s.scalar(sa.select(t.MaskVersion.id)
-                    .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
-                    .where(t.SampleImage.sample_id == sample_id, t.SampleImage.role == role,
-                           t.SampleImage.position == position, t.MaskVersion.blob_sha256 == sha256)
-                    .order_by(t.MaskVersion.version.desc()).limit(1))
+    return s.scalar(
+        sa.select(t.MaskVersion.id)
+        .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
+        .where(
+            t.SampleImage.sample_id == sample_id,
+            t.SampleImage.role == role,
+            t.SampleImage.position == position,
+            t.MaskVersion.blob_sha256 == sha256,
+        )
+        .order_by(t.MaskVersion.version.desc())
+        .limit(1)
+    )
 
 
 def current_mask_ids(s: Session, sample_ids: list[int]) -> dict[int, set[int]]:
@@ -166,15 +227,22 @@ def current_mask_ids(s: Session, sample_ids: list[int]) -> dict[int, set[int]]:
 
 
 def _current(s: Session, sample_ids: list[int]) -> dict[int, list[MaskRecord]]:
-    newest = (sa.select(t.MaskVersion.sample_image_id, sa.func.max(t.MaskVersion.version).label("v"))
-              .group_by(t.MaskVersion.sample_image_id).subquery())
+    newest = (
+        sa.select(t.MaskVersion.sample_image_id, sa.func.max(t.MaskVersion.version).label("v"))
+        .group_by(t.MaskVersion.sample_image_id)
+        .subquery()
+    )
     out: dict[int, list[MaskRecord]] = {}
     for part in chunks(sample_ids):
-        query = (sa.select(t.MaskVersion, t.SampleImage)
-                 .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
-                 .join(newest, sa.and_(newest.c.sample_image_id == t.MaskVersion.sample_image_id,
-                                       newest.c.v == t.MaskVersion.version))
-                 .where(t.SampleImage.sample_id.in_(part)))
+        query = (
+            sa.select(t.MaskVersion, t.SampleImage)
+            .join(t.SampleImage, t.SampleImage.id == t.MaskVersion.sample_image_id)
+            .join(
+                newest,
+                sa.and_(newest.c.sample_image_id == t.MaskVersion.sample_image_id, newest.c.v == t.MaskVersion.version),
+            )
+            .where(t.SampleImage.sample_id.in_(part))
+        )
         for mask, image in s.execute(query):
             out.setdefault(image.sample_id, []).append(_record(mask, image))
     return out
@@ -187,16 +255,28 @@ def _check_role(role: object) -> None:
 
 def _image_row(s: Session, sample_id: int, role: str, position: int, *, lock: bool = False) -> t.SampleImage:
     require_sample(s, sample_id)
-    query = sa.select(t.SampleImage).where(t.SampleImage.sample_id == sample_id, t.SampleImage.role == role,
-                                           t.SampleImage.position == position)
+    query = sa.select(t.SampleImage).where(
+        t.SampleImage.sample_id == sample_id, t.SampleImage.role == role, t.SampleImage.position == position
+    )
     image = s.scalar(query.with_for_update() if lock else query)
     if image is None:
-        raise NotFound(f"sample #{sample_id} has no {role} image at position {position}"
-                       + (" (the output is position 0)" if role == "output" else ""))
+        raise NotFound(
+            f"sample #{sample_id} has no {role} image at position {position}"
+            + (" (the output is position 0)" if role == "output" else "")
+        )
     return image
 
 
 def _record(row: t.MaskVersion, image: t.SampleImage) -> MaskRecord:
-    return MaskRecord(id=row.id, sample_id=image.sample_id, role=image.role, position=image.position,
-                      version=row.version, source=row.source, created_by=row.created_by,
-                      created_at=row.created_at, sha256=row.blob_sha256, params=row.params)
+    return MaskRecord(
+        id=row.id,
+        sample_id=image.sample_id,
+        role=image.role,
+        position=image.position,
+        version=row.version,
+        source=row.source,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        sha256=row.blob_sha256,
+        params=row.params,
+    )

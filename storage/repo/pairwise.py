@@ -10,24 +10,44 @@ first; otherwise the caller's rule (`choose`, e.g. the workbench's pair planner)
 On PostgreSQL an advisory lock serializes assignments (SQLite's `BEGIN IMMEDIATE` already does), so two raters
 asking at once never both take the last open slot of a pair.
 """
+
 from __future__ import annotations
 
 import secrets
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TextIO
+from typing import Any, TextIO
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..errors import InvalidInput, InvalidRating, NotFound
-from ..pair_records import (ExternalPairJudgment, PairAnswer, PairAssignmentState, PairCandidateRecord, PairChoice,
-                            PairJudgmentRecord, PairJudgmentRevision, PairTaskRecord)
+from ..pair_records import (
+    ExternalPairJudgment,
+    PairAnswer,
+    PairAssignmentState,
+    PairCandidateRecord,
+    PairChoice,
+    PairJudgmentRecord,
+    PairJudgmentRevision,
+    PairTaskRecord,
+)
 from ..record_types import RaterRecord
 from ..transactions import Transactions
-from ._common import (check_int, check_optional_text, check_seconds, check_text, check_timestamp, dataset_id,
-                      insert_ignore, rater_row, require_sample, utcnow)
+from ._common import (
+    check_int,
+    check_optional_text,
+    check_seconds,
+    check_text,
+    check_timestamp,
+    dataset_id,
+    insert_ignore,
+    rater_row,
+    require_sample,
+    utcnow,
+)
 from .pair_exports import pair_export_table, write_pair_csv, write_pair_jsonl
 
 TOKEN_BYTES = 16
@@ -65,6 +85,7 @@ class PairwiseRepository:
             if choice is None:
                 return None
             return _add_task(s, who, state, choice)
+
         return self._tx.write(work)
 
     def state(self, rater: str, *, dataset: str | None = None) -> PairAssignmentState:
@@ -78,10 +99,12 @@ class PairwiseRepository:
         check_text(token, "token", max_len=64)
         return self._tx.read(lambda s: _task_record(s, _task_row(s, rater_row(s, rater), token), rater))
 
-    def previous_task(self, rater: str, *, before_token: str | None = None,
-                      dataset: str | None = None) -> PairTaskRecord | None:
+    def previous_task(
+        self, rater: str, *, before_token: str | None = None, dataset: str | None = None
+    ) -> PairTaskRecord | None:
         """`rater`'s task handed out just before the one with `before_token` (in scope), or their latest task
         when `before_token` is None; None at the beginning."""
+
         def work(s: Session) -> PairTaskRecord | None:
             who = rater_row(s, rater)
             query = _scoped(sa.select(t.PairTask).where(t.PairTask.rater_id == who.id), t.PairTask, s, dataset)
@@ -90,10 +113,12 @@ class PairwiseRepository:
                 query = query.where(t.PairTask.position < _task_row(s, who, before_token).position)
             row = s.scalars(query.order_by(t.PairTask.position.desc()).limit(1)).first()
             return None if row is None else _task_record(s, row, rater)
+
         return self._tx.read(work)
 
     def tasks(self, *, rater: str | None = None, dataset: str | None = None) -> list[PairTaskRecord]:
         """Tasks (of one rater, or everyone's) in scope, by id, with their judgments."""
+
         def work(s: Session) -> list[PairTaskRecord]:
             query = sa.select(t.PairTask)
             rater_id = None if rater is None else rater_row(s, rater).id
@@ -101,12 +126,14 @@ class PairwiseRepository:
                 query = query.where(t.PairTask.rater_id == rater_id)
             rows = list(s.scalars(_scoped(query, t.PairTask, s, dataset).order_by(t.PairTask.id)))
             return _task_records(s, rows, _current(s, dataset, rater_id))
+
         return self._tx.read(work)
 
     # --- judgments ---------------------------------------------------------------------------------------
 
-    def judge(self, rater: str, token: str, answers: Sequence[PairAnswer], *,
-              seconds_spent: float | None = None) -> dict[str, PairJudgmentRecord]:
+    def judge(
+        self, rater: str, token: str, answers: Sequence[PairAnswer], *, seconds_spent: float | None = None
+    ) -> dict[str, PairJudgmentRecord]:
         """Set `rater`'s answers to their task `token`, one or more criteria in one transaction (all or nothing);
         returns criterion -> current judgment once committed. Giving the same answer again changes nothing; a
         different one becomes a new revision and the old one goes to the history."""
@@ -119,8 +146,9 @@ class PairwiseRepository:
         for i, answer in enumerate(answers):
             if not isinstance(answer, PairAnswer):
                 raise InvalidInput(f"answers[{i}] must be a storage.PairAnswer, got {type(answer).__name__}")
-            _check_answer(answer.criterion, answer.winner, answer.status, answer.both_bad, answer.note,
-                          where=f"answers[{i}]")
+            _check_answer(
+                answer.criterion, answer.winner, answer.status, answer.both_bad, answer.note, where=f"answers[{i}]"
+            )
             if answer.criterion in seen:
                 raise InvalidRating(f"answers[{i}]: criterion {answer.criterion!r} is answered twice; give it once")
             seen.add(answer.criterion)
@@ -130,9 +158,26 @@ class PairwiseRepository:
             who = rater_row(s, rater)
             task = _task_row(s, who, token)
             now = utcnow()
-            return {a.criterion: _upsert(s, who, task.sample_a_id, task.sample_b_id, task.left_sample_id, a.criterion,
-                                         a.winner, a.both_bad, a.status, seconds_spent, a.note, task.id, now, now)
-                    for a in answers}
+            return {
+                a.criterion: _upsert(
+                    s,
+                    who,
+                    task.sample_a_id,
+                    task.sample_b_id,
+                    task.left_sample_id,
+                    a.criterion,
+                    a.winner,
+                    a.both_bad,
+                    a.status,
+                    seconds_spent,
+                    a.note,
+                    task.id,
+                    now,
+                    now,
+                )
+                for a in answers
+            }
+
         return self._tx.write(work)
 
     def current(self, *, rater: str | None = None, dataset: str | None = None) -> list[PairJudgmentRecord]:
@@ -144,12 +189,15 @@ class PairwiseRepository:
         check_int(judgment_id, "judgment_id", minimum=1)
 
         def work(s: Session) -> PairJudgmentRecord:
-            found = s.execute(sa.select(t.PairJudgment, t.Rater.username)
-                              .join(t.Rater, t.Rater.id == t.PairJudgment.rater_id)
-                              .where(t.PairJudgment.id == judgment_id)).first()
+            found = s.execute(
+                sa.select(t.PairJudgment, t.Rater.username)
+                .join(t.Rater, t.Rater.id == t.PairJudgment.rater_id)
+                .where(t.PairJudgment.id == judgment_id)
+            ).first()
             if found is None:
                 raise NotFound(f"pairwise judgment #{judgment_id} does not exist")
             return _judgment_record(*found)
+
         return self._tx.read(work)
 
     def history(self, judgment_id: int) -> list[PairJudgmentRevision]:
@@ -157,12 +205,38 @@ class PairwiseRepository:
         current = self.get(judgment_id)
 
         def work(s: Session) -> list[PairJudgmentRevision]:
-            old = s.scalars(sa.select(t.PairJudgmentHistory).where(t.PairJudgmentHistory.judgment_id == judgment_id)
-                            .order_by(t.PairJudgmentHistory.revision))
-            return [PairJudgmentRevision(h.revision, h.left_sample_id, h.winner, h.both_bad, h.status,
-                                         h.seconds_spent, h.note, h.judged_at, h.replaced_at) for h in old] + [
-                PairJudgmentRevision(current.revision, current.left_sample_id, current.winner, current.both_bad,
-                                     current.status, current.seconds_spent, current.note, current.judged_at, None)]
+            old = s.scalars(
+                sa.select(t.PairJudgmentHistory)
+                .where(t.PairJudgmentHistory.judgment_id == judgment_id)
+                .order_by(t.PairJudgmentHistory.revision)
+            )
+            return [
+                PairJudgmentRevision(
+                    h.revision,
+                    h.left_sample_id,
+                    h.winner,
+                    h.both_bad,
+                    h.status,
+                    h.seconds_spent,
+                    h.note,
+                    h.judged_at,
+                    h.replaced_at,
+                )
+                for h in old
+            ] + [
+                PairJudgmentRevision(
+                    current.revision,
+                    current.left_sample_id,
+                    current.winner,
+                    current.both_bad,
+                    current.status,
+                    current.seconds_spent,
+                    current.note,
+                    current.judged_at,
+                    None,
+                )
+            ]
+
         return self._tx.read(work)
 
     def import_external(self, rater: str, items: Iterable[ExternalPairJudgment]) -> int:
@@ -178,8 +252,10 @@ class PairwiseRepository:
             check_int(item.left_sample_id, f"items[{i}].left_sample_id", minimum=1)
             check_int(item.right_sample_id, f"items[{i}].right_sample_id", minimum=1)
             if item.left_sample_id == item.right_sample_id:
-                raise InvalidInput(f"items[{i}]: left and right are the same sample #{item.left_sample_id}; a "
-                                   "judgment compares two samples")
+                raise InvalidInput(
+                    f"items[{i}]: left and right are the same sample #{item.left_sample_id}; a "
+                    "judgment compares two samples"
+                )
             _check_answer(item.criterion, item.winner, item.status, item.both_bad, item.note, where=f"items[{i}]")
             check_seconds(item.seconds_spent, f"items[{i}].seconds_spent")
             if item.judged_at is not None:
@@ -195,10 +271,25 @@ class PairwiseRepository:
             for item in items:
                 a, b = sorted((item.left_sample_id, item.right_sample_id))
                 before = _find(s, who.id, a, b, item.criterion)
-                after = _upsert(s, who, a, b, item.left_sample_id, item.criterion, item.winner, item.both_bad,
-                                item.status, item.seconds_spent, item.note, None, item.judged_at or now, now)
+                after = _upsert(
+                    s,
+                    who,
+                    a,
+                    b,
+                    item.left_sample_id,
+                    item.criterion,
+                    item.winner,
+                    item.both_bad,
+                    item.status,
+                    item.seconds_spent,
+                    item.note,
+                    None,
+                    item.judged_at or now,
+                    now,
+                )
                 written += before is None or after.revision != before
             return written
+
         return self._tx.write(work)
 
     # --- exports -----------------------------------------------------------------------------------------
@@ -216,25 +307,30 @@ class PairwiseRepository:
         return write_pair_jsonl(target, *self.export_table(dataset))
 
 
-def _check_answer(criterion: object, winner: object, status: object, both_bad: object, note: object, *,
-                  where: str) -> None:
+def _check_answer(
+    criterion: object, winner: object, status: object, both_bad: object, note: object, *, where: str
+) -> None:
     if criterion not in t.CRITERIA:
-        raise InvalidRating(f"{where}: criterion {criterion!r} is unknown; a pairwise judgment is about 'cp' "
-                            "(concept preservation) or 'pf' (prompt following)")
+        raise InvalidRating(
+            f"{where}: criterion {criterion!r} is unknown; a pairwise judgment is about 'cp' "
+            "(concept preservation) or 'pf' (prompt following)"
+        )
     if status not in t.STATUSES:
         raise InvalidRating(f"{where}: status {status!r} is unknown; use one of {', '.join(t.STATUSES)}")
     if status == "rated" and winner not in t.PAIR_WINNERS:
         raise InvalidRating(f"{where}: {criterion} winner must be one of {', '.join(t.PAIR_WINNERS)}, got {winner!r}")
     if status != "rated" and winner is not None:
-        raise InvalidRating(f"{where}: a {status} {criterion} judgment has no winner; pass winner=None (or "
-                            "status='rated' to give one)")
+        raise InvalidRating(
+            f"{where}: a {status} {criterion} judgment has no winner; pass winner=None (or status='rated' to give one)"
+        )
     if not isinstance(both_bad, bool):
         raise InvalidInput(f"{where}: both_bad must be True or False, got {both_bad!r}")
     check_optional_text(note, f"{where}.note", max_len=10_000)
 
 
-def _scoped(query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s: Session,
-            dataset: str | None) -> sa.Select:
+def _scoped(
+    query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s: Session, dataset: str | None
+) -> sa.Select:
     """`query` restricted to pairs of `dataset` (both samples of a pair are in one dataset)."""
     if dataset is None:
         return query
@@ -242,34 +338,47 @@ def _scoped(query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s:
 
 
 def _state(s: Session, rater: str, dataset: str | None) -> PairAssignmentState:
-    return PairAssignmentState(rater, utcnow(), _candidates(s, dataset),
-                               *_tasks_and_judgments(s, dataset))
+    return PairAssignmentState(rater, utcnow(), _candidates(s, dataset), *_tasks_and_judgments(s, dataset))
 
 
 def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, ...]:
     """Samples in scope with an output image, a method and a prompt, with the output's media type (columns only:
     this runs on every assignment, over every sample of the scope)."""
     with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
-    scope = sa.select(t.Sample.id).where(t.Sample.id.in_(with_output), t.Sample.method.is_not(None),
-                                         t.Sample.prompt.is_not(None))
+    scope = sa.select(t.Sample.id).where(
+        t.Sample.id.in_(with_output), t.Sample.method.is_not(None), t.Sample.prompt.is_not(None)
+    )
     if dataset is not None:
         scope = scope.where(t.Sample.dataset_id == dataset_id(s, dataset))
     refs: dict[int, list[str]] = defaultdict(list)
-    for sample_id, sha in s.execute(sa.select(t.SampleImage.sample_id, t.SampleImage.blob_sha256).where(
-            t.SampleImage.role == "reference", t.SampleImage.sample_id.in_(scope))):
+    for sample_id, sha in s.execute(
+        sa.select(t.SampleImage.sample_id, t.SampleImage.blob_sha256).where(
+            t.SampleImage.role == "reference", t.SampleImage.sample_id.in_(scope)
+        )
+    ):
         refs[sample_id].append(sha)
-    rows = s.execute(sa.select(t.Sample.id, t.Dataset.name, t.Sample.method, t.Sample.prompt, t.Blob.media_type)
-                     .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
-                     .join(t.SampleImage, sa.and_(t.SampleImage.sample_id == t.Sample.id,
-                                                  t.SampleImage.role == "output", t.SampleImage.position == 0))
-                     .join(t.Blob, t.Blob.sha256 == t.SampleImage.blob_sha256)
-                     .where(t.Sample.id.in_(scope)).order_by(t.Sample.id))
-    return tuple(PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))), media_type)
-                 for i, name, method, prompt, media_type in rows)
+    rows = s.execute(
+        sa.select(t.Sample.id, t.Dataset.name, t.Sample.method, t.Sample.prompt, t.Blob.media_type)
+        .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
+        .join(
+            t.SampleImage,
+            sa.and_(
+                t.SampleImage.sample_id == t.Sample.id, t.SampleImage.role == "output", t.SampleImage.position == 0
+            ),
+        )
+        .join(t.Blob, t.Blob.sha256 == t.SampleImage.blob_sha256)
+        .where(t.Sample.id.in_(scope))
+        .order_by(t.Sample.id)
+    )
+    return tuple(
+        PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))), media_type)
+        for i, name, method, prompt, media_type in rows
+    )
 
 
-def _tasks_and_judgments(s: Session, dataset: str | None) -> tuple[tuple[PairTaskRecord, ...],
-                                                                   tuple[PairJudgmentRecord, ...]]:
+def _tasks_and_judgments(
+    s: Session, dataset: str | None
+) -> tuple[tuple[PairTaskRecord, ...], tuple[PairJudgmentRecord, ...]]:
     judgments = _current(s, dataset)
     rows = list(s.scalars(_scoped(sa.select(t.PairTask), t.PairTask, s, dataset).order_by(t.PairTask.id)))
     return tuple(_task_records(s, rows, judgments)), tuple(judgments)
@@ -281,15 +390,26 @@ def _add_task(s: Session, who: RaterRecord, state: PairAssignmentState, choice: 
     a, b = sorted((choice.first_sample_id, choice.second_sample_id))
     in_scope = {x.sample_id for x in state.candidates}
     if a == b or a not in in_scope or b not in in_scope or choice.left_sample_id not in (a, b):
-        raise InvalidInput(f"the assignment rule chose samples #{choice.first_sample_id} and "
-                           f"#{choice.second_sample_id} (left #{choice.left_sample_id}): a pair must be two different "
-                           "samples in scope, the left one of them")
+        raise InvalidInput(
+            f"the assignment rule chose samples #{choice.first_sample_id} and "
+            f"#{choice.second_sample_id} (left #{choice.left_sample_id}): a pair must be two different "
+            "samples in scope, the left one of them"
+        )
     if any(x.rater == who.username and (x.sample_a_id, x.sample_b_id) == (a, b) for x in state.tasks):
-        raise InvalidInput(f"the assignment rule gave rater {who.username!r} samples #{a} and #{b} again; a rater "
-                           "is never given the same pair twice")
+        raise InvalidInput(
+            f"the assignment rule gave rater {who.username!r} samples #{a} and #{b} again; a rater "
+            "is never given the same pair twice"
+        )
     last = s.scalar(sa.select(sa.func.max(t.PairTask.position)).where(t.PairTask.rater_id == who.id)) or 0
-    row = t.PairTask(token=secrets.token_urlsafe(TOKEN_BYTES), rater_id=who.id, sample_a_id=a, sample_b_id=b,
-                     left_sample_id=choice.left_sample_id, position=last + 1, assigned_at=utcnow())
+    row = t.PairTask(
+        token=secrets.token_urlsafe(TOKEN_BYTES),
+        rater_id=who.id,
+        sample_a_id=a,
+        sample_b_id=b,
+        left_sample_id=choice.left_sample_id,
+        position=last + 1,
+        assigned_at=utcnow(),
+    )
     s.add(row)
     s.flush()
     return _task_record(s, row, who.username)
@@ -303,10 +423,14 @@ def _task_row(s: Session, who: RaterRecord, token: str) -> t.PairTask:
 
 
 def _task_record(s: Session, row: t.PairTask, username: str) -> PairTaskRecord:
-    query = (sa.select(t.PairJudgment).where(t.PairJudgment.rater_id == row.rater_id,
-                                             t.PairJudgment.sample_a_id == row.sample_a_id,
-                                             t.PairJudgment.sample_b_id == row.sample_b_id))
-    return _with_judgments([row], {row.rater_id: username}, [_judgment_record(j, username) for j in s.scalars(query)])[0]
+    query = sa.select(t.PairJudgment).where(
+        t.PairJudgment.rater_id == row.rater_id,
+        t.PairJudgment.sample_a_id == row.sample_a_id,
+        t.PairJudgment.sample_b_id == row.sample_b_id,
+    )
+    return _with_judgments([row], {row.rater_id: username}, [_judgment_record(j, username) for j in s.scalars(query)])[
+        0
+    ]
 
 
 def _task_records(s: Session, rows: list[t.PairTask], judgments: Iterable[PairJudgmentRecord]) -> list[PairTaskRecord]:
@@ -316,15 +440,26 @@ def _task_records(s: Session, rows: list[t.PairTask], judgments: Iterable[PairJu
     return _with_judgments(rows, names, judgments)
 
 
-def _with_judgments(rows: list[t.PairTask], names: dict[int, str],
-                    judgments: Iterable[PairJudgmentRecord]) -> list[PairTaskRecord]:
+def _with_judgments(
+    rows: list[t.PairTask], names: dict[int, str], judgments: Iterable[PairJudgmentRecord]
+) -> list[PairTaskRecord]:
     judged: dict[tuple[str, int, int], dict[str, PairJudgmentRecord]] = defaultdict(dict)
     for j in judgments:
         judged[(j.rater, j.sample_a_id, j.sample_b_id)][j.criterion] = j
-    return [PairTaskRecord(r.id, r.token, names[r.rater_id], r.sample_a_id, r.sample_b_id, r.left_sample_id,
-                           r.position, r.assigned_at, dict(judged.get((names[r.rater_id], r.sample_a_id,
-                                                                       r.sample_b_id), {})))
-            for r in rows]
+    return [
+        PairTaskRecord(
+            r.id,
+            r.token,
+            names[r.rater_id],
+            r.sample_a_id,
+            r.sample_b_id,
+            r.left_sample_id,
+            r.position,
+            r.assigned_at,
+            dict(judged.get((names[r.rater_id], r.sample_a_id, r.sample_b_id), {})),
+        )
+        for r in rows
+    ]
 
 
 def _current(s: Session, dataset: str | None, rater_id: int | None = None) -> list[PairJudgmentRecord]:
@@ -338,17 +473,35 @@ def _current(s: Session, dataset: str | None, rater_id: int | None = None) -> li
 
 def _judgment_record(row: t.PairJudgment, username: str) -> PairJudgmentRecord:
     return PairJudgmentRecord(
-        id=row.id, rater=username, sample_a_id=row.sample_a_id, sample_b_id=row.sample_b_id,
-        left_sample_id=row.left_sample_id, criterion=row.criterion, winner=row.winner, both_bad=row.both_bad,
-        status=row.status, seconds_spent=row.seconds_spent, note=row.note, task_id=row.task_id,
-        revision=row.revision, judged_at=row.judged_at, created_at=row.created_at, updated_at=row.updated_at)
+        id=row.id,
+        rater=username,
+        sample_a_id=row.sample_a_id,
+        sample_b_id=row.sample_b_id,
+        left_sample_id=row.left_sample_id,
+        criterion=row.criterion,
+        winner=row.winner,
+        both_bad=row.both_bad,
+        status=row.status,
+        seconds_spent=row.seconds_spent,
+        note=row.note,
+        task_id=row.task_id,
+        revision=row.revision,
+        judged_at=row.judged_at,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
 
 
 def _find(s: Session, rater_id: int, a: int, b: int, criterion: str) -> int | None:
     """Revision of the current judgment of this key, or None."""
-    return s.scalar(sa.select(t.PairJudgment.revision).where(
-        t.PairJudgment.rater_id == rater_id, t.PairJudgment.sample_a_id == a, t.PairJudgment.sample_b_id == b,
-        t.PairJudgment.criterion == criterion))
+    return s.scalar(
+        sa.select(t.PairJudgment.revision).where(
+            t.PairJudgment.rater_id == rater_id,
+            t.PairJudgment.sample_a_id == a,
+            t.PairJudgment.sample_b_id == b,
+            t.PairJudgment.criterion == criterion,
+        )
+    )
 
 
 def _answer(left: int, a: int, b: int, winner: str | None) -> int | str | None:
@@ -359,23 +512,71 @@ def _answer(left: int, a: int, b: int, winner: str | None) -> int | str | None:
     return winner
 
 
-def _upsert(s: Session, who: RaterRecord, a: int, b: int, left: int, criterion: str, winner: str | None,
-            both_bad: bool, status: str, seconds: float | None, note: str | None, task_id: int | None,
-            judged_at: Any, now: Any) -> PairJudgmentRecord:
-    key = (t.PairJudgment.rater_id == who.id, t.PairJudgment.sample_a_id == a, t.PairJudgment.sample_b_id == b,
-           t.PairJudgment.criterion == criterion)
-    inserted = insert_ignore(s, t.PairJudgment, {
-        "rater_id": who.id, "sample_a_id": a, "sample_b_id": b, "left_sample_id": left, "criterion": criterion,
-        "winner": winner, "both_bad": both_bad, "status": status, "seconds_spent": seconds, "note": note,
-        "task_id": task_id, "revision": 1, "judged_at": judged_at, "created_at": now, "updated_at": now})
+def _upsert(
+    s: Session,
+    who: RaterRecord,
+    a: int,
+    b: int,
+    left: int,
+    criterion: str,
+    winner: str | None,
+    both_bad: bool,
+    status: str,
+    seconds: float | None,
+    note: str | None,
+    task_id: int | None,
+    judged_at: Any,
+    now: Any,
+) -> PairJudgmentRecord:
+    key = (
+        t.PairJudgment.rater_id == who.id,
+        t.PairJudgment.sample_a_id == a,
+        t.PairJudgment.sample_b_id == b,
+        t.PairJudgment.criterion == criterion,
+    )
+    inserted = insert_ignore(
+        s,
+        t.PairJudgment,
+        {
+            "rater_id": who.id,
+            "sample_a_id": a,
+            "sample_b_id": b,
+            "left_sample_id": left,
+            "criterion": criterion,
+            "winner": winner,
+            "both_bad": both_bad,
+            "status": status,
+            "seconds_spent": seconds,
+            "note": note,
+            "task_id": task_id,
+            "revision": 1,
+            "judged_at": judged_at,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     row = s.scalars(sa.select(t.PairJudgment).where(*key).with_for_update()).one()
-    same = ((_answer(row.left_sample_id, a, b, row.winner), row.both_bad, row.status, row.note)
-            == (_answer(left, a, b, winner), both_bad, status, note))
+    same = (_answer(row.left_sample_id, a, b, row.winner), row.both_bad, row.status, row.note) == (
+        _answer(left, a, b, winner),
+        both_bad,
+        status,
+        note,
+    )
     if not inserted and not same:
-        s.add(t.PairJudgmentHistory(judgment_id=row.id, revision=row.revision, left_sample_id=row.left_sample_id,
-                                    winner=row.winner, both_bad=row.both_bad, status=row.status,
-                                    seconds_spent=row.seconds_spent, note=row.note, judged_at=row.judged_at,
-                                    replaced_at=now))
+        s.add(
+            t.PairJudgmentHistory(
+                judgment_id=row.id,
+                revision=row.revision,
+                left_sample_id=row.left_sample_id,
+                winner=row.winner,
+                both_bad=row.both_bad,
+                status=row.status,
+                seconds_spent=row.seconds_spent,
+                note=row.note,
+                judged_at=row.judged_at,
+                replaced_at=now,
+            )
+        )
         row.left_sample_id, row.winner, row.both_bad, row.status, row.note = left, winner, both_bad, status, note
         row.seconds_spent = seconds if seconds is not None else row.seconds_spent
         row.task_id = task_id if task_id is not None else row.task_id

@@ -7,6 +7,7 @@ so its id is never handed out again), stays right for the life of the process. R
 are not remembered: that transaction may still roll back, and SQLite could then give the id to another rater. A
 rater row deleted or renamed by hand while the app runs needs the app restarted.
 """
+
 from __future__ import annotations
 
 import threading

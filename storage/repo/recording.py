@@ -14,17 +14,18 @@ Idempotent by content:
   same measurement, whatever float rounding the batch it ran in gave it. Imported values (`external`) are
   added when their number changed.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..blobs import BlobStore, check_sha256, sha256_hex, sniff_media_type
 from ..errors import InvalidInput
-from ..record_types import ImageInput, MaskInput, MaskRecord, RecordInput, Recorded, SampleInput, ValueInput
+from ..record_types import ImageInput, MaskInput, MaskRecord, Recorded, RecordInput, SampleInput, ValueInput
 from ..transactions import Transactions
 from ._common import check_int, insert_ignore, load_samples, require_sample, utcnow
 from .masks import PreparedMask, add_version, current_of, newest_with_content, prepare_mask
@@ -72,14 +73,28 @@ def _check(index: int, item: RecordInput) -> _Checked:
     for image in item.images:
         if not isinstance(image, ImageInput) or not isinstance(image.data, (bytes, bytearray)) or not image.data:
             raise InvalidInput(f"{where}: images must be storage.ImageInput with non-empty bytes")
-        images.append((sha256_hex(bytes(image.data)), len(image.data),
-                       image.media_type or sniff_media_type(bytes(image.data[:16]))))
+        images.append(
+            (
+                sha256_hex(bytes(image.data)),
+                len(image.data),
+                image.media_type or sniff_media_type(bytes(image.data[:16])),
+            )
+        )
     if isinstance(item.sample, SampleInput):
         p = item.sample
         try:
             sample: PreparedSample | int = prepare_sample(
-                p.dataset, references=tuple(p.references), output=p.output, prompt=p.prompt, subject=p.subject,
-                category=p.category, method=p.method, seed=p.seed, external_key=p.external_key, info=p.info)
+                p.dataset,
+                references=tuple(p.references),
+                output=p.output,
+                prompt=p.prompt,
+                subject=p.subject,
+                category=p.category,
+                method=p.method,
+                seed=p.seed,
+                external_key=p.external_key,
+                info=p.info,
+            )
         except InvalidInput as exc:
             raise InvalidInput(f"{where}: {exc}") from None
     else:
@@ -88,17 +103,32 @@ def _check(index: int, item: RecordInput) -> _Checked:
     for mask in item.masks:
         if not isinstance(mask, MaskInput):
             raise InvalidInput(f"{where}: masks must be storage.MaskInput, got {type(mask).__name__}")
-        masks.append(prepare_mask(mask.role, mask.position, mask.png, source=mask.source,
-                                  created_by=mask.created_by, params=mask.params))
+        masks.append(
+            prepare_mask(
+                mask.role, mask.position, mask.png, source=mask.source, created_by=mask.created_by, params=mask.params
+            )
+        )
     values = []
     for k, value in enumerate(item.values):
         if not isinstance(value, ValueInput):
             raise InvalidInput(f"{where}: values must be storage.ValueInput, got {type(value).__name__}")
-        columns = value_columns(f"{where}, value {k}", metric=value.metric, value=value.value,
-                                provenance=value.provenance, reason=value.reason, extras=value.extras,
-                                computed_at=value.computed_at)
-        refs = tuple((r.role, check_int(r.position, f"{where}, value {k}: mask position", minimum=0),
-                      check_sha256(r.sha256, name=f"{where}, value {k}: mask sha256")) for r in value.masks)
+        columns = value_columns(
+            f"{where}, value {k}",
+            metric=value.metric,
+            value=value.value,
+            provenance=value.provenance,
+            reason=value.reason,
+            extras=value.extras,
+            computed_at=value.computed_at,
+        )
+        refs = tuple(
+            (
+                r.role,
+                check_int(r.position, f"{where}, value {k}: mask position", minimum=0),
+                check_sha256(r.sha256, name=f"{where}, value {k}: mask sha256"),
+            )
+            for r in value.masks
+        )
         values.append((columns, refs))
     return _Checked(sample, images, masks, values)
 
@@ -122,9 +152,11 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
         for role, position, sha in refs:
             found = newest_with_content(s, sample_id, role, position, sha)
             if found is None:
-                raise InvalidInput(f"the {columns['metric']!r} value of sample #{sample_id} names a {role} "
-                                   f"{position} mask {sha[:12]}... that is not stored; pass that mask in the "
-                                   f"same record call")
+                raise InvalidInput(
+                    f"the {columns['metric']!r} value of sample #{sample_id} names a {role} "
+                    f"{position} mask {sha[:12]}... that is not stored; pass that mask in the "
+                    f"same record call"
+                )
             ids.append(found)
         masks = tuple(sorted(set(ids)))
         recorded, sequence = _already_recorded(s, sample_id, columns, masks)

@@ -15,6 +15,7 @@ nothing to show, so it is never handed out and does not count in `progress`. Onl
 With `for_rating_only=True` (what the web app asks), a scope of "all" covers only the datasets marked for
 rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used as it is.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,20 +38,35 @@ class TaskRepository:
         self._orders = TaskOrders()
         self._raters = raters if raters is not None else RaterRows()
 
-    def _state(self, s: Session, rater: str, dataset: str | None, for_rating_only: bool) -> "_State":
+    def _state(self, s: Session, rater: str, dataset: str | None, for_rating_only: bool) -> _State:
         return _State.load(s, self._raters.read(s, rater), dataset, for_rating_only)
 
-    def next_task(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
-                  seed: int = 0, for_rating_only: bool = False) -> Task | None:
+    def next_task(
+        self,
+        rater: str,
+        dataset: str | None = None,
+        *,
+        overlap_k: int = 2,
+        seed: int = 0,
+        for_rating_only: bool = False,
+    ) -> Task | None:
         """The sample `rater` should rate next (see the module docstring), or None when nothing is left."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
-        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only)
-                             .next(self._orders, rater, overlap_k, seed))
+        return self._tx.read(
+            lambda s: self._state(s, rater, dataset, for_rating_only).next(self._orders, rater, overlap_k, seed)
+        )
 
-    def next_task_and_progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
-                               seed: int = 0, for_rating_only: bool = False) -> tuple[Task | None, Progress]:
+    def next_task_and_progress(
+        self,
+        rater: str,
+        dataset: str | None = None,
+        *,
+        overlap_k: int = 2,
+        seed: int = 0,
+        for_rating_only: bool = False,
+    ) -> tuple[Task | None, Progress]:
         """`next_task` and `progress` from one snapshot, read once (what a rater's screen shows after a submit)."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
@@ -58,12 +74,20 @@ class TaskRepository:
         def work(s: Session) -> tuple[Task | None, Progress]:
             state = self._state(s, rater, dataset, for_rating_only)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k)
+
         return self._tx.read(work)
 
-    def previous_task(self, rater: str, *, before_sample_id: int | None = None,
-                      dataset: str | None = None, for_rating_only: bool = False) -> Task | None:
+    def previous_task(
+        self,
+        rater: str,
+        *,
+        before_sample_id: int | None = None,
+        dataset: str | None = None,
+        for_rating_only: bool = False,
+    ) -> Task | None:
         """The sample `rater` rated just before `before_sample_id` (by when each was first rated), or
         the most recent one when `before_sample_id` is None or not rated yet; None at the beginning."""
+
         def work(s: Session) -> Task | None:
             state = self._state(s, rater, dataset, for_rating_only)
             seen = state.seen_in_order()
@@ -71,10 +95,12 @@ class TaskRepository:
                 index = seen.index(before_sample_id)
                 return state.task(seen[index - 1]) if index > 0 else None
             return state.task(seen[-1]) if seen else None
+
         return self._tx.read(work)
 
-    def progress(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2,
-                 for_rating_only: bool = False) -> Progress:
+    def progress(
+        self, rater: str, dataset: str | None = None, *, overlap_k: int = 2, for_rating_only: bool = False
+    ) -> Progress:
         """Counts for the rater's progress bar (see `storage.record_types.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
@@ -86,8 +112,15 @@ class TaskRepository:
         `skipped`."""
         return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only).statuses())
 
-    def rater_screen(self, rater: str, dataset: str | None = None, *, overlap_k: int = 2, seed: int = 0,
-                     for_rating_only: bool = False) -> tuple[Task | None, Progress, dict[int, str]]:
+    def rater_screen(
+        self,
+        rater: str,
+        dataset: str | None = None,
+        *,
+        overlap_k: int = 2,
+        seed: int = 0,
+        for_rating_only: bool = False,
+    ) -> tuple[Task | None, Progress, dict[int, str]]:
         """`next_task`, `progress` and `statuses` from one snapshot, read once: everything a rater's screen shows
         after an answer (one read of the rater's state per submit, not one per part)."""
         check_int(overlap_k, "overlap_k", minimum=1)
@@ -96,6 +129,7 @@ class TaskRepository:
         def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
             state = self._state(s, rater, dataset, for_rating_only)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
+
         return self._tx.read(work)
 
 
@@ -136,7 +170,8 @@ class TaskOrders:
 
 
 _SCOPE = sa.select(t.Sample.id, t.Sample.complete_ratings).where(
-    t.Sample.id.in_(sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")))
+    t.Sample.id.in_(sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output"))
+)
 """(sample id, count of complete ratings) of every sample with an output image."""
 _SCOPE_OF_DATASET = _SCOPE.where(t.Sample.dataset_id == sa.bindparam("dataset_id"))
 _SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))))
@@ -146,9 +181,11 @@ def _count_of(status: str) -> sa.ColumnElement[int]:
     return sa.func.sum(sa.case((t.Rating.status == status, 1), else_=0))
 
 
-_MINE = (sa.select(t.Rating.sample_id, sa.func.count(), _count_of("rated"), _count_of("flagged"))
-         .where(t.Rating.rater_id == sa.bindparam("rater_id"), t.Rating.criterion.in_(t.CRITERIA))
-         .group_by(t.Rating.sample_id))
+_MINE = (
+    sa.select(t.Rating.sample_id, sa.func.count(), _count_of("rated"), _count_of("flagged"))
+    .where(t.Rating.rater_id == sa.bindparam("rater_id"), t.Rating.criterion.in_(t.CRITERIA))
+    .group_by(t.Rating.sample_id)
+)
 """A rater's answers summed per sample by the database, (sample id, criteria answered, rated, flagged): a rater may
 have answered thousands of samples; the task's own ratings are read in full in `_State.task`."""
 
@@ -158,8 +195,9 @@ class _State:
     and per sample the rater has answered, (criteria answered, how many `rated`, how many `flagged`). When the rater
     first saw each sample is read only where it is needed (going back, several started samples)."""
 
-    def __init__(self, s: Session, rater: RaterRecord, complete: dict[int, int],
-                 mine: dict[int, tuple[int, int, int]]) -> None:
+    def __init__(
+        self, s: Session, rater: RaterRecord, complete: dict[int, int], mine: dict[int, tuple[int, int, int]]
+    ) -> None:
         self._session = s
         self.rater = rater
         self.complete = complete
@@ -169,7 +207,7 @@ class _State:
         self._waiting: dict[int, list[int]] = {}
 
     @classmethod
-    def load(cls, s: Session, who: RaterRecord, dataset: str | None, for_rating_only: bool = False) -> "_State":
+    def load(cls, s: Session, who: RaterRecord, dataset: str | None, for_rating_only: bool = False) -> _State:
         # Both reads run on the session's connection as Core statements built once (`_SCOPE`, `_MINE`): they return
         # thousands of plain rows, which the ORM's row loading would only slow down, and this runs on every answer.
         # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here.
@@ -179,8 +217,11 @@ class _State:
         else:
             scope = conn.execute(_SCOPE_FOR_RATING if for_rating_only else _SCOPE)
         complete: dict[int, int] = dict(scope.all())
-        mine = {sid: (answered, rated, flagged)
-                for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id}) if sid in complete}
+        mine = {
+            sid: (answered, rated, flagged)
+            for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id})
+            if sid in complete
+        }
         return cls(s, who, complete, mine)
 
     def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, object]:
@@ -188,9 +229,11 @@ class _State:
         rater has answered in scope)."""
         if self._first_seen is not None:
             return self._first_seen if sample_ids is None else {sid: self._first_seen[sid] for sid in sample_ids}
-        query = (sa.select(t.Rating.sample_id, sa.func.min(t.Rating.created_at))
-                 .where(t.Rating.rater_id == self.rater.id, t.Rating.criterion.in_(t.CRITERIA))
-                 .group_by(t.Rating.sample_id))
+        query = (
+            sa.select(t.Rating.sample_id, sa.func.min(t.Rating.created_at))
+            .where(t.Rating.rater_id == self.rater.id, t.Rating.criterion.in_(t.CRITERIA))
+            .group_by(t.Rating.sample_id)
+        )
         if sample_ids is not None:
             query = query.where(t.Rating.sample_id.in_(sample_ids))
         found = {sid: when for sid, when in self._session.execute(query).all() if sid in self.mine}
@@ -206,8 +249,11 @@ class _State:
     def statuses(self) -> dict[int, str]:
         """sample id -> the rater's answer on each finished sample (`TaskRepository.statuses`)."""
         done = len(t.CRITERIA)
-        return {sid: "rated" if rated == done else "flagged" if flagged else "skipped"
-                for sid, (answered, rated, flagged) in self.mine.items() if answered == done}
+        return {
+            sid: "rated" if rated == done else "flagged" if flagged else "skipped"
+            for sid, (answered, rated, flagged) in self.mine.items()
+            if answered == done
+        }
 
     def next(self, orders: TaskOrders, rater: str, overlap_k: int, seed: int) -> Task | None:
         """The next task (see the module docstring), or None when nothing is left."""
@@ -233,16 +279,28 @@ class _State:
         once per snapshot: the next task and the progress both need them)."""
         found = self._waiting.get(overlap_k)
         if found is None:
-            found = self._waiting[overlap_k] = [sid for sid, n in self.complete.items()
-                                                if n < overlap_k and sid not in self.mine]
+            found = self._waiting[overlap_k] = [
+                sid for sid, n in self.complete.items() if n < overlap_k and sid not in self.mine
+            ]
         return found
 
     def task(self, sample_id: int) -> Task:
         s = self._session
         sample = load_sample(s, sample_id)
-        ratings = {r.criterion: rating_record(r, self.rater.username) for r in s.scalars(
-            sa.select(t.Rating).where(t.Rating.rater_id == self.rater.id, t.Rating.sample_id == sample_id,
-                                      t.Rating.criterion.in_(t.CRITERIA)))} if sample_id in self.mine else {}
+        ratings = (
+            {
+                r.criterion: rating_record(r, self.rater.username)
+                for r in s.scalars(
+                    sa.select(t.Rating).where(
+                        t.Rating.rater_id == self.rater.id,
+                        t.Rating.sample_id == sample_id,
+                        t.Rating.criterion.in_(t.CRITERIA),
+                    )
+                )
+            }
+            if sample_id in self.mine
+            else {}
+        )
         orders = [r.presentation_order for r in ratings.values() if r.presentation_order is not None]
         if orders:
             order = min(orders)

@@ -1,6 +1,7 @@
 """Read models joining samples with their latest metric values and their ratings (browse, exports).
 
 Ratings-only samples are included (their `sample.output` is None and `references` empty)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -19,8 +20,15 @@ class ViewRepository:
     def __init__(self, tx: Transactions) -> None:
         self._tx = tx
 
-    def browse(self, dataset: str | None = None, *, method: str | None = None, subject: str | None = None,
-               limit: int | None = None, offset: int = 0) -> list[SampleRow]:
+    def browse(
+        self,
+        dataset: str | None = None,
+        *,
+        method: str | None = None,
+        subject: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[SampleRow]:
         """Samples (filtered like `SampleRepository.list`) with latest metrics, ratings and mean ratings."""
         if limit is not None:
             check_int(limit, "limit", minimum=0)
@@ -29,8 +37,9 @@ class ViewRepository:
         return self._tx.read(lambda s: sample_rows(s, where, limit=limit, offset=offset))
 
 
-def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int | None = None,
-                offset: int = 0) -> list[SampleRow]:
+def sample_rows(
+    s: Session, where: list[sa.ColumnElement[bool]], *, limit: int | None = None, offset: int = 0
+) -> list[SampleRow]:
     samples = load_samples(s, where, limit=limit, offset=offset)
     ids = [x.id for x in samples]
     metrics = latest_values(s, ids)
@@ -39,10 +48,13 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
     notes: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for part in chunks(ids):
         for sample_id, username, criterion, score, status, note in s.execute(
-                sa.select(t.Rating.sample_id, t.Rater.username, t.Rating.criterion, t.Rating.score, t.Rating.status,
-                          t.Rating.note)
-                .join(t.Rater, t.Rater.id == t.Rating.rater_id).where(t.Rating.sample_id.in_(part))
-                .order_by(t.Rater.username, t.Rating.criterion)):
+            sa.select(
+                t.Rating.sample_id, t.Rater.username, t.Rating.criterion, t.Rating.score, t.Rating.status, t.Rating.note
+            )
+            .join(t.Rater, t.Rater.id == t.Rating.rater_id)
+            .where(t.Rating.sample_id.in_(part))
+            .order_by(t.Rater.username, t.Rating.criterion)
+        ):
             ratings[sample_id][username][criterion] = score
             statuses[sample_id][username][criterion] = status
             if note and note not in notes[sample_id][username]:
@@ -58,7 +70,15 @@ def sample_rows(s: Session, where: list[sa.ColumnElement[bool]], *, limit: int |
             counts[criterion] = len(scores)
             means[criterion] = sum(scores) / len(scores) if scores else None  # type: ignore[arg-type]
         values = {name: v.value for name, v in sorted(metrics.get(sample.id, {}).items())}
-        rows.append(SampleRow(sample=sample, metrics=values, ratings=by_rater, means=means, counts=counts,
-                              statuses={u: dict(c) for u, c in statuses.get(sample.id, {}).items()},
-                              notes={u: " | ".join(n) for u, n in notes.get(sample.id, {}).items()}))
+        rows.append(
+            SampleRow(
+                sample=sample,
+                metrics=values,
+                ratings=by_rater,
+                means=means,
+                counts=counts,
+                statuses={u: dict(c) for u, c in statuses.get(sample.id, {}).items()},
+                notes={u: " | ".join(n) for u, n in notes.get(sample.id, {}).items()},
+            )
+        )
     return rows

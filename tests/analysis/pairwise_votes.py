@@ -1,4 +1,5 @@
 """Synthetic pairwise judgments drawn from Davidson's model with known strengths (shared by the pairwise tests)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,17 @@ def davidson_judgments(theta, nu, n_pairs, raters_per_pair=2, seed=0, criterion=
             swap = rng.random() < 0.5
             left, right = (b, a) if swap else (a, b)
             winner = "tie" if result == 1 else ("left" if (result == 0) != swap else "right")
-            out.append({"left": left, "right": right, "criterion": criterion, "winner": winner, "rater": f"r{r}",
-                        "left_method": f"m{j if swap else i}", "right_method": f"m{i if swap else j}"})
+            out.append(
+                {
+                    "left": left,
+                    "right": right,
+                    "criterion": criterion,
+                    "winner": winner,
+                    "rater": f"r{r}",
+                    "left_method": f"m{j if swap else i}",
+                    "right_method": f"m{i if swap else j}",
+                }
+            )
     return out
 
 

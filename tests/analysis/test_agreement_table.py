@@ -1,5 +1,6 @@
 """The agreement table against independent reference computations (the `krippendorff` package, scipy,
 a hand-written bootstrap)."""
+
 import json
 import math
 
@@ -8,8 +9,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from masc_ui.analysis import (HUMANS, AgreementData, RATING_0_4, agreement_table, bootstrap_indices, format_table,
-                              metric_difference, scatter_points, to_json)
+from masc_ui.analysis import (
+    HUMANS,
+    RATING_0_4,
+    AgreementData,
+    agreement_table,
+    bootstrap_indices,
+    format_table,
+    metric_difference,
+    scatter_points,
+    to_json,
+)
 from masc_ui.errors import InputError
 
 METHODS = ("dreambooth", "blip_diffusion", "emu2")
@@ -27,12 +37,19 @@ def dreambench_like(n=60, seed=0, sparse=False):
         else:
             raters = ["group1", "group2"]
         ratings = {r: float(np.clip(np.round(4 * q + rng.normal(scale=0.8)), 0, 4)) for r in raters}
-        records.append({
-            "sample_id": f"s{i}", "method": METHODS[i % 3], "category": ("animal", "object")[i % 2],
-            "metrics": {"cp": 0.5 + 0.3 * q + 0.05 * rng.normal(), "clip_i": 0.6 + 0.1 * q + 0.1 * rng.normal(),
-                        "gpt": float(np.clip(np.round(4 * q + rng.normal()), 0, 4))},
-            "ratings": {"cp": ratings},
-        })
+        records.append(
+            {
+                "sample_id": f"s{i}",
+                "method": METHODS[i % 3],
+                "category": ("animal", "object")[i % 2],
+                "metrics": {
+                    "cp": 0.5 + 0.3 * q + 0.05 * rng.normal(),
+                    "clip_i": 0.6 + 0.1 * q + 0.1 * rng.normal(),
+                    "gpt": float(np.clip(np.round(4 * q + rng.normal()), 0, 4)),
+                },
+                "ratings": {"cp": ratings},
+            }
+        )
     return AgreementData.from_records(records, scales={"gpt": RATING_0_4})
 
 
@@ -140,12 +157,15 @@ def test_bootstrap_ci_equals_a_hand_written_paired_bootstrap():
         kendalls.append(stats.kendalltau(v, h.mean(axis=0)).statistic)
     row = table.row("cp")
     assert (row.kendall.ci_low, row.kendall.ci_high) == pytest.approx(
-        tuple(np.percentile(kendalls, [2.5, 97.5])), abs=1e-12)
+        tuple(np.percentile(kendalls, [2.5, 97.5])), abs=1e-12
+    )
     assert (row.alpha.ci_low, row.alpha.ci_high) == pytest.approx(tuple(np.percentile(alphas, [2.5, 97.5])), abs=1e-12)
     assert (row.spearman.ci_low, row.spearman.ci_high) == pytest.approx(
-        tuple(np.percentile(spearmans, [2.5, 97.5])), abs=1e-12)
-    human_alphas = [krippendorff.alpha(ratings[:, i], level_of_measurement="interval")
-                    for i in bootstrap_indices(24, n_boot, seed)]
+        tuple(np.percentile(spearmans, [2.5, 97.5])), abs=1e-12
+    )
+    human_alphas = [
+        krippendorff.alpha(ratings[:, i], level_of_measurement="interval") for i in bootstrap_indices(24, n_boot, seed)
+    ]
     human = table.row(HUMANS).alpha
     assert (human.ci_low, human.ci_high) == pytest.approx(tuple(np.percentile(human_alphas, [2.5, 97.5])), abs=1e-12)
 
@@ -180,16 +200,23 @@ def test_difference_of_two_metrics_is_paired():
 def test_difference_uses_only_samples_with_both_metrics():
     data = dreambench_like(n=30)
     records = list(data.records)
-    records[0] = type(records[0])(records[0].sample_id, records[0].method, records[0].category,
-                                  {"cp": records[0].metrics["cp"]}, records[0].ratings)
+    records[0] = type(records[0])(
+        records[0].sample_id,
+        records[0].method,
+        records[0].category,
+        {"cp": records[0].metrics["cp"]},
+        records[0].ratings,
+    )
     d = metric_difference(AgreementData(tuple(records), data.scales), "cp", "clip_i", "cp", n_boot=0)
     assert d.n == 29
 
 
 def test_rows_without_samples_or_raters_are_undefined_not_errors():
-    records = [{"sample_id": "a", "method": "m1", "metrics": {"cp": 0.2}, "ratings": {"cp": {"u": 1}}},
-               {"sample_id": "b", "method": "m1", "metrics": {"cp": 0.4}, "ratings": {"cp": {"u": 3}}},
-               {"sample_id": "c", "method": "m2", "metrics": {"cp": 0.3}, "ratings": {"cp": {}}}]
+    records = [
+        {"sample_id": "a", "method": "m1", "metrics": {"cp": 0.2}, "ratings": {"cp": {"u": 1}}},
+        {"sample_id": "b", "method": "m1", "metrics": {"cp": 0.4}, "ratings": {"cp": {"u": 3}}},
+        {"sample_id": "c", "method": "m2", "metrics": {"cp": 0.3}, "ratings": {"cp": {}}},
+    ]
     table = agreement_table(AgreementData.from_records(records), None, "cp", by="method", n_boot=20)
     m2 = table.row("cp", "m2")
     assert m2.n == 0 and math.isnan(m2.alpha.value) and math.isnan(m2.spearman.value)
@@ -200,14 +227,17 @@ def test_rows_without_samples_or_raters_are_undefined_not_errors():
     assert "n/a" in text and "m2" in text
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"metrics": ["dino_i"]}, "no values"),
-    ({"criterion": "pf"}, "criterion 'pf'"),
-    ({"by": "seed"}, "`by`"),
-    ({"human_level": "cardinal"}, "human_level"),
-    ({"n_boot": -5}, "n_boot"),
-    ({"level": 95}, "level"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"metrics": ["dino_i"]}, "no values"),
+        ({"criterion": "pf"}, "criterion 'pf'"),
+        ({"by": "seed"}, "`by`"),
+        ({"human_level": "cardinal"}, "human_level"),
+        ({"n_boot": -5}, "n_boot"),
+        ({"level": 95}, "level"),
+    ],
+)
 def test_table_errors(kwargs, match):
     args = {"data": dreambench_like(n=10), "metrics": ["cp"], "criterion": "cp", **kwargs}
     with pytest.raises(InputError, match=match):
@@ -247,8 +277,10 @@ def test_text_table_lists_every_row_with_its_ci():
     body = [line for line in lines[3:] if line]
     assert len(body) == len(table.rows)
     row = table.row("gpt", "emu2")
-    assert any(line.startswith("emu2") and f"{row.alpha.value:.2f} [{row.alpha.ci_low:.2f}, {row.alpha.ci_high:.2f}]"
-               in line for line in body)
+    assert any(
+        line.startswith("emu2") and f"{row.alpha.value:.2f} [{row.alpha.ci_low:.2f}, {row.alpha.ci_high:.2f}]" in line
+        for line in body
+    )
     assert all(line == line.rstrip() for line in lines)
 
 
@@ -276,16 +308,24 @@ def test_fast_resampled_paths_equal_a_hand_written_bootstrap():
     metric_kendall = [stats.kendalltau(values[i], ratings[:, i].mean(axis=0)).statistic for i in idx]
     human_kendall = [stats.kendalltau(ratings[0, i], ratings[1, i]).statistic for i in idx]
     human_alpha = [krippendorff.alpha(ratings[:, i], level_of_measurement="ordinal") for i in idx]
-    for got, reps in ((table.row("cp").kendall, metric_kendall), (table.row(HUMANS).kendall, human_kendall),
-                      (table.row(HUMANS).alpha, human_alpha)):
+    for got, reps in (
+        (table.row("cp").kendall, metric_kendall),
+        (table.row(HUMANS).kendall, human_kendall),
+        (table.row(HUMANS).alpha, human_alpha),
+    ):
         assert (got.ci_low, got.ci_high) == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])), abs=1e-12)
 
 
 def test_many_distinct_rating_values_fall_back_to_the_package_per_resample():
     rng = np.random.default_rng(5)
-    records = [{"sample_id": f"s{i}", "metrics": {"m": float(q)},
-                "ratings": {"cp": {"a": float(q * 100), "b": float(np.clip(q * 100 + rng.normal(scale=10), 0, 100))}}}
-               for i, q in enumerate(rng.random(140))]  # continuous ratings: no levels for Kendall, > 64 values
+    records = [
+        {
+            "sample_id": f"s{i}",
+            "metrics": {"m": float(q)},
+            "ratings": {"cp": {"a": float(q * 100), "b": float(np.clip(q * 100 + rng.normal(scale=10), 0, 100))}},
+        }
+        for i, q in enumerate(rng.random(140))
+    ]  # continuous ratings: no levels for Kendall, > 64 values
     data = AgreementData.from_records(records, rating_range=(0, 100))
     table = agreement_table(data, ["m"], "cp", n_boot=8, seed=3)
     _, ratings = arrays(data, "m")

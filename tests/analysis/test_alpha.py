@@ -1,4 +1,5 @@
 """Krippendorff alpha: the closed form equals the `krippendorff` package; several raters; edge cases."""
+
 import krippendorff
 import numpy as np
 import pytest

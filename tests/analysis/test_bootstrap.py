@@ -1,11 +1,20 @@
 """Paired bootstrap indices and percentile CIs."""
+
 import math
 
 import numpy as np
 import pytest
 
-from masc_ui.analysis.bootstrap import (MAX_N_BOOT, Estimate, bootstrap_indices, check_resamples, child_seeds, estimate,
-                                        percentile_ci, resampled_nanmeans)
+from masc_ui.analysis.bootstrap import (
+    MAX_N_BOOT,
+    Estimate,
+    bootstrap_indices,
+    check_resamples,
+    child_seeds,
+    estimate,
+    percentile_ci,
+    resampled_nanmeans,
+)
 from masc_ui.errors import InputError
 
 

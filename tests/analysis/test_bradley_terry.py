@@ -1,5 +1,6 @@
 """Davidson-Bradley-Terry against a direct numerical optimization (scipy.optimize) of the likelihood written
 vote by vote, on synthetic votes with known strengths."""
+
 import math
 
 import numpy as np
@@ -23,8 +24,8 @@ def direct_fit(outcomes, methods, ties=True, regularization=0.0):
 
     def unpack(x):
         if regularization:
-            return x[:len(methods)], (math.exp(x[len(methods)]) if ties else 0.0)
-        theta = np.append(x[:len(methods) - 1], -x[:len(methods) - 1].sum())
+            return x[: len(methods)], (math.exp(x[len(methods)]) if ties else 0.0)
+        theta = np.append(x[: len(methods) - 1], -x[: len(methods) - 1].sum())
         return theta, (math.exp(x[len(methods) - 1]) if ties else 0.0)
 
     def nll(x):
@@ -35,12 +36,12 @@ def direct_fit(outcomes, methods, ties=True, regularization=0.0):
             tie = nu * math.sqrt(pi * pj)
             p = tie if w is None else (pi if w == i else pj)
             total -= math.log(p / (pi + pj + tie))
-        return total + 0.5 * regularization * float((theta ** 2).sum())
+        return total + 0.5 * regularization * float((theta**2).sum())
 
     size = len(methods) + (0 if regularization else -1) + (1 if ties else 0)
     res = minimize(nll, np.zeros(size), method="BFGS", options={"gtol": 1e-10})
     theta, nu = unpack(res.x)
-    return theta, nu, -nll(res.x) - (-0.5 * regularization * float((theta ** 2).sum()))
+    return theta, nu, -nll(res.x) - (-0.5 * regularization * float((theta**2).sum()))
 
 
 @pytest.mark.parametrize("nu", [0.6, 0.0])
@@ -75,7 +76,8 @@ def test_recovers_the_known_ranking():
     p_win, p_tie, p_lose = fit.probabilities("m3", "m0")
     assert p_win + p_tie + p_lose == pytest.approx(1.0)
     assert (p_win, p_tie, p_lose) == pytest.approx(
-        davidson_probabilities(fit.strength["m3"].value, fit.strength["m0"].value, fit.tie.value))
+        davidson_probabilities(fit.strength["m3"].value, fit.strength["m0"].value, fit.tie.value)
+    )
     assert p_win > 0.7
 
 
@@ -112,9 +114,20 @@ def test_cis_cover_the_true_strengths_at_about_the_nominal_rate():
 
 def votes(*rows):
     """Judgments from (left method, right method, winner) rows, one output pair each."""
-    return PairwiseData.from_records([
-        {"left": f"{k}a", "right": f"{k}b", "left_method": lm, "right_method": rm, "winner": w, "criterion": "cp",
-         "rater": "r"} for k, (lm, rm, w) in enumerate(rows)])
+    return PairwiseData.from_records(
+        [
+            {
+                "left": f"{k}a",
+                "right": f"{k}b",
+                "left_method": lm,
+                "right_method": rm,
+                "winner": w,
+                "criterion": "cp",
+                "rater": "r",
+            }
+            for k, (lm, rm, w) in enumerate(rows)
+        ]
+    )
 
 
 def test_a_method_that_never_lost_has_no_finite_strength():
@@ -148,12 +161,38 @@ def test_undefined_resamples_are_counted():
 
 
 def test_same_method_and_unknown_method_votes_are_left_out():
-    data = PairwiseData.from_records([
-        {"left": "1a", "right": "1b", "left_method": "A", "right_method": "B", "winner": "left", "criterion": "cp", "rater": "r"},
-        {"left": "2a", "right": "2b", "left_method": "B", "right_method": "A", "winner": "left", "criterion": "cp", "rater": "r"},
-        {"left": "3a", "right": "3b", "left_method": "A", "right_method": "A", "winner": "left", "criterion": "cp", "rater": "r"},
-        {"left": "4a", "right": "4b", "left_method": "A", "winner": "right", "criterion": "cp", "rater": "r"},
-    ])
+    data = PairwiseData.from_records(
+        [
+            {
+                "left": "1a",
+                "right": "1b",
+                "left_method": "A",
+                "right_method": "B",
+                "winner": "left",
+                "criterion": "cp",
+                "rater": "r",
+            },
+            {
+                "left": "2a",
+                "right": "2b",
+                "left_method": "B",
+                "right_method": "A",
+                "winner": "left",
+                "criterion": "cp",
+                "rater": "r",
+            },
+            {
+                "left": "3a",
+                "right": "3b",
+                "left_method": "A",
+                "right_method": "A",
+                "winner": "left",
+                "criterion": "cp",
+                "rater": "r",
+            },
+            {"left": "4a", "right": "4b", "left_method": "A", "winner": "right", "criterion": "cp", "rater": "r"},
+        ]
+    )
     fit = bradley_terry(data, "cp", n_boot=0)
     assert fit.n_votes == 2 and fit.n_excluded == 2 and fit.methods == ("A", "B")
     assert fit.strength["A"].value == pytest.approx(0.0, abs=1e-9)  # one win each
@@ -167,11 +206,14 @@ def test_elo_scale():
         assert scaled[m].ci_low == pytest.approx(1000 + 400 * e.ci_low / math.log(10))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"criterion": "pf"}, "no pairwise judgments for criterion 'pf'"),
-    ({"regularization": -1.0}, "regularization"),
-    ({"n_boot": 10 ** 6}, "at most"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"criterion": "pf"}, "no pairwise judgments for criterion 'pf'"),
+        ({"regularization": -1.0}, "regularization"),
+        ({"n_boot": 10**6}, "at most"),
+    ],
+)
 def test_errors(kwargs, match):
     data = PairwiseData.from_records(davidson_judgments(THETA, 0.5, 10, seed=6))
     with pytest.raises(InputError, match=match):
@@ -187,10 +229,10 @@ def test_no_vote_between_two_methods():
 def test_finite_or_not_as_a_direct_optimization_finds_on_random_small_vote_sets():
     rng = np.random.default_rng(0)
     finite_seen = infinite_seen = 0
-    for trial in range(80):
+    for _trial in range(80):
         n_methods = int(rng.integers(2, 4))
         rows, outcomes = [], []
-        for k in range(int(rng.integers(2, 7))):
+        for _k in range(int(rng.integers(2, 7))):
             i, j = rng.choice(n_methods, size=2, replace=False)
             winner = str(rng.choice(["left", "right", "tie"]))
             rows.append((f"M{i}", f"M{j}", winner))

@@ -1,4 +1,5 @@
 """Vectorized, NaN-aware Spearman / Kendall tau-b / Pearson equal scipy slice by slice."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -69,7 +70,7 @@ def test_undefined_cases_are_nan(name):
 
 def test_perfect_monotone_relation():
     x = np.linspace(0, 1, 12)
-    assert spearman(x, x ** 3) == pytest.approx(1.0)
+    assert spearman(x, x**3) == pytest.approx(1.0)
     assert kendall_tau_b(x, -x) == pytest.approx(-1.0)
     assert pearson(x, 2 * x + 1) == pytest.approx(1.0)
 
@@ -99,8 +100,9 @@ def test_resampled_kendall_declines_two_continuous_variables(monkeypatch):
     monkeypatch.setattr(correlation, "CHUNK_ELEMENTS", 1)
     y = np.round(y * 4)
     idx = rng.integers(0, 100, (5, 100))
-    np.testing.assert_allclose(correlation.kendall_tau_b_resampled(x, y, counts_of(idx, 100)),
-                               kendall_tau_b(x[idx], y[idx]), atol=1e-12)
+    np.testing.assert_allclose(
+        correlation.kendall_tau_b_resampled(x, y, counts_of(idx, 100)), kendall_tau_b(x[idx], y[idx]), atol=1e-12
+    )
 
 
 def test_shape_mismatch_is_an_input_error():

@@ -1,4 +1,5 @@
 """Online Elo against a hand computation."""
+
 import numpy as np
 import pytest
 from pairwise_votes import davidson_judgments
@@ -9,9 +10,20 @@ from masc_ui.errors import InputError
 
 
 def votes(*rows):
-    return PairwiseData.from_records([
-        {"left": f"{k}a", "right": f"{k}b", "left_method": lm, "right_method": rm, "winner": w, "criterion": "cp",
-         "rater": "r"} for k, (lm, rm, w) in enumerate(rows)])
+    return PairwiseData.from_records(
+        [
+            {
+                "left": f"{k}a",
+                "right": f"{k}b",
+                "left_method": lm,
+                "right_method": rm,
+                "winner": w,
+                "criterion": "cp",
+                "rater": "r",
+            }
+            for k, (lm, rm, w) in enumerate(rows)
+        ]
+    )
 
 
 def expected(r_self, r_other):
@@ -61,10 +73,17 @@ def test_ranks_follow_strengths_on_many_votes():
     assert [elo.rank[m] for m in ("m0", "m1", "m2")] == [3, 2, 1]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"k": 0}, "k must be"), ({"scale": float("inf")}, "scale"), ({"base": 1.0}, "base"),
-    ({"initial": float("nan")}, "initial"), ({"shuffles": -1}, "shuffles"), ({"shuffles": 2.5}, "shuffles"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"k": 0}, "k must be"),
+        ({"scale": float("inf")}, "scale"),
+        ({"base": 1.0}, "base"),
+        ({"initial": float("nan")}, "initial"),
+        ({"shuffles": -1}, "shuffles"),
+        ({"shuffles": 2.5}, "shuffles"),
+    ],
+)
 def test_bad_parameters(kwargs, match):
     with pytest.raises(InputError, match=match):
         elo_ratings(votes(("A", "B", "left")), "cp", **kwargs)

@@ -1,5 +1,6 @@
 """ImagenHub: reproduce AnalyzeHumanEval.ipynb's means, ordinal alphas and Fleiss kappas from the real
 ratings (EXPECTED_from_notebook.json, 2 decimals), plus the summary on a small hand-made task."""
+
 import json
 import math
 from dataclasses import dataclass, field
@@ -7,11 +8,11 @@ from dataclasses import dataclass, field
 import krippendorff
 import numpy as np
 import pytest
+from imagenhub_expected import FIELDS, NOTEBOOK_KAPPAS  # noqa: E402
 
 from masc_ui.analysis import HUMANS, agreement_table
 from masc_ui.analysis.imagenhub import agreement_data, rating_tables, summarize_model, summarize_task
 from masc_ui.errors import InputError
-from imagenhub_expected import FIELDS, NOTEBOOK_KAPPAS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
 """Fleiss' kappa against the worked example of Fleiss (1971) as reproduced on Wikipedia."""
+
 import numpy as np
 import pytest
 
@@ -6,10 +7,20 @@ from masc_ui.analysis.kappa import fleiss_kappa
 from masc_ui.errors import InputError
 
 # 10 subjects, 14 raters, 5 categories: counts n_ij of raters putting subject i in category j. kappa = 0.210.
-COUNTS = np.array([
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
-])
+COUNTS = np.array(
+    [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+)
 
 
 def ratings_from_counts(counts):

@@ -1,4 +1,5 @@
 """The leaderboard against direct pandas/numpy/scipy computations on synthetic data with known means."""
+
 import math
 
 import numpy as np
@@ -25,12 +26,19 @@ def synthetic(n_per_method=30, seed=0, sd=0.1):
             cp = TRUE_CP[method] + rng.normal(scale=sd)
             raters = rng.choice(["r1", "r2", "r3"], size=rng.integers(1, 4), replace=False)
             ratings = {r: float(np.clip(np.round(TRUE_HUMAN[method] + rng.normal(scale=0.7)), 0, 4)) for r in raters}
-            records.append({
-                "sample_id": f"{method}{i}", "method": method, "category": ("animal", "object")[i % 2],
-                "metrics": {"cp": cp, "dist": 1.0 - cp + rng.normal(scale=0.01),
-                            "noise": None if i % 7 == 0 else float(rng.normal())},
-                "ratings": {"cp": ratings, "pf": {"r1": None if i % 5 == 0 else float(rng.integers(0, 5))}},
-            })
+            records.append(
+                {
+                    "sample_id": f"{method}{i}",
+                    "method": method,
+                    "category": ("animal", "object")[i % 2],
+                    "metrics": {
+                        "cp": cp,
+                        "dist": 1.0 - cp + rng.normal(scale=0.01),
+                        "noise": None if i % 7 == 0 else float(rng.normal()),
+                    },
+                    "ratings": {"cp": ratings, "pf": {"r1": None if i % 5 == 0 else float(rng.integers(0, 5))}},
+                }
+            )
     return records
 
 
@@ -59,7 +67,9 @@ def test_means_counts_and_ranks_equal_pandas(by):
         counts = grouped[column].count()
         ranks = means.rank(method="min", ascending=not direction)
         for group in board.groups:
-            cell = board.row(group).humans[column[6:]] if column.startswith("human_") else board.row(group).metrics[column]
+            cell = (
+                board.row(group).humans[column[6:]] if column.startswith("human_") else board.row(group).metrics[column]
+            )
             assert cell.mean.value == pytest.approx(means[group], abs=1e-12)
             assert cell.n == counts[group]
             assert cell.rank == int(ranks[group])
@@ -69,8 +79,9 @@ def test_means_counts_and_ranks_equal_pandas(by):
 
 
 def test_known_means_are_recovered_and_ranked():
-    board = leaderboard(AgreementData.from_records(synthetic(n_per_method=400)), higher_is_better={"dist": False},
-                        n_boot=0)
+    board = leaderboard(
+        AgreementData.from_records(synthetic(n_per_method=400)), higher_is_better={"dist": False}, n_boot=0
+    )
     for method, truth in TRUE_CP.items():
         assert board.row(method).metrics["cp"].mean.value == pytest.approx(truth, abs=0.02)
     assert [board.row(m).metrics["cp"].rank for m in "abcd"] == [4, 3, 2, 1]
@@ -90,7 +101,11 @@ def test_cis_equal_a_hand_written_stratified_bootstrap():
             values = part[column].to_numpy()
             reps = np.nanmean(values[idx], axis=1)
             lo, hi = np.percentile(reps, [5, 95])
-            cell = board.row(method).humans[column[6:]] if column.startswith("human_") else board.row(method).metrics[column]
+            cell = (
+                board.row(method).humans[column[6:]]
+                if column.startswith("human_")
+                else board.row(method).metrics[column]
+            )
             assert (cell.mean.ci_low, cell.mean.ci_high) == pytest.approx((lo, hi), abs=1e-12)
 
 
@@ -123,8 +138,9 @@ def test_rank_agreement_with_ties_uses_tau_b():
     # five methods; metric ties two of them, humans tie two others
     metric = {"m1": 0.1, "m2": 0.2, "m3": 0.2, "m4": 0.4, "m5": 0.5}
     human = {"m1": 1.0, "m2": 1.0, "m3": 2.0, "m4": 4.0, "m5": 3.0}
-    records = [{"sample_id": m, "method": m, "metrics": {"x": metric[m]}, "ratings": {"cp": {"r": human[m]}}}
-               for m in metric]
+    records = [
+        {"sample_id": m, "method": m, "metrics": {"x": metric[m]}, "ratings": {"cp": {"r": human[m]}}} for m in metric
+    ]
     board = leaderboard(AgreementData.from_records(records), n_boot=0)
     assert [board.row(m).metrics["x"].rank for m in metric] == [5, 3, 3, 2, 1]
     assert [board.row(m).humans["cp"].rank for m in metric] == [4, 4, 3, 1, 2]
@@ -144,8 +160,13 @@ def test_fewer_than_three_methods_or_constant_ranking_is_undefined():
 def test_cis_cover_the_true_means_at_about_the_nominal_rate():
     hits = total = 0
     for draw in range(150):
-        board = leaderboard(AgreementData.from_records(synthetic(n_per_method=25, seed=100 + draw)),
-                            metrics=["cp"], criteria=[], n_boot=400, seed=draw)
+        board = leaderboard(
+            AgreementData.from_records(synthetic(n_per_method=25, seed=100 + draw)),
+            metrics=["cp"],
+            criteria=[],
+            n_boot=400,
+            seed=draw,
+        )
         for method, truth in TRUE_CP.items():
             cell = board.row(method).metrics["cp"]
             hits += cell.mean.ci_low <= truth <= cell.mean.ci_high
@@ -169,17 +190,20 @@ def test_seeded_and_reproducible():
     assert one.row("a").metrics["cp"].mean != leaderboard(data, n_boot=100, seed=4).row("a").metrics["cp"].mean
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"by": "subject"}, "`by` must be one of"),
-    ({"by": None}, "`by` must be one of"),
-    ({"metrics": ["nope"]}, "no values for metric"),
-    ({"metrics": "cp"}, "as a list"),
-    ({"criteria": ["sc"]}, "no values for criterion"),
-    ({"n_boot": MAX_N_BOOT + 1}, "at most"),
-    ({"n_boot": -1}, "n_boot"),
-    ({"level": 1.5}, "confidence level"),
-    ({"seed": -3}, "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"by": "subject"}, "`by` must be one of"),
+        ({"by": None}, "`by` must be one of"),
+        ({"metrics": ["nope"]}, "no values for metric"),
+        ({"metrics": "cp"}, "as a list"),
+        ({"criteria": ["sc"]}, "no values for criterion"),
+        ({"n_boot": MAX_N_BOOT + 1}, "at most"),
+        ({"n_boot": -1}, "n_boot"),
+        ({"level": 1.5}, "confidence level"),
+        ({"seed": -3}, "seed"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(InputError, match=match):
         leaderboard(AgreementData.from_records(synthetic(n_per_method=3)), **{"n_boot": 10, **kwargs})

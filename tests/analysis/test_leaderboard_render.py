@@ -1,4 +1,5 @@
 """Leaderboard renderings (Markdown, CSV, LaTeX) and the plot-ready matrix, read back and checked."""
+
 import io
 import math
 
@@ -9,8 +10,13 @@ import pytest
 from masc_ui.analysis import AgreementData
 from masc_ui.analysis.leaderboard import leaderboard
 from masc_ui.analysis.leaderboard_matrix import leaderboard_matrix
-from masc_ui.analysis.leaderboard_render import (RENDERERS, leaderboard_csv, leaderboard_latex, leaderboard_markdown,
-                                                 rank_agreement_csv)
+from masc_ui.analysis.leaderboard_render import (
+    RENDERERS,
+    leaderboard_csv,
+    leaderboard_latex,
+    leaderboard_markdown,
+    rank_agreement_csv,
+)
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +27,14 @@ def board():
     for i in range(45):
         method = list(quality)[i % 3]
         q = quality[method] + rng.normal(scale=0.05)
-        records.append({"sample_id": str(i), "method": method,
-                        "metrics": {"cp": q, "lpips": 1 - q, "empty": 0.5 if method != "emu2" else None},
-                        "ratings": {"cp": {"g1": float(round(4 * q)), "g2": float(min(4, round(4 * q) + 1))}}})
+        records.append(
+            {
+                "sample_id": str(i),
+                "method": method,
+                "metrics": {"cp": q, "lpips": 1 - q, "empty": 0.5 if method != "emu2" else None},
+                "ratings": {"cp": {"g1": float(round(4 * q)), "g2": float(min(4, round(4 * q) + 1))}},
+            }
+        )
     return leaderboard(AgreementData.from_records(records), higher_is_better={"lpips": False}, n_boot=200, seed=1)
 
 
@@ -35,7 +46,11 @@ def test_csv_reads_back_with_pandas_and_equals_the_board(board):
         r = board.row(row["method"])
         assert row["n"] == r.n
         for name, cell in [*r.metrics.items(), *((f"human_{c}", v) for c, v in r.humans.items())]:
-            for part, value in (("mean", cell.mean.value), ("ci_low", cell.mean.ci_low), ("ci_high", cell.mean.ci_high)):
+            for part, value in (
+                ("mean", cell.mean.value),
+                ("ci_low", cell.mean.ci_low),
+                ("ci_high", cell.mean.ci_high),
+            ):
                 assert (math.isnan(value) and math.isnan(row[f"{name}_{part}"])) or row[f"{name}_{part}"] == value
             assert row[f"{name}_n"] == cell.n
             assert (cell.rank is None and math.isnan(row[f"{name}_rank"])) or row[f"{name}_rank"] == cell.rank

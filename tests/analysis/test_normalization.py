@@ -1,9 +1,17 @@
 """The normalization convention: continuous metrics min-max over the compared set, ratings by their range."""
+
 import numpy as np
 import pytest
 
-from masc_ui.analysis.normalization import (CONTINUOUS, RATING_0_4, MetricScale, minmax, normalize_metric,
-                                            normalize_ratings, scale_for)
+from masc_ui.analysis.normalization import (
+    CONTINUOUS,
+    RATING_0_4,
+    MetricScale,
+    minmax,
+    normalize_metric,
+    normalize_ratings,
+    scale_for,
+)
 from masc_ui.errors import InputError
 
 

@@ -1,4 +1,5 @@
 """Pairwise task assignment: even coverage of method pairs, never the same pair twice to a rater, K overlap."""
+
 from collections import Counter
 from itertools import combinations
 
@@ -27,8 +28,11 @@ def outputs(references=5, prompts=2, extra_seed=True):
 def test_pairs_are_outputs_of_different_methods_for_the_same_reference_and_prompt():
     items = outputs()
     plan = plan_pairs(items, seed=1)
-    expected = {tuple(sorted((x.sample_id, y.sample_id))) for x, y in combinations(items, 2)
-                if (x.reference, x.prompt) == (y.reference, y.prompt) and x.method != y.method}
+    expected = {
+        tuple(sorted((x.sample_id, y.sample_id)))
+        for x, y in combinations(items, 2)
+        if (x.reference, x.prompt) == (y.reference, y.prompt) and x.method != y.method
+    }
     assert {p.key for p in plan.pairs} == expected and len(plan.pairs) == len(expected)
     assert all(p.a < p.b and p.method_a != p.method_b for p in plan.pairs)
     assert len(plan.method_pairs) == 6
@@ -48,8 +52,9 @@ def simulate(plan, raters, overlap, seed=0, prefer_uncertain=False):
         coverage = plan.coverage(assignments)
         given = Counter(plan.index(*key) for _, key in assignments)
         mine = {plan.index(*key) for r, key in assignments if r == rater}
-        open_method_pairs = {plan.pairs[k].method_pair for k in range(len(plan.pairs))
-                             if k not in mine and given[k] < overlap}
+        open_method_pairs = {
+            plan.pairs[k].method_pair for k in range(len(plan.pairs)) if k not in mine and given[k] < overlap
+        }
         task = next_pair(plan, rater, assignments, overlap, prefer_uncertain=prefer_uncertain)
         if task is None:
             assert not open_method_pairs
@@ -98,10 +103,12 @@ def test_prefer_uncertain_orders_by_the_closest_votes():
     decided, split, fresh = (plan.index(f"A{k}", f"B{k}") for k in range(3))
     decided_pair, split_pair = plan.pairs[decided], plan.pairs[split]
     assignments = [("u1", decided_pair.key), ("u2", decided_pair.key), ("u1", split_pair.key), ("u2", split_pair.key)]
-    judgments = [PairJudgment(decided_pair.a, decided_pair.b, "cp", "left", "u1"),
-                 PairJudgment(decided_pair.b, decided_pair.a, "cp", "right", "u2"),  # both for a
-                 PairJudgment(split_pair.a, split_pair.b, "cp", "left", "u1"),
-                 PairJudgment(split_pair.a, split_pair.b, "cp", "right", "u2")]
+    judgments = [
+        PairJudgment(decided_pair.a, decided_pair.b, "cp", "left", "u1"),
+        PairJudgment(decided_pair.b, decided_pair.a, "cp", "right", "u2"),  # both for a
+        PairJudgment(split_pair.a, split_pair.b, "cp", "left", "u1"),
+        PairJudgment(split_pair.a, split_pair.b, "cp", "right", "u2"),
+    ]
     pick = next_pair(plan, "u3", assignments, overlap=3, judgments=judgments, prefer_uncertain=True)
     assert pick.pair.key == split_pair.key
     after = assignments + [("u3", split_pair.key)]

@@ -1,4 +1,5 @@
 """Metric pairwise accuracy against a direct count."""
+
 import math
 
 import numpy as np
@@ -29,8 +30,9 @@ def synthetic(seed=0, n_pairs=120):
             left, right = (a, b) if rng.random() < 0.5 else (b, a)
             winner = "tie" if u > 0.93 else ("left" if winner_sample == left else "right")
             for criterion in ("cp", "pf"):
-                judgments.append({"left": left, "right": right, "criterion": criterion, "winner": winner,
-                                  "rater": f"r{r}"})
+                judgments.append(
+                    {"left": left, "right": right, "criterion": criterion, "winner": winner, "rater": f"r{r}"}
+                )
     return PairwiseData.from_records(judgments), values, judgments
 
 
@@ -66,14 +68,20 @@ def direct(judgments, values, metric, criterion, higher=True):
 def test_equals_a_direct_count():
     data, values, judgments = synthetic()
     results = pairwise_accuracy(data, values, higher_is_better={"dist": False}, n_boot=0)
-    assert [(r.criterion, r.metric) for r in results] == [(c, m) for c in ("cp", "pf")
-                                                           for m in ("good", "dist", "coarse", "sparse")]
+    assert [(r.criterion, r.metric) for r in results] == [
+        (c, m) for c in ("cp", "pf") for m in ("good", "dist", "coarse", "sparse")
+    ]
     for r in results:
-        scores, human_ties, missing, metric_ties = direct(judgments, values, r.metric, r.criterion,
-                                                          higher=r.metric != "dist")
+        scores, human_ties, missing, metric_ties = direct(
+            judgments, values, r.metric, r.criterion, higher=r.metric != "dist"
+        )
         assert r.accuracy.value == pytest.approx(np.mean(scores), abs=1e-12)
-        assert (r.n_pairs, r.n_human_ties, r.n_missing, r.n_metric_ties) == (len(scores), human_ties, missing,
-                                                                             metric_ties)
+        assert (r.n_pairs, r.n_human_ties, r.n_missing, r.n_metric_ties) == (
+            len(scores),
+            human_ties,
+            missing,
+            metric_ties,
+        )
         assert math.isnan(r.accuracy.ci_low)
     by = {r.metric: r for r in results if r.criterion == "cp"}
     assert by["good"].accuracy.value == by["dist"].accuracy.value > 0.6
@@ -83,8 +91,9 @@ def test_equals_a_direct_count():
 def test_direction_flips_the_answer():
     data, values, _ = synthetic(seed=1)
     up = pairwise_accuracy(data, values, metrics=["good"], criteria=["cp"], n_boot=0)[0]
-    down = pairwise_accuracy(data, values, metrics=["good"], criteria=["cp"], higher_is_better={"good": False},
-                             n_boot=0)[0]
+    down = pairwise_accuracy(
+        data, values, metrics=["good"], criteria=["cp"], higher_is_better={"good": False}, n_boot=0
+    )[0]
     assert up.accuracy.value + down.accuracy.value == pytest.approx(1.0)  # no metric ties on `good`
 
 
@@ -104,8 +113,7 @@ def test_ci_equals_a_hand_written_bootstrap_over_decided_pairs():
         if na == nb:
             continue
         va, vb = values[a]["sparse"], values[b]["sparse"]
-        scores.append(np.nan if va is None or vb is None else
-                      0.5 if va == vb else float((va > vb) == (na > nb)))
+        scores.append(np.nan if va is None or vb is None else 0.5 if va == vb else float((va > vb) == (na > nb)))
     scores = np.array(scores)
     reps = np.nanmean(scores[bootstrap_indices(scores.size, 300, 5)], axis=1)
     assert (r.accuracy.ci_low, r.accuracy.ci_high) == pytest.approx(tuple(np.percentile(reps, [5, 95])), abs=1e-12)
@@ -117,10 +125,14 @@ def test_all_human_ties_gives_nan():
     assert math.isnan(r.accuracy.value) and r.n_pairs == 0 and r.n_human_ties == 1
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"metrics": ["nope"]}, "no values for metric"), ({"criteria": ["sc"]}, "no values for criterion"),
-    ({"n_boot": -2}, "n_boot"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"metrics": ["nope"]}, "no values for metric"),
+        ({"criteria": ["sc"]}, "no values for criterion"),
+        ({"n_boot": -2}, "n_boot"),
+    ],
+)
 def test_errors(kwargs, match):
     data, values, _ = synthetic(n_pairs=5)
     with pytest.raises(InputError, match=match):

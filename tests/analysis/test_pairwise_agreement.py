@@ -1,4 +1,5 @@
 """Inter-rater agreement on pairs against the `krippendorff` package and hand counts."""
+
 import math
 
 import krippendorff
@@ -38,7 +39,7 @@ def test_alpha_equals_the_package_and_agreement_a_hand_count(level):
     shares = []
     for u in units:
         answers = list(u.values())
-        pairs = [(x, y) for i, x in enumerate(answers) for y in answers[i + 1:]]
+        pairs = [(x, y) for i, x in enumerate(answers) for y in answers[i + 1 :]]
         shares.append(sum(x == y for x, y in pairs) / len(pairs))
     assert res.percent_agreement.value == pytest.approx(np.mean(shares), abs=1e-12)
     assert math.isnan(res.fleiss_kappa)  # units with 2 and 3 judgments
@@ -53,12 +54,14 @@ def test_fleiss_kappa_when_every_unit_has_the_same_number_of_judgments():
 
 def test_orientation_does_not_matter():
     # two raters who agree, having seen the pair in opposite orders
-    data = PairwiseData.from_records([
-        {"left": "x", "right": "y", "criterion": "cp", "winner": "left", "rater": "r1"},
-        {"left": "y", "right": "x", "criterion": "cp", "winner": "right", "rater": "r2"},
-        {"left": "u", "right": "v", "criterion": "cp", "winner": "tie", "rater": "r1"},
-        {"left": "v", "right": "u", "criterion": "cp", "winner": "tie", "rater": "r2"},
-    ])
+    data = PairwiseData.from_records(
+        [
+            {"left": "x", "right": "y", "criterion": "cp", "winner": "left", "rater": "r1"},
+            {"left": "y", "right": "x", "criterion": "cp", "winner": "right", "rater": "r2"},
+            {"left": "u", "right": "v", "criterion": "cp", "winner": "tie", "rater": "r1"},
+            {"left": "v", "right": "u", "criterion": "cp", "winner": "tie", "rater": "r2"},
+        ]
+    )
     res = pairwise_rater_agreement(data, "cp", n_boot=0)
     assert res.percent_agreement.value == 1.0 and res.alpha.value == pytest.approx(1.0)
 
@@ -70,8 +73,11 @@ def test_ci_equals_a_hand_written_bootstrap_over_units():
     reps = []
     for idx in bootstrap_indices(table.shape[1], 200, 4):
         sub = table[:, idx]
-        reps.append(krippendorff.alpha(sub, level_of_measurement="nominal") if np.unique(sub[~np.isnan(sub)]).size > 1
-                    else np.nan)
+        reps.append(
+            krippendorff.alpha(sub, level_of_measurement="nominal")
+            if np.unique(sub[~np.isnan(sub)]).size > 1
+            else np.nan
+        )
     reps = np.array(reps)
     lo, hi = np.percentile(reps[~np.isnan(reps)], [5, 95])
     assert (res.alpha.ci_low, res.alpha.ci_high) == pytest.approx((lo, hi), abs=1e-9)

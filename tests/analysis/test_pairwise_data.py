@@ -1,4 +1,5 @@
 """Pairwise judgments: validation and the canonical orientation."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,10 +8,34 @@ from masc_ui.analysis.pairwise_data import A_WINS, B_WINS, TIE, PairJudgment, Pa
 from masc_ui.errors import InputError
 
 ROWS = [
-    {"left": "s2", "right": "s1", "criterion": "cp", "winner": "left", "rater": "u1", "left_method": "B", "right_method": "A"},
-    {"left": "s1", "right": "s2", "criterion": "cp", "winner": "left", "rater": "u2", "left_method": "A", "right_method": "B"},
+    {
+        "left": "s2",
+        "right": "s1",
+        "criterion": "cp",
+        "winner": "left",
+        "rater": "u1",
+        "left_method": "B",
+        "right_method": "A",
+    },
+    {
+        "left": "s1",
+        "right": "s2",
+        "criterion": "cp",
+        "winner": "left",
+        "rater": "u2",
+        "left_method": "A",
+        "right_method": "B",
+    },
     {"left": "s1", "right": "s2", "criterion": "cp", "winner": "tie", "rater": "u3"},
-    {"left": "s3", "right": "s4", "criterion": "pf", "winner": "right", "rater": "u1", "left_method": "A", "right_method": "A"},
+    {
+        "left": "s3",
+        "right": "s4",
+        "criterion": "pf",
+        "winner": "right",
+        "rater": "u1",
+        "left_method": "A",
+        "right_method": "A",
+    },
 ]
 
 
@@ -35,12 +60,15 @@ def test_from_dataframe_and_dataclass():
     assert PairwiseData.from_records([j]).judgments == (j,)
 
 
-@pytest.mark.parametrize("change, match", [
-    ({"winner": "a"}, "winner must be one of"),
-    ({"right": "s2", "left": "s2"}, "two different samples"),
-    ({"extra": 1}, "unknown key"),
-    ({"rater": None}, "lacks rater"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"winner": "a"}, "winner must be one of"),
+        ({"right": "s2", "left": "s2"}, "two different samples"),
+        ({"extra": 1}, "unknown key"),
+        ({"rater": None}, "lacks rater"),
+    ],
+)
 def test_bad_rows(change, match):
     row = {**ROWS[0], **change}
     with pytest.raises(InputError, match=match):

@@ -1,11 +1,23 @@
 """Text renderings of the pairwise analyses carry the numbers and the conventions."""
+
 import numpy as np
 from pairwise_votes import davidson_judgments
 
-from masc_ui.analysis import (PairwiseData, bradley_terry, elo_ratings, pairwise_accuracy, pairwise_rater_agreement,
-                              win_rate_matrix)
-from masc_ui.analysis.pairwise_report import (format_bradley_terry, format_elo, format_pair_agreement,
-                                              format_pairwise_accuracy, format_win_rate)
+from masc_ui.analysis import (
+    PairwiseData,
+    bradley_terry,
+    elo_ratings,
+    pairwise_accuracy,
+    pairwise_rater_agreement,
+    win_rate_matrix,
+)
+from masc_ui.analysis.pairwise_report import (
+    format_bradley_terry,
+    format_elo,
+    format_pair_agreement,
+    format_pairwise_accuracy,
+    format_win_rate,
+)
 
 
 def data():
@@ -25,8 +37,19 @@ def test_bradley_terry_and_elo_list_methods_by_rank():
 
 
 def test_undefined_fit_says_why():
-    one_sided = PairwiseData.from_records([{"left": "a", "right": "b", "left_method": "A", "right_method": "B",
-                                           "winner": "left", "criterion": "cp", "rater": "r"}])
+    one_sided = PairwiseData.from_records(
+        [
+            {
+                "left": "a",
+                "right": "b",
+                "left_method": "A",
+                "right_method": "B",
+                "winner": "left",
+                "criterion": "cp",
+                "rater": "r",
+            }
+        ]
+    )
     assert "undefined: some methods never lost" in format_bradley_terry(bradley_terry(one_sided, "cp"))
 
 
@@ -38,8 +61,9 @@ def test_win_rate_agreement_and_accuracy():
     agreement = format_pair_agreement(pairwise_rater_agreement(data(), "cp", n_boot=50))
     assert "60 pairs judged by >= 2 raters" in agreement and "alpha (nominal)" in agreement
     rng = np.random.default_rng(0)
-    values = {j.left: {"cp": rng.random()} for j in data().judgments} | {j.right: {"cp": rng.random()}
-                                                                          for j in data().judgments}
+    values = {j.left: {"cp": rng.random()} for j in data().judgments} | {
+        j.right: {"cp": rng.random()} for j in data().judgments
+    }
     results = pairwise_accuracy(data(), values, n_boot=50)
     text = format_pairwise_accuracy(results)
     assert "human ties left out, metric ties count 1/2" in text

@@ -1,4 +1,5 @@
 """Competition ranks (1 = best, ties share the best rank, NaN unranked) against pandas."""
+
 import numpy as np
 import pandas as pd
 import pytest

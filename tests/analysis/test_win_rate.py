@@ -1,4 +1,5 @@
 """The win-rate matrix against a direct count."""
+
 import numpy as np
 from pairwise_votes import davidson_judgments, method_outcomes
 
@@ -8,8 +9,17 @@ from masc_ui.analysis.win_rate import win_rate_matrix
 
 def test_equals_a_direct_count():
     judgments = davidson_judgments([-0.5, 0.0, 0.7], 0.5, 200, seed=2)
-    judgments.append({"left": "z1", "right": "z2", "left_method": "m0", "right_method": "m0", "winner": "left",
-                      "criterion": "cp", "rater": "r0"})
+    judgments.append(
+        {
+            "left": "z1",
+            "right": "z2",
+            "left_method": "m0",
+            "right_method": "m0",
+            "winner": "left",
+            "criterion": "cp",
+            "rater": "r0",
+        }
+    )
     matrix = win_rate_matrix(PairwiseData.from_records(judgments), "cp")
     assert matrix.methods == ("m0", "m1", "m2") and matrix.n_excluded == 1
     names = list(matrix.methods)
@@ -27,9 +37,27 @@ def test_equals_a_direct_count():
 
 
 def test_never_compared_is_nan():
-    data = PairwiseData.from_records([
-        {"left": "1", "right": "2", "left_method": "A", "right_method": "B", "winner": "tie", "criterion": "pf", "rater": "r"},
-        {"left": "3", "right": "4", "left_method": "B", "right_method": "C", "winner": "right", "criterion": "pf", "rater": "r"},
-    ])
+    data = PairwiseData.from_records(
+        [
+            {
+                "left": "1",
+                "right": "2",
+                "left_method": "A",
+                "right_method": "B",
+                "winner": "tie",
+                "criterion": "pf",
+                "rater": "r",
+            },
+            {
+                "left": "3",
+                "right": "4",
+                "left_method": "B",
+                "right_method": "C",
+                "winner": "right",
+                "criterion": "pf",
+                "rater": "r",
+            },
+        ]
+    )
     matrix = win_rate_matrix(data, "pf")
     assert matrix.rate[0, 1] == 0.5 and matrix.rate[2, 1] == 1.0 and np.isnan(matrix.rate[0, 2])

@@ -1,4 +1,5 @@
 """The dataset commands end to end through `masc_ui.cli.main`: import, batch, agreement, export."""
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,12 @@ def _common(tmp_path: Path) -> list[str]:
 
 def test_import_twice_then_export(tmp_path: Path, capsys):
     root = write_dreambench(tmp_path / "dbpp")
-    assert main(["import", str(root), "--dataset", "dbpp", "--format", "dreambench", "--judge", "gpt4o",
-                 *_common(tmp_path)]) == 0
+    assert (
+        main(
+            ["import", str(root), "--dataset", "dbpp", "--format", "dreambench", "--judge", "gpt4o", *_common(tmp_path)]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "samples 12 imported, 0 already present; ratings 48 imported" in out and "metric values 24 imported" in out
     assert main(["import", str(root), "--dataset", "dbpp", "--format", "dreambench", *_common(tmp_path)]) == 0
@@ -56,10 +61,16 @@ def test_import_marks_the_datasets_it_creates_for_rating(tmp_path: Path, capsys)
     assert main(["db", "for-rating", "m", "--off", *_common(tmp_path)]) == 0
     assert main(["import", str(manifest), "--dataset", "m", "--format", "manifest", *_common(tmp_path)]) == 0
     assert "'m' is not marked for rating" in capsys.readouterr().out  # a re-import keeps an admin's choice
-    assert main(["import", str(manifest), "--dataset", "m2", "--format", "manifest", "--no-for-rating",
-                 *_common(tmp_path)]) == 0
-    assert main(["import", str(manifest), "--dataset", "m", "--format", "manifest", "--for-rating",
-                 *_common(tmp_path)]) == 0
+    assert (
+        main(
+            ["import", str(manifest), "--dataset", "m2", "--format", "manifest", "--no-for-rating", *_common(tmp_path)]
+        )
+        == 0
+    )
+    assert (
+        main(["import", str(manifest), "--dataset", "m", "--format", "manifest", "--for-rating", *_common(tmp_path)])
+        == 0
+    )
     with open_store(None, tmp_path / "data") as store:
         assert {d.name: d.for_rating for d in store.samples.datasets()} == {"m": True, "m2": False}
 
@@ -68,12 +79,29 @@ def test_agreement_table_and_json(tmp_path: Path, capsys):
     root = write_dreambench(tmp_path / "dbpp")
     main(["import", str(root), "--dataset", "dbpp", "--format", "dreambench", *_common(tmp_path)])
     capsys.readouterr()
-    assert main(["agreement", "--dataset", "dbpp", "--criterion", "cp", "--by", "method", "--n-boot", "50",
-                 *_common(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "agreement",
+                "--dataset",
+                "dbpp",
+                "--criterion",
+                "cp",
+                "--by",
+                "method",
+                "--n-boot",
+                "50",
+                *_common(tmp_path),
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "gpt4o_cp" in table and "human-human" in table and "blip_diffusion" in table
-    assert main(["agreement", "--dataset", "dbpp", "--metrics", "gpt4o_cp", "--n-boot", "0", "--json",
-                 *_common(tmp_path)]) == 0
+    assert (
+        main(["agreement", "--dataset", "dbpp", "--metrics", "gpt4o_cp", "--n-boot", "0", "--json", *_common(tmp_path)])
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     rows = {r["metric"]: r for r in data["rows"]}
     assert rows["gpt4o_cp"]["n"] == 12 and rows["gpt4o_cp"]["n_raters"] == 2
@@ -82,21 +110,39 @@ def test_agreement_table_and_json(tmp_path: Path, capsys):
 def test_batch_command(tmp_path: Path, demo_weights: Path, capsys):
     manifest = write_manifest(tmp_path / "m", subjects=1, outputs=2)
     main(["import", str(manifest), "--dataset", "m", "--format", "manifest", *_common(tmp_path)])
-    args = ["batch", "--dataset", "m", "--metrics", "cp,clip_i", "--profile", "demo", "--device", "cpu",
-            "--demo-weights-dir", str(demo_weights), *_common(tmp_path)]
+    args = [
+        "batch",
+        "--dataset",
+        "m",
+        "--metrics",
+        "cp,clip_i",
+        "--profile",
+        "demo",
+        "--device",
+        "cpu",
+        "--demo-weights-dir",
+        str(demo_weights),
+        *_common(tmp_path),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "scored now: 2 samples, 4 values written" in out
     assert main(args) == 0 and "scored now: 0 samples" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["batch", "--dataset", "nope", "--profile", "demo"], "dataset 'nope' is not in the database"),
-    (["agreement", "--dataset", "nope"], "dataset 'nope' is not in the database"),
-    (["export", "-o", "-", "--dataset", "nope"], "dataset 'nope' is not in the database"),
-    (["import", "missing.jsonl", "--dataset", "x", "--format", "manifest"], "manifest missing.jsonl: file not found"),
-    (["batch", "--dataset", "x", "--store-masks"], "store_masks only applies"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["batch", "--dataset", "nope", "--profile", "demo"], "dataset 'nope' is not in the database"),
+        (["agreement", "--dataset", "nope"], "dataset 'nope' is not in the database"),
+        (["export", "-o", "-", "--dataset", "nope"], "dataset 'nope' is not in the database"),
+        (
+            ["import", "missing.jsonl", "--dataset", "x", "--format", "manifest"],
+            "manifest missing.jsonl: file not found",
+        ),
+        (["batch", "--dataset", "x", "--store-masks"], "store_masks only applies"),
+    ],
+)
 def test_errors_are_one_line(argv, message, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main([*argv, *_common(tmp_path)]) == 2

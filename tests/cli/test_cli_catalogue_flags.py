@@ -1,5 +1,6 @@
 """The scorer catalogue's checkpoint flags of `masc-ui score` and `masc-ui batch` reach `Settings`, override the
 environment, and (for one of them, end to end) the scorer that loads the checkpoint."""
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,13 @@ from skimage import data
 from masc_ui.cli import CATALOGUE_FLAGS, build_parser, main, settings_from_args
 
 FLAGS = {
-    "--vqa-model": "vqa_model", "--itm-model": "itm_model", "--facescore-model": "facescore_model",
-    "--face-detector-dir": "face_detector_dir", "--face-recognizer": "face_recognizer",
-    "--retinaface-weights": "retinaface_weights", "--artscore-checkpoint": "artscore_checkpoint",
+    "--vqa-model": "vqa_model",
+    "--itm-model": "itm_model",
+    "--facescore-model": "facescore_model",
+    "--face-detector-dir": "face_detector_dir",
+    "--face-recognizer": "face_recognizer",
+    "--retinaface-weights": "retinaface_weights",
+    "--artscore-checkpoint": "artscore_checkpoint",
 }
 REQUIRED = {"score": ["--ref", "r.png", "--out", "o.png"], "batch": ["--dataset", "d"]}
 
@@ -46,8 +51,32 @@ def test_score_loads_the_checkpoint_named_by_the_flag(demo_weights, tmp_path, ca
     shutil.copy(demo_weights / "artscore" / RELEASED_FILE, copy)
     out = tmp_path / "out.png"
     Image.fromarray(data.astronaut()).resize((128, 128)).save(out)
-    assert main(["score", "--ref", str(out), "--out", str(out), "--metrics", "artscore", "--json",
-                 "--artscore-checkpoint", str(copy), "--profile", "demo", "--demo-weights-dir", str(demo_weights),
-                 "--device", "cpu", "--dtype", "float32", "--data-dir", str(tmp_path / "data")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--ref",
+                str(out),
+                "--out",
+                str(out),
+                "--metrics",
+                "artscore",
+                "--json",
+                "--artscore-checkpoint",
+                str(copy),
+                "--profile",
+                "demo",
+                "--demo-weights-dir",
+                str(demo_weights),
+                "--device",
+                "cpu",
+                "--dtype",
+                "float32",
+                "--data-dir",
+                str(tmp_path / "data"),
+            ]
+        )
+        == 0
+    )
     record = json.loads(capsys.readouterr().out)["artscore"]
     assert record["provenance"]["model_id"] == str(copy)

@@ -1,4 +1,5 @@
 """`masc-ui db upgrade|check|dump|restore` round trip on a temporary SQLite database."""
+
 import json
 
 from masc_ui.cli import main
@@ -42,8 +43,10 @@ def test_datasets_and_for_rating(tmp_path, capsys):
         store.samples.ensure_dataset("bench")
         store.samples.ensure_dataset("workbench")
     assert main(_args(tmp_path, "datasets")) == 0
-    assert capsys.readouterr().out.splitlines() == ["bench\t0 samples\tnot for rating",
-                                                    "workbench\t0 samples\tnot for rating"]
+    assert capsys.readouterr().out.splitlines() == [
+        "bench\t0 samples\tnot for rating",
+        "workbench\t0 samples\tnot for rating",
+    ]
     assert main(_args(tmp_path, "for-rating", "bench")) == 0
     assert "'bench' is now marked for rating" in capsys.readouterr().out
     assert main(_args(tmp_path, "datasets")) == 0
@@ -56,8 +59,10 @@ def test_datasets_and_for_rating(tmp_path, capsys):
     assert main(["db", "restore", str(dump), "--data-dir", str(fresh)]) == 0
     capsys.readouterr()
     assert main(["db", "datasets", "--data-dir", str(fresh)]) == 0
-    assert capsys.readouterr().out.splitlines() == ["bench\t0 samples\tnot for rating",
-                                                    "workbench\t0 samples\tfor rating"]
+    assert capsys.readouterr().out.splitlines() == [
+        "bench\t0 samples\tnot for rating",
+        "workbench\t0 samples\tfor rating",
+    ]
     assert main(_args(tmp_path, "for-rating")) == 2
     assert "needs a DATASET" in capsys.readouterr().err
     assert main(_args(tmp_path, "for-rating", "nope")) == 2

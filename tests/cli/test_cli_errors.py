@@ -1,5 +1,6 @@
 """Bad input for the command line: every error is one line on stderr starting `error:`, exit status 2, no traceback,
 and nothing huge is allocated or read (numeric settings are bounded, devices and folders are refused)."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,15 @@ def _corpus(tmp: Path) -> dict[str, list[str]]:
     data = ["--data-dir", str(tmp / "data")]
     score = ["score", "--metrics", "clip_i", "--profile", "demo", "--demo-weights-dir", str(tmp / "no-weights")]
     return {
-        "patch budget far too large": ["score", "--ref", "r.png", "--out", "o.png", "--naflex-max-patches", "100000000"],
+        "patch budget far too large": [
+            "score",
+            "--ref",
+            "r.png",
+            "--out",
+            "o.png",
+            "--naflex-max-patches",
+            "100000000",
+        ],
         "patch budget not a number": ["score", "--ref", "r.png", "--out", "o.png", "--naflex-max-patches", "lots"],
         "threshold nan": ["score", "--ref", "r.png", "--out", "o.png", "--fg-threshold", "nan"],
         "threshold above one": ["batch", "--dataset", "d", "--fg-threshold", "7"],
@@ -38,8 +47,15 @@ def _corpus(tmp: Path) -> dict[str, list[str]]:
         "ref is a folder": [*score, "--ref", str(folder), "--out", str(EXAMPLE / "out.jpg")],
         "ref is missing": [*score, "--ref", str(tmp / "nope.png"), "--out", str(EXAMPLE / "out.jpg")],
         "ref is empty": [*score, "--ref", str(empty), "--out", str(EXAMPLE / "out.jpg")],
-        "prompt with NUL": [*score, "--ref", str(EXAMPLE / "ref.jpg"), "--out", str(EXAMPLE / "out.jpg"),
-                            "--prompt", "a\x00cat"],
+        "prompt with NUL": [
+            *score,
+            "--ref",
+            str(EXAMPLE / "ref.jpg"),
+            "--out",
+            str(EXAMPLE / "out.jpg"),
+            "--prompt",
+            "a\x00cat",
+        ],
         "manifest not UTF-8": ["import", "manifest", str(latin1), "--dataset", "d", *data],
         "manifest is a folder": ["import", "manifest", str(folder), "--dataset", "d", *data],
         "unknown dataset": ["export", "-o", str(tmp / "x.csv"), "--dataset", "nope", *data],
@@ -67,9 +83,20 @@ def test_bad_input_is_one_line_with_status_2(case: str, tmp_path: Path, capsys, 
     assert "Traceback" not in err[0]
 
 
-_USAGE_ERRORS = {"patch budget far too large", "patch budget not a number", "threshold nan", "threshold above one",
-                 "batch size zero", "negative limit", "bootstrap too many", "seed negative", "port out of range",
-                 "unknown command", "bad point", "unknown setting value"}
+_USAGE_ERRORS = {
+    "patch budget far too large",
+    "patch budget not a number",
+    "threshold nan",
+    "threshold above one",
+    "batch size zero",
+    "negative limit",
+    "bootstrap too many",
+    "seed negative",
+    "port out of range",
+    "unknown command",
+    "bad point",
+    "unknown setting value",
+}
 
 
 class _no_exit:
@@ -90,10 +117,30 @@ def test_usage_errors_exit_with_status_2(capsys):
 def test_a_prompt_that_is_not_utf8_is_one_line_in_a_real_process(tmp_path: Path):
     """Bytes that are not UTF-8 on the command line reach Python as lone surrogates: refused before any work."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", PYTHONIOENCODING="utf-8")
-    proc = subprocess.run([sys.executable.encode(), b"-m", b"masc_ui", b"score", b"--metrics", b"clip_t",
-                           b"--ref", str(EXAMPLE / "ref.jpg").encode(), b"--out", str(EXAMPLE / "out.jpg").encode(),
-                           b"--prompt", b"caf\xe9 au lait", b"--profile", b"demo", b"--demo-weights-dir",
-                           str(tmp_path / "w").encode()], cwd=ROOT, env=env, capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"masc_ui",
+            b"score",
+            b"--metrics",
+            b"clip_t",
+            b"--ref",
+            str(EXAMPLE / "ref.jpg").encode(),
+            b"--out",
+            str(EXAMPLE / "out.jpg").encode(),
+            b"--prompt",
+            b"caf\xe9 au lait",
+            b"--profile",
+            b"demo",
+            b"--demo-weights-dir",
+            str(tmp_path / "w").encode(),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1, lines
     assert "--prompt contains text that is not valid UTF-8" in lines[0]

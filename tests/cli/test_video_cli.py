@@ -1,5 +1,6 @@
 """The command line with videos: `masc-ui score --out VIDEO` (JSON and text, bad files), and a database holding
 video samples through `masc-ui export` and `masc-ui db dump` / `restore` (blobs included)."""
+
 from __future__ import annotations
 
 import csv
@@ -33,24 +34,55 @@ def files(tmp_path: Path):
 
 
 def _settings_args(demo_weights: Path, tmp_path: Path) -> list[str]:
-    return ["--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu", "--dtype", "float32",
-            "--data-dir", str(tmp_path / "data")]
+    return [
+        "--profile",
+        "demo",
+        "--demo-weights-dir",
+        str(demo_weights),
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--data-dir",
+        str(tmp_path / "data"),
+    ]
 
 
 def test_score_a_video_from_the_command_line(files, demo_weights, demo_settings, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MASC_VIDEO_FRAMES", "3")
     video, webm, ref, mask = files
-    args = ["score", "--ref", str(ref), "--ref-mask", str(mask), "--out", str(video), "--out-mask", str(mask),
-            "--out-mask-frame", "2", "--prompt", "a green square moving right", "--object", "square",
-            *_settings_args(demo_weights, tmp_path)]
+    args = [
+        "score",
+        "--ref",
+        str(ref),
+        "--ref-mask",
+        str(mask),
+        "--out",
+        str(video),
+        "--out-mask",
+        str(mask),
+        "--out-mask-frame",
+        "2",
+        "--prompt",
+        "a green square moving right",
+        "--object",
+        "square",
+        *_settings_args(demo_weights, tmp_path),
+    ]
     assert main([*args, "--metrics", "cp,pf,clip_i,gmescore", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert set(record) == {"cp", "pf", "clip_i", "gmescore"}
     assert record["cp"]["extras"]["frames"]["indices"] == [0, 3, 6]
     assert record["pf"]["provenance"]["params"]["out_mask_frames"]["method"] == "static"
     mask_arr = np.asarray(Image.open(mask)) > 127
-    sample = Sample(refs=(open_image(ref),), out=open_video(video), prompt="a green square moving right",
-                    subject="square", ref_masks=(mask_arr,), out_mask=mask_arr)
+    sample = Sample(
+        refs=(open_image(ref),),
+        out=open_video(video),
+        prompt="a green square moving right",
+        subject="square",
+        ref_masks=(mask_arr,),
+        out_mask=mask_arr,
+    )
     direct = score_metrics([sample], ["cp", "clip_i"], demo_settings.replace(video_frames=3), ModelRegistry())
     assert record["cp"]["value"] == pytest.approx(direct["cp"][0].value, abs=1e-6)
     assert record["clip_i"]["value"] == pytest.approx(direct["clip_i"][0].value, abs=1e-6)
@@ -80,8 +112,15 @@ def test_export_dump_and_restore_keep_video_samples(files, demo_settings, tmp_pa
     settings = demo_settings.replace(video_frames=2, data_dir=tmp_path / "data")
     wb = Workbench(settings)
     mask_arr = np.asarray(Image.open(mask)) > 127
-    sample = wb.make_sample([wb.load_image(str(ref), "reference image 1")], wb.load_output(str(video)),
-                            "a green square", "square", [mask_arr], mask_arr, out_mask_frame=1)
+    sample = wb.make_sample(
+        [wb.load_image(str(ref), "reference image 1")],
+        wb.load_output(str(video)),
+        "a green square",
+        "square",
+        [mask_arr],
+        mask_arr,
+        out_mask_frame=1,
+    )
     report = wb.score(sample, ["cp", "pf", "gmescore"], user="alice")
     saved = wb.save_sample(sample, user="alice", dataset="vids", names=["cp", "pf", "gmescore"])
     wb.samples.set_for_rating("vids", True, user="alice")  # raters' tasks come from datasets marked for rating

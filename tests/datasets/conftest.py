@@ -1,4 +1,5 @@
 """Fixtures of the importer tests (the tree builders live in dataset_trees.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Synthetic benchmark trees and manifests made of tiny images, for the importer and batch tests."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ def tiny_mask(path: Path, size: tuple[int, int] = (24, 16)) -> Path:
     return path
 
 
-def write_dreambench(root: Path, *, images: bool = True, samples: bool = True, human: bool = True,
-                     gpt: bool = True) -> Path:
+def write_dreambench(
+    root: Path, *, images: bool = True, samples: bool = True, human: bool = True, gpt: bool = True
+) -> Path:
     """A DreamBench++ tree: 2 collections x 2 methods x prompts 0..2 (seed 0), ratings of both groups."""
     for (cat, idx), lines in CAPTIONS.items():
         (root / "captions" / cat).mkdir(parents=True, exist_ok=True)
@@ -65,8 +67,9 @@ def write_dreambench(root: Path, *, images: bool = True, samples: bool = True, h
     return root
 
 
-def write_manifest(folder: Path, subjects: int = 2, outputs: int = 3, masks: bool = True,
-                   size: tuple[int, int] = (64, 48)) -> Path:
+def write_manifest(
+    folder: Path, subjects: int = 2, outputs: int = 3, masks: bool = True, size: tuple[int, int] = (64, 48)
+) -> Path:
     """`subjects` x `outputs` samples (one reference per subject), with masks when `masks`; returns the manifest."""
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -76,8 +79,15 @@ def write_manifest(folder: Path, subjects: int = 2, outputs: int = 3, masks: boo
         for k in range(outputs):
             tiny_image(folder / f"out{s}_{k}.png", seed=100 + s * outputs + k, size=size)
             tiny_mask(folder / f"out{s}_{k}_mask.png", size=size)
-            row = {"ref": f"ref{s}.png", "out": f"out{s}_{k}.png", "prompt": f"a photo of a toy{s} on a table",
-                   "subject": f"toy{s}", "method": f"m{k % 2}", "key": f"toy{s}-{k}", "category": "object"}
+            row = {
+                "ref": f"ref{s}.png",
+                "out": f"out{s}_{k}.png",
+                "prompt": f"a photo of a toy{s} on a table",
+                "subject": f"toy{s}",
+                "method": f"m{k % 2}",
+                "key": f"toy{s}-{k}",
+                "category": "object",
+            }
             if masks:
                 row.update(ref_mask=f"ref{s}_mask.png", out_mask=f"out{s}_{k}_mask.png")
             rows.append(row)

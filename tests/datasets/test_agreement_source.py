@@ -1,4 +1,5 @@
 """Agreement data loaded from storage: metric values, judge scales, current ratings."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,8 +10,8 @@ from dataset_trees import write_dreambench
 from masc_ui.analysis import RATING_0_4
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
-from masc_ui.workbench.ingest import ingest
 from masc_ui.errors import InputError
+from masc_ui.workbench.ingest import ingest
 from storage import open_store
 
 
@@ -32,6 +33,8 @@ def test_records_scales_and_ratings(tmp_path: Path):
     rec = {r.sample_id: r for r in data.records}["dbpp/dreambooth_sd/object_03_red_backpack-2"]
     assert rec.method == "dreambooth_sd" and rec.category == "object"
     assert rec.metrics == {"gpt_cp": 3.0, "gpt_pf": 3.0, "clip_i": 0.5}
-    assert rec.ratings == {"cp": {"dreambench:group1": 3.0, "dreambench:group2": 4.0},
-                           "pf": {"dreambench:group1": 3.0, "dreambench:group2": 4.0}}  # alice skipped
+    assert rec.ratings == {
+        "cp": {"dreambench:group1": 3.0, "dreambench:group2": 4.0},
+        "pf": {"dreambench:group1": 3.0, "dreambench:group2": 4.0},
+    }  # alice skipped
     assert data.raters("cp") == ["dreambench:group1", "dreambench:group2"]

@@ -1,15 +1,15 @@
 """DreamBench++ layout parsing: collection ids, keys, prompts, references, both human groups, judge values."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from dataset_trees import write_dreambench
 
 from masc_ui.datasets.dreambench import collection_id, parse_dreambench, split_collection
 from masc_ui.errors import InputError
-
-from dataset_trees import write_dreambench
 
 
 def test_collection_id_follows_metrics_md():
@@ -37,12 +37,17 @@ def test_full_tree(dreambench_tree: Path):
     assert len(parsed.ratings) == 2 * 2 * 2 * 6
     raters = {r.rater for r in parsed.ratings}
     assert raters == {"dreambench:group1", "dreambench:group2"}
-    r = [x for x in parsed.ratings if x.key == "blip_diffusion/object_03_red_backpack-2" and x.rater.endswith("2")
-         and x.criterion == "pf"]
+    r = [
+        x
+        for x in parsed.ratings
+        if x.key == "blip_diffusion/object_03_red_backpack-2" and x.rater.endswith("2") and x.criterion == "pf"
+    ]
     assert len(r) == 1 and r[0].score == (2 + 1 + 1) % 5
     assert {m.metric for m in parsed.metrics} == {"gpt4o_cp", "gpt4o_pf"}
     assert len(parsed.metrics) == 2 * 2 * 6
-    m = [x for x in parsed.metrics if x.key == "dreambooth_sd/live_subject_animal_00_kitten-1" and x.metric == "gpt4o_cp"]
+    m = [
+        x for x in parsed.metrics if x.key == "dreambooth_sd/live_subject_animal_00_kitten-1" and x.metric == "gpt4o_cp"
+    ]
     assert m[0].value == 2.0 and m[0].source == "data_gpt_rating/concept_preservation_full/dreambooth_sd.json"
 
 
@@ -60,6 +65,7 @@ def test_prompts_from_captions_and_refs_from_src_image(tmp_path: Path):
 def test_ratings_only_and_no_captions(tmp_path: Path):
     root = write_dreambench(tmp_path / "db", images=False, samples=False)
     import shutil
+
     shutil.rmtree(root / "captions")
     parsed = parse_dreambench(root, judge="judge-x")
     assert parsed.problems == []
@@ -82,6 +88,7 @@ def test_ratings_only_with_captions_take_subject_and_prompt_from_them(tmp_path: 
 def test_outputs_without_captions_use_the_collection_id(tmp_path: Path):
     root = write_dreambench(tmp_path / "db", human=False, gpt=False)
     import shutil
+
     shutil.rmtree(root / "captions")
     parsed = parse_dreambench(root)
     s = {x.key: x for x in parsed.samples}["dreambooth_sd/live_subject_animal_00_kitten-0"]
@@ -90,6 +97,7 @@ def test_outputs_without_captions_use_the_collection_id(tmp_path: Path):
 
 def test_several_seeds_lowest_gets_the_rating_key(tmp_path: Path):
     from dataset_trees import tiny_image
+
     root = write_dreambench(tmp_path / "db", human=False, gpt=False)
     tiny_image(root / "samples/dreambooth_sd/tgt_image/object_03_red_backpack/1_7.png", seed=77)
     keys = {x.key: x.seed for x in parse_dreambench(root).samples}
@@ -99,6 +107,7 @@ def test_several_seeds_lowest_gets_the_rating_key(tmp_path: Path):
 
 def test_bad_rows_are_reported_and_skipped(tmp_path: Path):
     from dataset_trees import tiny_image
+
     root = write_dreambench(tmp_path / "db")
     group1 = root / "data_human_rating/merged_data/group1/dreambooth_sd-cp.json"
     data = json.loads(group1.read_text())
@@ -111,11 +120,15 @@ def test_bad_rows_are_reported_and_skipped(tmp_path: Path):
     tiny_image(root / "samples/dreambooth_sd/tgt_image/weird/0_0.png", seed=1)
     parsed = parse_dreambench(root)
     reasons = {str(p) for p in parsed.problems}
-    assert ("data_human_rating/merged_data/group1/dreambooth_sd-cp.json: key 'object_03_red_backpack-0': "
-            "bad score: 7 is not an integer 0..4") in reasons
+    assert (
+        "data_human_rating/merged_data/group1/dreambooth_sd-cp.json: key 'object_03_red_backpack-0': "
+        "bad score: 7 is not an integer 0..4"
+    ) in reasons
     assert any("'object_03_red_backpack-1': bad score: 2.5" in r for r in reasons)
     assert any("'no-index-here': bad key" in r for r in reasons)
-    assert any(r.startswith("data_gpt_rating/prompt_following_full/blip_diffusion.json: not valid JSON") for r in reasons)
+    assert any(
+        r.startswith("data_gpt_rating/prompt_following_full/blip_diffusion.json: not valid JSON") for r in reasons
+    )
     assert any("final.png: unexpected file name" in r for r in reasons)
     assert any("weird/0_0.png: unknown collection 'weird'" in r for r in reasons)
     assert len(parsed.problems) == 6

@@ -2,19 +2,19 @@
 samples, judge-vs-human agreement measured from the database; then the images imported later complete
 the same samples (nothing duplicated). Tasks never offer ratings-only samples; batch scoring skips them.
 SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from dataset_trees import write_dreambench
 
 from masc_ui.analysis import HUMANS, agreement_table
-from masc_ui.workbench.batch import BatchOptions, run_batch
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
-from masc_ui.workbench.ingest import ingest
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.workbench.batch import BatchOptions, run_batch
+from masc_ui.workbench.ingest import ingest
 from storage import open_store
 
 
@@ -28,13 +28,21 @@ def test_ratings_only_then_images(database_url, tmp_path, demo_settings):
     with open_store(database_url, tmp_path / "data") as store:
         first = _import(store, ratings)
         assert first.problems == []
-        assert (first.added_samples, first.ratings_only_samples, first.added_ratings, first.added_metrics) == \
-            (12, 12, 48, 24)
+        assert (first.added_samples, first.ratings_only_samples, first.added_ratings, first.added_metrics) == (
+            12,
+            12,
+            48,
+            24,
+        )
         before = {s.external_key: s for s in store.samples.list("dbpp")}
         assert all(s.ratings_only for s in before.values())
         s = before["dreambooth_sd/object_03_red_backpack-1"]
-        assert (s.subject, s.category, s.method, s.prompt) == ("Red Backpack", "object", "dreambooth_sd",
-                                                               "a red backpack in scene 1")
+        assert (s.subject, s.category, s.method, s.prompt) == (
+            "Red Backpack",
+            "object",
+            "dreambooth_sd",
+            "a red backpack in scene 1",
+        )
 
         data = load_agreement_data(store, "dbpp")
         table = agreement_table(data, None, "cp", n_boot=0)
@@ -63,8 +71,10 @@ def test_ratings_only_then_images(database_url, tmp_path, demo_settings):
         assert all(after[k].id == before[k].id and not after[k].ratings_only for k in after)
         done = after["dreambooth_sd/object_03_red_backpack-1"]
         assert done.prompt == "prompt file 1 for object_03_red_backpack" and len(done.references) == 1
-        assert store.images.read(done.output) == \
-            (images / "samples/dreambooth_sd/tgt_image/object_03_red_backpack/1_0.png").read_bytes()
+        assert (
+            store.images.read(done.output)
+            == (images / "samples/dreambooth_sd/tgt_image/object_03_red_backpack/1_0.png").read_bytes()
+        )
         assert len(store.ratings.current(dataset="dbpp")) == 48  # the ratings stayed with their samples
         assert store.metrics.latest(done.id)["gpt4o_cp"].value == 2.0
 

@@ -1,4 +1,5 @@
 """DreamBooth layout: the real prompts_and_classes.txt and photos (../shared/data), outputs made here."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,10 @@ def test_real_subjects_with_generated_outputs(shared_data: Path, tmp_path: Path)
     tea = by_key["sd/teapot-0_3"]
     assert tea.prompt == "a sks teapot in the jungle" and tea.category == "object" and tea.seed == 3
     reasons = sorted(str(p) for p in parsed.problems)
-    assert reasons == ["sd/teapot/99_0.png: unknown prompt index: 99 (the subject has 25 prompts)",
-                       "sd/unicorn/0_0.png: unknown subject: 'unicorn' has no reference photos or no class in the dataset"]
+    assert reasons == [
+        "sd/teapot/99_0.png: unknown prompt index: 99 (the subject has 25 prompts)",
+        "sd/unicorn/0_0.png: unknown subject: 'unicorn' has no reference photos or no class in the dataset",
+    ]
 
 
 def test_without_outputs_says_so(shared_data: Path):

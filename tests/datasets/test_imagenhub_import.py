@@ -1,6 +1,7 @@
 """ImagenHub human ratings imported into the database (`masc-ui import imagenhub`), then every number of
 AnalyzeHumanEval.ipynb that EXPECTED_from_notebook.json lists reproduced FROM THE DATABASE (2 decimals),
 through the path `masc-ui agreement` uses (`load_agreement_data` -> `agreement_table`); SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
+from imagenhub_expected import FIELDS, NOTEBOOK_KAPPAS  # noqa: E402
 
 from masc_ui.analysis import HUMANS, agreement_table
 from masc_ui.analysis.imagenhub import summarize_data, with_overall
@@ -16,7 +18,6 @@ from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
 from masc_ui.workbench.ingest import ingest_all
 from storage import open_store
-from imagenhub_expected import FIELDS, NOTEBOOK_KAPPAS  # noqa: E402
 
 
 @pytest.fixture()
@@ -40,8 +41,11 @@ def test_import_then_reproduce_the_notebook_from_the_database(imagenhub_root, da
     parsed = read_layout("imagenhub", imagenhub_root)
     with open_store(database_url, tmp_path / "data") as store:
         first = ingest_all(store, "imagenhub", "imagenhub", parsed)
-        assert [s.dataset for s in first] == ["imagenhub-Multi-Subject_IG", "imagenhub-Subject-Driven_IE",
-                                              "imagenhub-Subject-Driven_IG"]
+        assert [s.dataset for s in first] == [
+            "imagenhub-Multi-Subject_IG",
+            "imagenhub-Subject-Driven_IE",
+            "imagenhub-Subject-Driven_IG",
+        ]
         assert all(s.problems == [] and s.added_samples == s.ratings_only_samples for s in first)
         assert sum(s.added_samples for s in first) == 306 + 462 + 750
         assert sum(s.added_ratings for s in first) == 2 * 3 * (306 + 462 + 750)
@@ -56,8 +60,10 @@ def test_import_then_reproduce_the_notebook_from_the_database(imagenhub_root, da
         assert rated[("imagenhub:rater1", "sc")] == 4 and rated[("imagenhub:rater1", "pq")] == 2
         assert all(r.is_external for r in store.ratings.raters())
         assert store.tasks.next_task(store.ratings.ensure_rater("alice").username) is None  # nothing to show
-        data = {task: load_agreement_data(store, f"imagenhub-{task}")
-                for task in ("Subject-Driven_IG", "Multi-Subject_IG", "Subject-Driven_IE")}
+        data = {
+            task: load_agreement_data(store, f"imagenhub-{task}")
+            for task in ("Subject-Driven_IG", "Multi-Subject_IG", "Subject-Driven_IE")
+        }
 
     checked = 0
     for task, model, values, n_samples in _expected(imagenhub_root):
@@ -91,9 +97,29 @@ def test_cli_import_and_agreement(imagenhub_root, tmp_path, capsys):
     assert "dataset 'imagenhub-Subject-Driven_IG' (imagenhub): samples 750 imported" in out
     assert "750 of the imported samples are ratings-only" in out
     assert main(["import", "imagenhub", str(imagenhub_root), "--dataset", "imagenhub", *args]) == 0
-    assert "samples 0 imported, 750 already present; ratings 0 imported, 4500 already present" in capsys.readouterr().out
-    assert main(["agreement", "--dataset", "imagenhub-Subject-Driven_IG", "--criterion", "sc", "--by", "method",
-                 "--human-level", "ordinal", "--n-boot", "0", "--json", *args]) == 0
+    assert (
+        "samples 0 imported, 750 already present; ratings 0 imported, 4500 already present" in capsys.readouterr().out
+    )
+    assert (
+        main(
+            [
+                "agreement",
+                "--dataset",
+                "imagenhub-Subject-Driven_IG",
+                "--criterion",
+                "sc",
+                "--by",
+                "method",
+                "--human-level",
+                "ordinal",
+                "--n-boot",
+                "0",
+                "--json",
+                *args,
+            ]
+        )
+        == 0
+    )
     rows = {(r["metric"], r["group"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert round(rows[("humans", "DreamBooth")]["alpha"]["value"], 2) == 0.64
     assert rows[("humans", "all")]["n"] == 750
@@ -113,7 +139,8 @@ def test_bad_cells_are_reported_by_file_and_line_and_skipped(tmp_path):
     assert problems == [
         "Toy_IG/Toy_IG_rater1.tsv:3 column A: bad cell: value 0.7 in '[0.7, 1]' is not one of 0, 0.5, 1",
         "Toy_IG/Toy_IG_rater1.tsv:4: wrong cell count: 2 cells for 3 columns",
-        "Toy_IG/Toy_IG_rater2.tsv:3 column B: bad cell: not a [SC, PQ] pair: 'nope'"]
+        "Toy_IG/Toy_IG_rater2.tsv:3 column B: bad cell: not a [SC, PQ] pair: 'nope'",
+    ]
     with open_store(None, tmp_path / "data") as store:
         summaries = ingest_all(store, "ih", "imagenhub", parsed)
         assert [s.dataset for s in summaries] == ["ih-*", "ih-Toy_IG"]
@@ -123,8 +150,12 @@ def test_bad_cells_are_reported_by_file_and_line_and_skipped(tmp_path):
         by_key = {s.external_key: s for s in store.samples.list("ih-Toy_IG")}
         assert sorted(by_key) == ["A/s0", "A/s1", "A/s2", "B/s0", "B/s1", "B/s2"]
         scores = {(r.rater, r.criterion): r.score for r in store.ratings.current(sample_id=by_key["A/s0"].id)}
-        assert scores == {("imagenhub:rater1", "sc"): 4, ("imagenhub:rater1", "pq"): 2,
-                          ("imagenhub:rater2", "sc"): 4, ("imagenhub:rater2", "pq"): 4}
+        assert scores == {
+            ("imagenhub:rater1", "sc"): 4,
+            ("imagenhub:rater1", "pq"): 2,
+            ("imagenhub:rater2", "sc"): 4,
+            ("imagenhub:rater2", "pq"): 4,
+        }
         assert [r.rater for r in store.ratings.current(sample_id=by_key["A/s1"].id)] == ["imagenhub:rater2"] * 2
         data = with_overall(load_agreement_data(store, "ih-Toy_IG"))
     rec = {r.sample_id: r for r in data.records}["ih-Toy_IG/A/s0"]

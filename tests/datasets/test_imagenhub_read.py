@@ -1,4 +1,5 @@
 """ImagenHub rating TSVs: the real files (../shared/data/imagenhub) and bad cells."""
+
 from __future__ import annotations
 
 import json
@@ -39,12 +40,15 @@ def test_parse_cell():
 def test_bad_cells_and_rows(tmp_path: Path):
     task = tmp_path / "T"
     task.mkdir()
-    (task / "T_rater1.tsv").write_text("uid\tA\tB\nsample_0.jpg\t[0, 1]\t[0.5, 0.7]\nsample_1.jpg\t[1, 1]\n"
-                                       "sample_2.jpg\t[1, 1]\t[0, 0]\n")
+    (task / "T_rater1.tsv").write_text(
+        "uid\tA\tB\nsample_0.jpg\t[0, 1]\t[0.5, 0.7]\nsample_1.jpg\t[1, 1]\nsample_2.jpg\t[1, 1]\t[0, 0]\n"
+    )
     ratings = read_imagenhub(tmp_path)
     got = [str(p) for p in ratings.problems]
-    assert got == ["T/T_rater1.tsv:2 column B: bad cell: value 0.7 in '[0.5, 0.7]' is not one of 0, 0.5, 1",
-                   "T/T_rater1.tsv:3: wrong cell count: 2 cells for 3 columns"]
+    assert got == [
+        "T/T_rater1.tsv:2 column B: bad cell: value 0.7 in '[0.5, 0.7]' is not one of 0, 0.5, 1",
+        "T/T_rater1.tsv:3: wrong cell count: 2 cells for 3 columns",
+    ]
     cells = ratings.tasks["T"].cells["rater1"]
     assert cells["A"] == {"sample_0.jpg": (0.0, 1.0), "sample_2.jpg": (1.0, 1.0)}
     assert cells["B"] == {"sample_2.jpg": (0.0, 0.0)}

@@ -1,4 +1,5 @@
 """Manifest parsing (JSONL and CSV): columns, several refs, relative paths, bad rows with line numbers."""
+
 from __future__ import annotations
 
 import json
@@ -25,13 +26,25 @@ def _jsonl(path: Path, rows: list) -> Path:
 
 
 def test_jsonl_rows(files: Path):
-    m = _jsonl(files / "m.jsonl", [
-        {"ref": ["img/r1.png", "img/r2.png"], "ref_mask": ["img/m1.png", None], "out": "img/o1.png",
-         "out_mask": "img/m1.png", "prompt": "a dog on the beach", "subject": "dog", "method": "m1", "seed": "7",
-         "key": "k1", "category": "animal"},
-        "",
-        {"ref": "img/r1.png", "out": "img/o2.jpg", "prompt": "a dog", "subject": "dog", "seed": 3.0},
-    ])
+    m = _jsonl(
+        files / "m.jsonl",
+        [
+            {
+                "ref": ["img/r1.png", "img/r2.png"],
+                "ref_mask": ["img/m1.png", None],
+                "out": "img/o1.png",
+                "out_mask": "img/m1.png",
+                "prompt": "a dog on the beach",
+                "subject": "dog",
+                "method": "m1",
+                "seed": "7",
+                "key": "k1",
+                "category": "animal",
+            },
+            "",
+            {"ref": "img/r1.png", "out": "img/o2.jpg", "prompt": "a dog", "subject": "dog", "seed": 3.0},
+        ],
+    )
     parsed = parse_manifest(m)
     assert parsed.problems == []
     a, b = parsed.samples
@@ -44,9 +57,11 @@ def test_jsonl_rows(files: Path):
 
 def test_csv_rows_and_multi_refs(files: Path):
     m = files / "m.csv"
-    m.write_text("ref,ref_mask,out,prompt,subject,seed\n"
-                 "img/r1.png|img/r2.png,|img/m1.png,img/o1.png,\"a dog, running\",dog,1\n"
-                 "img/r1.png,,img/o2.jpg,a cat,cat,\n")
+    m.write_text(
+        "ref,ref_mask,out,prompt,subject,seed\n"
+        'img/r1.png|img/r2.png,|img/m1.png,img/o1.png,"a dog, running",dog,1\n'
+        "img/r1.png,,img/o2.jpg,a cat,cat,\n"
+    )
     parsed = parse_manifest(m)
     assert parsed.problems == []
     a, b = parsed.samples
@@ -56,18 +71,21 @@ def test_csv_rows_and_multi_refs(files: Path):
 
 def test_bad_rows_reported_with_line_and_skipped(files: Path):
     good = {"ref": "img/r1.png", "out": "img/o1.png", "prompt": "p", "subject": "dog"}
-    m = _jsonl(files / "m.jsonl", [
-        {**good, "key": "a"},
-        {**good, "out": "img/missing.png"},
-        {**good, "colour": "red"},
-        {"ref": "img/r1.png", "out": "img/o1.png"},
-        "{broken",
-        {**good, "seed": "seven"},
-        {**good, "key": "a"},
-        {**good, "ref_mask": ["img/m1.png", "img/m1.png"]},
-        "[1, 2]",
-        {**good, "key": "b"},
-    ])
+    m = _jsonl(
+        files / "m.jsonl",
+        [
+            {**good, "key": "a"},
+            {**good, "out": "img/missing.png"},
+            {**good, "colour": "red"},
+            {"ref": "img/r1.png", "out": "img/o1.png"},
+            "{broken",
+            {**good, "seed": "seven"},
+            {**good, "key": "a"},
+            {**good, "ref_mask": ["img/m1.png", "img/m1.png"]},
+            "[1, 2]",
+            {**good, "key": "b"},
+        ],
+    )
     parsed = parse_manifest(m)
     assert [s.key for s in parsed.samples] == ["a", "b"]
     got = [str(p) for p in parsed.problems]
@@ -85,7 +103,9 @@ def test_bad_rows_reported_with_line_and_skipped(files: Path):
 def test_csv_header_errors(tmp_path: Path):
     bad = tmp_path / "bad.csv"
     bad.write_text("ref,out,prompt,subjectt\n")
-    with pytest.raises(InputError, match=r"unknown column\(s\) \['subjectt'\]; missing required column\(s\) \['subject'\]"):
+    with pytest.raises(
+        InputError, match=r"unknown column\(s\) \['subjectt'\]; missing required column\(s\) \['subject'\]"
+    ):
         parse_manifest(bad)
     empty = tmp_path / "empty.csv"
     empty.write_text("")

@@ -1,4 +1,5 @@
 """OpenS2V-Eval's layout (videos folder, reference-images folder, JSON manifest), parsed without importing."""
+
 import json
 
 import pytest
@@ -17,10 +18,16 @@ def layout(tmp_path):
     for name in ("singleobj_1.mp4", "singleobj_2.webm", "extra.mp4", "twice.mp4", "twice.webm", "notes.txt"):
         (videos / name).write_bytes(b"video")
     manifest = {
-        "singleobj_1": {"img_paths": ["singleobject/cup/52.jpg"], "prompt": " A teapot on a table. ",
-                        "synthesis_flag": "wrong", "class_label": ["Cup"]},
-        "singleobj_2": {"img_paths": ["singleobject/cup/52.jpg", "singleobject/cup/53.jpg"],
-                        "class_label": ["Cup", "Cup"]},
+        "singleobj_1": {
+            "img_paths": ["singleobject/cup/52.jpg"],
+            "prompt": " A teapot on a table. ",
+            "synthesis_flag": "wrong",
+            "class_label": ["Cup"],
+        },
+        "singleobj_2": {
+            "img_paths": ["singleobject/cup/52.jpg", "singleobject/cup/53.jpg"],
+            "class_label": ["Cup", "Cup"],
+        },
         "no_video": {"img_paths": ["singleobject/cup/52.jpg"], "class_label": ["Cup"]},
         "twice": {"img_paths": ["singleobject/cup/52.jpg"], "class_label": ["Cup"]},
         "missing_image": {"img_paths": ["singleobject/cup/99.jpg"], "class_label": ["Cup"]},
@@ -50,8 +57,16 @@ def test_entries_in_manifest_order_with_their_references(layout):
 def test_bad_entries_are_reported_with_their_key(layout):
     parsed = parse_opens2v(*layout)
     reasons = {p.where.split("[")[1].rstrip("]"): p.reason for p in parsed.problems}
-    assert set(reasons) == {"no_video", "twice", "missing_image", "escape", "mismatch", "no_labels",
-                            "not_an_object", "bad_prompt"}
+    assert set(reasons) == {
+        "no_video",
+        "twice",
+        "missing_image",
+        "escape",
+        "mismatch",
+        "no_labels",
+        "not_an_object",
+        "bad_prompt",
+    }
     assert reasons["no_video"].startswith("no video no_video.mp4")
     assert reasons["twice"] == "several videos for one key: twice.mp4, twice.webm; keep one"
     assert reasons["missing_image"].startswith("reference image 'singleobject/cup/99.jpg' not found")
@@ -90,9 +105,18 @@ def test_the_real_opens2v_manifest_shape_parses(tmp_path):
     (tmp_path / "i" / "Images" / "multiface").mkdir(parents=True)
     (tmp_path / "i" / "Images" / "multiface" / "1.jpg").write_bytes(b"x")
     (tmp_path / "v" / "multiface_1.mp4").write_bytes(b"x")
-    (tmp_path / "m.json").write_text(json.dumps({"multiface_1": {
-        "img_paths": ["Images/multiface/1.jpg"], "prompt": "Two people talk.", "synthesis_flag": "right",
-        "class_label": ["Woman"]}}))
+    (tmp_path / "m.json").write_text(
+        json.dumps(
+            {
+                "multiface_1": {
+                    "img_paths": ["Images/multiface/1.jpg"],
+                    "prompt": "Two people talk.",
+                    "synthesis_flag": "right",
+                    "class_label": ["Woman"],
+                }
+            }
+        )
+    )
     parsed = parse_opens2v(tmp_path / "v", tmp_path / "i", tmp_path / "m.json")
     assert [e.key for e in parsed.entries] == ["multiface_1"] and not parsed.problems
     assert nexus_class_labels(parsed.entries[0].key, parsed.entries[0].class_labels) == (None,)

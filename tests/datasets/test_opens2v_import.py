@@ -1,6 +1,7 @@
 """`masc-ui import PATH --format opens2v`: OpenS2V-Eval's layout (JSON manifest, reference images, generated MP4/WebM
 videos made here) into the database; idempotent; bad entries (missing image, no video, a truncated video) reported
 with their key; samples keyed `<method>/<key>` with their class labels, category and video info."""
+
 from __future__ import annotations
 
 import json
@@ -33,12 +34,22 @@ def write_opens2v(root: Path, method: str = "Phantom") -> tuple[Path, Path]:
     (videos / "broken_4.mp4").write_bytes(whole[: len(whole) // 2])
     (videos / "stray_9.mp4").write_bytes(encode_video(frames[:2], "mp4"))
     manifest = {
-        "singleobj_1": {"img_paths": ["Images/singleobj/cup.jpg"], "class_label": ["Cup"],
-                        "prompt": "A cup on a table.", "synthesis_flag": "real"},
-        "singleobj_2": {"img_paths": ["Images/singleobj/cup.jpg", "Images/singleobj/dog.png"],
-                        "class_label": ["Cup", "Dog"], "prompt": "A dog next to a cup."},
-        "faceobj_3": {"img_paths": ["Images/woman/w.jpg", "Images/singleobj/cup.jpg"],
-                      "class_label": ["Woman", "Cup"], "prompt": "A woman holds a cup."},
+        "singleobj_1": {
+            "img_paths": ["Images/singleobj/cup.jpg"],
+            "class_label": ["Cup"],
+            "prompt": "A cup on a table.",
+            "synthesis_flag": "real",
+        },
+        "singleobj_2": {
+            "img_paths": ["Images/singleobj/cup.jpg", "Images/singleobj/dog.png"],
+            "class_label": ["Cup", "Dog"],
+            "prompt": "A dog next to a cup.",
+        },
+        "faceobj_3": {
+            "img_paths": ["Images/woman/w.jpg", "Images/singleobj/cup.jpg"],
+            "class_label": ["Woman", "Cup"],
+            "prompt": "A woman holds a cup.",
+        },
         "broken_4": {"img_paths": ["Images/singleobj/cup.jpg"], "class_label": ["Cup"], "prompt": "A cup."},
         "missing_5": {"img_paths": ["Images/singleobj/none.jpg"], "class_label": ["Cup"]},
         "novideo_6": {"img_paths": ["Images/singleobj/cup.jpg"], "class_label": ["Cup"]},
@@ -54,8 +65,17 @@ def _common(tmp_path: Path) -> list[str]:
 
 def test_import_opens2v_twice_reports_bad_entries_by_key(tmp_path: Path, capsys):
     manifest, videos = write_opens2v(tmp_path / "OpenS2V-Eval")
-    args = ["import", str(manifest), "--format", "opens2v", "--dataset", "s2v", "--videos", str(videos),
-            *_common(tmp_path)]
+    args = [
+        "import",
+        str(manifest),
+        "--format",
+        "opens2v",
+        "--dataset",
+        "s2v",
+        "--videos",
+        str(videos),
+        *_common(tmp_path),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "samples 3 imported, 0 already present" in out and "3 skipped" in out

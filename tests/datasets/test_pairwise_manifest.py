@@ -1,4 +1,5 @@
 """Pairwise judgments file (JSONL and CSV): columns, aliases, identity, bad rows with file:line."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -18,14 +19,31 @@ def _jsonl(path: Path, rows: list) -> Path:
 
 
 def test_jsonl_rows_aliases_and_optional_fields(tmp_path: Path):
-    f = _jsonl(tmp_path / "votes.jsonl", [
-        {"left": "m1/dog-0", "right": "m2/dog-0", "criterion": "cp", "winner": "a", "rater": "ann",
-         "both_bad": True, "time": "2026-02-01T10:15:00Z", "seconds": 4.5},
-        "",
-        {"left": "m2/dog-0", "right": "m1/dog-0", "criterion": "PF", "winner": "Tie", "rater": "ann",
-         "time": "2026-02-01T10:16:00"},
-        {"left": 7, "right": 8, "criterion": "cp", "winner": "b", "rater": "bob", "both_bad": "no"},
-    ])
+    f = _jsonl(
+        tmp_path / "votes.jsonl",
+        [
+            {
+                "left": "m1/dog-0",
+                "right": "m2/dog-0",
+                "criterion": "cp",
+                "winner": "a",
+                "rater": "ann",
+                "both_bad": True,
+                "time": "2026-02-01T10:15:00Z",
+                "seconds": 4.5,
+            },
+            "",
+            {
+                "left": "m2/dog-0",
+                "right": "m1/dog-0",
+                "criterion": "PF",
+                "winner": "Tie",
+                "rater": "ann",
+                "time": "2026-02-01T10:16:00",
+            },
+            {"left": 7, "right": 8, "criterion": "cp", "winner": "b", "rater": "bob", "both_bad": "no"},
+        ],
+    )
     parsed = parse_pairwise_manifest(f)
     assert parsed.problems == [] and len(parsed.judgments) == 3
     a, b, c = parsed.judgments
@@ -41,33 +59,36 @@ def test_jsonl_rows_aliases_and_optional_fields(tmp_path: Path):
 
 def test_csv(tmp_path: Path):
     f = tmp_path / "votes.csv"
-    f.write_text("left,right,criterion,winner,rater,seconds\n"
-                 "s1,s2,cp,right,ann,\n"
-                 "s1,s2,pf,left,ann,2\n")
+    f.write_text("left,right,criterion,winner,rater,seconds\ns1,s2,cp,right,ann,\ns1,s2,pf,left,ann,2\n")
     parsed = parse_pairwise_manifest(f)
     assert parsed.problems == []
-    assert [(j.where, j.winner_key, j.seconds) for j in parsed.judgments] == [("votes.csv:2", "s2", None),
-                                                                              ("votes.csv:3", "s1", 2.0)]
+    assert [(j.where, j.winner_key, j.seconds) for j in parsed.judgments] == [
+        ("votes.csv:2", "s2", None),
+        ("votes.csv:3", "s1", 2.0),
+    ]
 
 
 def test_bad_rows_are_reported_with_their_line_and_skipped(tmp_path: Path):
     good = {"left": "s1", "right": "s2", "criterion": "cp", "winner": "left", "rater": "ann"}
-    f = _jsonl(tmp_path / "v.jsonl", [
-        good,
-        {**good, "left": "s2", "right": "s1", "winner": "right"},  # 2: same answer, other order
-        {**good, "winner": "right"},  # 3: conflicting
-        {**good, "criterion": "sc"},  # 4
-        {**good, "winner": "both"},  # 5
-        {**good, "right": "s1"},  # 6
-        {**good, "rater": ""},  # 7
-        {**good, "extra": 1},  # 8
-        "{not json",  # 9
-        {**good, "criterion": "pf", "time": "yesterday"},  # 10
-        {**good, "criterion": "pf", "seconds": -1},  # 11
-        {**good, "criterion": "pf", "both_bad": "maybe"},  # 12
-        [1, 2],  # 13
-        {**good, "rater": "bob"},  # 14: fine
-    ])
+    f = _jsonl(
+        tmp_path / "v.jsonl",
+        [
+            good,
+            {**good, "left": "s2", "right": "s1", "winner": "right"},  # 2: same answer, other order
+            {**good, "winner": "right"},  # 3: conflicting
+            {**good, "criterion": "sc"},  # 4
+            {**good, "winner": "both"},  # 5
+            {**good, "right": "s1"},  # 6
+            {**good, "rater": ""},  # 7
+            {**good, "extra": 1},  # 8
+            "{not json",  # 9
+            {**good, "criterion": "pf", "time": "yesterday"},  # 10
+            {**good, "criterion": "pf", "seconds": -1},  # 11
+            {**good, "criterion": "pf", "both_bad": "maybe"},  # 12
+            [1, 2],  # 13
+            {**good, "rater": "bob"},  # 14: fine
+        ],
+    )
     parsed = parse_pairwise_manifest(f)
     assert [j.where for j in parsed.judgments] == ["v.jsonl:1", "v.jsonl:14"]
     got = {p.where.split(":")[1]: p.reason for p in parsed.problems}
@@ -92,7 +113,9 @@ def test_file_errors(tmp_path: Path):
     with pytest.raises(InputError, match="unknown file type"):
         parse_pairwise_manifest(tmp_path / "v.txt")
     (tmp_path / "v.csv").write_text("left,right,criterion,verdict,rater\ns1,s2,cp,left,ann\n")
-    with pytest.raises(InputError, match=r"unknown column\(s\) \['verdict'\]; missing required column\(s\) \['winner'\]"):
+    with pytest.raises(
+        InputError, match=r"unknown column\(s\) \['verdict'\]; missing required column\(s\) \['winner'\]"
+    ):
         parse_pairwise_manifest(tmp_path / "v.csv")
     (tmp_path / "e.jsonl").write_text("\n")
     assert parse_pairwise_manifest(tmp_path / "e.jsonl").notes == ["e.jsonl holds no rows"]

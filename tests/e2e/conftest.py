@@ -1,5 +1,6 @@
 """A launched app (demo profile, temporary DB, free port, an admin and a rater login) and a headless Debian
 Chromium."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,14 @@ from types import SimpleNamespace
 import pytest
 
 CHROMIUM = os.environ.get("MASC_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 USERS = {"alice": "pw-alice", "bob": "pw-bob", "carol": "pw-carol"}
 ROLES = {"alice": "admin", "bob": "rater", "carol": "rater"}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
@@ -25,8 +32,11 @@ def browser():
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-                              args=CHROMIUM_ARGS, headless=True)
+        b = p.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+            args=CHROMIUM_ARGS,
+            headless=True,
+        )
         yield b
         b.close()
 
@@ -38,8 +48,15 @@ def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.workbench import Workbench
 
     data = tmp_path_factory.mktemp("e2e-data")
-    settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()), port=free_port())
+    settings = Settings(
+        profile="demo",
+        demo_weights_dir=demo_weights,
+        device="cpu",
+        dtype="float32",
+        data_dir=data,
+        users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
+        port=free_port(),
+    )
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")
@@ -58,6 +75,7 @@ def shots(request: pytest.FixtureRequest):
         path = ARTIFACTS / f"{request.node.name}-{next(counter):02d}-{name}.png"
         page.screenshot(path=str(path), full_page=full_page)
         return path
+
     return shot
 
 

@@ -1,4 +1,5 @@
 """Steps shared by the browser tests: waiting for a handler's answer, uploading, painting, where things are."""
+
 from __future__ import annotations
 
 STEP_MS = 180_000
@@ -16,7 +17,9 @@ def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
     page.wait_for_function(
         "([s, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
         " const b = e.querySelector('[data-testid=markdown]') || e; return b.innerText.includes(t); }",
-        arg=[selector, text], timeout=timeout)
+        arg=[selector, text],
+        timeout=timeout,
+    )
     return text_of(page, selector)
 
 
@@ -25,7 +28,9 @@ def wait_new_text(page, selector: str, before: str, text: str, timeout: int = ST
     page.wait_for_function(
         "([s, b, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
         " const x = (e.querySelector('[data-testid=markdown]') || e).innerText; return x !== b && x.includes(t); }",
-        arg=[selector, before, text], timeout=timeout)
+        arg=[selector, before, text],
+        timeout=timeout,
+    )
     return text_of(page, selector)
 
 
@@ -65,8 +70,12 @@ def in_view(page, selector: str) -> bool:
     """True when the element is wholly inside the window without scrolling the page."""
     b = box(page, selector)
     view = page.viewport_size
-    return b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= view["width"] + 1 and \
-        b["y"] + b["height"] <= view["height"] + 1
+    return (
+        b["x"] >= 0
+        and b["y"] >= 0
+        and b["x"] + b["width"] <= view["width"] + 1
+        and b["y"] + b["height"] <= view["height"] + 1
+    )
 
 
 def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:

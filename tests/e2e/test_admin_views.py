@@ -1,6 +1,7 @@
 """End to end in Debian's Chromium: an admin opens the Leaderboard and Compare tabs and the Agreement tab's pairwise
 results on a small judged dataset (three methods, four references) and sees the numbers the use cases give.
 Screenshots at 1400x1000 and 800x900 go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,8 @@ import pytest
 from masc_ui.workbench.leaderboard import leaderboard_view, table_rows
 from tests.admin_data import add_judged_dataset
 
-from .steps import box, open_tab
 from .conftest import login
+from .steps import box, open_tab
 from .test_browser_flows import STEP_MS, wait_text
 
 pytestmark = pytest.mark.e2e
@@ -22,8 +23,11 @@ def judged(app_server):
 
 
 def wait_value(page, selector: str, value: str) -> None:
-    page.wait_for_function("([s, v]) => { const i = document.querySelector(s); return i && i.value === v; }",
-                           arg=[selector, value], timeout=STEP_MS)
+    page.wait_for_function(
+        "([s, v]) => { const i = document.querySelector(s); return i && i.value === v; }",
+        arg=[selector, value],
+        timeout=STEP_MS,
+    )
 
 
 def both_sizes(page, shots, name: str, controls: tuple[str, ...]) -> None:
@@ -35,8 +39,9 @@ def both_sizes(page, shots, name: str, controls: tuple[str, ...]) -> None:
         assert page.evaluate("document.documentElement.scrollWidth") <= size["width"], f"{name}: wider than the window"
         for selector in controls:
             found = box(page, selector)
-            assert found["width"] > 0 and found["x"] >= 0 and found["x"] + found["width"] <= size["width"] + 1, \
+            assert found["width"] > 0 and found["x"] >= 0 and found["x"] + found["width"] <= size["width"] + 1, (
                 f"{name} at {size['width']} px: {selector} is cut off ({found})"
+            )
         shots(page, name + suffix)
     page.set_viewport_size(WIDE)
     page.wait_for_timeout(800)
@@ -78,8 +83,9 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
     for side in ("left", "right"):
         for part in ("cp", "best", "pf", "lines"):
             page.locator(f"#cmp-{side}-{part} img").wait_for(timeout=STEP_MS)
-    both_sizes(page, shots, "compare",
-               ("#cmp-run", "#cmp-table", "#cmp-left", "#cmp-right", "#cmp-left-cp", "#cmp-right-pf"))
+    both_sizes(
+        page, shots, "compare", ("#cmp-run", "#cmp-table", "#cmp-left", "#cmp-right", "#cmp-left-cp", "#cmp-right-pf")
+    )
 
     # The Agreement tab's pairwise results: the Bradley-Terry ranking and the metrics' pairwise accuracy.
     open_tab(page, "Agreement")

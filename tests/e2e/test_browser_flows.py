@@ -1,5 +1,6 @@
 """End to end in Debian's Chromium: score an example pair with a brush stroke and a SAM click, then rate with
 the keyboard alone. Screenshots of each step go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,11 @@ STEP_MS = 180_000
 
 
 def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
-    page.wait_for_function("([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
-                           arg=[selector, text], timeout=timeout)
+    page.wait_for_function(
+        "([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
+        arg=[selector, text],
+        timeout=timeout,
+    )
     return page.locator(selector).inner_text()
 
 
@@ -29,7 +33,9 @@ def wait_new_text(page, selector: str, before: str, text: str, timeout: int = ST
     page.wait_for_function(
         "([s, b, t, p]) => { const e = document.querySelector(s);"
         " return e && !document.querySelector(p) && e.innerText !== b && e.innerText.includes(t); }",
-        arg=[body, before, text, f"{selector} .pending"], timeout=timeout)
+        arg=[body, before, text, f"{selector} .pending"],
+        timeout=timeout,
+    )
     return page.locator(body).inner_text()
 
 
@@ -76,8 +82,10 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     pick_radio(page, "#mask-mode", "SAM clicks")
     sam = page.locator("#sam-image img")
     sam.wait_for(state="visible", timeout=STEP_MS)
-    page.wait_for_function("() => { const i = document.querySelector('#sam-image img');"
-                           " return i && i.complete && i.naturalWidth > 0; }", timeout=STEP_MS)
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#sam-image img'); return i && i.complete && i.naturalWidth > 0; }",
+        timeout=STEP_MS,
+    )
     box = sam.bounding_box()
     # A locator click waits until the image stops moving (the panel has just become visible), then clicks.
     sam.click(position={"x": box["width"] * 0.45, "y": box["height"] * 0.5})
@@ -93,15 +101,21 @@ def test_score_an_example_pair_with_brush_and_sam(browser, app_server, shots):
     # Run every metric (all are selected by default): numbers side by side.
     page.locator("#run").click()
     names = [spec.name for spec in list_metrics()]
-    page.wait_for_function(f"document.querySelectorAll('#score-table tr[data-metric]').length === {len(names)}",
-                           timeout=STEP_MS)
-    cells = dict(zip(page.locator("#score-table tr[data-metric]").evaluate_all(
-        "rows => rows.map(r => r.dataset.metric)"), page.locator("#score-table tr[data-metric] td:nth-child(2)")
-        .all_inner_texts()))
+    page.wait_for_function(
+        f"document.querySelectorAll('#score-table tr[data-metric]').length === {len(names)}", timeout=STEP_MS
+    )
+    cells = dict(
+        zip(
+            page.locator("#score-table tr[data-metric]").evaluate_all("rows => rows.map(r => r.dataset.metric)"),
+            page.locator("#score-table tr[data-metric] td:nth-child(2)").all_inner_texts(),
+        )
+    )
     assert list(cells) == names, cells
     # Every metric the pair has the inputs of shows a number; a face metric on a cat says why it has none.
-    assert all(re.fullmatch(r"-?\d+\.\d{4}", v) or (k.startswith("face") and v.startswith("n/a (no face"))
-               for k, v in cells.items()), cells
+    assert all(
+        re.fullmatch(r"-?\d+\.\d{4}", v) or (k.startswith("face") and v.startswith("n/a (no face"))
+        for k, v in cells.items()
+    ), cells
     assert "siglip: siglip2-naflex" in page.locator("#status-line").inner_text()
     shots(page, "scores")
 
@@ -126,7 +140,10 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
     wb.samples.set_for_rating("e2e", True, user=None)
     page = login(browser, app_server.url, "bob")
     wait_text(page, "#rate-prompt", "Prompt")  # a rater lands on the Rate tab, the only one shown
-    assert page.get_by_role("tab", name="Score", exact=True).count() == 0 and page.get_by_role("tab", name="Agreement", exact=True).count() == 0
+    assert (
+        page.get_by_role("tab", name="Score", exact=True).count() == 0
+        and page.get_by_role("tab", name="Agreement", exact=True).count() == 0
+    )
     assert page.locator("#logout").is_visible()
     assert "method-" not in page.locator("#rate-panel").inner_text()  # blind
     shots(page, "first-task")
@@ -142,7 +159,10 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
         page.keyboard.press(str(pf))
         page.wait_for_function(
             "([a, b]) => document.querySelector(`#rate-cp input[value='${a}']`)?.checked && "
-            "document.querySelector(`#rate-pf input[value='${b}']`)?.checked", arg=[cp, pf], timeout=STEP_MS)
+            "document.querySelector(`#rate-pf input[value='${b}']`)?.checked",
+            arg=[cp, pf],
+            timeout=STEP_MS,
+        )
         page.keyboard.press("Enter")
         msg = wait_text(page, "#rate-progress", f"rated {n} /")
         assert "saved your answer" in page.locator("#rate-message").inner_text()  # no sample id on screen

@@ -2,6 +2,7 @@
 (`skimage.data.astronaut()`): metric choices with their model sizes, the preset buttons, Run, then the catalogue
 explanation: VQAScore's exact question with P(Yes)/P(No), FaceSim's faces and aligned 112x112 crops. Screenshots at
 1400x1000 and 800x900 go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,7 +30,8 @@ def astronaut(tmp_path_factory) -> tuple[Path, Path]:
 
 def checked(page) -> list[str]:
     return page.locator("#metric-pick input[type=checkbox]").evaluate_all(
-        "boxes => boxes.filter(b => b.checked).map(b => b.value || b.name)")
+        "boxes => boxes.filter(b => b.checked).map(b => b.value || b.name)"
+    )
 
 
 @pytest.mark.parametrize("viewport", [(1400, 1000), (800, 900)], ids=["wide", "narrow"])
@@ -45,8 +47,9 @@ def test_catalogue_explanations_of_a_face_photo(browser, app_server, shots, astr
     assert any(t.startswith("VQAScore · demo checkpoint ") for t in labels), labels
 
     page.locator("#preset-prompt").click()
-    page.wait_for_function(f"document.querySelectorAll('#metric-pick input:checked').length === {len(PROMPT_PRESET)}",
-                           timeout=STEP_MS)
+    page.wait_for_function(
+        f"document.querySelectorAll('#metric-pick input:checked').length === {len(PROMPT_PRESET)}", timeout=STEP_MS
+    )
     page.locator("#metric-pick label", has_text="FaceSim").click()
     page.locator("#metric-pick label", has_text="FaceScore").click()
     page.wait_for_function("document.querySelectorAll('#metric-pick input:checked').length === 6", timeout=STEP_MS)

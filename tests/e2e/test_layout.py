@@ -1,6 +1,7 @@
 """Every tab at 1400x1000 and at 800x900 with content on it (issue 11): no control hidden or cut off, the page
 never wider than the window, the rating controls in view, overlays shown whole. Screenshots of each tab at both
 sizes go to test-artifacts/e2e/ (layout-<size>-<tab>.png)."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import ARTIFACTS, SMALL, WIDE, login
-from .steps import open_tab, box, in_view, pick_option, wait_idle, wait_text
+from .steps import box, in_view, open_tab, pick_option, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -20,7 +21,7 @@ def seeded(app_server):
         ex = EXAMPLES_DIR / name
         sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"layout prompt {i}: {name}", name.split("-")[0])
         sid = wb.save_sample(sample, user=None, dataset="layout", method=f"m{i}").sample_id
-        for rater, score in (("r1", i), ("r2", (i + 1) % 5))[:1 if i == 2 else 2]:  # one task left for alice
+        for rater, score in (("r1", i), ("r2", (i + 1) % 5))[: 1 if i == 2 else 2]:  # one task left for alice
             wb.database.store.ratings.ensure_rater(rater)
             wb.database.store.ratings.rate_sample(rater, sid, {"cp": score, "pf": 4 - score})
     wb.samples.set_for_rating("layout", True, user=None)
@@ -38,8 +39,10 @@ def _shot(page, size: str, tab: str) -> None:
 
 def _all_images_loaded(page) -> None:
     """Wait until every picture on the page has arrived (a screenshot or a size taken before shows a sliver)."""
-    script = "() => [...document.querySelectorAll('img')].filter(i => i.offsetParent !== null)" \
-             ".filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.closest('[id]')?.id + ' ' + i.src)"
+    script = (
+        "() => [...document.querySelectorAll('img')].filter(i => i.offsetParent !== null)"
+        ".filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.closest('[id]')?.id + ' ' + i.src)"
+    )
     try:
         page.wait_for_function(f"() => ({script})().length === 0", timeout=180_000)
     except Exception:
@@ -47,9 +50,12 @@ def _all_images_loaded(page) -> None:
 
 
 def _inside(inner: dict, outer: dict, slack: float = 2) -> bool:
-    return (inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
-            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
-            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["y"] >= outer["y"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack
+    )
 
 
 @pytest.mark.parametrize("viewport", [WIDE, SMALL], ids=["1400x1000", "800x900"])
@@ -70,8 +76,9 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     for sel in ("#cp-map", "#best-map", "#corr-lines", "#pf-map"):
         page.locator(f"{sel} img").first.wait_for(timeout=180_000)
         page.locator(sel).scroll_into_view_if_needed()
-        page.wait_for_function("(s) => { const i = document.querySelector(s + ' img'); return i && i.complete; }",
-                               arg=sel, timeout=180_000)
+        page.wait_for_function(
+            "(s) => { const i = document.querySelector(s + ' img'); return i && i.complete; }", arg=sel, timeout=180_000
+        )
         assert _inside(box(page, f"{sel} img"), box(page, sel)), f"{sel}: the picture is cut by its frame"
     wait_idle(page)
     _all_images_loaded(page)
@@ -93,8 +100,17 @@ def test_every_tab_fits_the_window(browser, app_server, seeded, viewport):
     refs = box(page, "#rate-refs img")
     assert refs["width"] > 100 and refs["height"] > 100, refs  # the references are shown, not a sliver
     _shot(page, size, "rate")
-    for sel in ("#rate-refs", "#rate-out", "#rate-cp", "#rate-pf", "#rate-submit", "#rate-skip", "#rate-flag",
-                "#rate-back", "#rate-reason"):
+    for sel in (
+        "#rate-refs",
+        "#rate-out",
+        "#rate-cp",
+        "#rate-pf",
+        "#rate-submit",
+        "#rate-skip",
+        "#rate-flag",
+        "#rate-back",
+        "#rate-reason",
+    ):
         assert in_view(page, sel), f"{sel} is not in view at {size}"
     _no_page_overflow(page)
 

@@ -2,6 +2,7 @@
 results out of date (and undoing it makes them current again), masks the user drew are replaced by an example only
 on a second press, and a Browse "Open" that fails is said next to the button and as a toast. Screenshots go to
 test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,8 +32,9 @@ def test_a_mask_change_goes_out_of_date_and_drawn_masks_need_a_second_load(brows
     shots(page, "mask-change-out-of-date")
     page.locator("#mask-undo").click()
     wait_text(page, "#mask-message", "mask change undone")
-    page.wait_for_function("() => !document.querySelector('#stale-box').innerText.includes('out of date')",
-                           timeout=180_000)
+    page.wait_for_function(
+        "() => !document.querySelector('#stale-box').innerText.includes('out of date')", timeout=180_000
+    )
 
     # strokes the user drew are not replaced by another example until Load is pressed again
     wait_idle(page)
@@ -62,8 +64,12 @@ def test_a_failed_open_is_said_next_to_the_button_and_as_a_toast(browser, app_se
     page.locator("#browse-open").click()
     said = "sample #999 is not in the database"
     assert said in wait_text(page, "#browse-open-message", said)
-    page.wait_for_function("(t) => [...document.querySelectorAll('.toast-body, [data-testid=toast-body]')]"
-                           ".some((e) => e.innerText.includes(t))", arg=said, timeout=30_000)
+    page.wait_for_function(
+        "(t) => [...document.querySelectorAll('.toast-body, [data-testid=toast-body]')]"
+        ".some((e) => e.innerText.includes(t))",
+        arg=said,
+        timeout=30_000,
+    )
     assert any(said in text for text in toast_texts(page))
     shots(page, "open-999-toast")
     page.close()

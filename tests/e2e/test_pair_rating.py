@@ -1,6 +1,7 @@
 """End to end in Debian's Chromium: a rater judges pairs with the keyboard alone, is refused a half answer, goes back,
 changes an answer, and the database then holds exactly those answers; another rater judges a pair of videos (both
 clips playing side by side) by keyboard. Screenshots go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,8 @@ from PIL import Image, ImageOps
 from masc_ui.workbench.examples import EXAMPLES_DIR
 from tests.video_files import encode_video, synthetic_frames
 
-from .steps import open_tab
 from .conftest import login
+from .steps import open_tab
 from .test_browser_flows import STEP_MS, wait_text
 
 pytestmark = pytest.mark.e2e
@@ -34,15 +35,20 @@ def _seed(wb, folder: Path) -> dict[int, str]:
 
 
 def _answered(page, criterion: str, winner: str) -> None:
-    page.wait_for_function(f"document.querySelector(\"#pair-{criterion} input[value='{winner}']\")?.checked",
-                           timeout=STEP_MS)
+    page.wait_for_function(
+        f"document.querySelector(\"#pair-{criterion} input[value='{winner}']\")?.checked", timeout=STEP_MS
+    )
 
 
 def _in_view(page, selector: str) -> bool:
     box = page.locator(selector).bounding_box()
     size = page.viewport_size
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"] \
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= size["height"]
         and box["x"] + box["width"] <= size["width"]
+    )
 
 
 def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, shots, tmp_path: Path):
@@ -57,8 +63,9 @@ def test_judge_pairs_by_keyboard_go_back_and_change_one(browser, app_server, sho
     open_tab(page, "Rate pairs")
     wait_text(page, "#pair-progress", "judged 0 / assigned 3 / total 3")
     wait_text(page, "#pair-prompt", "a cat sitting on green grass")
-    page.wait_for_function("document.querySelectorAll('#pair-left img, #pair-right img, #pair-refs img').length >= 3",
-                           timeout=STEP_MS)
+    page.wait_for_function(
+        "document.querySelectorAll('#pair-left img, #pair-right img, #pair-refs img').length >= 3", timeout=STEP_MS
+    )
     for player in ("#pair-left-video", "#pair-right-video"):
         assert not page.locator(player).is_visible()  # image outputs: the players give way to the images
     panel = page.locator("#pair-panel").inner_text()
@@ -160,9 +167,11 @@ def test_judge_a_pair_of_videos_by_keyboard(browser, app_server, shots, tmp_path
     wait_text(page, "#pair-prompt", VIDEO_PROMPT)
     wait_text(page, "#pair-prompt", "both play in a loop")
     for side in ("left", "right"):
-        page.wait_for_function(f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
-                               " return v && v.src && v.readyState >= 2 && v.videoWidth === 160; }",
-                               timeout=STEP_MS)
+        page.wait_for_function(
+            f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
+            " return v && v.src && v.readyState >= 2 && v.videoWidth === 160; }",
+            timeout=STEP_MS,
+        )
         assert not page.locator(f"#pair-{side} img").is_visible()  # the player in place of the image
     sources = page.locator("#pair-panel video").evaluate_all("vs => vs.map(v => v.src)")
     names = [src.rsplit("/", 1)[-1] for src in sources]
@@ -171,8 +180,9 @@ def test_judge_a_pair_of_videos_by_keyboard(browser, app_server, shots, tmp_path
     assert "clip-" not in page.locator("#pair-panel").inner_text()
     for side in ("left", "right"):  # both play (looping), whatever the browser's autoplay policy said
         page.evaluate(f"() => document.querySelector('#pair-{side}-video video').play()")
-        page.wait_for_function(f"() => document.querySelector('#pair-{side}-video video').currentTime > 0",
-                               timeout=STEP_MS)
+        page.wait_for_function(
+            f"() => document.querySelector('#pair-{side}-video video').currentTime > 0", timeout=STEP_MS
+        )
     shots(page, "video-pair")
     for selector in ("#pair-refs", "#pair-left-video", "#pair-right-video"):
         assert _in_view(page, selector), selector  # the reference and both players without scrolling
@@ -199,7 +209,10 @@ def test_judge_a_pair_of_videos_by_keyboard(browser, app_server, shots, tmp_path
     _answered(page, "cp", "right")
     _answered(page, "pf", "tie")
     for side in ("left", "right"):
-        page.wait_for_function(f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
-                               " return v && v.readyState >= 2 && v.videoWidth === 160; }", timeout=STEP_MS)
+        page.wait_for_function(
+            f"() => {{ const v = document.querySelector('#pair-{side}-video video');"
+            " return v && v.readyState >= 2 && v.videoWidth === 160; }",
+            timeout=STEP_MS,
+        )
     assert not page.errors[errors_before:], page.errors
     page.close()

@@ -2,6 +2,7 @@
 the researcher's scratch saves), a skip on a revisited task keeps its answer, a flag needs a reason, progress
 counts skips and flags apart, the export carries every status and reason; the Agreement tab warns about few
 samples and a single rater, says why a row has no numbers, clears what a failure leaves, and bounds its input."""
+
 from __future__ import annotations
 
 import csv
@@ -13,7 +14,7 @@ from masc_ui.workbench.examples import EXAMPLES_DIR
 from tests.marked_files import PIXEL_CHUNKS, png_chunks
 
 from .conftest import SMALL, login
-from .steps import open_tab, in_view, text_of, wait_idle, wait_text
+from .steps import in_view, open_tab, text_of, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 
@@ -28,8 +29,9 @@ def seeded(app_server):
         for i in range(count):
             ex = EXAMPLES_DIR / ("cat-on-grass" if i % 2 == 0 else "coffee-on-bricks")
             sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"{dataset} prompt {i}", ex.name.split("-")[0])
-            ids[dataset].append(wb.save_sample(sample, user=None, dataset=dataset, method=f"m{i}",
-                                               names=["clip_i", "dino_i"]).sample_id)
+            ids[dataset].append(
+                wb.save_sample(sample, user=None, dataset=dataset, method=f"m{i}", names=["clip_i", "dino_i"]).sample_id
+            )
     wb.samples.set_for_rating("bench", True, user=None)
     return ids
 
@@ -44,7 +46,10 @@ def _answer(page, cp: int, pf: int) -> None:
     page.keyboard.press(str(pf))
     page.wait_for_function(
         "([a, b]) => document.querySelector(`#rate-cp input[value='${a}']`)?.checked && "
-        "document.querySelector(`#rate-pf input[value='${b}']`)?.checked", arg=[cp, pf], timeout=180_000)
+        "document.querySelector(`#rate-pf input[value='${b}']`)?.checked",
+        arg=[cp, pf],
+        timeout=180_000,
+    )
 
 
 def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server, seeded, shots):
@@ -76,7 +81,7 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
     page.keyboard.press("Enter")
     saved = wait_text(page, "#rate-message", "saved your answer (rated)")
     assert "#" not in saved  # raters never see sample ids
-    first, = {sid for sid, _ in _current(wb, "bob")}
+    (first,) = {sid for sid, _ in _current(wb, "bob")}
     assert first in seeded["bench"]
 
     # Back, then S: the answer is kept (a skip never erases it), and the next task comes.
@@ -101,7 +106,7 @@ def test_raters_get_marked_datasets_and_never_lose_an_answer(browser, app_server
     page.keyboard.type("the output image is blank")
     page.keyboard.press("Enter")
     wait_text(page, "#rate-message", "saved your answer (flagged)")
-    flagged, = {sid for (sid, _), r in _current(wb, "bob").items() if r.status == "flagged"}
+    (flagged,) = {sid for (sid, _), r in _current(wb, "bob").items() if r.status == "flagged"}
     assert flagged in seeded["bench"] and text_of(page, "#rate-prompt") != second_prompt
     note = _current(wb, "bob")[(flagged, "cp")]
     assert note.status == "flagged" and note.note == "the output image is blank"
@@ -175,16 +180,16 @@ def test_agreement_warns_explains_and_clears(browser, app_server, seeded, shots)
     slider = page.locator("#agree-nboot input[type=number]")
     slider.fill("50000")
     slider.blur()
-    page.wait_for_function("() => document.querySelector('#agree-nboot input[type=number]').value === '20000'",
-                           timeout=180_000)  # the component keeps the value within its bounds
+    page.wait_for_function(
+        "() => document.querySelector('#agree-nboot input[type=number]').value === '20000'", timeout=180_000
+    )  # the component keeps the value within its bounds
     slider.fill("200")
     slider.blur()
     page.locator("#agree-run").click()
     warned = wait_text(page, "#agree-warnings", "fewer than 30")
     assert "only 2 sample(s)" in warned and "a single rater (dave)" in warned
     wait_idle(page)
-    page.wait_for_function("() => document.querySelector('#agree-table').innerText.includes('humans')",
-                           timeout=180_000)
+    page.wait_for_function("() => document.querySelector('#agree-table').innerText.includes('humans')", timeout=180_000)
     table = page.locator("#agree-table").inner_text()
     assert "one rater only" in table and "CLIP-I" in table
     assert not page.locator(".error, [data-testid=error]").count()

@@ -2,6 +2,7 @@
 buttons, one sample at a time (fresh uploads reset what belonged to the previous pair, results go out of date),
 masks never replaced without a confirmation, a stored sample opened and saved again stays the same sample, and
 inputs too small to judge refused at the upload. Screenshots of every step go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,18 @@ from PIL import Image
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 from .conftest import login
-from .steps import (open_tab, beside, paint_stroke, pick_option, pick_radio, text_of, upload, wait_idle, wait_new_text,
-                    wait_text)
+from .steps import (
+    beside,
+    open_tab,
+    paint_stroke,
+    pick_option,
+    pick_radio,
+    text_of,
+    upload,
+    wait_idle,
+    wait_new_text,
+    wait_text,
+)
 
 pytestmark = pytest.mark.e2e
 CAT, COFFEE = EXAMPLES_DIR / "cat-on-grass", EXAMPLES_DIR / "coffee-on-bricks"
@@ -52,8 +63,9 @@ def test_score_tab_one_sample_at_a_time(browser, app_server, shots):
     assert "score table and the maps were computed" in stale and "Press Run and Explain again" in stale
     shots(page, "out-of-date")
     page.locator("#run").click()
-    page.wait_for_function("() => !document.querySelector('#stale-box').innerText.includes('score table')",
-                           timeout=180_000)
+    page.wait_for_function(
+        "() => !document.querySelector('#stale-box').innerText.includes('score table')", timeout=180_000
+    )
     assert "maps" in text_of(page, "#stale-box")  # the maps are still those of the old prompt
 
     # Save: the message is next to Save, the sample is linked, the table shows what was stored.
@@ -68,8 +80,9 @@ def test_score_tab_one_sample_at_a_time(browser, app_server, shots):
     # A new output: the previous pair's scores, maps, messages, example name, method and link go; the output's
     # mask goes with its image, reference 1's stays (same image).
     upload(page, "#out-image", COFFEE / "out.jpg")
-    page.wait_for_function("() => document.querySelector('#sample-link').innerText.includes('New sample')",
-                           timeout=180_000)
+    page.wait_for_function(
+        "() => document.querySelector('#sample-link').innerText.includes('New sample')", timeout=180_000
+    )
     wait_idle(page)
     assert text_of(page, "#scores").strip() == "" and text_of(page, "#run-message").strip() == ""
     assert page.locator("#cp-map img").count() == 0 and text_of(page, "#explain-notes").strip() == ""
@@ -146,8 +159,9 @@ def test_browse_open_errors_stay_where_the_user_is(browser, app_server, shots):
         page.locator("#browse-sample-id input").fill(typed)
         page.locator("#browse-open").click()
         assert expected in wait_text(page, "#browse-open-message", expected)
-        assert page.locator("#browse-open-message").is_visible() and beside(page, "#browse-open-message",
-                                                                            "#browse-open")
+        assert page.locator("#browse-open-message").is_visible() and beside(
+            page, "#browse-open-message", "#browse-open"
+        )
         assert page.locator("#tab-browse").is_visible() and not page.locator("#tab-score").is_visible()
     shots(page, "open-errors")
     assert not page.locator(".error, [data-testid=error]").count()  # a message, no "Error" badges
@@ -186,8 +200,9 @@ def test_a_stored_mask_of_another_size_is_stretched_with_a_warning(browser, app_
 
     # Save refuses such a mask: it is put in storage directly, as an older import could have.
     sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup")
-    sid = wb.recorder.record([ScoredSample(NewSample(sample, "sizes"), [], {("output", 0): UsedMask.new(
-        small_mask, "drawn")})], user=None)[0].sample_id
+    sid = wb.recorder.record(
+        [ScoredSample(NewSample(sample, "sizes"), [], {("output", 0): UsedMask.new(small_mask, "drawn")})], user=None
+    )[0].sample_id
     page = login(browser, app_server.url, "alice")
     open_tab(page, "Browse and export")
     page.locator("#browse-sample-id input").fill(str(sid))

@@ -2,6 +2,7 @@
 masks the subject on a frame, runs, sees the frame strip and the per-frame plot, explains a frame, saves; Browse
 shows the video's poster, opens it back in the Score tab and marks its dataset for rating; a rater then gets the
 video task, plays it and rates it. Screenshots (1400x1000 and 800x900) go to test-artifacts/e2e/."""
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,16 @@ def video_app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.workbench import Workbench
 
     data = tmp_path_factory.mktemp("e2e-video-data")
-    settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
-                        port=free_port(), video_frames=FRAMES)
+    settings = Settings(
+        profile="demo",
+        demo_weights_dir=demo_weights,
+        device="cpu",
+        dtype="float32",
+        data_dir=data,
+        users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
+        port=free_port(),
+        video_frames=FRAMES,
+    )
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     yield SimpleNamespace(url=app.local_url.rstrip("/"), wb=wb)
@@ -86,8 +94,11 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     page.locator("#run").click()
     wait_text(page, "#run-message", "scored")
     wait_text(page, "#score-table", f"mean over {FRAMES} sampled frames")
-    page.wait_for_function("() => { const i = document.querySelector('#frame-plot img');"
-                           " return i && i.complete && i.naturalWidth > 300; }", timeout=STEP_MS)
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#frame-plot img');"
+        " return i && i.complete && i.naturalWidth > 300; }",
+        timeout=STEP_MS,
+    )
     rows = page.locator("#score-table tr[data-metric]").evaluate_all("rows => rows.map(r => r.dataset.metric)")
     assert {"cp", "pf", "clip_i", "gmescore"} <= set(rows), rows
     page.locator("#frame-plot").scroll_into_view_if_needed()
@@ -122,8 +133,9 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     wait_text(page, "#load-message", "loaded example")
     page.wait_for_function("() => !document.querySelector('#out-video video')", timeout=STEP_MS)
     page.locator("#video-panel").wait_for(state="hidden", timeout=STEP_MS)
-    page.wait_for_function("() => !document.querySelector('#metric-pick').innerText.includes('GmeScore')",
-                           timeout=STEP_MS)
+    page.wait_for_function(
+        "() => !document.querySelector('#metric-pick').innerText.includes('GmeScore')", timeout=STEP_MS
+    )
 
     # ... Browse shows the video's poster, marks its dataset for rating, and Open brings it back with its mask.
     open_tab(page, "Browse and export")
@@ -158,14 +170,16 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     wait_text(rater, "#rate-prompt", "a green square sliding right")
     player = rater.locator("#rate-out-video video")
     player.wait_for(timeout=STEP_MS)
-    rater.wait_for_function("() => { const v = document.querySelector('#rate-out-video video');"
-                            " return v && v.src && v.readyState >= 2 && v.videoWidth === 160; }", timeout=STEP_MS)
+    rater.wait_for_function(
+        "() => { const v = document.querySelector('#rate-out-video video');"
+        " return v && v.src && v.readyState >= 2 && v.videoWidth === 160; }",
+        timeout=STEP_MS,
+    )
     src = player.get_attribute("src")
     assert rater.evaluate("async (u) => (await fetch(u)).status", src) in (200, 206)  # 206: a range request
     assert not rater.locator("#rate-out").is_visible()  # the image box gives way to the player
     rater.evaluate("() => document.querySelector('#rate-out-video video').play()")
-    rater.wait_for_function("() => document.querySelector('#rate-out-video video').currentTime > 0",
-                            timeout=STEP_MS)
+    rater.wait_for_function("() => document.querySelector('#rate-out-video video').currentTime > 0", timeout=STEP_MS)
     _both_sizes(rater, shots, "rater-video")
     rater.evaluate("() => document.activeElement?.blur()")
     rater.keyboard.press("3")

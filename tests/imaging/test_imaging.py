@@ -111,11 +111,18 @@ def test_as_mask_array_conventions():
     assert as_mask_array(np.array([[0, 1]], np.uint8)).tolist() == [[0.0, 1.0]]  # max <= 1: kept as is
 
 
-@pytest.mark.parametrize("bad,msg", [
-    (None, "missing"), (np.zeros((2, 2, 3)), "2-D"), (np.array([["a", "b"]]), "numbers"),
-    (np.array([[np.nan, 0]]), "NaN"), (np.array([[-1, 0]]), "negative"), (np.zeros((0, 3)), "empty"),
-    (Image.new("L", (2, 2)), "PIL"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        (None, "missing"),
+        (np.zeros((2, 2, 3)), "2-D"),
+        (np.array([["a", "b"]]), "numbers"),
+        (np.array([[np.nan, 0]]), "NaN"),
+        (np.array([[-1, 0]]), "negative"),
+        (np.zeros((0, 3)), "empty"),
+        (Image.new("L", (2, 2)), "PIL"),
+    ],
+)
 def test_as_mask_array_errors_name_the_argument(bad, msg):
     with pytest.raises(InputError, match=f"ref_mask.*{msg}|{msg}"):
         as_mask_array(bad, name="ref_mask")
@@ -144,6 +151,7 @@ def test_a_sample_holds_input_images_decoded_once():
 
 
 # --- InputImage: decoded once, one content hash -----------------------------------------------------------------
+
 
 def _file_bytes(img, fmt: str) -> bytes:
     import io

@@ -1,4 +1,5 @@
 """Video inputs: real MP4/WebM files encoded here, decoded back through `masc_ui.imaging`."""
+
 import hashlib
 import io
 import threading
@@ -8,8 +9,19 @@ import pytest
 from PIL import Image
 
 from masc_ui.errors import InputError
-from masc_ui.imaging import (FrameRule, InputImage, InputVideo, VideoLimits, iter_frames, linspace_indices,
-                             natural_frame_jpeg, open_video, read_frames, stride_indices, without_metadata)
+from masc_ui.imaging import (
+    FrameRule,
+    InputImage,
+    InputVideo,
+    VideoLimits,
+    iter_frames,
+    linspace_indices,
+    natural_frame_jpeg,
+    open_video,
+    read_frames,
+    stride_indices,
+    without_metadata,
+)
 from tests.video_files import CODECS, dreambooth_frames, encode_video, frame_number, synthetic_frames
 
 
@@ -46,8 +58,12 @@ def test_linspace_truncates_toward_zero_and_keeps_first_and_last():
     assert linspace_indices(30, 32)[:3] == [0, 0, 1] and linspace_indices(30, 32)[-1] == 29
     assert linspace_indices(49, 32)[1] == 1  # 48 / 31 = 1.548... -> 1, not rounded to 2
     assert linspace_indices(1, 32) == [0] * 32
-    assert FrameRule("stride", 16).describe(40) == {"rule": "stride", "count": 16, "frame_count": 40,
-                                                    "indices": [2 * i for i in range(16)]}
+    assert FrameRule("stride", 16).describe(40) == {
+        "rule": "stride",
+        "count": 16,
+        "frame_count": 40,
+        "indices": [2 * i for i in range(16)],
+    }
 
 
 def test_decoded_frames_are_the_sampled_ones(clip):
@@ -154,7 +170,9 @@ def test_limits_refuse_huge_videos(tmp_path):
     path.write_bytes(data)
     with pytest.raises(InputError, match=r"clip\.mp4\): the file is .* KiB, over the limit of .* KiB"):
         open_video(path, limits=VideoLimits(max_bytes=len(data) - 1))
-    with pytest.raises(InputError, match=r"video: the file is .* KiB, over the limit of 1\.0 KiB \(MASC_MAX_VIDEO_MB\)"):
+    with pytest.raises(
+        InputError, match=r"video: the file is .* KiB, over the limit of 1\.0 KiB \(MASC_MAX_VIDEO_MB\)"
+    ):
         open_video(data, limits=VideoLimits(max_bytes=1024))
     with pytest.raises(InputError, match=r"96x64 = 6,144 pixels are over the limit of 6,000"):
         open_video(data, limits=VideoLimits(max_pixels=6000))
@@ -168,8 +186,9 @@ def test_limits_refuse_huge_videos(tmp_path):
 def test_limits_from_settings():
     from masc_ui.settings import Settings
 
-    limits = VideoLimits.from_settings(Settings(max_video_mb=2, max_video_seconds=5, max_video_frames=40,
-                                                max_video_pixels=1000))
+    limits = VideoLimits.from_settings(
+        Settings(max_video_mb=2, max_video_seconds=5, max_video_frames=40, max_video_pixels=1000)
+    )
     assert limits == VideoLimits(max_bytes=2 * 1024 * 1024, max_seconds=5.0, max_frames=40, max_pixels=1000)
     with pytest.raises(InputError, match="max_video_mb"):
         Settings(max_video_mb=0)
@@ -179,8 +198,10 @@ def test_limits_from_settings():
         Settings(max_video_pixels=50_000_000)
 
 
-@pytest.mark.parametrize(("size", "expected"), [((1280, 720), (512, 288)), ((720, 1280), (288, 512)),
-                                                ((100, 60), (512, 307)), ((512, 512), (512, 512))])
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [((1280, 720), (512, 288)), ((720, 1280), (288, 512)), ((100, 60), (512, 307)), ((512, 512), (512, 512))],
+)
 def test_natural_frames_are_512_px_jpegs(size, expected):
     frame = Image.fromarray(np.random.default_rng(1).integers(0, 255, (size[1], size[0], 3), dtype=np.uint8))
     data = natural_frame_jpeg(frame)

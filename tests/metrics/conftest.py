@@ -1,4 +1,5 @@
 """Fixtures of the face-metric tests: a tiny SCRFD graph in an insightface-style model-pack folder."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,8 +37,14 @@ def scrfd_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch.manual_seed(3)
     model = TinyScrfd().eval()
     torch.save(model.state_dict(), folder / "tiny_scrfd.pt")
-    torch.onnx.export(model, (torch.zeros(1, 3, 320, 320),), str(folder / "det_10g.onnx"), dynamo=False,
-                      input_names=["input.1"], output_names=[f"out{i}" for i in range(9)])
+    torch.onnx.export(
+        model,
+        (torch.zeros(1, 3, 320, 320),),
+        str(folder / "det_10g.onnx"),
+        dynamo=False,
+        input_names=["input.1"],
+        output_names=[f"out{i}" for i in range(9)],
+    )
     return folder
 
 

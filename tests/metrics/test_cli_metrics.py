@@ -1,4 +1,5 @@
 """`masc-ui metrics` and `masc-ui score --metrics ...` on the tiny demo weights."""
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,20 @@ def test_metrics_lists_every_metric(capsys):
 
 
 def test_score_selected_metrics_without_masks(capsys, files, demo_weights):
-    rc = main(["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--prompt", "a photo of a cat",
-               "--metrics", "clip_i,clip_t,pickscore", *_demo(demo_weights)])
+    rc = main(
+        [
+            "score",
+            "--ref",
+            str(files["ref"]),
+            "--out",
+            str(files["out"]),
+            "--prompt",
+            "a photo of a cat",
+            "--metrics",
+            "clip_i,clip_t,pickscore",
+            *_demo(demo_weights),
+        ]
+    )
     assert rc == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [line.split("\t")[0] for line in lines] == ["CLIP-I", "CLIP-T", "PickScore"]
@@ -51,9 +64,27 @@ def test_score_selected_metrics_without_masks(capsys, files, demo_weights):
 
 
 def test_score_all_metrics_json(capsys, files, demo_weights):
-    rc = main(["score", "--ref", str(files["ref"]), "--ref-mask", str(files["ref_mask"]), "--out", str(files["out"]),
-               "--out-mask", str(files["out_mask"]), "--prompt", "a photo of a cat", "--object", "cat",
-               "--metrics", "all", "--json", *_demo(demo_weights)])
+    rc = main(
+        [
+            "score",
+            "--ref",
+            str(files["ref"]),
+            "--ref-mask",
+            str(files["ref_mask"]),
+            "--out",
+            str(files["out"]),
+            "--out-mask",
+            str(files["out_mask"]),
+            "--prompt",
+            "a photo of a cat",
+            "--object",
+            "cat",
+            "--metrics",
+            "all",
+            "--json",
+            *_demo(demo_weights),
+        ]
+    )
     assert rc == 0
     record = json.loads(capsys.readouterr().out)
     assert list(record) == [s.name for s in list_metrics()]
@@ -67,15 +98,27 @@ def test_score_all_metrics_json(capsys, files, demo_weights):
 
 
 def test_score_names_what_a_metric_lacks(capsys, files, demo_weights):
-    rc = main(["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--metrics", "clip_i,clip_t",
-               *_demo(demo_weights)])
+    rc = main(
+        [
+            "score",
+            "--ref",
+            str(files["ref"]),
+            "--out",
+            str(files["out"]),
+            "--metrics",
+            "clip_i,clip_t",
+            *_demo(demo_weights),
+        ]
+    )
     assert rc == 2
     assert "clip_t needs prompt" in capsys.readouterr().err
-    rc = main(["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--prompt", "a cat",
-               *_demo(demo_weights)])
+    rc = main(
+        ["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--prompt", "a cat", *_demo(demo_weights)]
+    )
     assert rc == 2
     assert "--ref-mask is required for MaSC CP and PF" in capsys.readouterr().err
-    rc = main(["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--metrics", "clip_x",
-               *_demo(demo_weights)])
+    rc = main(
+        ["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--metrics", "clip_x", *_demo(demo_weights)]
+    )
     assert rc == 2
     assert "unknown metric 'clip_x'" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """The bounded embedding cache: LRU eviction, one compute call for the distinct missing items, duplicates."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Every metric under the precision policy: bfloat16 within the documented tolerance (docs/models.md) of float32 on
 the tiny demo checkpoints, the dtype in every value's provenance (so the two never mix), `auto` following the
 hardware report, and the MaSC engine's CPU forward cap keeping batched == one-at-a-time."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,8 @@ from masc_ui.metrics.registry import get_scorer, list_metrics, metric_names, sco
 from masc_ui.metrics.sample import Sample
 from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models import precision
-from masc_ui.models.precision import HardwareReport
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.models.precision import HardwareReport
 from tests.video_files import encode_video, synthetic_frames
 
 COSINE_TOLERANCE = 1e-2
@@ -49,8 +50,10 @@ def within_tolerance(name: str, exact: float, fast: float) -> bool:
     """Whether bfloat16 value `fast` is within the documented tolerance of float32 value `exact` for metric `name`."""
     kind = KIND[name]
     if kind == "probability":
-        return abs(exact - fast) <= PROBABILITY_TOLERANCE and abs(math.log(exact) - math.log(fast)) <= \
-            LOG_PROBABILITY_TOLERANCE
+        return (
+            abs(exact - fast) <= PROBABILITY_TOLERANCE
+            and abs(math.log(exact) - math.log(fast)) <= LOG_PROBABILITY_TOLERANCE
+        )
     if kind == "unbounded head":
         return abs(exact - fast) <= HEAD_RELATIVE * abs(exact) + HEAD_ABSOLUTE
     return abs(exact - fast) <= COSINE_TOLERANCE * SCALE.get(name, 1.0)
@@ -64,14 +67,23 @@ def _image(seed: int, w: int = 96, h: int = 80) -> Image.Image:
 
 def _mask(h: int = 80, w: int = 96) -> np.ndarray:
     m = np.zeros((h, w), dtype=np.uint8)
-    m[h // 4:3 * h // 4, w // 4:3 * w // 4] = 255
+    m[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4] = 255
     return m
 
 
 def _samples() -> list[Sample]:
     ref = _image(100)
-    return [Sample(refs=(ref,), out=_image(k), prompt=f"a photo of a kitten {k} on a sunny beach", subject="kitten",
-                   ref_masks=(_mask(),), out_mask=_mask()) for k in range(4)]
+    return [
+        Sample(
+            refs=(ref,),
+            out=_image(k),
+            prompt=f"a photo of a kitten {k} on a sunny beach",
+            subject="kitten",
+            ref_masks=(_mask(),),
+            out_mask=_mask(),
+        )
+        for k in range(4)
+    ]
 
 
 def _face_samples() -> list[Sample]:
@@ -80,9 +92,17 @@ def _face_samples() -> list[Sample]:
     photo = Image.fromarray(data.astronaut())
     ref = photo.crop((100, 20, 400, 320))
     outs = [ref.rotate(8), ImageOps.mirror(ref), photo.crop((120, 30, 380, 290)), ref.resize((224, 224))]
-    return [Sample(refs=(ref,), out=out, prompt=f"a photo of an astronaut {k} in a white space suit",
-                   subject="astronaut", ref_masks=(_mask(*ref.size[::-1]),), out_mask=_mask(*out.size[::-1]))
-            for k, out in enumerate(outs)]
+    return [
+        Sample(
+            refs=(ref,),
+            out=out,
+            prompt=f"a photo of an astronaut {k} in a white space suit",
+            subject="astronaut",
+            ref_masks=(_mask(*ref.size[::-1]),),
+            out_mask=_mask(*out.size[::-1]),
+        )
+        for k, out in enumerate(outs)
+    ]
 
 
 def test_every_registered_metric_has_a_precision_tolerance():
@@ -91,8 +111,9 @@ def test_every_registered_metric_has_a_precision_tolerance():
     assert not set(KIND) & set(NO_LOCAL_MODEL)
 
 
-IMAGE_CASES = [pytest.param(spec.name, {}, id=spec.name) for spec in list_metrics()] + \
-    [pytest.param("vqascore", {"vqa_model": "qwen2.5-vl"}, id="vqascore-chat-vlm")]
+IMAGE_CASES = [pytest.param(spec.name, {}, id=spec.name) for spec in list_metrics()] + [
+    pytest.param("vqascore", {"vqa_model": "qwen2.5-vl"}, id="vqascore-chat-vlm")
+]
 
 
 @pytest.mark.parametrize("name, models", IMAGE_CASES)
@@ -126,8 +147,10 @@ def test_video_metrics_in_bfloat16_are_within_tolerance_of_float32(demo_settings
     ref = open_image(Image.fromarray(frames[0][16:40, 0:40]).resize((48, 48)))
     sample = VideoSample(video=video, refs=(ref,), prompt="a green square moving right", class_labels=("square",))
     for name, params in (("gmescore", {}), ("nexusscore", {"conf_threshold": 0.5, "text_threshold": -1.0})):
-        exact, fast = (get_scorer(name, demo_settings.replace(dtype=dtype), ModelRegistry(), **params).score([sample])[0]
-                       for dtype in ("float32", "bfloat16"))
+        exact, fast = (
+            get_scorer(name, demo_settings.replace(dtype=dtype), ModelRegistry(), **params).score([sample])[0]
+            for dtype in ("float32", "bfloat16")
+        )
         assert within_tolerance(name, exact.value, fast.value), (name, exact.value, fast.value)
         assert exact.value != fast.value, name  # bfloat16 really ran
         assert (exact.provenance["dtype"], fast.provenance["dtype"]) == ("float32", "bfloat16")
@@ -178,19 +201,83 @@ def test_score_prints_the_precision_in_use(demo_weights, tmp_path, capsys, monke
     _image(1).save(ref)
     _image(2).save(out)
     Image.fromarray(_mask()).save(mask)
-    assert main(["score", "--ref", str(ref), "--ref-mask", str(mask), "--out", str(out), "--out-mask", str(mask),
-                 "--prompt", "a kitten", "--profile", "demo", "--demo-weights-dir", str(demo_weights),
-                 "--device", "cpu", "--naflex-max-patches", "64"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--ref",
+                str(ref),
+                "--ref-mask",
+                str(mask),
+                "--out",
+                str(out),
+                "--out-mask",
+                str(mask),
+                "--prompt",
+                "a kitten",
+                "--profile",
+                "demo",
+                "--demo-weights-dir",
+                str(demo_weights),
+                "--device",
+                "cpu",
+                "--naflex-max-patches",
+                "64",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     assert "provenance.dtype\tbfloat16" in printed.out
     assert "precision: bfloat16 (auto: the CPU has AVX-512-BF16)" in printed.err
-    assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
-                 "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu", "--json"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--ref",
+                str(ref),
+                "--out",
+                str(out),
+                "--prompt",
+                "a kitten",
+                "--metrics",
+                "clip_t,dino_i",
+                "--profile",
+                "demo",
+                "--demo-weights-dir",
+                str(demo_weights),
+                "--device",
+                "cpu",
+                "--json",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     assert {v["provenance"]["dtype"] for v in json.loads(printed.out).values()} == {"bfloat16"}  # stdout stays JSON
     assert "precision: bfloat16 (auto" in printed.err
-    assert main(["score", "--ref", str(ref), "--out", str(out), "--prompt", "a kitten", "--metrics", "clip_t,dino_i",
-                 "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--ref",
+                str(ref),
+                "--out",
+                str(out),
+                "--prompt",
+                "a kitten",
+                "--metrics",
+                "clip_t,dino_i",
+                "--profile",
+                "demo",
+                "--demo-weights-dir",
+                str(demo_weights),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert [line.split("\t")[-1] for line in lines] == ["bfloat16", "bfloat16"]
 
@@ -199,7 +286,8 @@ def test_cpu_forwards_are_capped_and_still_equal_one_at_a_time(demo_weights, mon
     masc = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)
     sizes = []
     hook = masc.model.vision_model.register_forward_pre_hook(
-        lambda module, args, kwargs: sizes.append(tuple(kwargs["pixel_values"].shape[:2])), with_kwargs=True)
+        lambda module, args, kwargs: sizes.append(tuple(kwargs["pixel_values"].shape[:2])), with_kwargs=True
+    )
     monkeypatch.setattr(masc_encoding, "CPU_FORWARD_TOKENS", 128)  # two 64-patch images per forward
     samples = _samples()
     batched = masc.score_many(samples, batch_size=8)
@@ -217,8 +305,9 @@ def test_pickscore_keeps_its_float32_temperature_in_bfloat16(demo_settings):
     from masc_ui.models.profiles import model_ids
 
     ids = model_ids(demo_settings)
-    fast = load_clip_backbone(ids.pickscore, ids.pickscore_processor, demo_settings.replace(dtype="bfloat16"),
-                              what="PickScore")
+    fast = load_clip_backbone(
+        ids.pickscore, ids.pickscore_processor, demo_settings.replace(dtype="bfloat16"), what="PickScore"
+    )
     assert fast.model.logit_scale.dtype == torch.bfloat16
     assert fast.logit_scale == pytest.approx(100.0, rel=1e-6)
     assert float(fast.model.logit_scale.float().exp()) == pytest.approx(98.87, abs=0.01)

@@ -1,4 +1,5 @@
 """Provenance: the revision of a checkpoint (transformers 5 no longer keeps `config._commit_hash`)."""
+
 from __future__ import annotations
 
 import torch
@@ -28,8 +29,9 @@ def test_local_folders_and_legacy_configs(tmp_path):
 
 
 def test_make_provenance_is_json_able():
-    prov = make_provenance(model_id="m", revision="local", params={"fill": (1, 2, 3)}, device="cpu",
-                           dtype=torch.bfloat16, processor_id="p")
+    prov = make_provenance(
+        model_id="m", revision="local", params={"fill": (1, 2, 3)}, device="cpu", dtype=torch.bfloat16, processor_id="p"
+    )
     assert prov["params"] == {"fill": [1, 2, 3], "processor_id": "p"} and prov["dtype"] == "bfloat16"
     assert "processor_id" not in prov
     assert prov["code_version"]

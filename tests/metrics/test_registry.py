@@ -1,5 +1,6 @@
 """The metric registry: declarations, name parsing, external metrics, one scorer interface for all, CP/PF from
 the MaSC engine, and `score_metrics` running each backbone once."""
+
 from __future__ import annotations
 
 import math
@@ -12,13 +13,32 @@ from PIL import Image
 import masc_ui.metrics as metrics
 from masc_ui.errors import InputError
 from masc_ui.metrics.base import MetricSpec
-from masc_ui.metrics.registry import (external_metric_spec, get_scorer, get_spec, list_metrics, parse_metric_names,
-                                      score_metrics)
+from masc_ui.metrics.registry import (
+    external_metric_spec,
+    get_scorer,
+    get_spec,
+    list_metrics,
+    parse_metric_names,
+    score_metrics,
+)
 from masc_ui.metrics.sample import MetricValue, Sample
 from masc_ui.models.loaded_models import ModelRegistry
 
-NAMES = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i", "vqascore", "itmscore", "facesim", "facescore",
-         "artscore"]
+NAMES = [
+    "cp",
+    "pf",
+    "clip_i",
+    "clip_i_seg",
+    "clip_t",
+    "clipscore",
+    "pickscore",
+    "dino_i",
+    "vqascore",
+    "itmscore",
+    "facesim",
+    "facescore",
+    "artscore",
+]
 FACE_METRICS = {"facesim", "facescore"}
 """Metrics that cannot apply to images without a face (NaN with the reason): the random images here have none."""
 
@@ -35,8 +55,9 @@ def _mask(x0=10, y0=10, x1=50, y1=40, size=(80, 64)) -> np.ndarray:
 
 def _sample(seed: int, ref: Image.Image | None = None, prompt="a photo of a cat on the beach") -> Sample:
     ref = ref if ref is not None else _image(1000 + seed)
-    return Sample(refs=(ref,), out=_image(seed), prompt=prompt, subject="cat", ref_masks=(_mask(),),
-                  out_mask=_mask(20, 5, 60, 50))
+    return Sample(
+        refs=(ref,), out=_image(seed), prompt=prompt, subject="cat", ref_masks=(_mask(),), out_mask=_mask(20, 5, 60, 50)
+    )
 
 
 def test_every_metric_declared_once_with_its_metadata():
@@ -124,9 +145,18 @@ def test_cp_pf_equal_the_engine(demo_settings, demo_weights):
     from masc_ui.metrics.masc.engine import MaSC
 
     ref = _image(50)
-    samples = [_sample(0, ref), _sample(1, ref), Sample(refs=(ref, _image(51)), out=_image(2), prompt="a cat",
-                                                        subject="cat", ref_masks=(_mask(), _mask(0, 0, 30, 30)),
-                                                        out_mask=_mask())]
+    samples = [
+        _sample(0, ref),
+        _sample(1, ref),
+        Sample(
+            refs=(ref, _image(51)),
+            out=_image(2),
+            prompt="a cat",
+            subject="cat",
+            ref_masks=(_mask(), _mask(0, 0, 30, 30)),
+            out_mask=_mask(),
+        ),
+    ]
     expected = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", dtype="float32").score_many(samples)
     got = score_metrics(samples, "cp,pf", demo_settings)
     assert [v.value for v in got["cp"]] == pytest.approx([r.cp for r in expected], abs=1e-6)
@@ -142,8 +172,9 @@ def test_cp_pf_one_engine_pass_and_nan_reasons(demo_settings, monkeypatch):
     calls = []
     real = MaSC.score_many
     monkeypatch.setattr(MaSC, "score_many", lambda self, s, *a, **k: calls.append(len(s)) or real(self, s, *a, **k))
-    empty_ref = Sample(refs=(_image(3),), out=_image(4), prompt="a cat", ref_masks=(np.zeros((64, 80)),),
-                       out_mask=np.ones((64, 80)))
+    empty_ref = Sample(
+        refs=(_image(3),), out=_image(4), prompt="a cat", ref_masks=(np.zeros((64, 80)),), out_mask=np.ones((64, 80))
+    )
     got = score_metrics([_sample(0), empty_ref], ["cp", "pf"], demo_settings)
     assert calls == [2]
     assert math.isnan(got["cp"][1].value) and "empty reference mask" in got["cp"][1].reason
@@ -200,8 +231,7 @@ def test_models_load_once_across_threads(demo_settings, monkeypatch):
 
     loads = []
     real = clip_backbone.load_clip_backbone
-    monkeypatch.setattr(clip_backbone, "load_clip_backbone",
-                        lambda *a, **k: loads.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(clip_backbone, "load_clip_backbone", lambda *a, **k: loads.append(a[0]) or real(*a, **k))
     models = ModelRegistry()
     errors: list[BaseException] = []
 

@@ -1,5 +1,6 @@
 """The `auto` profile: paper when every metric backbone's config loads, else demo with a reason naming the
 model (tests run with HF_HUB_OFFLINE=1, so the Hub ids are unreachable unless cached)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,8 @@ from huggingface_hub import constants as hub_constants
 
 from masc_ui.models import auto_profile, hub_probe
 from masc_ui.models.auto_profile import CHECKED, effective_model_ids, resolve_auto_profile
-from masc_ui.models.profiles import PAPER
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.models.profiles import PAPER
 from masc_ui.settings import Settings
 from masc_ui.ui.launch import free_port
 
@@ -41,9 +42,15 @@ def test_auto_falls_back_to_demo_naming_the_model(tmp_path):
 
 
 def test_auto_is_paper_when_every_backbone_loads(demo_weights, tmp_path):
-    settings = Settings(profile="auto", data_dir=tmp_path, siglip_model=str(demo_weights / "siglip2-naflex"),
-                        clip_model=str(demo_weights / "clip"), pickscore_model=str(demo_weights / "clip-h"),
-                        pickscore_processor=str(demo_weights / "clip-h"), dino_model=str(demo_weights / "dino"))
+    settings = Settings(
+        profile="auto",
+        data_dir=tmp_path,
+        siglip_model=str(demo_weights / "siglip2-naflex"),
+        clip_model=str(demo_weights / "clip"),
+        pickscore_model=str(demo_weights / "clip-h"),
+        pickscore_processor=str(demo_weights / "clip-h"),
+        dino_model=str(demo_weights / "dino"),
+    )
     models = ModelRegistry()
     assert resolve_auto_profile(settings, models)[0] == "paper"
     assert effective_model_ids(settings, models).dino == str(demo_weights / "dino")
@@ -66,6 +73,7 @@ def test_demo_profile_writes_missing_checkpoints_on_first_use(tmp_path):
 
 
 # --- deciding offline: cache first, one short probe, no retries ------------------------------------------------
+
 
 class _Calls:
     """Records the probe's HEAD requests (url, timeout) and every config load (model id, kwargs)."""
@@ -93,7 +101,7 @@ class _Calls:
 
 
 @contextlib.contextmanager
-def _console() -> "contextlib.AbstractContextManager[io.StringIO]":
+def _console() -> contextlib.AbstractContextManager[io.StringIO]:
     """Everything printed or logged (huggingface_hub's retry lines are log records) inside the block."""
     text = io.StringIO()
     handler = logging.StreamHandler(text)
@@ -171,8 +179,13 @@ def test_reachable_hub_is_asked_for_the_missing_configs(tmp_path, monkeypatch):
 def _fake_hub_cache(hub_cache: Path, demo_weights: Path) -> None:
     """The paper backbones' config.json in huggingface_hub's cache layout (models--org--name/refs/main + snapshots),
     taken from the demo checkpoints of the same architectures."""
-    sources = {"siglip": "siglip2-naflex", "clip": "clip", "pickscore": "clip-h", "pickscore_processor": "clip-h",
-               "dino": "dino"}
+    sources = {
+        "siglip": "siglip2-naflex",
+        "clip": "clip",
+        "pickscore": "clip-h",
+        "pickscore_processor": "clip-h",
+        "dino": "dino",
+    }
     for name, folder in sources.items():
         repo = hub_cache / f"models--{getattr(PAPER, name).replace('/', '--')}"
         (repo / "refs").mkdir(parents=True, exist_ok=True)
@@ -189,13 +202,21 @@ def test_local_hugging_face_cache_is_looked_at_first(demo_weights, tmp_path, cac
     home = tmp_path / "hf-home"
     if cached:
         _fake_hub_cache(home / "hub", demo_weights)
-    env = {**os.environ, "HF_HOME": str(home), "HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0",
-           "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}", "PYTHONPATH": str(ROOT)}
-    code = ("import json; from masc_ui.models import hub_probe; from masc_ui.models.auto_profile import "
-            "resolve_auto_profile; from masc_ui.settings import Settings; heads = []; real = hub_probe._head; "
-            "hub_probe._head = lambda u, t: (heads.append(t), real(u, t)); "
-            f"p, r = resolve_auto_profile(Settings(profile='auto', data_dir={str(tmp_path)!r})); "
-            "print(json.dumps([p, r, heads]))")
+    env = {
+        **os.environ,
+        "HF_HOME": str(home),
+        "HF_HUB_OFFLINE": "0",
+        "TRANSFORMERS_OFFLINE": "0",
+        "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+        "PYTHONPATH": str(ROOT),
+    }
+    code = (
+        "import json; from masc_ui.models import hub_probe; from masc_ui.models.auto_profile import "
+        "resolve_auto_profile; from masc_ui.settings import Settings; heads = []; real = hub_probe._head; "
+        "hub_probe._head = lambda u, t: (heads.append(t), real(u, t)); "
+        f"p, r = resolve_auto_profile(Settings(profile='auto', data_dir={str(tmp_path)!r})); "
+        "print(json.dumps([p, r, heads]))"
+    )
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     profile, reason, heads = json.loads(run.stdout.strip().splitlines()[-1])

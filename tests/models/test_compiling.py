@@ -1,4 +1,5 @@
 """`CompiledForward`: torch.compile when asked, the eager module when compilation is unavailable or fails."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The convolutional networks' memory layout: channels-last on the CPU (ArtScore's ResNet, FaceSim's IR), the default
 layout elsewhere, with the same values as the default layout."""
+
 from __future__ import annotations
 
 import torch

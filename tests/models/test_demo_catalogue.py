@@ -1,5 +1,6 @@
 """The tiny VQAScore / ITMScore checkpoints: small, quick to build, loaded by the real loaders without any
 transformers warning, with tokenizers that have the real ones' special tokens and chat template."""
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,11 @@ def test_real_loaders_load_them_without_warnings(demo_weights):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for load, name in ((load_clip_flant5_vqa, "clip-flant5"), (load_chat_vlm_vqa, "qwen2.5-vl"),
-                               (load_blip2_itm, "blip2-itm")):
+            for load, name in (
+                (load_clip_flant5_vqa, "clip-flant5"),
+                (load_chat_vlm_vqa, "qwen2.5-vl"),
+                (load_blip2_itm, "blip2-itm"),
+            ):
                 load(str(demo_weights / name), device="cpu", dtype=torch.float32, what="test")
     finally:
         logger.removeHandler(handler)
@@ -64,13 +68,22 @@ def test_tokenizers_have_the_real_special_tokens(demo_weights):
     assert t5("Yes").input_ids == [t5.convert_tokens_to_ids("▁Yes"), 1]
 
     qwen = AutoProcessor.from_pretrained(demo_weights / "qwen2.5-vl")
-    specials = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
-                "<|video_pad|>")
+    specials = (
+        "<|endoftext|>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|image_pad|>",
+        "<|video_pad|>",
+    )
     ids = [qwen.tokenizer.convert_tokens_to_ids(t) for t in specials]
     assert ids == sorted(ids) and ids[0] > 255 and qwen.tokenizer.eos_token == "<|im_end|>"
     assert qwen.tokenizer.pad_token == "<|endoftext|>"
     assert qwen.tokenizer.encode("<|im_start|>user", add_special_tokens=False)[0] == ids[1]
-    assert "You are a helpful assistant." in qwen.chat_template and "<|vision_start|><|image_pad|>" in qwen.chat_template
+    assert (
+        "You are a helpful assistant." in qwen.chat_template and "<|vision_start|><|image_pad|>" in qwen.chat_template
+    )
 
     bert = AutoProcessor.from_pretrained(demo_weights / "blip2-itm").tokenizer
     assert (bert.pad_token_id, bert.cls_token, bert.sep_token, bert.bos_token) == (0, "[CLS]", "[SEP]", "[DEC]")

@@ -1,5 +1,6 @@
 """The tiny CLIP, PickScore-shaped CLIP-H and DINO demo checkpoints load back through `load_pretrained` with the
 shapes of the real ones, deterministically."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Every demo checkpoint is written and loaded without console noise: no progress bars, no transformers warnings
 (the token-id warnings transformers raises about its own default SigLIP text config are filtered, and only those),
 special-token ids within each checkpoint's vocabulary."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,8 +9,8 @@ import io
 import json
 import logging
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -37,8 +38,11 @@ def captured() -> Iterator[tuple[_Records, io.StringIO, list]]:
         once.cache_clear()  # a warning already shown earlier in the session would otherwise be hidden here
     text = io.StringIO()
     try:
-        with contextlib.redirect_stderr(text), contextlib.redirect_stdout(text), \
-                warnings.catch_warnings(record=True) as caught:
+        with (
+            contextlib.redirect_stderr(text),
+            contextlib.redirect_stdout(text),
+            warnings.catch_warnings(record=True) as caught,
+        ):
             warnings.simplefilter("always")
             yield handler, text, caught
     finally:
@@ -81,16 +85,23 @@ def test_demo_checkpoint_writes_and_loads_quietly(name: str, tmp_path: Path):
         load_pretrained(_model_class(folder), str(folder), what=name, **extra)
     assert records.messages == [], records.messages
     assert "Writing model shards" not in text.getvalue()
-    assert not [w for w in caught if issubclass(w.category, (UserWarning, FutureWarning, DeprecationWarning))
-                and "unclosed file" not in str(w.message)], [str(w.message) for w in caught]
+    assert not [
+        w
+        for w in caught
+        if issubclass(w.category, (UserWarning, FutureWarning, DeprecationWarning))
+        and "unclosed file" not in str(w.message)
+    ], [str(w.message) for w in caught]
     if not isinstance(config, dict):
         _assert_token_ids_in_vocabulary(config)
 
 
 def _assert_token_ids_in_vocabulary(config) -> None:
     """Every `*_token_id` of every text config is None or within that config's vocabulary."""
-    configs = [config] + [getattr(config, k) for k in dir(config) if k.endswith("_config")
-                          and hasattr(getattr(config, k, None), "to_dict")]
+    configs = [config] + [
+        getattr(config, k)
+        for k in dir(config)
+        if k.endswith("_config") and hasattr(getattr(config, k, None), "to_dict")
+    ]
     for c in configs:
         vocab = getattr(c, "vocab_size", None)
         if vocab is None:

@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from masc_ui.errors import InputError, ModelUnavailableError
+from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.models.loading import load_pretrained, pick_device, pick_dtype
 from masc_ui.models.precision import HardwareReport, precision_policy
-from masc_ui.models.loaded_models import ModelRegistry
 
 
 def test_pick_device_and_dtype():

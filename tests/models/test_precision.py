@@ -1,5 +1,6 @@
 """The precision policy: which dtype `auto` picks on each kind of hardware (from a faked capability report,
 never from a faked computation), explicit choices, the report torch gives on this machine."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,15 +8,27 @@ import torch
 
 from masc_ui.errors import InputError
 from masc_ui.models import precision
-from masc_ui.models.precision import (HardwareReport, cast_model, dtype_name, float32_parts, hardware_report,
-                                      float32_logits, keep_float32, model_logits, precision_params,
-                                      precision_policy)
+from masc_ui.models.precision import (
+    HardwareReport,
+    cast_model,
+    dtype_name,
+    float32_logits,
+    float32_parts,
+    hardware_report,
+    keep_float32,
+    model_logits,
+    precision_params,
+    precision_policy,
+)
 
 CASES = [
     (HardwareReport("cuda", cuda_bf16=True, cuda_name="NVIDIA A100"), torch.bfloat16, "A100 computes bfloat16"),
     (HardwareReport("cuda", cuda_bf16=False, cuda_name="Tesla T4"), torch.float32, "T4 has no native bfloat16"),
-    (HardwareReport("cpu", cpu_capability="AVX512", cpu_avx512_bf16=True, cpu_amx=True), torch.bfloat16,
-     "AMX and AVX-512-BF16"),
+    (
+        HardwareReport("cpu", cpu_capability="AVX512", cpu_avx512_bf16=True, cpu_amx=True),
+        torch.bfloat16,
+        "AMX and AVX-512-BF16",
+    ),
     (HardwareReport("cpu", cpu_capability="AVX512", cpu_avx512_bf16=True), torch.bfloat16, "AVX-512-BF16"),
     (HardwareReport("cpu", cpu_capability="AVX512", cpu_amx=True), torch.bfloat16, "has AMX"),
     (HardwareReport("cpu", cpu_capability="AVX512"), torch.float32, "neither AMX nor AVX-512-BF16"),
@@ -25,8 +38,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("report, dtype, why", CASES, ids=[f"{r.device_type}-{dtype_name(d)}-{i}"
-                                                           for i, (r, d, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "report, dtype, why", CASES, ids=[f"{r.device_type}-{dtype_name(d)}-{i}" for i, (r, d, _) in enumerate(CASES)]
+)
 def test_auto_follows_the_capability_report(report, dtype, why):
     chosen = precision_policy("auto", report.device_type, report)
     assert chosen.dtype == dtype

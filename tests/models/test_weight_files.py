@@ -1,5 +1,6 @@
 """Weight files named in the settings: local file or folder, a URL downloaded once into the cache folder, a
 Hugging Face repo (offline here: a clear error naming the setting); strict key checks."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,9 @@ def test_local_file_folder_and_url(tmp_path):
     assert resolve_weights_file(str(weights), **common) == weights
     assert resolve_weights_file(str(weights.parent), **common) == weights
     downloaded = resolve_weights_file(weights.as_uri(), **common)
-    assert downloaded == tmp_path / "cache" / "w.pth" and torch.equal(read_state_dict(downloaded, what="t")["a"],
-                                                                       torch.ones(2))
+    assert downloaded == tmp_path / "cache" / "w.pth" and torch.equal(
+        read_state_dict(downloaded, what="t")["a"], torch.ones(2)
+    )
     weights.unlink()
     assert resolve_weights_file(weights.as_uri(), **common) == downloaded  # downloaded once, then reused
 

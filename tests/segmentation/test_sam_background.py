@@ -1,5 +1,6 @@
 """SamService's background encoding (encode on upload) and its precision: runs once per image, the click uses
 it, cancellable before and while it runs; the image encoder in bfloat16 under the policy."""
+
 from __future__ import annotations
 
 import threading
@@ -34,8 +35,10 @@ class EncoderGate:
         if not hold:
             self._go.set()
         encoder = service.model.image_encoder
-        self._handles = [encoder.patch_embed.register_forward_pre_hook(self._count),
-                         encoder.blocks[0].register_forward_pre_hook(self._hold)]
+        self._handles = [
+            encoder.patch_embed.register_forward_pre_hook(self._count),
+            encoder.blocks[0].register_forward_pre_hook(self._hold),
+        ]
 
     def _count(self, *_: object) -> None:
         self.runs += 1

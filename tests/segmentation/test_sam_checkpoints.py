@@ -1,4 +1,5 @@
 """Checkpoint resolution and download: size + SHA-256 check, temp file renamed only when it matches."""
+
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +11,12 @@ import pytest
 
 from masc_ui.errors import ModelUnavailableError
 from masc_ui.segmentation.sam_checkpoints import (
-    OFFICIAL_CHECKPOINTS, CheckpointSource, download_checkpoint, resolve_checkpoint, sha256_file)
+    OFFICIAL_CHECKPOINTS,
+    CheckpointSource,
+    download_checkpoint,
+    resolve_checkpoint,
+    sha256_file,
+)
 
 
 def _served(tmp_path, payload: bytes, name: str = "sam_test_abc123.pth") -> CheckpointSource:

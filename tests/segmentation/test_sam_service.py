@@ -1,4 +1,5 @@
 """SamService on the tiny demo SAM: shapes, caching, coordinates, refinement, errors, threads."""
+
 from __future__ import annotations
 
 import threading
@@ -82,17 +83,24 @@ def test_matches_official_predictor(service, make_image):
         pts = np.asarray([p[:2] for p in case.get("points", [])], dtype=np.float32)
         labels = np.asarray([p[2] for p in case.get("points", [])])
         masks, scores, logits = predictor.predict(
-            point_coords=pts if len(pts) else None, point_labels=labels if len(pts) else None,
-            box=np.asarray(case["box"]) if "box" in case else None, multimask_output=True)
+            point_coords=pts if len(pts) else None,
+            point_labels=labels if len(pts) else None,
+            box=np.asarray(case["box"]) if "box" in case else None,
+            multimask_output=True,
+        )
         np.testing.assert_array_equal(np.stack(ours.masks), masks)
         np.testing.assert_allclose(ours.scores, scores, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(ours.low_res_logits, logits, rtol=1e-5, atol=1e-5)
     first = service.predict(image, points=[(30, 20, 1)])
-    refined = service.predict(image, points=[(30, 20, 1), (100, 80, 0)], multimask=False,
-                              prev_low_res_logits=first.best_low_res_logits)
-    masks, scores, _ = predictor.predict(point_coords=np.asarray([[30, 20], [100, 80]], dtype=np.float32),
-                                         point_labels=np.asarray([1, 0]), mask_input=first.best_low_res_logits,
-                                         multimask_output=False)
+    refined = service.predict(
+        image, points=[(30, 20, 1), (100, 80, 0)], multimask=False, prev_low_res_logits=first.best_low_res_logits
+    )
+    masks, scores, _ = predictor.predict(
+        point_coords=np.asarray([[30, 20], [100, 80]], dtype=np.float32),
+        point_labels=np.asarray([1, 0]),
+        mask_input=first.best_low_res_logits,
+        multimask_output=False,
+    )
     np.testing.assert_array_equal(np.stack(refined.masks), masks)
     np.testing.assert_allclose(refined.scores, scores, rtol=1e-5, atol=1e-6)
     unrefined = service.predict(image, points=[(30, 20, 1), (100, 80, 0)], multimask=False)
@@ -117,24 +125,27 @@ def test_coordinates_are_xy_pixels_of_the_original_image(service, make_image):
     np.testing.assert_allclose(seen["boxes"].numpy(), [[20 * scale, 10 * scale, 180 * scale, 60 * scale]], rtol=1e-5)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(points=[(141, 10, 1)]), "outside the 140x90 image"),
-    (dict(points=[(-1, 10, 1)]), "outside"),
-    (dict(points=[(10, 91, 1)]), "outside"),
-    (dict(points=[(10, 10, 2)]), "label must be 1"),
-    (dict(points=[(10, 10, "1")]), "label must be 1"),
-    (dict(points=[(10, float("nan"), 1)]), "finite"),
-    (dict(points=[(10,)]), "a point is"),
-    (dict(points=[("a", 2, 1)]), "must be a number"),
-    (dict(box=(50, 10, 20, 40)), "inverted"),
-    (dict(box=(10, 40, 50, 10)), "inverted"),
-    (dict(box=(10, 10, 10, 40)), "inverted or empty"),
-    (dict(box=(0, 0, 141, 90)), "outside"),
-    (dict(box=(0, 0, 50)), "four numbers"),
-    (dict(), "at least one point"),
-    (dict(points=[(5, 5, 1)], prev_low_res_logits=np.zeros((3, 64, 64))), r"\(64, 64\)"),
-    (dict(points=[(5, 5, 1)], prev_low_res_logits=np.zeros((256, 256))), "shape"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(points=[(141, 10, 1)]), "outside the 140x90 image"),
+        (dict(points=[(-1, 10, 1)]), "outside"),
+        (dict(points=[(10, 91, 1)]), "outside"),
+        (dict(points=[(10, 10, 2)]), "label must be 1"),
+        (dict(points=[(10, 10, "1")]), "label must be 1"),
+        (dict(points=[(10, float("nan"), 1)]), "finite"),
+        (dict(points=[(10,)]), "a point is"),
+        (dict(points=[("a", 2, 1)]), "must be a number"),
+        (dict(box=(50, 10, 20, 40)), "inverted"),
+        (dict(box=(10, 40, 50, 10)), "inverted"),
+        (dict(box=(10, 10, 10, 40)), "inverted or empty"),
+        (dict(box=(0, 0, 141, 90)), "outside"),
+        (dict(box=(0, 0, 50)), "four numbers"),
+        (dict(), "at least one point"),
+        (dict(points=[(5, 5, 1)], prev_low_res_logits=np.zeros((3, 64, 64))), r"\(64, 64\)"),
+        (dict(points=[(5, 5, 1)], prev_low_res_logits=np.zeros((256, 256))), "shape"),
+    ],
+)
 def test_bad_prompts_are_input_errors(service, make_image, kwargs, message):
     with pytest.raises(InputError, match=message):
         service.predict(make_image(140, 90), **kwargs)
@@ -149,8 +160,10 @@ def test_threads_share_one_encoding(service, make_image):
     runs = _count_encoder_runs(service)
     image = make_image(100, 100, seed=5)
     results = []
-    threads = [threading.Thread(target=lambda i=i: results.append(service.predict(image, points=[(10 + i, 10, 1)])))
-               for i in range(4)]
+    threads = [
+        threading.Thread(target=lambda i=i: results.append(service.predict(image, points=[(10 + i, 10, 1)])))
+        for i in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -173,8 +186,9 @@ def test_build_from_demo_settings_shares_one_service(seg_settings, make_image):
     service = build_sam_service(seg_settings, models)
     assert service is build_sam_service(seg_settings, models)
     assert service.variant == "vit_tiny" and service.device == "cpu"
-    assert models.loaded() == [("sam-service", "vit_tiny", str(service.checkpoint), "cpu",
-                                str(seg_settings.resolved_cache_dir), "float32")]
+    assert models.loaded() == [
+        ("sam-service", "vit_tiny", str(service.checkpoint), "cpu", str(seg_settings.resolved_cache_dir), "float32")
+    ]
     service.predict(make_image(40, 30), points=[(3, 3, 1)])
     assert ("sam", "vit_tiny", str(service.checkpoint), "cpu", "float32") in models.loaded()
     assert service.provenance["variant"] == "vit_tiny"

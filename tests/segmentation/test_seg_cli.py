@@ -1,4 +1,5 @@
 """`masc-ui segment`: thin CLI over the SAM service and the SAM 3 segmenter, on the demo weights."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,9 +17,25 @@ def run(seg_weights, tmp_path, make_image, monkeypatch):
     out = tmp_path / "out" / "mask.png"
 
     def run_cli(*args: str) -> int:
-        return main(["segment", str(image), *args, "-o", str(out), "--profile", "demo",
-                     "--demo-weights-dir", str(seg_weights), "--device", "cpu", "--dtype", "float32",
-                     "--cache-dir", str(tmp_path)])
+        return main(
+            [
+                "segment",
+                str(image),
+                *args,
+                "-o",
+                str(out),
+                "--profile",
+                "demo",
+                "--demo-weights-dir",
+                str(seg_weights),
+                "--device",
+                "cpu",
+                "--dtype",
+                "float32",
+                "--cache-dir",
+                str(tmp_path),
+            ]
+        )
 
     run_cli.out = out
     return run_cli
@@ -49,23 +66,29 @@ def test_text_writes_mask_and_flags_doubtful(run, capsys):
     assert nothing.shape == (50, 70) and not nothing.any()  # the image's size, not SAM 3's low resolution
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--point", "500,20"), "outside the 70x50 image"),
-    (("--box", "50,0,10,10"), "inverted"),
-    (("--text", "hat", "--point", "1,1"), "not both"),
-    ((), "nothing to segment with"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--point", "500,20"), "outside the 70x50 image"),
+        (("--box", "50,0,10,10"), "inverted"),
+        (("--text", "hat", "--point", "1,1"), "not both"),
+        ((), "nothing to segment with"),
+    ],
+)
 def test_bad_prompts_exit_2_with_a_message(run, capsys, args, message):
     assert run(*args) == 2
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--point", "10"), "argument --point: a point must be X,Y or X,Y,L"),
-    (("--point", "1,2,5"), "argument --point: a point's label must be 1"),
-    (("--box", "1,2,3"), "argument --box: a box must be X0,Y0,X1,Y1"),
-    (("--point", "a,b"), "argument --point"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--point", "10"), "argument --point: a point must be X,Y or X,Y,L"),
+        (("--point", "1,2,5"), "argument --point: a point's label must be 1"),
+        (("--box", "1,2,3"), "argument --box: a box must be X0,Y0,X1,Y1"),
+        (("--point", "a,b"), "argument --point"),
+    ],
+)
 def test_malformed_arguments_are_usage_errors(run, capsys, args, message):
     with pytest.raises(SystemExit) as exc:
         run(*args)

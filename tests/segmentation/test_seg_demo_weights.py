@@ -1,4 +1,5 @@
 """The tiny SAM and SAM 3 demo checkpoints: small, seeded, complete."""
+
 from __future__ import annotations
 
 import torch
@@ -32,7 +33,8 @@ def test_sam3_folder_is_a_complete_checkpoint(seg_weights):
 
     folder = seg_weights / "sam3"
     assert {"config.json", "model.safetensors", "processor_config.json", "tokenizer.json"} <= {
-        p.name for p in folder.iterdir()}
+        p.name for p in folder.iterdir()
+    }
     tokenizer = Sam3Processor.from_pretrained(folder).tokenizer
     ids = tokenizer("Dog wearing a hat, ça va? 犬")["input_ids"]
     assert ids[0] == 0 and ids[-1] == 1  # <|startoftext|> ... <|endoftext|>

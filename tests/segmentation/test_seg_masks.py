@@ -1,4 +1,5 @@
 """Mask utilities: editor values, mask files of every mode, resizing, clean-up, PNG, overlays."""
+
 from __future__ import annotations
 
 import io
@@ -9,7 +10,15 @@ from PIL import Image
 
 from masc_ui.errors import InputError
 from masc_ui.segmentation.masks import (
-    clean_mask, mask_fraction, mask_from_editor, mask_from_file, mask_from_png, mask_to_png, overlay_mask, resize_mask)
+    clean_mask,
+    mask_fraction,
+    mask_from_editor,
+    mask_from_file,
+    mask_from_png,
+    mask_to_png,
+    overlay_mask,
+    resize_mask,
+)
 
 
 def _square(h=20, w=30) -> np.ndarray:
@@ -26,6 +35,7 @@ def _png(img: Image.Image, fmt: str = "PNG", **kw) -> bytes:
 
 # --- editor ---------------------------------------------------------------------------------------------------
 
+
 def _layer(h=20, w=30, box=(5, 15, 8, 20), alpha=255, rgb=(255, 0, 0)) -> np.ndarray:
     layer = np.zeros((h, w, 4), dtype=np.uint8)
     y0, y1, x0, x1 = box
@@ -35,8 +45,11 @@ def _layer(h=20, w=30, box=(5, 15, 8, 20), alpha=255, rgb=(255, 0, 0)) -> np.nda
 
 
 def test_editor_numpy_layers_alpha_is_the_mask():
-    value = {"background": np.zeros((20, 30, 3), np.uint8), "layers": [_layer(alpha=40, rgb=(0, 0, 0))],
-             "composite": np.zeros((20, 30, 4), np.uint8)}
+    value = {
+        "background": np.zeros((20, 30, 3), np.uint8),
+        "layers": [_layer(alpha=40, rgb=(0, 0, 0))],
+        "composite": np.zeros((20, 30, 4), np.uint8),
+    }
     mask = mask_from_editor(value)
     assert mask.dtype == bool and mask.shape == (20, 30)
     np.testing.assert_array_equal(mask, _square())  # faint black strokes count: any painted pixel
@@ -47,8 +60,9 @@ def test_editor_union_of_layers_pil_and_files(tmp_path):
     second = Image.fromarray(_layer(box=(18, 20, 27, 30)), mode="RGBA")
     path = tmp_path / "layer.png"
     Image.fromarray(_layer(box=(10, 11, 10, 11)), mode="RGBA").save(path)
-    mask = mask_from_editor({"background": None, "layers": [first, second, str(path)], "composite": None},
-                            size=(30, 20))
+    mask = mask_from_editor(
+        {"background": None, "layers": [first, second, str(path)], "composite": None}, size=(30, 20)
+    )
     assert mask.sum() == 6 + 6 + 1
     assert mask[0, 0] and mask[19, 29] and mask[10, 10]
 
@@ -64,20 +78,24 @@ def test_editor_without_strokes_is_empty():
     assert mask.shape == (20, 30) and not mask.any()
 
 
-@pytest.mark.parametrize("value, message", [
-    (None, "must be a dict"),
-    ({"background": None}, "must be a dict"),
-    ({"background": None, "layers": [], "composite": None}, "upload an image"),
-    ({"background": None, "layers": [np.zeros((20, 30, 3), np.uint8)], "composite": None}, "image_mode='RGBA'"),
-    ({"background": None, "layers": [Image.new("RGB", (30, 20))], "composite": None}, "no transparency"),
-    ({"background": None, "layers": [42], "composite": None}, "expected a numpy array"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (None, "must be a dict"),
+        ({"background": None}, "must be a dict"),
+        ({"background": None, "layers": [], "composite": None}, "upload an image"),
+        ({"background": None, "layers": [np.zeros((20, 30, 3), np.uint8)], "composite": None}, "image_mode='RGBA'"),
+        ({"background": None, "layers": [Image.new("RGB", (30, 20))], "composite": None}, "no transparency"),
+        ({"background": None, "layers": [42], "composite": None}, "expected a numpy array"),
+    ],
+)
 def test_editor_bad_values(value, message):
     with pytest.raises(InputError, match=message):
         mask_from_editor(value)
 
 
 # --- mask files -----------------------------------------------------------------------------------------------
+
 
 def _files() -> dict[str, bytes]:
     """The same 20x30 square mask saved in each mode."""
@@ -91,9 +109,15 @@ def _files() -> dict[str, bytes]:
     pal_transparent.info["transparency"] = 0
     i16 = Image.fromarray(sq.astype(np.uint16) * 65535)
     return {
-        "L": _png(grey), "LA": _png(la), "RGB": _png(grey.convert("RGB")), "RGBA": _png(rgba),
-        "P": _png(palette), "P+transparency": _png(pal_transparent, transparency=0), "I;16": _png(i16),
-        "1": _png(grey.convert("1")), "JPEG": _png(grey.convert("RGB"), "JPEG", quality=90),
+        "L": _png(grey),
+        "LA": _png(la),
+        "RGB": _png(grey.convert("RGB")),
+        "RGBA": _png(rgba),
+        "P": _png(palette),
+        "P+transparency": _png(pal_transparent, transparency=0),
+        "I;16": _png(i16),
+        "1": _png(grey.convert("1")),
+        "JPEG": _png(grey.convert("RGB"), "JPEG", quality=90),
     }
 
 
@@ -112,7 +136,7 @@ def test_opaque_rgba_falls_back_to_grey_level():
 
 
 def test_dim_16_bit_labels_are_background():
-    low = Image.fromarray((_square().astype(np.uint16) * 1000))  # far below half of 65535
+    low = Image.fromarray(_square().astype(np.uint16) * 1000)  # far below half of 65535
     assert not mask_from_file(_png(low)).any()
 
 
@@ -123,6 +147,7 @@ def test_bad_mask_files(data, message):
 
 
 # --- resize / clean / png / overlay ---------------------------------------------------------------------------
+
 
 def test_resize_nearest_keeps_pixels_crisp():
     mask = np.array([[1, 0], [0, 1]], dtype=bool)
@@ -195,10 +220,15 @@ def test_overlay_tints_mask_and_draws_outline():
     assert small.getpixel((20, 12)) != (0, 0, 0) and small.getpixel((2, 2)) == (0, 0, 0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(opacity=1.5), "opacity"), (dict(outline=-1), "outline"), (dict(color=(300, 0, 0)), "colour"),
-    (dict(color="notacolour"), "colour"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(opacity=1.5), "opacity"),
+        (dict(outline=-1), "outline"),
+        (dict(color=(300, 0, 0)), "colour"),
+        (dict(color="notacolour"), "colour"),
+    ],
+)
 def test_overlay_bad_arguments(kwargs, message):
     with pytest.raises(InputError, match=message):
         overlay_mask(Image.new("RGB", (30, 20)), _square(), **kwargs)

@@ -1,4 +1,5 @@
 """Segmentation by the subject's name: instance union, thresholds, doubtful flags, the tiny SAM 3 end to end."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,6 +62,7 @@ def test_inconsistent_instances_are_refused():
 
 # --- the tiny SAM 3 ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def segmenter(seg_weights) -> TextSegmenter:
     return TextSegmenter(str(seg_weights / "sam3"), "cpu", "float32")
@@ -74,10 +76,12 @@ def _reference(seg_weights, image, text, threshold):
     model, processor = Sam3Model.from_pretrained(path).eval(), Sam3Processor.from_pretrained(path)
     inputs = processor(images=image, text=text, return_tensors="pt")
     with torch.no_grad():
-        outputs = model(pixel_values=inputs["pixel_values"], input_ids=inputs["input_ids"],
-                        attention_mask=inputs["attention_mask"])
-    found = processor.post_process_instance_segmentation(outputs, threshold=threshold, mask_threshold=0.5,
-                                                         target_sizes=[(image.height, image.width)])[0]
+        outputs = model(
+            pixel_values=inputs["pixel_values"], input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]
+        )
+    found = processor.post_process_instance_segmentation(
+        outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(image.height, image.width)]
+    )[0]
     return found["masks"].numpy().astype(bool), found["scores"].numpy()
 
 

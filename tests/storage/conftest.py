@@ -1,26 +1,35 @@
 """Storage fixtures: a fresh store per test on SQLite and, when MASC_TEST_POSTGRES_URL is set, on
 PostgreSQL (each test in its own schema, dropped afterwards)."""
+
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
 from storage import Store, open_store
 from storage.repo import completion
 
+
 def png_bytes(seed: int, size: int = 4) -> bytes:
     """A small, valid grayscale PNG whose pixels depend on `seed` (distinct seeds -> distinct bytes)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
         return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
+
     header = size.to_bytes(4, "big") * 2 + bytes([8, 0, 0, 0, 0])
     rows = b"".join(b"\x00" + bytes((seed * 7 + x + y * size) % 256 for x in range(size)) for y in range(size))
     seed_chunk = chunk(b"tEXt", b"seed\x00" + str(seed).encode())
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + seed_chunk + chunk(b"IDAT", zlib.compress(rows)) \
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + seed_chunk
+        + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture()
@@ -35,6 +44,7 @@ def make_store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> 
         store = open_store(url, tmp_path / name)
         opened.append(store)
         return store
+
     yield make
     for store in opened:
         try:
@@ -57,7 +67,7 @@ def png() -> Callable[..., bytes]:
 
 
 @pytest.fixture()
-def add_sample(store: Store) -> Callable[..., "object"]:
+def add_sample(store: Store) -> Callable[..., object]:
     """Add a sample with fresh distinct images; keyword arguments override the defaults."""
     counter = iter(range(10_000_000))
 
@@ -68,4 +78,5 @@ def add_sample(store: Store) -> Callable[..., "object"]:
         fields = dict(references=refs, output=out, prompt=f"a photo of sks dog #{n}", subject="dog")
         fields.update(kwargs)
         return store.samples.add(dataset, **fields)
+
     return add

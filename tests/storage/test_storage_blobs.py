@@ -1,4 +1,5 @@
 """Content-addressed blob store: dedupe, concurrent writers, killed writers leave no partial file."""
+
 from __future__ import annotations
 
 import os
@@ -68,6 +69,7 @@ def test_concurrent_threads_same_and_different_bytes(tmp_path):
             results.append(store.put(distinct[i]))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+
     threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
     for th in threads:
         th.start()
@@ -154,6 +156,7 @@ def test_link_copies_where_the_file_system_has_no_hard_links(tmp_path, monkeypat
 
     def cross_device(src, dst):
         raise OSError(18, "Invalid cross-device link")  # EXDEV: the destination is on another file system
+
     monkeypatch.setattr(os, "link", cross_device)
     store.link(digest, tmp_path / "copy.bin")
     assert (tmp_path / "copy.bin").read_bytes() == b"bytes on another file system"

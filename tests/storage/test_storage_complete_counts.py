@@ -1,5 +1,6 @@
 """Each sample's stored count of complete ratings (schema revision 0006, `storage.repo.completion`): kept exact by
 every rating write, under racing writers, filled in by the upgrade, checked by `db check`, repaired by `db recount`."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -42,8 +43,12 @@ def test_every_kind_of_rating_write_keeps_the_count(store, add_sample):
 
 def test_imports_count_only_raters_of_the_app(store, add_sample):
     a, b = add_sample(), add_sample()
-    both = [ExternalRating(a.id, "cp", 3), ExternalRating(a.id, "pf", 3),
-            ExternalRating(b.id, "cp", 1), ExternalRating(b.id, "pf", None, status="skipped")]
+    both = [
+        ExternalRating(a.id, "cp", 3),
+        ExternalRating(a.id, "pf", 3),
+        ExternalRating(b.id, "cp", 1),
+        ExternalRating(b.id, "pf", None, status="skipped"),
+    ]
     store.ratings.import_external("group1", both)  # an external group: never counts
     assert (_stored(store, a.id), _stored(store, b.id)) == (0, 0)
     # Imported benchmark criteria (ImagenHub's sc / pq) are not task criteria, whoever gave them.
@@ -54,8 +59,9 @@ def test_imports_count_only_raters_of_the_app(store, add_sample):
     # on the first import (new rows) and on a re-import that changes them (edits).
     store.ratings.import_external("ann", both)
     assert (_stored(store, a.id), _stored(store, b.id)) == (1, 0)
-    store.ratings.import_external("ann", [ExternalRating(a.id, "pf", None, status="flagged", note="?"),
-                                          ExternalRating(b.id, "pf", 2)])
+    store.ratings.import_external(
+        "ann", [ExternalRating(a.id, "pf", None, status="flagged", note="?"), ExternalRating(b.id, "pf", 2)]
+    )
     assert (_stored(store, a.id), _stored(store, b.id)) == (0, 1)
     assert store.check().ok
 
@@ -98,8 +104,10 @@ def test_check_reports_a_wrong_count_and_recount_repairs_it(store, add_sample):
     store.tx.write(lambda s: s.execute(sa.update(t.Sample).where(t.Sample.id == a.id).values(complete_ratings=5)))
     report = store.check()
     assert not report.ok
-    assert report.problems == [f"sample #{a.id} counts 5 complete rating(s), its ratings give 1: task assignment "
-                               f"would hand it out too rarely; repair with `masc-ui db recount`"]
+    assert report.problems == [
+        f"sample #{a.id} counts 5 complete rating(s), its ratings give 1: task assignment "
+        f"would hand it out too rarely; repair with `masc-ui db recount`"
+    ]
     assert store.ratings.recount_complete() == 1
     assert _stored(store, a.id) == 1 and store.check().ok
     assert store.ratings.recount_complete() == 0
@@ -129,29 +137,60 @@ def test_the_upgrade_fills_in_the_counts_and_the_downgrade_drops_them(database_u
     engine = create_engine(database_url or sqlite_url(tmp_path))
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     rows = [  # (rater, sample, criterion, status): samples 1 and 2 get 2 and 1 complete ratings, 3 none
-        (1, 1, "cp", "rated"), (1, 1, "pf", "rated"), (2, 1, "cp", "rated"), (2, 1, "pf", "rated"),
-        (1, 2, "cp", "rated"), (1, 2, "pf", "rated"), (2, 2, "cp", "rated"), (2, 2, "pf", "skipped"),
-        (3, 2, "cp", "rated"), (3, 2, "pf", "rated"),  # rater 3 is external
-        (1, 3, "cp", "rated"), (1, 3, "sc", "rated"), (2, 3, "cp", "rated"), (2, 3, "pq", "rated")]
+        (1, 1, "cp", "rated"),
+        (1, 1, "pf", "rated"),
+        (2, 1, "cp", "rated"),
+        (2, 1, "pf", "rated"),
+        (1, 2, "cp", "rated"),
+        (1, 2, "pf", "rated"),
+        (2, 2, "cp", "rated"),
+        (2, 2, "pf", "skipped"),
+        (3, 2, "cp", "rated"),
+        (3, 2, "pf", "rated"),  # rater 3 is external
+        (1, 3, "cp", "rated"),
+        (1, 3, "sc", "rated"),
+        (2, 3, "cp", "rated"),
+        (2, 3, "pq", "rated"),
+    ]
     try:
         migrate.upgrade(engine, "0005")
         with engine.begin() as c:
-            c.execute(sa.text("INSERT INTO datasets (id, name, created_at, for_rating) VALUES (1, 'ds', :t, :y)"),
-                      {"t": now, "y": True})
-            c.execute(sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 'x', :t)"),
-                      {"t": now})
+            c.execute(
+                sa.text("INSERT INTO datasets (id, name, created_at, for_rating) VALUES (1, 'ds', :t, :y)"),
+                {"t": now, "y": True},
+            )
+            c.execute(
+                sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 'x', :t)"), {"t": now}
+            )
             for sid in (1, 2, 3):
-                c.execute(sa.text("INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
-                                  "VALUES (:i, 1, 1, 'p', :k, :t)"), {"i": sid, "k": f"k{sid}", "t": now})
+                c.execute(
+                    sa.text(
+                        "INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
+                        "VALUES (:i, 1, 1, 'p', :k, :t)"
+                    ),
+                    {"i": sid, "k": f"k{sid}", "t": now},
+                )
             for rid, external in ((1, False), (2, False), (3, True)):
-                c.execute(sa.text("INSERT INTO raters (id, username, is_external, created_at) VALUES (:i, :u, :e, :t)"),
-                          {"i": rid, "u": f"u{rid}", "e": external, "t": now})
+                c.execute(
+                    sa.text("INSERT INTO raters (id, username, is_external, created_at) VALUES (:i, :u, :e, :t)"),
+                    {"i": rid, "u": f"u{rid}", "e": external, "t": now},
+                )
             for i, (rid, sid, criterion, status) in enumerate(rows, 1):
-                c.execute(sa.text(
-                    "INSERT INTO ratings (id, rater_id, sample_id, criterion, score, status, revision, created_at, "
-                    "updated_at) VALUES (:i, :r, :s, :c, :v, :st, 1, :t, :t)"),
-                    {"i": i, "r": rid, "s": sid, "c": criterion, "v": 2 if status == "rated" else None,
-                     "st": status, "t": now})
+                c.execute(
+                    sa.text(
+                        "INSERT INTO ratings (id, rater_id, sample_id, criterion, score, status, revision, created_at, "
+                        "updated_at) VALUES (:i, :r, :s, :c, :v, :st, 1, :t, :t)"
+                    ),
+                    {
+                        "i": i,
+                        "r": rid,
+                        "s": sid,
+                        "c": criterion,
+                        "v": 2 if status == "rated" else None,
+                        "st": status,
+                        "t": now,
+                    },
+                )
         migrate.upgrade(engine, "0006")
         with engine.connect() as c:
             counts = dict(c.execute(sa.text("SELECT id, complete_ratings FROM samples")).all())
@@ -197,6 +236,7 @@ def test_the_sample_lock_lets_rows_referring_to_the_sample_be_inserted(store, ad
                 completion.lock_samples(s, [a.id])
             else:
                 s.execute(sa.text(f"SELECT id FROM samples WHERE id = :i {strength}"), {"i": a.id})
+
         with Session(store.engine) as s, s.begin():  # not `store.tx.write`: it would retry a lock timeout
             lock(s, None)
         with pytest.raises(sa.exc.OperationalError, match="lock"):

@@ -1,5 +1,6 @@
 """Many writers at once: 8 threads x 250 ratings and 4 processes x 250 ratings, on SQLite and PostgreSQL.
 Every acknowledged rating must be present, with no duplicates, and no lock error may reach a caller."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ needs_fork = pytest.mark.skipif(sys.platform == "win32", reason="needs fork()")
 
 def _samples(store: Store, n: int) -> list[int]:
     img = store.images.add(b"\x89PNG\r\n\x1a\nconcurrency")
-    return [store.samples.add("load", references=[img], output=img, prompt=f"prompt {i}", subject="x").id
-            for i in range(n)]
+    return [
+        store.samples.add("load", references=[img], output=img, prompt=f"prompt {i}", subject="x").id for i in range(n)
+    ]
 
 
 def _write(store: Store, rater: str, sample_ids: list[int]) -> list[tuple[int, str, int, str, int]]:
@@ -39,8 +41,11 @@ def _check(store: Store, acks: list[tuple[int, str, int, str, int]], writers: in
     assert len({a[0] for a in acks}) == len(acks)  # every acknowledged rating has its own row
 
     def rows(s):
-        return [(r.id, u, r.sample_id, r.criterion, r.score) for r, u in
-                s.execute(sa.select(t.Rating, t.Rater.username).join(t.Rater, t.Rater.id == t.Rating.rater_id))]
+        return [
+            (r.id, u, r.sample_id, r.criterion, r.score)
+            for r, u in s.execute(sa.select(t.Rating, t.Rater.username).join(t.Rater, t.Rater.id == t.Rating.rater_id))
+        ]
+
     stored = store.tx.read(rows)
     assert Counter(stored) == Counter(acks)  # all present, nothing extra, no duplicates
     assert store.integrity_check() == "ok"
@@ -59,6 +64,7 @@ def test_threads(store):
             acks.extend(_write(store, rater, sample_ids))
         except BaseException as exc:  # noqa: BLE001 - asserted below
             errors.append(exc)
+
     threads = [threading.Thread(target=work, args=(r,)) for r in raters]
     for th in threads:
         th.start()
@@ -80,6 +86,7 @@ def test_threads_editing_the_same_rating(store):
                 store.ratings.rate("shared", sample_id, "cp", (worker + i) % 5)
         except BaseException as exc:  # noqa: BLE001 - asserted below
             errors.append(exc)
+
     threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
     for th in threads:
         th.start()

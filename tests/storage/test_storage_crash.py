@@ -1,5 +1,6 @@
 """Crash safety: a writer SIGKILLed at random moments >= 100 times loses no acknowledged rating and
 leaves an intact SQLite database (`bench/crash_ratings.py` runs 1,000 cycles and prints the figures)."""
+
 from __future__ import annotations
 
 import sys

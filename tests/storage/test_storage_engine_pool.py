@@ -1,6 +1,7 @@
 """The engine keeps the connections its concurrent users needed (`storage.engine.POOL_SIZE`): a wave of raters
 answering at once after another opens no new connection (a new PostgreSQL connection is a server process, and the
 statements prepared on the old one are lost)."""
+
 from __future__ import annotations
 
 import threading
@@ -26,6 +27,7 @@ def test_waves_of_concurrent_transactions_reuse_the_connections_of_the_first(sto
             found = s.execute(sa.select(sa.func.count()).select_from(t.Sample)).scalar_one()
             everyone_in.wait()  # every thread holds its connection at the same time
             return found
+
         results = []
         threads = [threading.Thread(target=lambda: results.append(store.tx.read(read))) for _ in range(USERS_AT_ONCE)]
         for thread in threads:

@@ -1,4 +1,5 @@
 """Browse rows, CSV/JSONL exports and the full JSON dump/restore round trip."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,9 @@ def populated(png, store, add_sample):
     a = add_sample(method="dreambooth", category="live", seed=1, external_key="dog-0", info={"src": "x.png"})
     b = add_sample(n_refs=2, method="textual_inversion", subject="cat")
     mask = store.masks.add(a.id, "output", 0, png(90), source="sam", params={"points": [[3, 4]]})
-    store.metrics.record(a.id, "masc_cp", 0.123456789012345, provenance=PROV, mask_version_ids=[mask.id],
-                         extras={"per_ref": [0.1]})
+    store.metrics.record(
+        a.id, "masc_cp", 0.123456789012345, provenance=PROV, mask_version_ids=[mask.id], extras={"per_ref": [0.1]}
+    )
     store.metrics.record(a.id, "masc_cp", 0.5, provenance=dict(PROV, params={"k": 2}), mask_version_ids=[mask.id])
     store.metrics.record(b.id, "clip_t", None, provenance=PROV, reason="empty prompt")
     for name in ("alice", "bob"):

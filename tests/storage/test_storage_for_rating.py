@@ -1,5 +1,6 @@
 """Datasets marked for rating (schema revision 0003): the flag, task scope, the upgrade's defaults, dumps, and
 the skip/flag status and flag reason in browse rows and exports."""
+
 from __future__ import annotations
 
 import csv
@@ -84,8 +85,10 @@ def test_upgrade_marks_existing_datasets_except_the_score_tabs_scratch_dataset(d
         migrate.upgrade(engine, "0002")
         with engine.begin() as c:
             for i, name in enumerate(("dbpp", "workbench", "imagenhub-x"), 1):
-                c.execute(sa.text("INSERT INTO datasets (id, name, created_at) VALUES (:i, :n, :t)"),
-                          {"i": i, "n": name, "t": now})
+                c.execute(
+                    sa.text("INSERT INTO datasets (id, name, created_at) VALUES (:i, :n, :t)"),
+                    {"i": i, "n": name, "t": now},
+                )
             if c.dialect.name == "postgresql":
                 c.execute(sa.text("SELECT setval(pg_get_serial_sequence('datasets', 'id'), 3)"))
         migrate.upgrade(engine, "0003")
@@ -113,5 +116,6 @@ def test_statuses_of_a_raters_finished_tasks(store, add_sample):
     task, progress, statuses = store.tasks.rater_screen("alice", "ds", overlap_k=2)
     assert statuses == store.tasks.statuses("alice", "ds")
     assert (task.sample.id if task else None, progress) == (
-        (lambda t, p: (t.sample.id if t else None, p))(*store.tasks.next_task_and_progress("alice", "ds", overlap_k=2)))
+        (lambda t, p: (t.sample.id if t else None, p))(*store.tasks.next_task_and_progress("alice", "ds", overlap_k=2))
+    )
     assert task is not None and task.sample.id == d.id  # the started sample comes first

@@ -1,6 +1,7 @@
 """Integrity pieces of issue 12 in storage: value identity (unique index, migration backfill), masks added once,
 `samples.put`'s created flag, `Store.check` on a damaged store, characters and numbers no column can hold,
 spreadsheet-safe CSV, bytes stored per dataset."""
+
 from __future__ import annotations
 
 import csv
@@ -58,9 +59,23 @@ def test_the_same_value_identity_is_stored_once(store):
     assert len(store.recording.record([item])[0].new_values) == 1
     assert store.recording.record([item])[0].new_values == ()  # done: nothing added
     (row,) = store.metrics.history(sample.id)
-    columns = dict(sample_id=sample.id, metric="clip_i", value=0.5, reason=None, extras=None, model_id="m",
-                   revision=None, params={"a": 1}, code_version="v1", device=None, dtype=None,
-                   provenance_key=row.provenance_key, computed_at=row.computed_at, masks_key="", sequence=0)
+    columns = dict(
+        sample_id=sample.id,
+        metric="clip_i",
+        value=0.5,
+        reason=None,
+        extras=None,
+        model_id="m",
+        revision=None,
+        params={"a": 1},
+        code_version="v1",
+        device=None,
+        dtype=None,
+        provenance_key=row.provenance_key,
+        computed_at=row.computed_at,
+        masks_key="",
+        sequence=0,
+    )
     # What a second writer racing the first would insert: the unique identity leaves it out.
     assert store.tx.write(lambda s: insert_returning_id(s, t.MetricValue, columns)) is None
     assert store.tx.write(lambda s: insert_returning_id(s, t.MetricValue, {**columns, "sequence": 1})) is not None
@@ -128,7 +143,7 @@ def test_text_no_column_can_hold_and_oversized_ids_are_refused(store):
     with pytest.raises(InvalidInput, match="not valid UTF-8"):
         _sample(store, key="k\udce9")
     with pytest.raises(InvalidInput, match="must fit in 64 bits"):
-        store.samples.get(10 ** 20)
+        store.samples.get(10**20)
     assert store.samples.datasets() == []  # nothing was written
 
 
@@ -138,9 +153,16 @@ def test_csv_cells_that_spreadsheets_would_run_are_neutralized(store, tmp_path):
     target = tmp_path / "out.csv"
     store.exports.write_csv(target)
     row = next(csv.DictReader(target.open(newline="", encoding="utf-8")))
-    assert row["prompt"] == "'=HYPERLINK(\"http://x\",\"y\")" and row["external_key"].startswith("'=cmd")
+    assert row["prompt"] == '\'=HYPERLINK("http://x","y")' and row["external_key"].startswith("'=cmd")
     assert row["metric:clip_i"] == "-0.25"  # numbers are numbers, negative ones too
-    assert [neutralize_formula(x) for x in ("+1", "-x", "@a", "\tx", "ok", "")] == ["'+1", "'-x", "'@a", "'\tx", "ok", ""]
+    assert [neutralize_formula(x) for x in ("+1", "-x", "@a", "\tx", "ok", "")] == [
+        "'+1",
+        "'-x",
+        "'@a",
+        "'\tx",
+        "ok",
+        "",
+    ]
     jsonl = tmp_path / "out.jsonl"
     store.exports.write_jsonl(jsonl)
     assert '"prompt": "=HYPERLINK' in jsonl.read_text()  # JSON lines keep the text as stored
@@ -164,14 +186,24 @@ def test_migration_gives_old_duplicate_values_their_own_sequence(database_url, t
         now = "2026-01-01 00:00:00"
         with engine.begin() as c:
             c.execute(sa.text("INSERT INTO datasets (id, name, created_at) VALUES (1, 'd', :t)"), {"t": now})
-            c.execute(sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 's', :t)"),
-                      {"t": now})
-            c.execute(sa.text("INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
-                              "VALUES (1, 1, 1, 'p', 'c', :t)"), {"t": now})
+            c.execute(
+                sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 's', :t)"), {"t": now}
+            )
+            c.execute(
+                sa.text(
+                    "INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
+                    "VALUES (1, 1, 1, 'p', 'c', :t)"
+                ),
+                {"t": now},
+            )
             for vid in (1, 2, 3):  # an older version stored the same value twice, then another provenance
-                c.execute(sa.text("INSERT INTO metric_values (id, sample_id, metric, value, params, code_version, "
-                                  "provenance_key, computed_at) VALUES (:i, 1, 'clip_i', 0.5, '{}', 'v', :k, :t)"),
-                          {"i": vid, "k": "k1" if vid < 3 else "k2", "t": now})
+                c.execute(
+                    sa.text(
+                        "INSERT INTO metric_values (id, sample_id, metric, value, params, code_version, "
+                        "provenance_key, computed_at) VALUES (:i, 1, 'clip_i', 0.5, '{}', 'v', :k, :t)"
+                    ),
+                    {"i": vid, "k": "k1" if vid < 3 else "k2", "t": now},
+                )
         migrate.upgrade(engine)
         with engine.connect() as c:
             rows = c.execute(sa.text("SELECT id, masks_key, sequence FROM metric_values ORDER BY id")).all()

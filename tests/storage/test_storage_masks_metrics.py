@@ -1,5 +1,6 @@
 """Versioned masks and metric values with provenance: nothing overwritten, NaN as NULL + reason,
 latest-with-current-masks, resumable `has_value`, bad input."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -9,9 +10,14 @@ import pytest
 
 from storage import InvalidInput, MetricInput, NotFound, Provenance, provenance_key
 
-PROV = {"model_id": "google/siglip2-so400m-patch16-naflex", "revision": "abc123",
-        "params": {"max_patches": 1024, "threshold": 0.5}, "code_version": "0.1.0+g1234",
-        "device": "cpu", "dtype": "float32"}
+PROV = {
+    "model_id": "google/siglip2-so400m-patch16-naflex",
+    "revision": "abc123",
+    "params": {"max_patches": 1024, "threshold": 0.5},
+    "code_version": "0.1.0+g1234",
+    "device": "cpu",
+    "dtype": "float32",
+}
 
 
 def test_masks_are_versioned(png, store, add_sample):
@@ -27,13 +33,16 @@ def test_masks_are_versioned(png, store, add_sample):
     assert store.masks.current_for([sample.id, 12345]) == {sample.id: store.masks.current(sample.id)}
 
 
-@pytest.mark.parametrize("args, kwargs, error, message", [
-    (("output", 0), {"source": "magic"}, InvalidInput, "mask source 'magic'"),
-    (("middle", 0), {"source": "drawn"}, InvalidInput, "image role 'middle'"),
-    (("reference", 3), {"source": "drawn"}, NotFound, "no reference image at position 3"),
-    (("output", -1), {"source": "drawn"}, InvalidInput, "position must be >= 0"),
-    (("output", 0), {"source": "drawn", "params": [1]}, InvalidInput, "params must be a dict"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, error, message",
+    [
+        (("output", 0), {"source": "magic"}, InvalidInput, "mask source 'magic'"),
+        (("middle", 0), {"source": "drawn"}, InvalidInput, "image role 'middle'"),
+        (("reference", 3), {"source": "drawn"}, NotFound, "no reference image at position 3"),
+        (("output", -1), {"source": "drawn"}, InvalidInput, "position must be >= 0"),
+        (("output", 0), {"source": "drawn", "params": [1]}, InvalidInput, "params must be a dict"),
+    ],
+)
 def test_bad_masks(png, store, add_sample, args, kwargs, error, message):
     sample = add_sample()
     with pytest.raises(error, match=message):
@@ -52,8 +61,7 @@ def test_mask_must_be_png_and_sample_must_exist(png, store, add_sample):
 def test_values_are_appended_with_full_provenance(store, add_sample):
     sample = add_sample()
     when = dt.datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=dt.timezone.utc)
-    v1 = store.metrics.record(sample.id, "masc_cp", 0.25, provenance=PROV, extras={"per_ref": [0.25]},
-                              computed_at=when)
+    v1 = store.metrics.record(sample.id, "masc_cp", 0.25, provenance=PROV, extras={"per_ref": [0.25]}, computed_at=when)
     assert v1.provenance == Provenance(**PROV)
     assert v1.provenance_key == provenance_key(PROV) and len(v1.provenance_key) == 64
     assert v1.computed_at == when and v1.extras == {"per_ref": [0.25]}
@@ -76,13 +84,17 @@ def test_nan_is_stored_as_null_with_reason(store, add_sample):
     sample = add_sample()
     a = store.metrics.record(sample.id, "clip_i_seg", float("nan"), provenance=PROV, reason="empty mask")
     b = store.metrics.record(sample.id, "dino_i", math.nan, provenance=PROV)
-    c = store.metrics.record(sample.id, "pickscore", None, provenance=PROV, reason="prompt too long",
-                             extras={"ratio": float("inf")})
+    c = store.metrics.record(
+        sample.id, "pickscore", None, provenance=PROV, reason="prompt too long", extras={"ratio": float("inf")}
+    )
     assert (a.value, a.reason) == (None, "empty mask")
     assert (b.value, b.reason) == (None, "value was NaN")
     assert c.extras == {"ratio": None}
     assert {k: v.value for k, v in store.metrics.latest(sample.id).items()} == {
-        "clip_i_seg": None, "dino_i": None, "pickscore": None}
+        "clip_i_seg": None,
+        "dino_i": None,
+        "pickscore": None,
+    }
 
 
 def test_latest_and_has_value_follow_current_masks(png, store, add_sample):
@@ -140,17 +152,20 @@ def test_masks_of_another_sample_are_refused(png, store, add_sample):
     assert store.metrics.history(a.id) == []
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"value": None}, "no reason is given"),
-    ({"value": "0.5"}, "value must be a float"),
-    ({"value": True}, "value must be a float"),
-    ({"metric": ""}, "metric must not be empty"),
-    ({"provenance": {"model_id": "x"}}, "needs `code_version`"),
-    ({"provenance": dict(PROV, colour="red")}, "unknown provenance keys"),
-    ({"provenance": 3}, "provenance must be a Provenance or a dict"),
-    ({"extras": {"a": object()}}, "JSON-serialisable"),
-    ({"computed_at": dt.datetime(2025, 1, 1)}, "timezone-aware"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"value": None}, "no reason is given"),
+        ({"value": "0.5"}, "value must be a float"),
+        ({"value": True}, "value must be a float"),
+        ({"metric": ""}, "metric must not be empty"),
+        ({"provenance": {"model_id": "x"}}, "needs `code_version`"),
+        ({"provenance": dict(PROV, colour="red")}, "unknown provenance keys"),
+        ({"provenance": 3}, "provenance must be a Provenance or a dict"),
+        ({"extras": {"a": object()}}, "JSON-serialisable"),
+        ({"computed_at": dt.datetime(2025, 1, 1)}, "timezone-aware"),
+    ],
+)
 def test_bad_metric_values(store, add_sample, kwargs, message):
     sample = add_sample()
     fields = dict(metric="masc_cp", value=0.5, provenance=PROV)
@@ -162,7 +177,8 @@ def test_bad_metric_values(store, add_sample, kwargs, message):
 
 def test_external_metric_values(store, add_sample):
     sample = add_sample()
-    v = store.metrics.record_external(sample.id, "gpt4o_cp", 3.5, source="gpt-4o",
-                                      extras={"rationale": "the dog keeps its ears"})
+    v = store.metrics.record_external(
+        sample.id, "gpt4o_cp", 3.5, source="gpt-4o", extras={"rationale": "the dog keeps its ears"}
+    )
     assert v.provenance.model_id == "gpt-4o" and v.provenance.code_version == "external"
     assert store.metrics.latest(sample.id)["gpt4o_cp"].value == 3.5

@@ -1,5 +1,6 @@
 """Alembic: models and migrations in sync, upgrade/downgrade round trips, refusing newer or foreign
 databases, the SQLite settings, and the old-SQLite warning."""
+
 from __future__ import annotations
 
 import os
@@ -87,8 +88,10 @@ def test_alembic_command_line(tmp_path):
 def test_sqlite_connection_settings(tmp_path):
     with open_store(None, tmp_path) as store:
         with store.engine.connect() as conn:
-            pragma = {name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
-                      for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")}
+            pragma = {
+                name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+                for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+            }
     assert pragma == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1, "busy_timeout": 10_000}
 
 
@@ -96,8 +99,7 @@ def test_sqlite_write_transactions_begin_immediate(tmp_path):
     """A write transaction takes the write lock at BEGIN, so a second writer waits instead of failing."""
     with open_store(None, tmp_path) as store:
         statements: list[str] = []
-        sa.event.listen(store.engine, "before_cursor_execute",
-                        lambda conn, cursor, stmt, *a: statements.append(stmt))
+        sa.event.listen(store.engine, "before_cursor_execute", lambda conn, cursor, stmt, *a: statements.append(stmt))
         store.ratings.ensure_rater("alice")
         store.ratings.raters()
     begins = [s for s in statements if s.startswith("BEGIN")]

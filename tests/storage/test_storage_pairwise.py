@@ -1,4 +1,5 @@
 """Pairwise tasks and judgments: assignment in one transaction, answers with history, imports, export, dump."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -9,7 +10,7 @@ import threading
 import pytest
 import sqlalchemy as sa
 
-from storage import (ExternalPairJudgment, InvalidInput, InvalidRating, NotFound, PairAnswer, PairChoice, migrate)
+from storage import ExternalPairJudgment, InvalidInput, InvalidRating, NotFound, PairAnswer, PairChoice, migrate
 from storage.repo.pair_exports import COLUMNS
 
 
@@ -17,8 +18,9 @@ from storage.repo.pair_exports import COLUMNS
 def outputs(store, add_sample):
     """Four outputs of one reference and prompt (methods m0..m3), raters alice and bob."""
     ref = store.images.add(b"\x89PNG-not-decoded-here-ref")
-    samples = [add_sample(references=[ref], prompt="a dog on a beach", method=f"m{i}", external_key=f"k{i}")
-               for i in range(4)]
+    samples = [
+        add_sample(references=[ref], prompt="a dog on a beach", method=f"m{i}", external_key=f"k{i}") for i in range(4)
+    ]
     for name in ("alice", "bob"):
         store.ratings.ensure_rater(name)
     return samples
@@ -29,7 +31,7 @@ def first_free(state):
     ids = [c.sample_id for c in state.candidates]
     mine = {(x.sample_a_id, x.sample_b_id) for x in state.tasks if x.rater == state.rater}
     for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
+        for b in ids[i + 1 :]:
             if (a, b) not in mine:
                 return PairChoice(a, b, b)
     return None
@@ -55,7 +57,9 @@ def test_next_task_hands_back_the_open_task_until_every_criterion_is_answered(st
     done = store.pairwise.task("alice", first.token)
     assert done.complete(("cp", "pf"))
     assert {c: (j.winner, j.both_bad, j.winner_sample_id) for c, j in done.judgments.items()} == {
-        "cp": ("left", False, b), "pf": ("tie", True, None)}
+        "cp": ("left", False, b),
+        "pf": ("tie", True, None),
+    }
     assert done.judgments["cp"].seconds_spent == 2.5 and done.judgments["cp"].task_id == done.id
 
 
@@ -85,9 +89,15 @@ def test_state_holds_the_scope(store, outputs, add_sample):
     assert len(store.pairwise.state("alice").candidates) == 5  # every dataset
     first = state.candidates[0]
     assert (first.dataset, first.method, first.prompt, first.references, first.output_media_type) == (
-        "ds", "m0", "a dog on a beach", outputs[0].references, "image/png")
-    video = add_sample(method="m9", output=store.images.add(b"\x00\x00\x00\x18ftypisom-not-decoded",
-                                                             media_type="video/mp4"))
+        "ds",
+        "m0",
+        "a dog on a beach",
+        outputs[0].references,
+        "image/png",
+    )
+    video = add_sample(
+        method="m9", output=store.images.add(b"\x00\x00\x00\x18ftypisom-not-decoded", media_type="video/mp4")
+    )
     assert {c.sample_id: c.output_media_type for c in store.pairwise.state("alice").candidates}[video.id] == "video/mp4"
     assert state.rater == "alice" and state.now.tzinfo is not None and state.tasks == () == state.judgments
 
@@ -104,20 +114,26 @@ def test_changing_an_answer_keeps_history(store, outputs):
     assert (skipped["cp"].status, skipped["cp"].winner, skipped["cp"].revision) == ("skipped", None, 3)
     history = store.pairwise.history(first["cp"].id)
     assert [(h.revision, h.winner, h.status, h.seconds_spent) for h in history] == [
-        (1, "left", "rated", 4.0), (2, "right", "rated", 1.5), (3, None, "skipped", 1.5)]
+        (1, "left", "rated", 4.0),
+        (2, "right", "rated", 1.5),
+        (3, None, "skipped", 1.5),
+    ]
     assert history[0].replaced_at == history[1].judged_at and history[-1].replaced_at is None
     assert history[-1].note == "blurry"
     assert [(j.criterion, j.revision) for j in store.pairwise.current(rater="alice")] == [("pf", 1), ("cp", 3)]
 
 
-@pytest.mark.parametrize("answer, message", [
-    (PairAnswer("cp", "both"), "winner must be one of left, right, tie"),
-    (PairAnswer("cp", None), "winner must be one of"),
-    (PairAnswer("sc", "left"), "criterion 'sc' is unknown"),
-    (PairAnswer("cp", "left", status="maybe"), "status 'maybe' is unknown"),
-    (PairAnswer("cp", "left", status="flagged"), "has no winner"),
-    (PairAnswer("cp", "left", both_bad=1), "both_bad must be True or False"),
-])
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (PairAnswer("cp", "both"), "winner must be one of left, right, tie"),
+        (PairAnswer("cp", None), "winner must be one of"),
+        (PairAnswer("sc", "left"), "criterion 'sc' is unknown"),
+        (PairAnswer("cp", "left", status="maybe"), "status 'maybe' is unknown"),
+        (PairAnswer("cp", "left", status="flagged"), "has no winner"),
+        (PairAnswer("cp", "left", both_bad=1), "both_bad must be True or False"),
+    ],
+)
 def test_bad_answers_are_refused(store, outputs, answer, message):
     task = store.pairwise.next_task("alice", first_free)
     with pytest.raises((InvalidRating, InvalidInput), match=message):
@@ -155,8 +171,10 @@ def test_previous_task_walks_back_by_position(store, outputs, add_sample):
 def test_import_external_is_idempotent_whatever_the_order(store, outputs):
     a, b, c = (s.id for s in outputs[:3])
     when = dt.datetime(2026, 2, 1, 10, 15, tzinfo=dt.timezone.utc)
-    rows = [ExternalPairJudgment(a, b, "cp", "left", judged_at=when, seconds_spent=3.0),
-            ExternalPairJudgment(c, a, "pf", "tie", both_bad=True)]
+    rows = [
+        ExternalPairJudgment(a, b, "cp", "left", judged_at=when, seconds_spent=3.0),
+        ExternalPairJudgment(c, a, "pf", "tie", both_bad=True),
+    ]
     assert store.pairwise.import_external("arena:rater1", rows) == 2
     assert store.pairwise.import_external("arena:rater1", rows) == 0
     swapped = [ExternalPairJudgment(b, a, "cp", "right"), ExternalPairJudgment(a, c, "pf", "tie", both_bad=True)]
@@ -174,14 +192,19 @@ def test_import_external_is_idempotent_whatever_the_order(store, outputs):
     with pytest.raises(InvalidInput, match="same sample"):
         store.pairwise.import_external("arena:rater1", [ExternalPairJudgment(a, a, "cp", "left")])
     with pytest.raises(InvalidInput, match="timezone-aware"):
-        store.pairwise.import_external("x", [ExternalPairJudgment(a, b, "cp", "left", judged_at=dt.datetime(2026, 1, 1))])
+        store.pairwise.import_external(
+            "x", [ExternalPairJudgment(a, b, "cp", "left", judged_at=dt.datetime(2026, 1, 1))]
+        )
     assert len(store.pairwise.current()) == 2
 
 
 def test_export_one_row_per_judgment(store, outputs, add_sample):
     task = store.pairwise.next_task("alice", first_free)
-    store.pairwise.judge("alice", task.token, [PairAnswer("cp", "left", both_bad=True),
-                                               PairAnswer("pf", None, status="flagged", note="broken")])
+    store.pairwise.judge(
+        "alice",
+        task.token,
+        [PairAnswer("cp", "left", both_bad=True), PairAnswer("pf", None, status="flagged", note="broken")],
+    )
     other = add_sample(dataset="other", method="z", external_key="o1")
     other2 = add_sample(dataset="other", method="y")
     store.pairwise.import_external("ext", [ExternalPairJudgment(other.id, other2.id, "cp", "right")])
@@ -190,12 +213,36 @@ def test_export_one_row_per_judgment(store, outputs, add_sample):
     cp = next(r for r in rows if r["criterion"] == "cp")
     left, right = task.left_sample_id, task.right_sample_id
     keys = {s.id: s.external_key for s in outputs}
-    assert {k: cp[k] for k in ("dataset", "rater", "external", "left", "right", "winner", "winner_sample_id",
-                               "both_bad", "left_method", "task_position", "left_sample_id", "right_sample_id")} == {
-        "dataset": "ds", "rater": "alice", "external": False, "left": keys[left], "right": keys[right],
-        "winner": "left", "winner_sample_id": left, "both_bad": True,
-        "left_method": next(s.method for s in outputs if s.id == left), "task_position": 1,
-        "left_sample_id": left, "right_sample_id": right}
+    assert {
+        k: cp[k]
+        for k in (
+            "dataset",
+            "rater",
+            "external",
+            "left",
+            "right",
+            "winner",
+            "winner_sample_id",
+            "both_bad",
+            "left_method",
+            "task_position",
+            "left_sample_id",
+            "right_sample_id",
+        )
+    } == {
+        "dataset": "ds",
+        "rater": "alice",
+        "external": False,
+        "left": keys[left],
+        "right": keys[right],
+        "winner": "left",
+        "winner_sample_id": left,
+        "both_bad": True,
+        "left_method": next(s.method for s in outputs if s.id == left),
+        "task_position": 1,
+        "left_sample_id": left,
+        "right_sample_id": right,
+    }
     all_rows = store.pairwise.export_table()[1]
     assert [r["dataset"] for r in all_rows] == ["ds", "ds", "other"]
     assert all_rows[2]["right"] is None and all_rows[2]["task_position"] is None
@@ -246,7 +293,7 @@ def test_concurrent_assignments_never_share_a_slot(store, outputs):
     def once_per_pair(state):
         taken = {(x.sample_a_id, x.sample_b_id) for x in state.tasks}
         ids = [c.sample_id for c in state.candidates]
-        free = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if (a, b) not in taken]
+        free = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :] if (a, b) not in taken]
         return PairChoice(*free[0], free[0][0]) if free else None
 
     got, errors = [], []
@@ -258,6 +305,7 @@ def test_concurrent_assignments_never_share_a_slot(store, outputs):
             got.append(store.pairwise.next_task(name, once_per_pair))
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+
     threads = [threading.Thread(target=ask, args=(n,)) for n in raters]
     for th in threads:
         th.start()
@@ -272,8 +320,10 @@ def test_concurrent_assignments_never_share_a_slot(store, outputs):
 def test_pair_constraints_hold_in_the_database(store, outputs):
     task = store.pairwise.next_task("alice", first_free)
     with store.engine.connect() as conn:
-        for statement in ("UPDATE pair_tasks SET left_sample_id = 99999",
-                          "UPDATE pair_tasks SET sample_a_id = sample_b_id"):
+        for statement in (
+            "UPDATE pair_tasks SET left_sample_id = 99999",
+            "UPDATE pair_tasks SET sample_a_id = sample_b_id",
+        ):
             with pytest.raises(sa.exc.IntegrityError), conn.begin():
                 conn.execute(sa.text(statement))
     assert store.pairwise.task("alice", task.token).left_sample_id == task.left_sample_id

@@ -1,6 +1,7 @@
 """Raters are looked up once per process (`storage.repo.rater_rows`): an answer and the read of the next task reuse
 the row a read transaction saw, and a row seen only by a write transaction (which may still roll back) is not
 remembered."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,6 +16,7 @@ def _rater_lookups(store) -> list[str]:
     def count(_conn, _cursor, statement, *_):
         if "FROM raters" in statement:
             seen.append(statement)
+
     sa.event.listen(store.tx.engine, "before_cursor_execute", count)
     return seen
 

@@ -1,4 +1,5 @@
 """Raters, ratings, history, external imports, task assignment and progress."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,11 @@ def test_rate_and_edit_keeps_history(store, rated):
     flagged = store.ratings.rate("alice", sample.id, "cp", None, status="flagged", note="broken image")
     assert (flagged.score, flagged.status, flagged.revision) == (None, "flagged", 3)
     history = store.ratings.history(first.id)
-    assert [(h.revision, h.score, h.status) for h in history] == [(1, 2, "rated"), (2, 4, "rated"),
-                                                                  (3, None, "flagged")]
+    assert [(h.revision, h.score, h.status) for h in history] == [
+        (1, 2, "rated"),
+        (2, 4, "rated"),
+        (3, None, "flagged"),
+    ]
     assert history[0].replaced_at == history[1].rated_at and history[-1].replaced_at is None
     assert history[0].presentation_order == 1 and history[1].presentation_order == 1
     assert [r.id for r in store.ratings.current(rater="alice")] == [first.id]
@@ -38,16 +42,19 @@ def test_rate_sample_sets_both_criteria_at_once(store, rated):
     assert len(store.ratings.current(dataset="ds")) == 2
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    (("cp", 5), {}, "integer from 0 to 4, got 5"),
-    (("cp", -1), {}, "integer from 0 to 4, got -1"),
-    (("cp", 2.5), {}, "integer from 0 to 4, got 2.5"),
-    (("cp", True), {}, "integer from 0 to 4, got True"),
-    (("cp", None), {}, "integer from 0 to 4, got None"),
-    (("aesthetics", 3), {}, "criterion 'aesthetics' is unknown"),
-    (("cp", 3), {"status": "maybe"}, "status 'maybe' is unknown"),
-    (("cp", 3), {"status": "skipped"}, "has no score"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (("cp", 5), {}, "integer from 0 to 4, got 5"),
+        (("cp", -1), {}, "integer from 0 to 4, got -1"),
+        (("cp", 2.5), {}, "integer from 0 to 4, got 2.5"),
+        (("cp", True), {}, "integer from 0 to 4, got True"),
+        (("cp", None), {}, "integer from 0 to 4, got None"),
+        (("aesthetics", 3), {}, "criterion 'aesthetics' is unknown"),
+        (("cp", 3), {"status": "maybe"}, "status 'maybe' is unknown"),
+        (("cp", 3), {"status": "skipped"}, "has no score"),
+    ],
+)
 def test_bad_ratings_are_refused(store, rated, args, kwargs, message):
     with pytest.raises(InvalidRating, match=message):
         store.ratings.rate("alice", rated[0].id, *args, **kwargs)
@@ -69,14 +76,20 @@ def test_bad_rating_context(store, rated):
 
 
 def test_external_ratings_import(store, rated):
-    rows = [ExternalRating(rated[0].id, "cp", 3), ExternalRating(rated[0].id, "pf", 4),
-            ExternalRating(rated[1].id, "cp", None, status="skipped")]
+    rows = [
+        ExternalRating(rated[0].id, "cp", 3),
+        ExternalRating(rated[0].id, "pf", 4),
+        ExternalRating(rated[1].id, "cp", None, status="skipped"),
+    ]
     assert store.ratings.import_external("group1", rows) == 3
     assert store.ratings.import_external("group1", rows) == 3  # re-import: no new revisions
     assert store.ratings.rater("group1").is_external
     current = store.ratings.current(rater="group1")
     assert [(r.sample_id, r.criterion, r.score, r.revision) for r in current] == [
-        (rated[0].id, "cp", 3, 1), (rated[0].id, "pf", 4, 1), (rated[1].id, "cp", None, 1)]
+        (rated[0].id, "cp", 3, 1),
+        (rated[0].id, "pf", 4, 1),
+        (rated[1].id, "cp", None, 1),
+    ]
     with pytest.raises(InvalidRating, match=r"ratings\[1\]: cp score"):
         store.ratings.import_external("group2", [rows[0], ExternalRating(rated[2].id, "cp", 7)])
     with pytest.raises(NotFound, match="sample #999"):
@@ -115,8 +128,9 @@ def test_next_task_respects_overlap_k(store, add_sample):
     # a and b rate everything -> every sample has 2 complete ratings -> nothing left for c at K=2
     for name in ("a", "b"):
         while (task := store.tasks.next_task(name, "ds", overlap_k=2, seed=7)) is not None:
-            store.ratings.rate_sample(name, task.sample.id, {"cp": 2, "pf": 3},
-                                      presentation_order=task.presentation_order)
+            store.ratings.rate_sample(
+                name, task.sample.id, {"cp": 2, "pf": 3}, presentation_order=task.presentation_order
+            )
     assert store.tasks.next_task("c", "ds", overlap_k=2, seed=7) is None
     assert store.tasks.next_task("c", "ds", overlap_k=3, seed=7) is not None
     assert store.tasks.progress("c", "ds", overlap_k=2) == (0, 0, 6)

@@ -1,6 +1,7 @@
 """Ratings-only samples (no images) and the imported criteria sc / pq (schema revision 0002): adding,
 completing with images later under the same key, task assignment, browse/export, and the migration
 from revision 0001 with data in it."""
+
 from __future__ import annotations
 
 import csv
@@ -46,12 +47,26 @@ def test_adding_the_images_completes_the_same_sample(store, png):
     a = ratings_only(store, subject="kitten", info={"collection": "c"})
     store.ratings.import_external("dreambench:group1", [ExternalRating(a.id, "cp", 3)])
     ref, out = store.images.add(png(1)), store.images.add(png(2))
-    full = dict(references=[ref], output=out, prompt="a kitten", subject="Kitten", category="animal", method="m",
-                seed=7, external_key="m/x-0", info={"prompt_idx": 0})
+    full = dict(
+        references=[ref],
+        output=out,
+        prompt="a kitten",
+        subject="Kitten",
+        category="animal",
+        method="m",
+        seed=7,
+        external_key="m/x-0",
+        info={"prompt_idx": 0},
+    )
     done = store.samples.add("ds", **full)
     assert done.id == a.id and not done.ratings_only
-    assert (done.output, done.references, done.prompt, done.subject, done.seed) == (out, (ref,), "a kitten",
-                                                                                     "Kitten", 7)
+    assert (done.output, done.references, done.prompt, done.subject, done.seed) == (
+        out,
+        (ref,),
+        "a kitten",
+        "Kitten",
+        7,
+    )
     assert done.info == {"collection": "c", "prompt_idx": 0}
     assert store.samples.add("ds", **full) == done  # again: nothing changes
     assert ratings_only(store) == done  # a ratings-only add of a complete key returns it
@@ -67,8 +82,9 @@ def test_a_key_of_another_method_is_refused(store, png):
         ratings_only(store, method="other")
     img = store.images.add(png(1))
     with pytest.raises(DuplicateKey, match="of method 'm', not 'other'"):
-        store.samples.add("ds", references=[img], output=img, prompt="p", subject="kitten", method="other",
-                          external_key="m/x-0")
+        store.samples.add(
+            "ds", references=[img], output=img, prompt="p", subject="kitten", method="other", external_key="m/x-0"
+        )
 
 
 def test_tasks_never_hand_out_ratings_only_samples(store, add_sample):
@@ -117,19 +133,42 @@ def _seed_revision_0001(engine: sa.Engine) -> None:
     sha = "a" * 64
     with engine.begin() as c:
         c.execute(sa.text("INSERT INTO datasets (id, name, created_at) VALUES (1, 'ds', :t)"), {"t": now})
-        c.execute(sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 'dog', :t)"),
-                  {"t": now})
+        c.execute(
+            sa.text("INSERT INTO subjects (id, dataset_id, name, created_at) VALUES (1, 1, 'dog', :t)"), {"t": now}
+        )
         c.execute(sa.text("INSERT INTO blobs VALUES (:s, 1, 'image/png', :t)"), {"s": sha, "t": now})
-        c.execute(sa.text("INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
-                          "VALUES (1, 1, 1, 'p', :k, :t)"), {"k": "b" * 64, "t": now})
-        c.execute(sa.text("INSERT INTO sample_images (id, sample_id, role, position, blob_sha256) "
-                          "VALUES (1, 1, 'output', 0, :s), (2, 1, 'reference', 0, :s)"), {"s": sha})
-        c.execute(sa.text("INSERT INTO raters (id, username, is_external, created_at) VALUES (1, 'al', false, :t)"),
-                  {"t": now})
-        c.execute(sa.text("INSERT INTO ratings (id, rater_id, sample_id, criterion, score, status, revision, "
-                          "created_at, updated_at) VALUES (1, 1, 1, 'cp', 3, 'rated', 2, :t, :t)"), {"t": now})
-        c.execute(sa.text("INSERT INTO rating_history (id, rating_id, revision, score, status, rated_at, "
-                          "replaced_at) VALUES (1, 1, 1, 2, 'rated', :t, :t)"), {"t": now})
+        c.execute(
+            sa.text(
+                "INSERT INTO samples (id, dataset_id, subject_id, prompt, content_key, created_at) "
+                "VALUES (1, 1, 1, 'p', :k, :t)"
+            ),
+            {"k": "b" * 64, "t": now},
+        )
+        c.execute(
+            sa.text(
+                "INSERT INTO sample_images (id, sample_id, role, position, blob_sha256) "
+                "VALUES (1, 1, 'output', 0, :s), (2, 1, 'reference', 0, :s)"
+            ),
+            {"s": sha},
+        )
+        c.execute(
+            sa.text("INSERT INTO raters (id, username, is_external, created_at) VALUES (1, 'al', false, :t)"),
+            {"t": now},
+        )
+        c.execute(
+            sa.text(
+                "INSERT INTO ratings (id, rater_id, sample_id, criterion, score, status, revision, "
+                "created_at, updated_at) VALUES (1, 1, 1, 'cp', 3, 'rated', 2, :t, :t)"
+            ),
+            {"t": now},
+        )
+        c.execute(
+            sa.text(
+                "INSERT INTO rating_history (id, rating_id, revision, score, status, rated_at, "
+                "replaced_at) VALUES (1, 1, 1, 2, 'rated', :t, :t)"
+            ),
+            {"t": now},
+        )
         if c.dialect.name == "postgresql":  # rows with explicit ids: move the id sequences past them
             for table in ("datasets", "subjects", "samples", "sample_images", "raters", "ratings", "rating_history"):
                 c.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 1)"))
@@ -189,9 +228,13 @@ def test_add_many_in_one_transaction(store, png):
     assert [r.external_key for r in records] == ["m/0", "m/1", "m/2", "m/0"]
     assert records[0].id == records[3].id and not records[3].ratings_only and records[1].ratings_only
     assert store.samples.count("ds") == 3
-    with pytest.raises(InvalidInput, match=r"samples\[1\]: a ratings-only sample \(output=None\) needs an external_key"):
+    with pytest.raises(
+        InvalidInput, match=r"samples\[1\]: a ratings-only sample \(output=None\) needs an external_key"
+    ):
         store.samples.add_many("ds", [dict(subject="s", external_key="m/9"), dict(subject="s")])
     with pytest.raises(DuplicateKey):  # all or nothing: m/9 is not stored either
-        store.samples.add_many("ds", [dict(subject="s", method="m", external_key="m/9"),
-                                      dict(subject="s", method="other", external_key="m/1")])
+        store.samples.add_many(
+            "ds",
+            [dict(subject="s", method="m", external_key="m/9"), dict(subject="s", method="other", external_key="m/1")],
+        )
     assert store.samples.get_by_key("ds", "m/9") is None and store.samples.count("ds") == 3

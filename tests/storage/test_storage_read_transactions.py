@@ -1,5 +1,6 @@
 """Read transactions (`storage.transactions.Transactions.read`): one snapshot that cannot write; on PostgreSQL they
 end with COMMIT so that psycopg keeps the statements it prepared (a ROLLBACK makes it forget them all)."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,6 +20,7 @@ def test_a_statement_read_again_and_again_stays_prepared_on_postgresql(store, ad
 
     def prepared_here(s):
         return s.execute(sa.text("SELECT statement FROM pg_prepared_statements")).scalars().all()
+
     statements = store.tx.read(prepared_here)
     assert any("FROM samples" in text and "prompt" in text for text in statements), statements
 
@@ -29,6 +31,7 @@ def test_a_read_cannot_write(store, add_sample, backend):
     def rename(s):
         s.execute(sa.update(t.Sample).where(t.Sample.id == sample.id).values(prompt="changed"))
         return True
+
     if backend == "postgres":
         with pytest.raises(DBAPIError, match="read-only transaction"):
             store.tx.read(rename)

@@ -1,4 +1,5 @@
 """Datasets, subjects, images and samples: idempotent adds, duplicate keys, bad input, listing."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,13 +29,26 @@ def test_unknown_image_and_bad_hash(png, store):
 def test_add_sample_records_every_field(png, store):
     refs = [store.images.add(png(i)) for i in (1, 2)]
     out = store.images.add(png(3))
-    sample = store.samples.add("dreambench", references=refs, output=out, prompt="a sks dog on the moon",
-                               subject="dog", category="live", method="dreambooth", seed=2**40,
-                               external_key="dog-3", info={"path": "a/b.png"})
+    sample = store.samples.add(
+        "dreambench",
+        references=refs,
+        output=out,
+        prompt="a sks dog on the moon",
+        subject="dog",
+        category="live",
+        method="dreambooth",
+        seed=2**40,
+        external_key="dog-3",
+        info={"path": "a/b.png"},
+    )
     assert sample.references == tuple(refs) and sample.output == out
     assert (sample.dataset, sample.subject, sample.category) == ("dreambench", "dog", "live")
-    assert (sample.method, sample.seed, sample.external_key, sample.info) == ("dreambooth", 2**40, "dog-3",
-                                                                              {"path": "a/b.png"})
+    assert (sample.method, sample.seed, sample.external_key, sample.info) == (
+        "dreambooth",
+        2**40,
+        "dog-3",
+        {"path": "a/b.png"},
+    )
     assert sample.created_at.tzinfo is not None
     assert store.samples.get(sample.id) == sample
     assert store.samples.get_by_key("dreambench", "dog-3") == sample
@@ -43,16 +57,15 @@ def test_add_sample_records_every_field(png, store):
 
 def test_add_is_idempotent_by_key_and_by_content(png, store, add_sample):
     a = add_sample(external_key="k1")
-    again = store.samples.add("ds", references=list(a.references), output=a.output, prompt=a.prompt,
-                              subject="dog", external_key="k1")
+    again = store.samples.add(
+        "ds", references=list(a.references), output=a.output, prompt=a.prompt, subject="dog", external_key="k1"
+    )
     assert again.id == a.id
     b = add_sample()
-    same = store.samples.add("ds", references=list(b.references), output=b.output, prompt=b.prompt,
-                             subject="dog")
+    same = store.samples.add("ds", references=list(b.references), output=b.output, prompt=b.prompt, subject="dog")
     assert same.id == b.id
     # the same content under another dataset is another sample
-    other = store.samples.add("other", references=list(b.references), output=b.output, prompt=b.prompt,
-                              subject="dog")
+    other = store.samples.add("other", references=list(b.references), output=b.output, prompt=b.prompt, subject="dog")
     assert other.id != b.id
     assert store.samples.count() == 3
 
@@ -60,8 +73,14 @@ def test_add_is_idempotent_by_key_and_by_content(png, store, add_sample):
 def test_duplicate_key_with_different_content_is_refused(png, store, add_sample):
     a = add_sample(external_key="k1")
     with pytest.raises(DuplicateKey, match="'k1'.*another key"):
-        store.samples.add("ds", references=list(a.references), output=a.output, prompt="another prompt",
-                          subject="dog", external_key="k1")
+        store.samples.add(
+            "ds",
+            references=list(a.references),
+            output=a.output,
+            prompt="another prompt",
+            subject="dog",
+            external_key="k1",
+        )
     assert store.samples.count() == 1
     assert store.samples.get(a.id).prompt == a.prompt
 
@@ -73,19 +92,22 @@ def test_sample_with_unknown_image_writes_nothing(png, store):
     assert store.samples.datasets() == []  # the dataset was not half-created
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"references": []}, "non-empty list"),
-    ({"references": "abc"}, "non-empty list"),
-    ({"prompt": "  "}, "prompt must not be empty"),
-    ({"prompt": 3}, "prompt must be a string"),
-    ({"subject": ""}, "subject must not be empty"),
-    ({"seed": 1.5}, "seed must be an integer"),
-    ({"seed": True}, "seed must be an integer"),
-    ({"seed": 2**70}, "64 bits"),
-    ({"info": [1]}, "info must be a dict"),
-    ({"info": {"x": object()}}, "JSON-serialisable"),
-    ({"output": "nothex"}, "output must be a SHA-256"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"references": []}, "non-empty list"),
+        ({"references": "abc"}, "non-empty list"),
+        ({"prompt": "  "}, "prompt must not be empty"),
+        ({"prompt": 3}, "prompt must be a string"),
+        ({"subject": ""}, "subject must not be empty"),
+        ({"seed": 1.5}, "seed must be an integer"),
+        ({"seed": True}, "seed must be an integer"),
+        ({"seed": 2**70}, "64 bits"),
+        ({"info": [1]}, "info must be a dict"),
+        ({"info": {"x": object()}}, "JSON-serialisable"),
+        ({"output": "nothex"}, "output must be a SHA-256"),
+    ],
+)
 def test_bad_sample_input(png, store, kwargs, message):
     img = store.images.add(png(1))
     fields = dict(references=[img], output=img, prompt="p", subject="s")

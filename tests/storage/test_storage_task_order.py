@@ -1,5 +1,6 @@
 """The rater's task order (`storage.repo.tasks`): the cached order per rater follows every change of the scope, the
 started samples come back oldest first, and a task's position is known without a stored presentation order."""
+
 from __future__ import annotations
 
 from storage.repo.tasks import TaskOrders, TaskRepository, _order_key

@@ -1,5 +1,6 @@
 """The launched app for handler tests: demo profile, temporary database, free port, two admin logins (alice,
 bob: they score, save, browse and rate) and one rater (carol)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,15 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.workbench import Workbench
 
     data = tmp_path_factory.mktemp("app-data")
-    settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()), port=free_port())
+    settings = Settings(
+        profile="demo",
+        demo_weights_dir=demo_weights,
+        device="cpu",
+        dtype="float32",
+        data_dir=data,
+        users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
+        port=free_port(),
+    )
     wb = Workbench.open(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")

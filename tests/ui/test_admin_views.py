@@ -1,6 +1,7 @@
 """The admin views over the launched app (gradio_client, as an admin and as a rater): Leaderboard, Compare and the
 Agreement tab's pairwise results show exactly what `masc-ui leaderboard`, `Comparisons.compare` and `masc-ui agreement
 --pairwise` give for the same stored dataset; bad input is a message next to the button; a rater's call is refused."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,16 @@ from tests.admin_data import METHODS, add_judged_dataset
 from .conftest import USERS
 
 N_BOOT = 150
-ADMIN_VIEWS = {"leaderboard": ["lb", "method", N_BOOT], "leaderboard_datasets": [None],
-               "compare": [1, 2], "compare_partners": [1], "compare_take": [1],
-               "pairwise_report": ["lb", "cp", N_BOOT], "pairwise_datasets": [None], "agreement_kind": ["pairwise"]}
+ADMIN_VIEWS = {
+    "leaderboard": ["lb", "method", N_BOOT],
+    "leaderboard_datasets": [None],
+    "compare": [1, 2],
+    "compare_partners": [1],
+    "compare_take": [1],
+    "pairwise_report": ["lb", "cp", N_BOOT],
+    "pairwise_datasets": [None],
+    "agreement_kind": ["pairwise"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +33,11 @@ def judged(served):
 
 
 def _md_cells(text: str) -> list[list[str]]:
-    return [[c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
-            for line in text.splitlines() if line.startswith("|") and not line.startswith("| -")]
+    return [
+        [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+        for line in text.splitlines()
+        if line.startswith("|") and not line.startswith("| -")
+    ]
 
 
 def _cli(capsys, *args: str) -> str:
@@ -35,14 +46,16 @@ def _cli(capsys, *args: str) -> str:
 
 
 def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
-    caption, table, agreement, plot, files, message = client.predict("lb", "method", N_BOOT,
-                                                                     api_name="/leaderboard")
+    caption, table, agreement, plot, files, message = client.predict("lb", "method", N_BOOT, api_name="/leaderboard")
     assert table["column_widths"][:2] == ["10.0%", "5.0%"]  # a grid update: the columns share the width
     table, agreement = table["value"], agreement["value"]
-    md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot",
-              str(N_BOOT))
-    shown = [table["headers"], *[[str(c) for c in row] for row in table["data"]], agreement["headers"],
-             *agreement["data"]]
+    md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot", str(N_BOOT))
+    shown = [
+        table["headers"],
+        *[[str(c) for c in row] for row in table["data"]],
+        agreement["headers"],
+        *agreement["data"],
+    ]
     assert shown == _md_cells(md)
     assert md.startswith(caption) and [r[0] for r in table["data"]] == list(METHODS)
     assert "human bt_cp ↑" in table["headers"] and "human cp ↑" in table["headers"]
@@ -51,11 +64,31 @@ def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
     by_suffix = {Path(f).name.split("by-method")[-1]: Path(f) for f in files}
     assert set(by_suffix) == {".md", ".csv", "-rank-agreement.csv", ".tex"}
     assert by_suffix[".md"].read_text(encoding="utf-8") == md
-    csv_text = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot",
-                    str(N_BOOT), "--format", "csv")
+    csv_text = _cli(
+        capsys,
+        "leaderboard",
+        "--dataset",
+        "lb",
+        "--data-dir",
+        str(served.data_dir),
+        "--n-boot",
+        str(N_BOOT),
+        "--format",
+        "csv",
+    )
     assert by_suffix[".csv"].read_text() + "\n" + by_suffix["-rank-agreement.csv"].read_text() == csv_text
-    tex = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot",
-               str(N_BOOT), "--format", "latex")
+    tex = _cli(
+        capsys,
+        "leaderboard",
+        "--dataset",
+        "lb",
+        "--data-dir",
+        str(served.data_dir),
+        "--n-boot",
+        str(N_BOOT),
+        "--format",
+        "latex",
+    )
     assert by_suffix[".tex"].read_text() == tex
     by_category = client.predict("lb", "category", 0, api_name="/leaderboard")
     assert [r[0] for r in by_category[1]["value"]["data"]] == ["animal", "pet"]
@@ -83,8 +116,9 @@ def test_compare_shows_both_outputs_their_metrics_and_maps(served, judged, clien
     assert message == "" and f"#{left.id}" in summary and "method `alpha`" in summary and "`gamma`" in summary
     expected = served.wb.compare.compare(left.id, others[1].id, user=None)
     assert table["headers"] == expected.table()[0] and table["data"] == expected.table()[1]
-    assert [r[1] for r in table["data"]] == [f"{v:.4f}" for v in (_stored(served, left.id, "cp"),
-                                                                  _stored(served, left.id, "clip_i"))]
+    assert [r[1] for r in table["data"]] == [
+        f"{v:.4f}" for v in (_stored(served, left.id, "cp"), _stored(served, left.id, "clip_i"))
+    ]
     assert len(refs) == 1 and left_img and right_img
     assert all(maps), "both sides show CP, best match, PF attention and correspondences"
     assert f"{expected.scales.cosine[0]:.3f}" in summary
@@ -110,10 +144,22 @@ def test_compare_errors_are_messages(served, judged, client):
 
 
 def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsys):
-    summary, ranking, win_rate, accuracy, text, message = client.predict("lb", "pf", N_BOOT,
-                                                                         api_name="/pairwise_report")
-    printed = _cli(capsys, "agreement", "--pairwise", "--dataset", "lb", "--criterion", "pf", "--n-boot",
-                   str(N_BOOT), "--data-dir", str(served.data_dir))
+    summary, ranking, win_rate, accuracy, text, message = client.predict(
+        "lb", "pf", N_BOOT, api_name="/pairwise_report"
+    )
+    printed = _cli(
+        capsys,
+        "agreement",
+        "--pairwise",
+        "--dataset",
+        "lb",
+        "--criterion",
+        "pf",
+        "--n-boot",
+        str(N_BOOT),
+        "--data-dir",
+        str(served.data_dir),
+    )
     assert text.strip() == printed.strip()
     assert [r[1] for r in ranking["data"]] == list(METHODS)  # alpha strongest
     assert win_rate["headers"] == ["method", *METHODS]

@@ -1,4 +1,5 @@
 """`python app.py` starts offline on a fresh data dir: demo weights written on first start, banner, HTTP 200."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,15 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("command", [["app.py"], ["-m", "masc_ui", "serve"]], ids=["app.py", "masc-ui serve"])
 def test_app_starts_offline_on_demo_weights(tmp_path: Path, command: list[str]):
     port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MASC_PROFILE": "auto",
-           "MASC_DATA_DIR": str(tmp_path / "data"), "MASC_PORT": str(port), "MASC_DEVICE": "cpu"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "MASC_PROFILE": "auto",
+        "MASC_DATA_DIR": str(tmp_path / "data"),
+        "MASC_PORT": str(port),
+        "MASC_DEVICE": "cpu",
+    }
     log = tmp_path / "app.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -49,11 +57,19 @@ def test_start_without_network_is_quiet(tmp_path: Path):
     starts on demo weights and prints only the profile line (which profile and why) and Gradio's URL lines: no
     retry, no traceback, no transformers warning, no progress bar."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SPACE_ID", "PYTHONWARNINGS")}
-    env |= {"HF_HOME": str(tmp_path / "hf-home"), "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
-            "MASC_PROFILE": "auto", "MASC_DATA_DIR": str(tmp_path / "data"), "MASC_PORT": str(port),
-            "MASC_DEVICE": "cpu"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "SPACE_ID", "PYTHONWARNINGS")
+    }
+    env |= {
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+        "MASC_PROFILE": "auto",
+        "MASC_DATA_DIR": str(tmp_path / "data"),
+        "MASC_PORT": str(port),
+        "MASC_DEVICE": "cpu",
+    }
     log = tmp_path / "app.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -1,5 +1,6 @@
 """The Score tab's catalogue pieces, called directly: metric choices with sizes, preset buttons, the catalogue
 explanation handler, and the role gate around every endpoint they register (admins only)."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -37,6 +38,7 @@ def wb(demo_settings):
 def _sample_of(wb: Workbench):
     def sample_of(ref, extra, out, prompt_text, subject_text, session):
         return wb.make_sample([ref], out, prompt_text, subject_text)
+
     return sample_of
 
 
@@ -63,8 +65,17 @@ def test_choices_show_each_models_size(wb):
 def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
     handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
     request = SimpleNamespace(username="ada")
-    pictures, notes, status = handler(astronaut, None, astronaut, PROMPT, "astronaut", None,
-                                      ["cp", "vqascore", "facesim"], request=request, progress=_progress)
+    pictures, notes, status = handler(
+        astronaut,
+        None,
+        astronaut,
+        PROMPT,
+        "astronaut",
+        None,
+        ["cp", "vqascore", "facesim"],
+        request=request,
+        progress=_progress,
+    )
     assert 'Does this figure show "an astronaut in front of a flag"? Please answer yes or no.' in notes
     assert "P(Yes) = " in notes and "P(No) = " in notes
     assert [img.size for img, caption in pictures if "aligned 112×112 crop" in caption] == [(112, 112), (112, 112)]
@@ -73,11 +84,29 @@ def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
 
 def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
     handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
-    pictures, notes, _ = handler(astronaut, None, astronaut, PROMPT, None, None, ["clip_i"],
-                                 request=SimpleNamespace(username="ada"), progress=_progress)
+    pictures, notes, _ = handler(
+        astronaut,
+        None,
+        astronaut,
+        PROMPT,
+        None,
+        None,
+        ["clip_i"],
+        request=SimpleNamespace(username="ada"),
+        progress=_progress,
+    )
     assert pictures == [] and notes.startswith("⚠ none of the chosen metrics has a catalogue explanation")
-    pictures, notes, _ = handler(astronaut, None, astronaut, PROMPT, None, None, ["vqascore"],
-                                 request=SimpleNamespace(username="ron"), progress=_progress)
+    pictures, notes, _ = handler(
+        astronaut,
+        None,
+        astronaut,
+        PROMPT,
+        None,
+        None,
+        ["vqascore"],
+        request=SimpleNamespace(username="ron"),
+        progress=_progress,
+    )
     assert pictures == [] and notes.startswith("⚠ explaining scores needs an admin login")
 
 

@@ -1,4 +1,5 @@
 """Mask editing state: SAM clicks, boxes by two clicks, undo, candidates, sources."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -178,9 +179,11 @@ def test_unsaved_masks_are_replaced_only_on_a_second_ask():
     s.set_mask("out", _mask(6), "drawn", img)
     assert s.unsaved() == ["out"]
     msg = s.confirm_replace("open:3", "opening sample #3", "Open in the Score tab")
-    assert msg == ("not done yet: opening sample #3 would replace masks you made and have not saved (the output: "
-                   "brush mask, 48 px). Press 'Open in the Score tab' again to replace them, or press Save in the "
-                   "Score tab first to keep them")
+    assert msg == (
+        "not done yet: opening sample #3 would replace masks you made and have not saved (the output: "
+        "brush mask, 48 px). Press 'Open in the Score tab' again to replace them, or press Save in the "
+        "Score tab first to keep them"
+    )
     assert s.confirm_replace("example:cat", "loading example 'Cat'", "Load example") is not None  # another action
     assert s.confirm_replace("example:cat", "loading example 'Cat'", "Load example") is None  # asked twice
     s.confirm_replace("open:3", "opening sample #3", "Open")

@@ -3,6 +3,7 @@ are replaced by an example or a stored sample only on a second press; a stored s
 refused (and 'Save as a new sample' makes another); Save without Run shows what it stored; an example's masks never
 follow other images into a Save; reasons reach the screen in the user's words; an unknown id in Compare is a plain
 message; a pair's skip after Back keeps its answers and a pair's flag needs a note."""
+
 from __future__ import annotations
 
 import re
@@ -31,11 +32,31 @@ def _client(served, user: str = "alice") -> Client:
     return Client(served.url, auth=(user, USERS[user]), verbose=False)
 
 
-def _save(client: Client, ref, out, prompt: str, subject: str, names: list[str], dataset: str, method: str = "", *,
-          new: bool = False) -> tuple[str, object]:
+def _save(
+    client: Client,
+    ref,
+    out,
+    prompt: str,
+    subject: str,
+    names: list[str],
+    dataset: str,
+    method: str = "",
+    *,
+    new: bool = False,
+) -> tuple[str, object]:
     """Save (or 'Save as a new sample') what is given, in the client's session: (message, score table)."""
-    shown = client.predict(handle_file(str(ref)), None, handle_file(str(out)), prompt, subject, names, dataset, method,
-                           False, api_name="/save_new" if new else "/save")
+    shown = client.predict(
+        handle_file(str(ref)),
+        None,
+        handle_file(str(out)),
+        prompt,
+        subject,
+        names,
+        dataset,
+        method,
+        False,
+        api_name="/save_new" if new else "/save",
+    )
     return shown[0], shown[1]
 
 
@@ -91,8 +112,9 @@ def test_unsaved_masks_are_replaced_only_when_asked_twice(served):
 
     # Saved masks are nothing to lose: after Save, an example loads at once
     _change_output_mask(c, opened["ref"], opened["out"])
-    message, _ = _save(c, opened["ref"], opened["out"], opened["prompt"], opened["subject"], ["clip_i"], "opened",
-                       "m-open")
+    message, _ = _save(
+        c, opened["ref"], opened["out"], opened["prompt"], opened["subject"], ["clip_i"], "opened", "m-open"
+    )
     assert message.startswith(f"saved to sample #{sid}") and "1 new mask(s)" in message
     assert c.predict("cat-on-grass", "workbench", api_name="/load_example")[LOAD_MSG].startswith("loaded example")
 
@@ -103,13 +125,15 @@ def test_a_stored_sample_saved_with_other_inputs_is_refused_or_saved_as_new(serv
     c = _client(served, "bob")
     shown = _open(c, sid)
     count = len(store.samples.list("edits"))
-    refused, table = _save(c, shown["ref"], shown["out"], "a cup on the moon", shown["subject"], ["clip_i"], "edits",
-                           "m-edit")
+    refused, table = _save(
+        c, shown["ref"], shown["out"], "a cup on the moon", shown["subject"], ["clip_i"], "edits", "m-edit"
+    )
     assert refused.startswith(f"⚠ not saved: the prompt on screen differ from stored sample #{sid}'s")
     assert "'Save as a new sample'" in refused and _unchanged(table)
     assert len(store.samples.list("edits")) == count  # no new row
-    message, table = _save(c, shown["ref"], shown["out"], "a cup on the moon", shown["subject"], ["clip_i"], "edits",
-                           "m-edit", new=True)
+    message, table = _save(
+        c, shown["ref"], shown["out"], "a cup on the moon", shown["subject"], ["clip_i"], "edits", "m-edit", new=True
+    )
     new_id = _sample_id(message)
     assert message.startswith(f"saved as sample #{new_id} in 'edits'") and new_id != sid
     assert store.samples.get(new_id).prompt == "a cup on the moon" != store.samples.get(sid).prompt
@@ -134,12 +158,15 @@ def test_an_examples_masks_never_follow_other_images_into_a_save(served, tmp_pat
 def test_reasons_reach_the_screen_in_the_users_words(served):
     store = served.wb.database.store
     bob = _client(served, "bob")  # a new session: no masks
-    message, table = _save(bob, COFFEE / "ref.jpg", COFFEE / "out.jpg", "a cup on bricks", "cup", ["cp", "clip_i"],
-                           "reasons")
+    message, table = _save(
+        bob, COFFEE / "ref.jpg", COFFEE / "out.jpg", "a cup on bricks", "cup", ["cp", "clip_i"], "reasons"
+    )
     sid = _sample_id(message)
     stored = {v.metric: v for v in store.metrics.history(sid)}
-    assert stored["cp"].value is None and stored["cp"].reason == "needs a mask of reference 1: draw them under " \
-                                                                 "Masks, then Run"
+    assert (
+        stored["cp"].value is None
+        and stored["cp"].reason == "needs a mask of reference 1: draw them under Masks, then Run"
+    )
     opened = _open(_client(served), sid)
     for shown in (table, opened["scores"]):
         assert "ref_masks" not in shown and "which sample" not in shown
@@ -163,8 +190,10 @@ def test_a_pair_skip_keeps_the_answers_and_a_flag_needs_a_note(served, pairs):  
     kept = alice.predict(back[TOKEN], None, None, False, False, api_name="/rate_pair_skip")
     assert "kept your answer (CP left, PF tie): a skip never erases an answer" in kept[MESSAGE]
     answered = [t for t in served.wb.database.store.pairwise.tasks(rater="alice") if t.position == 1][0]
-    assert {c: (j.status, j.winner) for c, j in answered.judgments.items()} == {"cp": ("rated", "left"),
-                                                                                "pf": ("rated", "tie")}
+    assert {c: (j.status, j.winner) for c, j in answered.judgments.items()} == {
+        "cp": ("rated", "left"),
+        "pf": ("rated", "tie"),
+    }
     unnoted = alice.predict(kept[TOKEN], None, None, False, False, "  ", api_name="/rate_pair_flag")
     assert unnoted[MESSAGE].startswith("⚠ not saved: say what is wrong with this pair")
     assert _unchanged(unnoted[TOKEN])  # the pair stays on screen

@@ -1,4 +1,5 @@
 """Overlays: colour scale, grid upsampling, heat maps with legends, correspondence lines, mask overlays."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,8 +43,9 @@ def test_a_long_title_on_a_square_image_wraps_whole_and_the_colour_bar_fits(widt
     from PIL import ImageDraw
 
     title = "CP over reference 1: best cosine of each subject patch"
-    out = overlays.heatmap(Image.new("RGB", (width, width), (90, 90, 90)), np.array([[0.2, 0.8]]), lo=0.2, hi=0.8,
-                           title=title)
+    out = overlays.heatmap(
+        Image.new("RGB", (width, width), (90, 90, 90)), np.array([[0.2, 0.8]]), lo=0.2, hi=0.8, title=title
+    )
     size = overlays.legend_font_size(width)
     lines = overlays._wrap(title, overlays._font(size), width - 12)
     assert " ".join(lines) == title  # nothing dropped
@@ -51,7 +53,9 @@ def test_a_long_title_on_a_square_image_wraps_whole_and_the_colour_bar_fits(widt
     assert all(measure(line, font=overlays._font(size)) <= width - 12 for line in lines)
     legend = np.asarray(out)[width:]
     assert out.size == (width, width + overlays.legend_height(width, title))
-    bar_rows = np.where((np.abs(legend.astype(int) - legend.mean(axis=1, keepdims=True)).sum(axis=-1) > 0).any(axis=1))[0]
+    bar_rows = np.where((np.abs(legend.astype(int) - legend.mean(axis=1, keepdims=True)).sum(axis=-1) > 0).any(axis=1))[
+        0
+    ]
     assert bar_rows.max() < legend.shape[0] - 2  # the colour bar ends inside the strip, with a margin
     viridis_top = np.array([253, 231, 37])
     assert (np.abs(legend.astype(int) - viridis_top).sum(axis=-1) < 30).any()  # the bar's bright end is drawn
@@ -98,6 +102,10 @@ def test_side_by_side_scales_to_the_tallest_and_keeps_each_whole():
     pic = overlays.side_by_side([a, b], gap=10)
     assert pic.size == (30 + 10 + 120, 60)
     arr = np.asarray(pic)
-    assert tuple(arr[30, 5]) == (255, 0, 0) and tuple(arr[30, 35]) == (255, 255, 255) and tuple(arr[59, 159]) == (0, 0, 255)
+    assert (
+        tuple(arr[30, 5]) == (255, 0, 0)
+        and tuple(arr[30, 35]) == (255, 255, 255)
+        and tuple(arr[59, 159]) == (0, 0, 255)
+    )
     with pytest.raises(ValueError, match="at least one"):
         overlays.side_by_side([])

@@ -3,6 +3,7 @@ exactly, back and change, half answers refused, skip, flag, stale and foreign to
 
 Outputs of every endpoint: (token, who, prompt, refs, left, right, left video, right video, cp, pf, cp_bad, pf_bad,
 note, progress, message); inputs of submit / skip: (token, cp, pf, cp_bad, pf_bad), of flag: the same and a note."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ from .conftest import USERS
 
 METHODS = ("method-x", "method-y", "method-z")
 UPDATE = {"__type__": "update"}
-(TOKEN, WHO, PROMPT, REFS, LEFT, RIGHT, LEFT_VIDEO, RIGHT_VIDEO, CP, PF, CP_BAD, PF_BAD, NOTE, PROGRESS,
- MESSAGE) = range(15)
+(TOKEN, WHO, PROMPT, REFS, LEFT, RIGHT, LEFT_VIDEO, RIGHT_VIDEO, CP, PF, CP_BAD, PF_BAD, NOTE, PROGRESS, MESSAGE) = (
+    range(15)
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +96,11 @@ def test_answers_are_stored_exactly_and_can_be_changed_after_going_back(served, 
 def test_half_answers_are_refused_and_kept_on_screen(served, pairs):
     bob = _client(served, "bob")
     first = bob.predict(api_name="/rate_pair_open")
-    for cp, pf, missing in (("left", None, "prompt following"), (None, "tie", "concept preservation"),
-                            (None, None, "concept preservation and prompt following")):
+    for cp, pf, missing in (
+        ("left", None, "prompt following"),
+        (None, "tie", "concept preservation"),
+        (None, None, "concept preservation and prompt following"),
+    ):
         refused = bob.predict(first[TOKEN], cp, pf, False, False, api_name="/rate_pair_submit")
         assert refused[MESSAGE].startswith("⚠ not saved: choose left, right or tie for " + missing), refused[MESSAGE]
         assert refused[PROMPT] == UPDATE and refused[CP] == UPDATE and refused[LEFT] == UPDATE  # kept as chosen
@@ -112,8 +117,9 @@ def test_skip_and_flag_store_their_status_and_move_on(served, pairs):
     first = alice.predict(api_name="/rate_pair_open")
     skipped = alice.predict(first[TOKEN], "left", None, False, False, api_name="/rate_pair_skip")
     assert "skipped the pair" in skipped[MESSAGE] and "Pair 2" in skipped[PROMPT]
-    flagged = alice.predict(skipped[TOKEN], None, None, False, False, "  the left image is broken ",
-                            api_name="/rate_pair_flag")
+    flagged = alice.predict(
+        skipped[TOKEN], None, None, False, False, "  the left image is broken ", api_name="/rate_pair_flag"
+    )
     assert "flagged the pair" in flagged[MESSAGE] and "Pair 3" in flagged[PROMPT] and flagged[NOTE] == ""
     tasks = _tasks(served, "alice")
     assert _answers(tasks[1]) == {c: (None, False, "skipped") for c in ("cp", "pf")}
@@ -147,10 +153,12 @@ def test_a_failed_write_is_a_message_and_the_answers_stay(served, pairs, monkeyp
 
     def busy(*args, **kwargs):
         raise StoreError("the database is busy (another write held it too long); nothing was saved, try again")
+
     monkeypatch.setattr(served.wb.pairwise, "submit", busy)
     failed = carol.predict(shown[TOKEN], "left", "right", False, False, api_name="/rate_pair_submit")
-    assert failed[MESSAGE] == ("⚠ not saved: the database is busy (another write held it too long); nothing was "
-                               "saved, try again")
+    assert failed[MESSAGE] == (
+        "⚠ not saved: the database is busy (another write held it too long); nothing was saved, try again"
+    )
     assert all(failed[i] == UPDATE for i in (PROMPT, LEFT, RIGHT, LEFT_VIDEO, RIGHT_VIDEO, CP, PF, CP_BAD, PF_BAD))
     monkeypatch.undo()
     assert served.wb.database.store.pairwise.current(rater="carol") == before
@@ -163,8 +171,13 @@ def test_pair_endpoints_are_rater_endpoints_and_take_the_login(served):
 
     info = _client(served, "carol").view_api(return_format="dict", print_info=False)["named_endpoints"]
     pair_apis = {name for name in info if name.startswith("/rate_pair")}
-    assert pair_apis == {"/rate_pair_open", "/rate_pair_submit", "/rate_pair_skip", "/rate_pair_flag",
-                         "/rate_pair_back"}
+    assert pair_apis == {
+        "/rate_pair_open",
+        "/rate_pair_submit",
+        "/rate_pair_skip",
+        "/rate_pair_flag",
+        "/rate_pair_back",
+    }
     assert all(name.lstrip("/").startswith(RATER_PREFIX) for name in pair_apis)
     for name in pair_apis:  # no input names the user: the acting user is the login
         assert not any("user" in (p.get("parameter_name") or "") for p in info[name]["parameters"]), name

@@ -1,6 +1,7 @@
 """Where the Rate tab's answer events run: on the server's event loop for SQLite (a few milliseconds of in-process
 queries; in worker threads they traded the interpreter lock with the loop under load, `rate_tab.on_event_loop`),
 in worker threads for PostgreSQL (each query is a network round trip that must not hold up the loop)."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,21 +11,29 @@ import pytest
 ANSWER_EVENTS = {"rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", "rate_back"}
 
 
-def test_answer_events_run_on_the_loop_only_for_an_in_process_database(demo_weights, tmp_path, database_url,
-                                                                         backend):
+def test_answer_events_run_on_the_loop_only_for_an_in_process_database(demo_weights, tmp_path, database_url, backend):
     from masc_ui.settings import Settings
     from masc_ui.ui.blocks import build_app
     from masc_ui.workbench import Workbench
 
-    wb = Workbench.open(Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                                 data_dir=tmp_path / "data", database_url=database_url))
+    wb = Workbench.open(
+        Settings(
+            profile="demo",
+            demo_weights_dir=demo_weights,
+            device="cpu",
+            dtype="float32",
+            data_dir=tmp_path / "data",
+            database_url=database_url,
+        )
+    )
     try:
         assert wb.ratings.database_in_process is (backend == "sqlite")
         demo = build_app(wb)
         fns = {fn.api_name: fn.fn for fn in demo.fns.values() if fn.api_name in ANSWER_EVENTS}
         assert set(fns) == ANSWER_EVENTS
-        assert {name: inspect.iscoroutinefunction(fn) for name, fn in fns.items()} == \
-            {name: backend == "sqlite" for name in ANSWER_EVENTS}
+        assert {name: inspect.iscoroutinefunction(fn) for name, fn in fns.items()} == {
+            name: backend == "sqlite" for name in ANSWER_EVENTS
+        }
         # Gradio still finds the request parameter through the wrapper (it passes the login in).
         assert all("request" in inspect.signature(fn).parameters for fn in fns.values())
     finally:
@@ -36,6 +45,7 @@ def test_the_wrapper_runs_the_handler_to_the_end_without_suspending():
 
     def handler(a, b=2, *, request=None):
         return a + b, request
+
     wrapped = on_event_loop(handler)
     assert inspect.iscoroutinefunction(wrapped) and inspect.signature(wrapped) == inspect.signature(handler)
     answer = wrapped(1, request="r")
@@ -49,8 +59,11 @@ def test_answer_events_skip_the_queue_and_postprocess_their_outputs_in_the_handl
     from masc_ui.ui.blocks import build_app
     from masc_ui.workbench import Workbench
 
-    wb = Workbench.open(Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                                 data_dir=tmp_path / "data"))
+    wb = Workbench.open(
+        Settings(
+            profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32", data_dir=tmp_path / "data"
+        )
+    )
     try:
         demo = build_app(wb)
         found = {fn.api_name: (fn.postprocess, fn.queue) for fn in demo.fns.values() if fn.api_name in ANSWER_EVENTS}
@@ -68,8 +81,9 @@ def _process(demo, fn_index: int) -> list:
     from gradio.state_holder import SessionState
 
     out: list = []
-    thread = threading.Thread(target=lambda: out.append(asyncio.run(
-        demo.process_api(fn_index, [], state=SessionState(demo), request=None))))
+    thread = threading.Thread(
+        target=lambda: out.append(asyncio.run(demo.process_api(fn_index, [], state=SessionState(demo), request=None)))
+    )
     thread.start()
     thread.join()
     return out[0]["data"]
@@ -88,11 +102,28 @@ def test_postprocessed_here_sends_what_gradio_postprocessing_sends(tmp_path):
     Image.new("RGB", (4, 3), "red").save(picture)
 
     def handler():
-        return ({"kept": 1}, "  **bold**\n  line", picture, 1, 7, gr.update(value=str(picture), visible=False),
-                gr.update(visible=True), None)
+        return (
+            {"kept": 1},
+            "  **bold**\n  line",
+            picture,
+            1,
+            7,
+            gr.update(value=str(picture), visible=False),
+            gr.update(visible=True),
+            None,
+        )
+
     with gr.Blocks() as demo:
-        outputs = [gr.State(None), gr.Markdown(), gr.Image(), gr.Radio([("a", 0), ("b", 1)]), gr.Textbox(),
-                   gr.Image(), gr.Markdown(), gr.Image()]
+        outputs = [
+            gr.State(None),
+            gr.Markdown(),
+            gr.Image(),
+            gr.Radio([("a", 0), ("b", 1)]),
+            gr.Textbox(),
+            gr.Image(),
+            gr.Markdown(),
+            gr.Image(),
+        ]
         gr.Button().click(handler, None, outputs)
         gr.Button().click(postprocessed_here(handler, outputs), None, outputs, postprocess=False)
     by_gradio, by_handler = _process(demo, 0), _process(demo, 1)

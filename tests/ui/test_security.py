@@ -1,6 +1,7 @@
 """Issue 12's attacks replayed against the launched app (raw HTTP and gradio_client): each one now fails safely.
 
 One app per module: demo profile, temporary SQLite database, an admin (`root`) and a rater (`rita`)."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,22 @@ from masc_ui.ui.upload import NOT_UPLOADED
 from masc_ui.workbench.examples import EXAMPLES_DIR
 
 ADMIN, RATER = ("root", "pw-root-123"), ("rita", "pw-rita-123")
-RATER_ENDPOINTS = {"rate_open", "rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", "rate_back",
-                   "status_text", "pages_for", "on_open", "rate_pair_open", "rate_pair_submit", "rate_pair_skip",
-                   "rate_pair_flag", "rate_pair_back"}
+RATER_ENDPOINTS = {
+    "rate_open",
+    "rate_submit",
+    "rate_skip",
+    "rate_flag",
+    "rate_flag_by_enter",
+    "rate_back",
+    "status_text",
+    "pages_for",
+    "on_open",
+    "rate_pair_open",
+    "rate_pair_submit",
+    "rate_pair_skip",
+    "rate_pair_flag",
+    "rate_pair_back",
+}
 NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
 """Endpoints whose handler takes a `gr.SelectData` (a click on an image or a table row)."""
 
@@ -29,9 +43,15 @@ def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.workbench import Workbench
 
     data = tmp_path_factory.mktemp("sec-data")
-    settings = Settings(profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32",
-                        data_dir=data, users=f"{ADMIN[0]}:{ADMIN[1]}:admin,{RATER[0]}:{RATER[1]}:rater",
-                        port=free_port())
+    settings = Settings(
+        profile="demo",
+        demo_weights_dir=demo_weights,
+        device="cpu",
+        dtype="float32",
+        data_dir=data,
+        users=f"{ADMIN[0]}:{ADMIN[1]}:admin,{RATER[0]}:{RATER[1]}:rater",
+        port=free_port(),
+    )
     wb = Workbench.open(settings)
     ex = EXAMPLES_DIR / "cat-on-grass"
     for i in range(3):
@@ -85,6 +105,7 @@ def _endpoint_inputs(http: httpx.Client) -> dict[str, list]:
 
 # --- 1. arbitrary file write through the export -------------------------------------------------------------------
 
+
 def test_export_never_writes_outside_the_scratch_folder(app, tmp_path: Path):
     victim = tmp_path / "x" / "victim"
     store = app.wb.database.store
@@ -101,6 +122,7 @@ def test_export_never_writes_outside_the_scratch_folder(app, tmp_path: Path):
 
 # --- 2. server-side file read through a client-chosen path ----------------------------------------------------------
 
+
 def test_a_path_the_client_did_not_upload_is_never_opened(app, tmp_path: Path):
     secret = tmp_path / "secret.png"
     from PIL import Image
@@ -109,11 +131,19 @@ def test_a_path_the_client_did_not_upload_is_never_opened(app, tmp_path: Path):
     blob = next(p for p in (app.data / "blobs").rglob("*") if p.is_file())
     admin = _http(app, ADMIN)
     answers = set()
-    for target in (secret, blob, tmp_path / "missing.png", tmp_path, "/dev/zero", "/etc/passwd",
-                   "../../../../etc/passwd"):
-        for api, data in (("render", ["ref0", 0.0, {"path": str(target)}, [], None]),
-                          ("run", [{"path": str(target)}, None, {"path": str(target)}, "p", "cat", ["clip_i"],
-                                   False])):
+    for target in (
+        secret,
+        blob,
+        tmp_path / "missing.png",
+        tmp_path,
+        "/dev/zero",
+        "/etc/passwd",
+        "../../../../etc/passwd",
+    ):
+        for api, data in (
+            ("render", ["ref0", 0.0, {"path": str(target)}, [], None]),
+            ("run", [{"path": str(target)}, None, {"path": str(target)}, "p", "cat", ["clip_i"], False]),
+        ):
             kind, message = _call(admin, api, data)
             assert kind == "error", (api, target, message)
             answers.add(message)
@@ -126,8 +156,18 @@ def test_a_path_the_client_did_not_upload_is_never_opened(app, tmp_path: Path):
 def test_uploaded_files_still_work_and_blobs_keep_the_uploaded_bytes(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     ex = EXAMPLES_DIR / "coffee-on-bricks"
-    msg = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")), "a cup",
-                         "coffee cup", ["clip_i"], "uploads", "", False, api_name="/save")[0]
+    msg = client.predict(
+        handle_file(str(ex / "ref.jpg")),
+        None,
+        handle_file(str(ex / "out.jpg")),
+        "a cup",
+        "coffee cup",
+        ["clip_i"],
+        "uploads",
+        "",
+        False,
+        api_name="/save",
+    )[0]
     assert "saved as sample #" in msg
     sample = app.wb.database.store.samples.list("uploads")[0]
     blob = app.wb.database.store.images.read(sample.output)
@@ -136,16 +176,42 @@ def test_uploaded_files_still_work_and_blobs_keep_the_uploaded_bytes(app):
 
 # --- 3. roles -------------------------------------------------------------------------------------------------------
 
+
 def test_a_rater_is_refused_by_every_admin_endpoint(app, capfd):
     capfd.readouterr()
     rater = _http(app, RATER)
     endpoints = _endpoint_inputs(rater)
     admin_only = sorted(set(endpoints) - RATER_ENDPOINTS)
-    assert {"run", "explain", "save", "browse", "open_sample", "export", "agreement", "load_example", "render",
-            "on_by_name", "leaderboard", "leaderboard_datasets", "compare", "compare_partners", "compare_take",
-            "pairwise_report", "pairwise_datasets", "video_load", "video_select", "video_mask_brush",
-            "video_mask_by_name", "video_mask_apply", "video_mask_discard", "video_mask_undo", "video_mask_clear",
-            "draw_frame_plot", "browse_poster", "agreement_kind"} <= set(admin_only)
+    assert {
+        "run",
+        "explain",
+        "save",
+        "browse",
+        "open_sample",
+        "export",
+        "agreement",
+        "load_example",
+        "render",
+        "on_by_name",
+        "leaderboard",
+        "leaderboard_datasets",
+        "compare",
+        "compare_partners",
+        "compare_take",
+        "pairwise_report",
+        "pairwise_datasets",
+        "video_load",
+        "video_select",
+        "video_mask_brush",
+        "video_mask_by_name",
+        "video_mask_apply",
+        "video_mask_discard",
+        "video_mask_undo",
+        "video_mask_clear",
+        "draw_frame_plot",
+        "browse_poster",
+        "agreement_kind",
+    } <= set(admin_only)
     for api in admin_only:
         kind, message = _call(rater, api, endpoints[api])
         if api in NEEDS_EVENT_DATA:  # Gradio refuses these before the handler: no browser event came with them
@@ -193,6 +259,7 @@ def test_tabs_are_hidden_for_raters_and_shown_for_admins(app):
 
 # --- 4. quotas and hygiene ------------------------------------------------------------------------------------------
 
+
 def test_gradio_cache_is_cleaned_and_uploads_are_capped(app):
     assert app.blocks.delete_cache == (300, 3600)
     assert app.blocks.max_file_size == 25 * 1024 * 1024
@@ -200,10 +267,12 @@ def test_gradio_cache_is_cleaned_and_uploads_are_capped(app):
 
 # --- 5. logins ------------------------------------------------------------------------------------------------------
 
+
 def test_wrong_passwords_are_throttled_even_before_the_right_one(app):
     with httpx.Client(base_url=app.url, timeout=60) as http:
-        codes = [http.post("/login", data={"username": ADMIN[0], "password": f"guess-{i}"}).status_code
-                 for i in range(7)]
+        codes = [
+            http.post("/login", data={"username": ADMIN[0], "password": f"guess-{i}"}).status_code for i in range(7)
+        ]
         assert codes[:5] == [400] * 5 and codes[-1] == 429
         right = http.post("/login", data={"username": ADMIN[0], "password": ADMIN[1]})
         assert right.status_code == 429 and "wait" in right.text
@@ -212,20 +281,39 @@ def test_wrong_passwords_are_throttled_even_before_the_right_one(app):
 
 # --- 6. errors that leak nothing ------------------------------------------------------------------------------------
 
+
 def test_nul_in_a_prompt_is_refused_with_a_clear_message(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
     ex = EXAMPLES_DIR / "cat-on-grass"
-    table, message, *_ = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")),
-                                       "a cat\x00; DROP TABLE", "cat", ["clip_i"], False, api_name="/run")
+    table, message, *_ = client.predict(
+        handle_file(str(ex / "ref.jpg")),
+        None,
+        handle_file(str(ex / "out.jpg")),
+        "a cat\x00; DROP TABLE",
+        "cat",
+        ["clip_i"],
+        False,
+        api_name="/run",
+    )
     assert "prompt contains a NUL character" in message and "INSERT" not in message
-    saved = client.predict(handle_file(str(ex / "ref.jpg")), None, handle_file(str(ex / "out.jpg")), "a cat",
-                              "cat", ["clip_i"], "nul\x00set", "", False, api_name="/save")[0]
+    saved = client.predict(
+        handle_file(str(ex / "ref.jpg")),
+        None,
+        handle_file(str(ex / "out.jpg")),
+        "a cat",
+        "cat",
+        ["clip_i"],
+        "nul\x00set",
+        "",
+        False,
+        api_name="/save",
+    )[0]
     assert "dataset name contains a NUL character" in saved
 
 
 def test_huge_sample_ids_get_a_message_not_a_driver_error(app):
     client = Client(app.url, auth=ADMIN, verbose=False)
-    out = client.predict(10 ** 20, api_name="/open_sample")
+    out = client.predict(10**20, api_name="/open_sample")
     said = out[-2]  # the message next to Open, in Browse (the video box comes last)
     assert "sample id must be a whole number" in said and "SQLite" not in said
 
@@ -257,6 +345,7 @@ def test_a_store_error_hides_server_paths(app, tmp_path: Path):
 
 # --- 7. spreadsheet-safe exports ------------------------------------------------------------------------------------
 
+
 def test_exported_csv_cells_are_not_formulas(app):
     import csv
 
@@ -283,6 +372,7 @@ def test_no_logins_on_a_public_address_is_announced(tmp_path: Path):
 
 # --- last: uses up the admin's export quota ------------------------------------------------------------------
 
+
 def test_heavy_endpoints_are_rate_limited_per_client(app):
     admin = _http(app, ADMIN)
     answers = [_call(admin, "export", ["jsonl", "secret-set"]) for _ in range(8)]
@@ -302,6 +392,7 @@ def test_answers_posted_straight_to_their_handler_still_need_a_rater_login(app):
     assert answered.status_code == 200, answered.text
     assert "there is no task on screen" in answered.json()["data"][-1]  # this page session never opened a task
     # The admin's events still go through the queue only: no direct route to them.
-    refused = _http(app, ADMIN).post("/gradio_api/run/export", json={"data": ["csv", "secret-set"],
-                                                                     "session_hash": "straight2"})
+    refused = _http(app, ADMIN).post(
+        "/gradio_api/run/export", json={"data": ["csv", "secret-set"], "session_hash": "straight2"}
+    )
     assert refused.status_code == 404, refused.text

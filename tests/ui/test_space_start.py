@@ -2,6 +2,7 @@
 (`MASC_SPACE_STORAGE_DIR`). Writable: the database lands there without any setting and no banner shows. Missing or
 unusable (a file, a read-only folder): the app starts anyway, says so in its log and shows the permanent storage
 banner."""
+
 from __future__ import annotations
 
 import os
@@ -24,9 +25,16 @@ from space_dirs import read_only_dir  # noqa: E402
 def _start(tmp_path: Path, storage: Path, demo_weights: Path) -> tuple[subprocess.Popen, str, Path]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MASC_")}
-    env |= {"SPACE_ID": "someone/masc-workbench", "MASC_SPACE_STORAGE_DIR": str(storage),
-            "MASC_HOST": "127.0.0.1", "MASC_PORT": str(port), "MASC_PROFILE": "demo", "MASC_DEVICE": "cpu",
-            "MASC_DEMO_WEIGHTS_DIR": str(demo_weights), "HOME": str(tmp_path / "home")}
+    env |= {
+        "SPACE_ID": "someone/masc-workbench",
+        "MASC_SPACE_STORAGE_DIR": str(storage),
+        "MASC_HOST": "127.0.0.1",
+        "MASC_PORT": str(port),
+        "MASC_PROFILE": "demo",
+        "MASC_DEVICE": "cpu",
+        "MASC_DEMO_WEIGHTS_DIR": str(demo_weights),
+        "HOME": str(tmp_path / "home"),
+    }
     log = tmp_path / "app.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -3,11 +3,12 @@ tab's images come from the task-file folders (static paths of the app: no copy i
 to logged-in users only, as PNGs of their pixels with no metadata and names that say nothing of the stored files
 (`workbench.blind_files`), whatever the stored files carried (tests/marked_files.py). API clients download them as
 before."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 from gradio_client import Client
@@ -51,8 +52,9 @@ def test_a_raters_images_are_pixels_only_from_the_task_folder_to_logged_in_users
     wb.samples.set_for_rating("served-files", True, user=None)
     stored = wb.database.store.samples.get(sid)
 
-    outputs = Client(served.url, auth=("carol", USERS["carol"]), verbose=False,
-                     download_files=False).predict(api_name="/rate_open")
+    outputs = Client(served.url, auth=("carol", USERS["carol"]), verbose=False, download_files=False).predict(
+        api_name="/rate_open"
+    )
     refs, out = outputs[3], outputs[4]
     out = out.get("value", out)  # the first task after the page opened sets the box's visibility too
     for shown, sha in ((refs, stored.references[0]), (out, stored.output)):
@@ -72,17 +74,23 @@ def test_a_raters_images_are_pixels_only_from_the_task_folder_to_logged_in_users
 def test_both_sides_of_a_pair_are_pixels_only_pngs(served, tmp_path: Path):
     wb = served.wb
     ref = jpeg_with_exif(3)
-    ids = {_save(wb, tmp_path, "served-pairs", ref, jpeg_with_exif(4), "method-A"),
-           _save(wb, tmp_path, "served-pairs", ref, png_with_text(5), "method-B")}
-    outputs = Client(served.url, auth=("bob", USERS["bob"]), verbose=False,
-                     download_files=False).predict(api_name="/rate_pair_open")
+    ids = {
+        _save(wb, tmp_path, "served-pairs", ref, jpeg_with_exif(4), "method-A"),
+        _save(wb, tmp_path, "served-pairs", ref, png_with_text(5), "method-B"),
+    }
+    outputs = Client(served.url, auth=("bob", USERS["bob"]), verbose=False, download_files=False).predict(
+        api_name="/rate_pair_open"
+    )
     task = wb.database.store.pairwise.task("bob", outputs[0])
     assert {task.left_sample_id, task.right_sample_id} == ids
     store = wb.database.store
     left, right = store.samples.get(task.left_sample_id), store.samples.get(task.right_sample_id)
     reference = outputs[PAIR_REFS][0]["image"]
-    shown = [(reference, left.references[0]), (outputs[PAIR_LEFT]["value"], left.output),
-             (outputs[PAIR_RIGHT]["value"], right.output)]
+    shown = [
+        (reference, left.references[0]),
+        (outputs[PAIR_LEFT]["value"], left.output),
+        (outputs[PAIR_RIGHT]["value"], right.output),
+    ]
     for value, sha in shown:
         assert_blind_png(_fetched(served, "bob", value), value["url"], store.images.read(sha), sha)
         assert value["url"].endswith(".png"), value["url"]

@@ -2,6 +2,7 @@
 reused on every frame, masks by name per frame, offered and undoable like the images' masks), the sample on screen
 with a video output (Run's table notes and per-frame plot, Explain of the selected frame, Save's mask source), the
 upload box's path check, the rater's player, Browse's poster and Open; and the role checks of the video use cases."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,7 +42,7 @@ def files(tmp_path):
 def _brush(size=(96, 64), box=(0, 20, 40, 36)) -> dict:
     """An ImageEditor value whose brush layer paints `box` (x0, y0, x1, y1)."""
     layer = np.zeros((size[1], size[0], 4), np.uint8)
-    layer[box[1]:box[3], box[0]:box[2]] = (255, 42, 120, 255)
+    layer[box[1] : box[3], box[0] : box[2]] = (255, 42, 120, 255)
     return {"background": np.zeros((size[1], size[0], 3), np.uint8), "layers": [layer], "composite": None}
 
 
@@ -54,8 +55,7 @@ def _loaded(wb, files) -> VideoSession:
 
 def _per_frame(doubtful=()) -> FrameMasks:
     masks = {i: np.ones((64, 96), bool) for i in (0, 2, 4, 7)}
-    return FrameMasks.per_frame(masks, "text", {"text": "square", "model_id": "sam3-demo",
-                                                "doubtful": list(doubtful)})
+    return FrameMasks.per_frame(masks, "text", {"text": "square", "model_id": "sam3-demo", "doubtful": list(doubtful)})
 
 
 def test_load_a_video_gives_the_sampled_frame_strip(wb, files):
@@ -108,8 +108,10 @@ def test_the_videos_mask_is_never_replaced_silently(wb, files, monkeypatch):
     monkeypatch.setattr(wb, "segment_frames_by_name", lambda video, subject, user: offered["masks"])
     msg = video_panel.name_masks(wb, vs, "square", user="alice")  # no mask yet: applied
     assert "subject-name masks applied" in msg and vs.source == "text-prompted" and vs.pending is None
-    assert "each of the 4 sampled frames has its own mask, segmented from the subject's name 'square'" in \
-        video_panel.mask_rule(vs)
+    assert (
+        "each of the 4 sampled frames has its own mask, segmented from the subject's name 'square'"
+        in video_panel.mask_rule(vs)
+    )
     video_panel.select_frame(vs, 0)
     video_panel.brush_mask(wb, vs, _brush())
     assert vs.source == "drawn"
@@ -151,8 +153,9 @@ def test_run_with_a_video_notes_the_frame_mean_plots_each_metric_and_explains_a_
     ref_mask[20:36, 0:16] = True
     ref = session.uploads.get(str(files[1]), "reference image 1", wb.load_image)
     session.set_mask("ref0", ref_mask, "drawn", ref)
-    sample = score_actions.sample_on_screen(wb, session, str(files[1]), None, None, "a green square moving right",
-                                            "square")
+    sample = score_actions.sample_on_screen(
+        wb, session, str(files[1]), None, None, "a green square moving right", "square"
+    )
     assert sample.out is vs.video and sample.out_mask is vs.masks and sample.ref_masks[0].sum() == 16 * 16
     report = wb.score(sample, METRICS, user="alice")
     notes = frame_notes(report)
@@ -227,8 +230,11 @@ def test_rater_player_browse_poster_and_open(wb, files):
 
 
 def test_the_video_use_cases_are_for_admins(demo_settings, files, tmp_path):
-    bench = Workbench(demo_settings.replace(video_frames=4, data_dir=tmp_path / "d",
-                                            users="root:pw-root-123:admin,rita:pw-rita-123:rater"))
+    bench = Workbench(
+        demo_settings.replace(
+            video_frames=4, data_dir=tmp_path / "d", users="root:pw-root-123:admin,rita:pw-rita-123:rater"
+        )
+    )
     try:
         vs = _loaded(bench, files)
         ref = bench.load_image(str(files[1]), "reference image 1")

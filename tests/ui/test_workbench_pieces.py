@@ -1,4 +1,5 @@
 """Workbench pieces without a server: logins, examples, profile resolution, score rows, launch safety settings."""
+
 from __future__ import annotations
 
 import math
@@ -78,15 +79,20 @@ def test_make_sample_validates_inputs(demo_settings):
     assert s.prompt == "p" and s.subject is None and s.ref_masks[0].dtype == np.float32
     other = wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], None)
     assert sample_fingerprint(s) != sample_fingerprint(other)
-    assert sample_fingerprint(s) == sample_fingerprint(wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask],
-                                                                      ex.out_mask))
+    assert sample_fingerprint(s) == sample_fingerprint(
+        wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], ex.out_mask)
+    )
 
 
 def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
     wb = Workbench(demo_settings)
     ex = load_example("cat-on-grass")
-    sid = wb.recorder.save(wb.make_sample([ex.ref], ex.out, "p", "cat"), {"cp": MetricValue("cp", math.nan, "no mask")},
-                           user=None, dataset="d").sample_id
+    sid = wb.recorder.save(
+        wb.make_sample([ex.ref], ex.out, "p", "cat"),
+        {"cp": MetricValue("cp", math.nan, "no mask")},
+        user=None,
+        dataset="d",
+    ).sample_id
     wb.database.store.ratings.ensure_rater("zoe")
     with pytest.raises(InputError, match="prompt following"):
         wb.ratings.submit("zoe", sid, {"cp": 2, "pf": None})
@@ -104,10 +110,9 @@ def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
 def test_a_refused_rating_write_is_reported_once_and_stores_nothing(demo_settings, tmp_path):
     """The storage layer retries a busy database itself; the use case adds no loop of its own: a failure
     reaches the rater as one StoreError (the UI keeps the task on screen)."""
-    from storage import StorageBusy, open_store
-
     from masc_ui.workbench.database import Database, StoreError
     from masc_ui.workbench.ratings import RatingTasks
+    from storage import StorageBusy, open_store
 
     with open_store(None, tmp_path / "db") as store:
         calls = []
@@ -145,13 +150,14 @@ def test_launch_settings_are_locked_down(tmp_path: Path):
 
 def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path):
     """A sample imported without images (published ratings only) shows in Browse and refuses to open clearly."""
-    from storage import open_store
-
     from masc_ui.workbench.browse import StoredSamples
     from masc_ui.workbench.database import Database
+    from storage import open_store
 
     with open_store(None, tmp_path / "db") as store:
-        sample = store.samples.add("dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3")
+        sample = store.samples.add(
+            "dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3"
+        )
         samples = StoredSamples(Database.of(store), demo_settings)
         headers, rows = samples.browse(user=None)
         assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
@@ -162,40 +168,50 @@ def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path)
 def test_saved_values_record_only_the_masks_they_were_computed_with(demo_settings, tmp_path):
     """Saving again after clearing the output mask: the new values do not claim the stored output mask."""
     from PIL import Image
-    from storage import open_store
 
     from masc_ui.metrics.sample import Sample
     from masc_ui.workbench.database import Database
     from masc_ui.workbench.recorder import Recorder
+    from storage import open_store
 
     ref = Image.new("RGB", (32, 32), (200, 30, 30))
     out = Image.new("RGB", (32, 32), (30, 200, 30))
     mask = np.zeros((32, 32), bool)
     mask[8:24, 8:24] = True
-    prov = {"model_id": "m", "revision": "local", "params": {}, "code_version": "t", "device": "cpu",
-            "dtype": "float32"}
+    prov = {
+        "model_id": "m",
+        "revision": "local",
+        "params": {},
+        "code_version": "t",
+        "device": "cpu",
+        "dtype": "float32",
+    }
     with open_store(None, tmp_path / "db") as store:
         recorder = Recorder(Database.of(store))
         with_mask = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=mask)
-        first = recorder.save(with_mask, {"pf": MetricValue("pf", 0.5, provenance=prov),
-                                          "cp": MetricValue("cp", 0.7, provenance=prov)}, user="alice", dataset="d")
+        first = recorder.save(
+            with_mask,
+            {"pf": MetricValue("pf", 0.5, provenance=prov), "cp": MetricValue("cp", 0.7, provenance=prov)},
+            user="alice",
+            dataset="d",
+        )
         masks = store.masks.current(first.sample_id)
-        old_pf, = store.metrics.history(first.sample_id, "pf")
-        old_cp, = store.metrics.history(first.sample_id, "cp")
+        (old_pf,) = store.metrics.history(first.sample_id, "pf")
+        (old_cp,) = store.metrics.history(first.sample_id, "cp")
         assert old_pf.mask_version_ids == (masks["output", 0].id,)  # PF: the output mask only
         assert old_cp.mask_version_ids == (masks["reference", 0].id,)  # CP: the reference masks only
         cleared = Sample(refs=(ref,), out=out, prompt="a photo", subject="cube", ref_masks=(mask,), out_mask=None)
-        recorder.save(cleared, {"pf": MetricValue("pf", math.nan, "no output mask", provenance=prov)},
-                      user="alice", dataset="d")
+        recorder.save(
+            cleared, {"pf": MetricValue("pf", math.nan, "no output mask", provenance=prov)}, user="alice", dataset="d"
+        )
         _, new_pf = store.metrics.history(first.sample_id, "pf")
         assert new_pf.mask_version_ids == () and new_pf.reason == "no output mask"
 
 
 def test_agreement_refuses_an_unbounded_bootstrap(demo_settings, tmp_path):
-    from storage import open_store
-
     from masc_ui.workbench.agreement import MAX_BOOTSTRAP, agreement_view
     from masc_ui.workbench.database import Database
+    from storage import open_store
 
     with open_store(None, tmp_path / "db") as store:
         for bad in (-1, MAX_BOOTSTRAP + 1):

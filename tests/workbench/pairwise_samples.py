@@ -1,5 +1,6 @@
 """A stored dataset for the pairwise use-case tests: outputs of several methods for several references and prompts,
 each image a small distinct PNG (decodable, so task views can be built)."""
+
 from __future__ import annotations
 
 import io
@@ -30,16 +31,29 @@ def shown(path: Path) -> np.ndarray:
         return np.asarray(image)
 
 
-def add_outputs(store: Any, dataset: str = "ds", methods: tuple[str, ...] = ("m0", "m1", "m2", "m3"),
-                references: int = 3, prompts: tuple[str, ...] = ("a dog on a beach",)) -> list[Any]:
+def add_outputs(
+    store: Any,
+    dataset: str = "ds",
+    methods: tuple[str, ...] = ("m0", "m1", "m2", "m3"),
+    references: int = 3,
+    prompts: tuple[str, ...] = ("a dog on a beach",),
+) -> list[Any]:
     """One output per (reference, prompt, method), keys `r<i>/p<j>/<method>`; returns the sample records."""
     out = []
     for r in range(references):
         ref = store.images.add(png(10_000 + r))
         for p, prompt in enumerate(prompts):
-            for m, method in enumerate(methods):
+            for _m, method in enumerate(methods):
                 seed = 1 + len(out) + 1000 * (zlib.crc32(dataset.encode()) % 1000)
-                out.append(store.samples.add(dataset, references=[ref], output=store.images.add(png(seed)),
-                                             prompt=prompt, subject=f"subject {r}", method=method,
-                                             external_key=f"r{r}/p{p}/{method}"))
+                out.append(
+                    store.samples.add(
+                        dataset,
+                        references=[ref],
+                        output=store.images.add(png(seed)),
+                        prompt=prompt,
+                        subject=f"subject {r}",
+                        method=method,
+                        external_key=f"r{r}/p{p}/{method}",
+                    )
+                )
     return out

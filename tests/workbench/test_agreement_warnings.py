@@ -1,5 +1,6 @@
 """Agreement without caution is never shown (issue 11): the warnings of a table on few samples, of a single rater and
 without CIs (`view_warnings`), and the reason of each row whose numbers are missing (`row_note`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,26 +15,36 @@ def _data(records: list[dict]) -> AgreementData:
 
 
 def test_one_rater_on_two_samples_is_warned_about():
-    data = _data([{"sample_id": "1", "metrics": {"clip_i": 0.2}, "ratings": {"cp": {"alice": 1}}},
-                  {"sample_id": "2", "metrics": {"clip_i": 0.8}, "ratings": {"cp": {"alice": 3}}}])
+    data = _data(
+        [
+            {"sample_id": "1", "metrics": {"clip_i": 0.2}, "ratings": {"cp": {"alice": 1}}},
+            {"sample_id": "2", "metrics": {"clip_i": 0.8}, "ratings": {"cp": {"alice": 3}}},
+        ]
+    )
     table = agreement_table(data, None, criterion="cp", n_boot=0)
     warnings = view_warnings(table, data)
     assert len(warnings) == 3
-    assert warnings[0].startswith(f"only 2 sample(s) have both a metric value and a human rating (fewer than "
-                                  f"{SMALL_N})")
+    assert warnings[0].startswith(
+        f"only 2 sample(s) have both a metric value and a human rating (fewer than {SMALL_N})"
+    )
     assert warnings[1].startswith("a single rater (alice): there is no human-vs-human agreement")
     assert warnings[2] == "0 bootstrap resamples: no confidence intervals"
     assert row_note(table.row("humans"), table, data) == "one rater only: needs 2+ raters on the same samples"
 
 
 def test_each_row_without_numbers_says_why():
-    data = _data([{"sample_id": "1", "metrics": {"clip_i": 0.2, "dino_i": 0.5, "pf_judge": 0.4},
-                   "ratings": {"cp": {"alice": 1, "bob": 2}}},
-                  {"sample_id": "2", "metrics": {"clip_i": 0.8, "dino_i": 0.5},
-                   "ratings": {"cp": {"alice": 3, "bob": 3}}},
-                  {"sample_id": "3", "metrics": {"clip_i": 0.5, "dino_i": 0.5, "pickscore": 20.0}},
-                  {"sample_id": "4", "metrics": {"clip_i": 0.4, "dino_i": 0.5},
-                   "ratings": {"cp": {"alice": 0}}}])
+    data = _data(
+        [
+            {
+                "sample_id": "1",
+                "metrics": {"clip_i": 0.2, "dino_i": 0.5, "pf_judge": 0.4},
+                "ratings": {"cp": {"alice": 1, "bob": 2}},
+            },
+            {"sample_id": "2", "metrics": {"clip_i": 0.8, "dino_i": 0.5}, "ratings": {"cp": {"alice": 3, "bob": 3}}},
+            {"sample_id": "3", "metrics": {"clip_i": 0.5, "dino_i": 0.5, "pickscore": 20.0}},
+            {"sample_id": "4", "metrics": {"clip_i": 0.4, "dino_i": 0.5}, "ratings": {"cp": {"alice": 0}}},
+        ]
+    )
     table = agreement_table(data, None, criterion="cp", n_boot=0)
     notes = {m: row_note(table.row(m), table, data) for m in ("clip_i", "dino_i", "pf_judge", "pickscore", "humans")}
     assert notes["clip_i"] == ""  # three samples with a value and ratings that vary: numbers, no note
@@ -45,16 +56,25 @@ def test_each_row_without_numbers_says_why():
 
 
 def test_two_raters_who_share_no_sample_and_a_large_table():
-    apart = _data([{"sample_id": "1", "metrics": {"clip_i": 0.2}, "ratings": {"cp": {"alice": 1}}},
-                   {"sample_id": "2", "metrics": {"clip_i": 0.8}, "ratings": {"cp": {"bob": 3}}},
-                   {"sample_id": "3", "metrics": {"clip_i": 0.5}, "ratings": {"cp": {"bob": 2}}}])
+    apart = _data(
+        [
+            {"sample_id": "1", "metrics": {"clip_i": 0.2}, "ratings": {"cp": {"alice": 1}}},
+            {"sample_id": "2", "metrics": {"clip_i": 0.8}, "ratings": {"cp": {"bob": 3}}},
+            {"sample_id": "3", "metrics": {"clip_i": 0.5}, "ratings": {"cp": {"bob": 2}}},
+        ]
+    )
     table = agreement_table(apart, None, criterion="cp", n_boot=0)
     assert row_note(table.row("humans"), table, apart) == "2 raters, but no sample rated by two of them"
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 5, SMALL_N + 5)
-    records = [{"sample_id": str(i), "metrics": {"clip_i": float(t) / 4 + rng.normal(0, 0.1)},
-                "ratings": {"cp": {"alice": int(t), "bob": int(min(4, t + rng.integers(0, 2)))}}}
-               for i, t in enumerate(truth)]
+    records = [
+        {
+            "sample_id": str(i),
+            "metrics": {"clip_i": float(t) / 4 + rng.normal(0, 0.1)},
+            "ratings": {"cp": {"alice": int(t), "bob": int(min(4, t + rng.integers(0, 2)))}},
+        }
+        for i, t in enumerate(truth)
+    ]
     large = _data(records)
     table = agreement_table(large, None, criterion="cp", n_boot=50)
     assert view_warnings(table, large) == []  # enough samples, two raters, CIs: nothing to warn about

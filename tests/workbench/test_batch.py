@@ -1,4 +1,5 @@
 """Batch scoring on tiny demo checkpoints: what is stored, resumption, failures, mask modes, sharding."""
+
 from __future__ import annotations
 
 import sys
@@ -9,9 +10,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datasets"))
 from dataset_trees import import_manifest, write_manifest  # noqa: E402
 
-from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
 from masc_ui.errors import InputError  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
+from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
 from storage import open_store  # noqa: E402
 
 METRICS = ("cp", "pf", "clip_i")
@@ -39,8 +40,9 @@ def _values(store, dataset: str = "d") -> dict[tuple[int, str], list]:
 def test_scores_everything_once_with_masks_and_provenance(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m"))
     seen = []
-    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=4), models=models,
-                        on_start=seen.append)
+    summary = run_batch(
+        store, demo_settings, BatchOptions("d", METRICS, batch_size=4), models=models, on_start=seen.append
+    )
     assert seen == [6] and summary.scored_samples == 6 and summary.values_written == 18 and not summary.failures
     values = _values(store)
     assert len(values) == 18 and all(len(v) == 1 for v in values.values())
@@ -70,8 +72,9 @@ def test_limit_then_resume_computes_nothing_twice(store, demo_settings, models, 
 
 
 def test_new_mask_makes_only_its_metric_stale(store, demo_settings, models, tmp_path):
-    from masc_ui.segmentation.masks import mask_to_png
     import numpy as np
+
+    from masc_ui.segmentation.masks import mask_to_png
 
     import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=1, outputs=2))
     run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
@@ -147,12 +150,12 @@ def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
 def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, models, shared_data, tmp_path):
     """DreamBooth stores `info["prompt_subject"] = "sks dog"`: PF strips those words, not just the subject name."""
     import numpy as np
+    from dataset_trees import tiny_image
 
     from masc_ui.datasets import read_layout
-    from masc_ui.workbench.ingest import ingest
     from masc_ui.metrics.masc.strippers import strip_subject_from_prompt
     from masc_ui.segmentation.masks import mask_to_png
-    from dataset_trees import tiny_image
+    from masc_ui.workbench.ingest import ingest
 
     tiny_image(tmp_path / "out" / "sd" / "dog" / "0_0.png", seed=1)
     ingest(store, "db", "dreambooth", read_layout("dreambooth", shared_data / "dreambooth", outputs=tmp_path / "out"))
@@ -162,7 +165,7 @@ def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, mode
     out_mask[4:12, 6:18] = True
     store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
     run_batch(store, demo_settings, BatchOptions("db", ("pf",)), models=models)
-    pf, = store.metrics.history(sample.id, "pf")
+    (pf,) = store.metrics.history(sample.id, "pf")
     assert pf.value is not None and pf.extras["prompt_stripped"] is True
     assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
     assert "sks" not in pf.extras["prompt_text"].split() and "dog" not in pf.extras["prompt_text"].split()

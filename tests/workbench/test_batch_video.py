@@ -1,6 +1,7 @@
 """Batch over a dataset of videos and images (an OpenS2V import plus a manifest of images): one resumable run,
 per-video provenance (the sampled frames), nothing computed twice, video metrics only for videos, masks per frame
 from the subject's name, a video stored without its info."""
+
 from __future__ import annotations
 
 import sys
@@ -12,13 +13,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datasets"))
 from dataset_trees import import_manifest, write_manifest  # noqa: E402
 
-from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
 from masc_ui.datasets import read_layout  # noqa: E402
-from masc_ui.workbench.ingest import ingest  # noqa: E402
 from masc_ui.imaging import open_image, open_video  # noqa: E402
 from masc_ui.metrics.registry import score_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
+from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.workbench.ingest import ingest  # noqa: E402
 from storage import open_store  # noqa: E402
 from tests.datasets.test_opens2v_import import write_opens2v  # noqa: E402
 from tests.video_files import encode_video, synthetic_frames  # noqa: E402
@@ -68,9 +69,12 @@ def test_videos_and_images_in_one_resumable_run(store, dataset, demo_settings, m
     clip_i = _history(store, one.id)["clip_i"][0]
     indices = [int(i) for i in np.linspace(0, 5, 3, dtype=int)]
     assert clip_i.provenance.params["video_frames"]["indices"] == indices and len(clip_i.extras["per_frame"]) == 3
-    direct = score_metrics([Sample(refs=(open_image(store.images.read(one.references[0])),),
-                                   out=open_video(videos / "singleobj_1.mp4"))], ["clip_i"], settings,
-                           ModelRegistry())["clip_i"][0]
+    direct = score_metrics(
+        [Sample(refs=(open_image(store.images.read(one.references[0])),), out=open_video(videos / "singleobj_1.mp4"))],
+        ["clip_i"],
+        settings,
+        ModelRegistry(),
+    )["clip_i"][0]
     assert clip_i.value == pytest.approx(direct.value, abs=1e-5)
 
     again = run_batch(store, settings, BatchOptions("s2v", ("clip_i", "gmescore")), models=models)

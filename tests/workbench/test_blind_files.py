@@ -1,6 +1,7 @@
 """What a rater receives, byte for byte, in both rating kinds (`workbench.blind_files`): images as PNGs of the pixels
 the metrics see with pixel chunks only, videos without their container tags, every file named by a keyed hash; made
 once per stored file. The stored files here carry metadata that names their method (tests/marked_files.py)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,7 @@ from masc_ui.workbench.pairwise import PairwiseTasks
 from masc_ui.workbench.ratings import RatingTasks
 from masc_ui.workbench.recorder import video_info
 from storage import open_store
-from tests.marked_files import (MARKERS, assert_blind_image, container_tags, jpeg_with_exif, mp4_with_tags,
-                                png_with_text)
+from tests.marked_files import MARKERS, assert_blind_image, container_tags, jpeg_with_exif, mp4_with_tags, png_with_text
 from tests.video_files import encode_video, synthetic_frames
 
 PROMPT = "a dog on a beach"
@@ -35,8 +35,16 @@ def _add(store, dataset: str, refs: list[bytes], out: bytes, method: str, *, vid
     shas = [store.images.add(r) for r in refs]
     info = {"video": video_info(open_video(out))} if video else None
     output = store.images.add(out, media_type=open_video(out).media_type if video else None)
-    sample = store.samples.add(dataset, references=shas, output=output, prompt=PROMPT, subject="dog", method=method,
-                               external_key=f"{dataset}/{method}", info=info)
+    sample = store.samples.add(
+        dataset,
+        references=shas,
+        output=output,
+        prompt=PROMPT,
+        subject="dog",
+        method=method,
+        external_key=f"{dataset}/{method}",
+        info=info,
+    )
     store.samples.set_for_rating(dataset, True)
     return sample
 

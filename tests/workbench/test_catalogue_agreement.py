@@ -1,6 +1,7 @@
 """`masc-ui agreement` and the agreement use case list the catalogue metrics next to the others, with the same
 bootstrap CIs: VQAScore and ITMScore for the PF criterion, FaceSim for the CP criterion (issue 13). The code takes
 every stored metric; this proves it on stored values + human ratings."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,9 @@ from dataset_trees import write_dreambench  # noqa: E402
 
 from masc_ui.cli import main  # noqa: E402
 from masc_ui.datasets import read_layout  # noqa: E402
-from masc_ui.workbench.ingest import ingest  # noqa: E402
 from masc_ui.workbench.agreement import agreement_report  # noqa: E402
 from masc_ui.workbench.database import Database  # noqa: E402
+from masc_ui.workbench.ingest import ingest  # noqa: E402
 from storage import open_store  # noqa: E402
 
 CATALOGUE = ("vqascore", "itmscore", "facesim")
@@ -30,8 +31,12 @@ def _store_catalogue_values(data_dir: Path, tree: Path) -> None:
         ingest(store, "dbpp", "dreambench", read_layout("dreambench", tree))
         for sample in store.samples.list(dataset="dbpp"):
             for metric in CATALOGUE:
-                store.metrics.record(sample.id, metric, float(rng.uniform(0, 1)),
-                                     provenance={"model_id": f"demo/{metric}", "code_version": "test"})
+                store.metrics.record(
+                    sample.id,
+                    metric,
+                    float(rng.uniform(0, 1)),
+                    provenance={"model_id": f"demo/{metric}", "code_version": "test"},
+                )
 
 
 def test_cli_agreement_lists_the_catalogue_metrics_with_bootstrap_cis(tmp_path: Path, capsys):

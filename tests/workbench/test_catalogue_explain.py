@@ -1,6 +1,7 @@
 """Catalogue explanations (issue 13): VQAScore's question and P(Yes)/P(No), ITMScore's P(match), FaceSim's faces and
 aligned crops, FaceScore's faces with scores; a metric that cannot apply says why. Real detection (the packaged
 MTCNN detector of the demo profile) on a real photo of a person (`skimage.data.astronaut()`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,10 +57,12 @@ def test_facesim_draws_the_faces_and_the_two_aligned_crops(wb, astronaut):
     assert list(explained) == ["vqascore", "itmscore", "facesim", "facescore"]
     facesim = explained["facesim"]
     captions = [p.caption for p in facesim.pictures]
-    assert captions == ["FaceSim: faces found in the reference",
-                        "FaceSim: faces found in the output (vs the reference)",
-                        "FaceSim: aligned 112×112 crop of the reference (what the recognizer reads)",
-                        "FaceSim: aligned 112×112 crop of the output (what the recognizer reads)"]
+    assert captions == [
+        "FaceSim: faces found in the reference",
+        "FaceSim: faces found in the output (vs the reference)",
+        "FaceSim: aligned 112×112 crop of the reference (what the recognizer reads)",
+        "FaceSim: aligned 112×112 crop of the output (what the recognizer reads)",
+    ]
     # The crops: the largest face an independent run of the same detector finds, aligned by its landmarks.
     for picture, image in zip(facesim.pictures[2:], (astronaut, out)):
         rgb = np.asarray(image)
@@ -83,8 +86,9 @@ def test_no_face_says_why_never_nan(wb, astronaut):
     explained = {e.metric: e for e in wb.explain_catalogue(sample, ["facesim", "facescore"], user=None).items}
     assert explained["facesim"].value is None
     assert explained["facesim"].markdown().startswith("**FaceSim**: not computable: no face found in the output")
-    assert [p.caption for p in explained["facesim"].pictures][-1].endswith("crop of the reference (what the "
-                                                                             "recognizer reads)")
+    assert [p.caption for p in explained["facesim"].pictures][-1].endswith(
+        "crop of the reference (what the recognizer reads)"
+    )
     assert explained["facescore"].value is None and "no face" in explained["facescore"].reason
     for e in explained.values():
         assert "nan" not in e.markdown().lower()

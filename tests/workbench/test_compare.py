@@ -1,5 +1,6 @@
 """The compare use case: two stored outputs of one reference, their latest metric values and differences, and both
 outputs' MaSC patch maps drawn on the same colour scales (demo weights)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +38,7 @@ def test_two_outputs_side_by_side(saved, monkeypatch):
     def spy(image, grid, *, lo, hi, title, opacity=0.6):
         drawn.append((title, lo, hi))
         return real_heatmap(image, grid, lo=lo, hi=hi, title=title, opacity=opacity)
+
     monkeypatch.setattr(overlays, "heatmap", spy)
     result = wb.compare.compare(left_id, right_id, user="admin")
     store = wb.database.store
@@ -59,10 +61,15 @@ def test_two_outputs_side_by_side(saved, monkeypatch):
     attention = {(lo, hi) for title, lo, hi in drawn if title.startswith("PF")}
     assert len(drawn) == 6 and cosine == {result.scales.cosine} and attention == {result.scales.pf}
     # the shared range spans both outputs' maps, computed again here from the engine's maps
-    maps = [r.maps for r in wb.scoring.masc_engine().score_many(
-        [wb.make_sample(*_pieces(wb, i)) for i in (left_id, right_id)], return_maps=True)]
-    values = np.concatenate([np.concatenate([m.cp_ref[0].ravel(), m.out_best.ravel(),
-                                             [c[3] for c in m.correspondences]]) for m in maps])
+    maps = [
+        r.maps
+        for r in wb.scoring.masc_engine().score_many(
+            [wb.make_sample(*_pieces(wb, i)) for i in (left_id, right_id)], return_maps=True
+        )
+    ]
+    values = np.concatenate(
+        [np.concatenate([m.cp_ref[0].ravel(), m.out_best.ravel(), [c[3] for c in m.correspondences]]) for m in maps]
+    )
     values = values[np.isfinite(values)]
     assert result.scales.cosine == pytest.approx((values.min(), values.max()), abs=1e-6)
     assert result.scales.pf == pytest.approx((0.0, max(float(m.pf_attention.max()) for m in maps)), abs=1e-6)

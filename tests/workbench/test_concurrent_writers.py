@@ -1,6 +1,7 @@
 """Several plain processes writing the same things at once (issue 12): two `masc-ui import` runs of one manifest,
 two `masc-ui batch` runs of one dataset, on SQLite and PostgreSQL. Nothing is stored twice and the import counts
 add up to what was stored."""
+
 from __future__ import annotations
 
 import os
@@ -21,16 +22,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1",
-               TQDM_DISABLE="1")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+        OMP_NUM_THREADS="1",
+        TQDM_DISABLE="1",
+    )
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
 
 
 def _together(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
     """Start every command at once, wait for all; their outputs."""
-    procs = [subprocess.Popen([sys.executable, "-m", "masc_ui", *c], cwd=ROOT, env=_env(), text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "masc_ui", *c],
+            cwd=ROOT,
+            env=_env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for c in commands
+    ]
     done = []
     for proc in procs:
         out, err = proc.communicate(timeout=900)
@@ -58,8 +74,11 @@ def test_two_imports_of_one_manifest_store_everything_once(database_url, tmp_pat
     with open_store(database_url, data) as store:
         samples = store.samples.list("d")
         assert len(samples) == n
-        versions = [len(store.masks.history(s.id, role, 0 if role == "output" else 0))
-                    for s in samples for role in ("reference", "output")]
+        versions = [
+            len(store.masks.history(s.id, role, 0 if role == "output" else 0))
+            for s in samples
+            for role in ("reference", "output")
+        ]
         assert versions == [1] * (2 * n)  # each imported mask once, never a second version of the same bytes
 
 
@@ -68,9 +87,24 @@ def test_two_plain_batch_processes_write_each_value_once(database_url, demo_weig
     data = tmp_path / "data"
     with open_store(database_url, data) as store:
         import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=3, outputs=4))
-    args = ["batch", "--dataset", "d", "--metrics", "clip_i,dino_i", "--profile", "demo", "--demo-weights-dir",
-            str(demo_weights), "--device", "cpu", "--dtype", "float32", "--batch-size", "2",
-            *_db_args(data, database_url)]
+    args = [
+        "batch",
+        "--dataset",
+        "d",
+        "--metrics",
+        "clip_i,dino_i",
+        "--profile",
+        "demo",
+        "--demo-weights-dir",
+        str(demo_weights),
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--batch-size",
+        "2",
+        *_db_args(data, database_url),
+    ]
     runs = _together([args, args])
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]

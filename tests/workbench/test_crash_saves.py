@@ -1,5 +1,6 @@
 """Crash safety of Save: a saver SIGKILLed at random moments leaves no sample without its values and no value
 without its masks (`bench/crash_saves.py` runs more cycles and prints the figures)."""
+
 from __future__ import annotations
 
 import sys

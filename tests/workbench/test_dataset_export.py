@@ -1,6 +1,7 @@
 """Datasets out: the Parquet export read back with pandas and the image folder loaded back with
 `datasets.load_dataset("imagefolder")` hold exactly the values of the JSON-lines export (written by storage's own
 exporter) and the stored image and mask bytes; `masc-ui push` is checked up to the Hub API call."""
+
 from __future__ import annotations
 
 import io
@@ -37,10 +38,21 @@ def stored(tmp_path: Path) -> Path:
     extra = tmp_path / "extra"
     tiny_image(extra / "ref.jpg", seed=7, size=(40, 30))
     tiny_image(extra / "out.png", seed=8, size=(40, 30))
-    (extra / "manifest.jsonl").write_text(json.dumps({
-        "ref": ["../toys/ref0.png", "ref.jpg"], "ref_mask": ["../toys/ref0_mask.png", ""], "out": "out.png",
-        "prompt": "a toy0 on the beach, \"quoted\", =1+1", "subject": "toy0", "method": "m2", "key": "toy0-x",
-        "category": "object"}) + "\n")
+    (extra / "manifest.jsonl").write_text(
+        json.dumps(
+            {
+                "ref": ["../toys/ref0.png", "ref.jpg"],
+                "ref_mask": ["../toys/ref0_mask.png", ""],
+                "out": "out.png",
+                "prompt": 'a toy0 on the beach, "quoted", =1+1',
+                "subject": "toy0",
+                "method": "m2",
+                "key": "toy0-x",
+                "category": "object",
+            }
+        )
+        + "\n"
+    )
     with open_store(None, data) as store:
         import_manifest(store, "toys", manifest)
         import_manifest(store, "toys", extra / "manifest.jsonl")
@@ -51,11 +63,17 @@ def stored(tmp_path: Path) -> Path:
         prov = {"model_id": "synthetic", "code_version": "test"}
         for k, sample in enumerate(store.samples.list("toys")):
             store.metrics.record(sample.id, "clip_i", 0.1 * k + 1 / 3, provenance=prov)
-            store.metrics.record(sample.id, "gpt4o_cp", None if k == 2 else float(k % 5), provenance=prov,
-                                 reason="judge gave no answer" if k == 2 else None)
+            store.metrics.record(
+                sample.id,
+                "gpt4o_cp",
+                None if k == 2 else float(k % 5),
+                provenance=prov,
+                reason="judge gave no answer" if k == 2 else None,
+            )
             store.ratings.rate("alice", sample.id, "cp", k % 5)
-            store.ratings.rate("bob", sample.id, "cp", None, status="skipped") if k == 1 else \
-                store.ratings.rate("bob", sample.id, "pf", (k + 2) % 5)
+            store.ratings.rate("bob", sample.id, "cp", None, status="skipped") if k == 1 else store.ratings.rate(
+                "bob", sample.id, "pf", (k + 2) % 5
+            )
     return data
 
 
@@ -125,8 +143,9 @@ def test_imagefolder_loads_back_with_datasets(stored, tmp_path):
             assert row["image"] is None and row["references"] == [] and row["output_mask"] is None
             continue
         assert _pixels(row["image"]) == _pixels(_stored_bytes(stored, ref["output_sha256"]))
-        assert [_pixels(im) for im in row["references"]] == \
-            [_pixels(_stored_bytes(stored, sha)) for sha in ref["reference_sha256s"]]
+        assert [_pixels(im) for im in row["references"]] == [
+            _pixels(_stored_bytes(stored, sha)) for sha in ref["reference_sha256s"]
+        ]
         current = masks.get(ref["sample_id"], {})
         pairs = [(row["output_mask"], current.get(("output", 0)))]
         pairs += [(mask, current.get(("reference", i))) for i, mask in enumerate(row["reference_masks"])]
@@ -165,12 +184,14 @@ def test_imagefolder_refuses_a_used_folder_and_images_free_datasets(stored, tmp_
 
 def test_browse_download_zips_the_folder(stored, tmp_path):
     with Database(Settings(data_dir=stored)) as database:
-        path, n = StoredSamples(database, database._settings).export("imagefolder", user=None, dataset="other",
-                                                                      folder=tmp_path / "scratch")
+        path, n = StoredSamples(database, database._settings).export(
+            "imagefolder", user=None, dataset="other", folder=tmp_path / "scratch"
+        )
     assert n == 1 and path.name == "masc-export-other.zip"
     names = zipfile.ZipFile(path).namelist()
-    assert "masc-export-other/metadata.parquet" in names and any(n.startswith("masc-export-other/images/")
-                                                                  for n in names)
+    assert "masc-export-other/metadata.parquet" in names and any(
+        n.startswith("masc-export-other/images/") for n in names
+    )
 
 
 def test_cli_export_formats(stored, tmp_path, capsys):
@@ -184,6 +205,7 @@ def test_cli_export_formats(stored, tmp_path, capsys):
 
 
 # --- masc-ui push: everything up to the Hub API call ----------------------------------------------------------
+
 
 class FakeHfApi:
     """Stands in for `huggingface_hub.HfApi`: records the calls `push` makes (the upload needs the network)."""
@@ -230,10 +252,18 @@ def test_push_uploads_the_checked_folder(folder, hub, capsys):
     assert len(hub.calls) == 2 and "would upload 8 samples" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("case, message", [
-    ("bad id", "is not a Hub repository id"), ("no owner", "needs its owner"), ("no folder", "is not a folder"),
-    ("not an export", "metadata.parquet is missing"), ("missing file", "which is not a file inside"),
-    ("offline", "HF_HUB_OFFLINE is set"), ("no token", "no Hugging Face token")])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("bad id", "is not a Hub repository id"),
+        ("no owner", "needs its owner"),
+        ("no folder", "is not a folder"),
+        ("not an export", "metadata.parquet is missing"),
+        ("missing file", "which is not a file inside"),
+        ("offline", "HF_HUB_OFFLINE is set"),
+        ("no token", "no Hugging Face token"),
+    ],
+)
 def test_push_refuses_before_calling_the_hub(folder, hub, monkeypatch, capsys, tmp_path, case, message):
     import huggingface_hub
     from huggingface_hub import constants

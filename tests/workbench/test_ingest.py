@@ -1,4 +1,5 @@
 """Importing into storage (SQLite in a temp folder): what lands where, bad rows skipped, twice adds nothing."""
+
 from __future__ import annotations
 
 import json
@@ -6,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.datasets.dataset_trees import tiny_image, tiny_mask, write_dreambench
 
 from masc_ui.datasets import read_layout
 from masc_ui.workbench.ingest import ingest
 from storage import open_store
+from tests.datasets.dataset_trees import tiny_image, tiny_mask, write_dreambench
 
 
 @pytest.fixture()
@@ -33,8 +34,12 @@ def test_dreambench_full_tree_then_again(store, tmp_path: Path):
     assert sample.info == {"collection": "live_subject_animal_00_kitten", "prompt_idx": 1}
     assert store.images.read(sample.references[0]) == (root / "images/animal/00.jpg").read_bytes()
     ratings = {(r.rater, r.criterion): r.score for r in store.ratings.current(sample_id=sample.id)}
-    assert ratings == {("dreambench:group1", "cp"): 1, ("dreambench:group1", "pf"): 1,
-                       ("dreambench:group2", "cp"): 2, ("dreambench:group2", "pf"): 2}
+    assert ratings == {
+        ("dreambench:group1", "cp"): 1,
+        ("dreambench:group1", "pf"): 1,
+        ("dreambench:group2", "cp"): 2,
+        ("dreambench:group2", "pf"): 2,
+    }
     assert all(r.is_external for r in store.ratings.raters())
     latest = store.metrics.latest(sample.id)
     assert latest["gpt4o_cp"].value == 2.0 and latest["gpt4o_cp"].provenance.code_version == "external"
@@ -67,7 +72,8 @@ def test_ratings_of_an_unreadable_collection_are_skipped_with_reason(store, tmp_
     assert summary.reasons() == [("unknown key", 2)]
     assert str(summary.problems[0]).startswith(
         "data_human_rating/merged_data/group1/m-cp.json: key 'Weird-0': unknown key: no sample 'm/Weird-0' in "
-        "dataset 'd'")
+        "dataset 'd'"
+    )
 
 
 def test_changed_rating_becomes_a_new_revision(store, tmp_path: Path):
@@ -89,8 +95,15 @@ def test_manifest_with_masks_bad_rows_and_reimport(store, tmp_path: Path):
     tiny_mask(tmp_path / "small_mask.png", size=(8, 8))
     (tmp_path / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
     rows = [
-        {"ref": "r.png", "ref_mask": "m.png", "out": "o1.png", "out_mask": "small_mask.png", "prompt": "a dog",
-         "subject": "dog", "key": "a"},
+        {
+            "ref": "r.png",
+            "ref_mask": "m.png",
+            "out": "o1.png",
+            "out_mask": "small_mask.png",
+            "prompt": "a dog",
+            "subject": "dog",
+            "key": "a",
+        },
         {"ref": "r.png", "out": "broken.png", "prompt": "a dog", "subject": "dog", "key": "b"},
         {"ref": "r.png", "out": "o2.png", "prompt": "a dog running", "subject": "dog"},
     ]
@@ -108,7 +121,9 @@ def test_manifest_with_masks_bad_rows_and_reimport(store, tmp_path: Path):
     assert (again.added_samples, again.existing_samples, again.skipped) == (0, 2, 1)
     assert store.masks.history(sample.id, "output", 0)[-1].version == 1
     text = "\n".join(again.lines())
-    assert "samples 0 imported, 2 already present" in text and "skipped, by reason: unreadable image or mask (1)" in text
+    assert (
+        "samples 0 imported, 2 already present" in text and "skipped, by reason: unreadable image or mask (1)" in text
+    )
 
 
 def test_changed_content_under_a_stored_key_is_refused(store, tmp_path: Path):
@@ -130,5 +145,6 @@ def test_dreambooth_real_photos(store, shared_data: Path, tmp_path: Path):
     assert summary.added_samples == 3 and summary.problems == []
     sample = store.samples.get_by_key("dreambooth", "sd/cat-2_0")
     assert sample.prompt == "a sks cat on the beach" and len(sample.references) == len(
-        list((shared_data / "dreambooth/dataset/cat").glob("*.jpg")))
+        list((shared_data / "dreambooth/dataset/cat").glob("*.jpg"))
+    )
     assert _import(store, "dreambooth", "dreambooth", shared_data / "dreambooth", outputs=outputs).added_samples == 0

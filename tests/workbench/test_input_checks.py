@@ -2,6 +2,7 @@
 masks of another size than their image refused before anything is scored or stored, a metric's missing inputs in
 the user's words (also for values stored before, or by batch), and an unknown sample id in Compare as a plain
 message."""
+
 from __future__ import annotations
 
 import math
@@ -55,19 +56,26 @@ def test_a_mask_of_another_size_is_refused_by_make_sample_and_by_save(wb):
     ref, out = wb.load_image(ex.ref, "reference image 1"), wb.load_image(ex.out, "output image")
     small = np.zeros((60, 100), bool)
     small[10:50, 20:80] = True
-    with pytest.raises(InputError, match=rf"the mask of the output is 100x60 pixels but its image is "
-                                         rf"{out.size[0]}x{out.size[1]}"):
+    with pytest.raises(
+        InputError,
+        match=rf"the mask of the output is 100x60 pixels but its image is "
+        rf"{out.size[0]}x{out.size[1]}",
+    ):
         wb.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], small)
-    with pytest.raises(InputError, match=rf"the mask of reference 1 is 100x60 pixels but its image is "
-                                         rf"{ref.size[0]}x{ref.size[1]}"):
+    with pytest.raises(
+        InputError,
+        match=rf"the mask of reference 1 is 100x60 pixels but its image is "
+        rf"{ref.size[0]}x{ref.size[1]}",
+    ):
         wb.make_sample([ref], out, ex.prompt, ex.subject, [small], ex.out_mask)
     fine = wb.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
     assert fine.out_mask.shape == out.size[::-1]
     # a sample built without make_sample (a library caller) is refused by Save too, and nothing is stored
     from masc_ui.metrics.sample import Sample
 
-    stretched = Sample(refs=(ref,), out=out, prompt=ex.prompt, subject=ex.subject, ref_masks=(None,),
-                       out_mask=small.astype(np.float32))
+    stretched = Sample(
+        refs=(ref,), out=out, prompt=ex.prompt, subject=ex.subject, ref_masks=(None,), out_mask=small.astype(np.float32)
+    )
     with pytest.raises(InputError, match="the mask of the output is 100x60 pixels"):
         wb.recorder.save(stretched, {"pf": MetricValue("pf", math.nan, "test")}, user=None, dataset="sizes")
     assert wb.database.datasets() == []
@@ -87,23 +95,32 @@ def test_a_missing_input_is_stored_and_shown_in_the_users_words(wb):
 
 def test_a_reason_stored_in_the_scorers_words_is_shown_in_the_users():
     raw = "cp needs ref_masks[0], ref_masks[1], which sample 0 lacks"
-    assert user_reason(raw) == missing_inputs_text(["ref_masks[0]", "ref_masks[1]"]) == (
-        "needs a mask of reference 1 and a mask of reference 2: draw them under Masks, then Run")
+    assert (
+        user_reason(raw)
+        == missing_inputs_text(["ref_masks[0]", "ref_masks[1]"])
+        == ("needs a mask of reference 1 and a mask of reference 2: draw them under Masks, then Run")
+    )
     assert user_reason("clip_t needs prompt, which sample 3 lacks") == "needs the prompt: add them, then Run"
     assert user_reason("no face found in the output") == "no face found in the output"
     assert user_reason(None) is None
-    rows = {r.metric: r for r in stored_rows({"pf": SimpleNamespace(value=None, reason="pf needs out_mask, which "
-                                                                                      "sample 0 lacks")})}
+    rows = {
+        r.metric: r
+        for r in stored_rows({"pf": SimpleNamespace(value=None, reason="pf needs out_mask, which sample 0 lacks")})
+    }
     assert rows["pf"].text() == "n/a (needs a mask of the output: draw them under Masks, then Run)"
     assert rows["cp"].text() == "n/a (not stored for this sample: press Run to compute it)"
 
 
 def test_compare_of_an_unknown_sample_is_a_plain_message(wb):
     ex = load_example("cat-on-grass")
-    sid = wb.recorder.save(wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject), {}, user=None,
-                           dataset="d").sample_id
-    for call in (lambda: wb.compare.partners(999, user=None), lambda: wb.compare.compare(999, sid, user=None),
-                 lambda: wb.compare.compare(sid, 999, user=None)):
+    sid = wb.recorder.save(
+        wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject), {}, user=None, dataset="d"
+    ).sample_id
+    for call in (
+        lambda: wb.compare.partners(999, user=None),
+        lambda: wb.compare.compare(999, sid, user=None),
+        lambda: wb.compare.compare(sid, 999, user=None),
+    ):
         with pytest.raises(InputError, match="sample #999 is not in the database") as caught:
             call()
         assert "store.samples" not in str(caught.value)

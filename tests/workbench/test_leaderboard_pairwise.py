@@ -1,6 +1,7 @@
 """The leaderboard's pairwise human columns (`bt_cp`, `bt_pf`) and its grid rows: the Bradley-Terry theta of
 `pairwise_column`, per-method vote counts by direct count, Kendall tau-b against scipy, and the grid cells equal to
 `masc-ui leaderboard`'s Markdown."""
+
 from __future__ import annotations
 
 import io
@@ -15,7 +16,7 @@ from masc_ui.cli import main
 from masc_ui.workbench.database import Database
 from masc_ui.workbench.leaderboard import agreement_rows, leaderboard_view, pairwise_columns, table_rows
 from masc_ui.workbench.pairwise_analysis import pairwise_column, pairwise_input
-from masc_ui.workbench.users import Account, AccessDenied, Accounts
+from masc_ui.workbench.users import AccessDenied, Account, Accounts
 from storage import open_store
 from tests.admin_data import METHODS, add_judged_dataset
 
@@ -34,8 +35,11 @@ def judged(tmp_path: Path):
 
 def _md_cells(text: str) -> list[list[str]]:
     """Body cells of every Markdown table in `text` (the rule lines dropped)."""
-    rows = [[c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
-            for line in text.splitlines() if line.startswith("|") and not line.startswith("| -")]
+    rows = [
+        [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+        for line in text.splitlines()
+        if line.startswith("|") and not line.startswith("| -")
+    ]
     return rows
 
 
@@ -47,8 +51,12 @@ def test_pairwise_columns_hold_the_bradley_terry_fit_and_vote_counts(judged):
     for column, criterion in zip(columns, ("cp", "pf")):
         fit = pairwise_column(database, user=None, dataset="lb", criterion=criterion, n_boot=N_BOOT, seed=2)
         assert fit.reason is None and dict(column.values) == dict(fit.values)
-        counted = {m: sum(1 for j in source.data.judgments if j.criterion == criterion and m in
-                          (j.left_method, j.right_method)) for m in METHODS}
+        counted = {
+            m: sum(
+                1 for j in source.data.judgments if j.criterion == criterion and m in (j.left_method, j.right_method)
+            )
+            for m in METHODS
+        }
         assert dict(column.n) == counted == {m: 2 * 12 for m in METHODS}  # 4 references x 3 raters x 2 partners
     assert min(columns[0].values, key=lambda m: -columns[0].values[m].value) == "alpha"
 
@@ -57,8 +65,9 @@ def test_leaderboard_appends_them_ranks_them_and_compares_every_metric(judged):
     _, database = judged
     view = leaderboard_view(database, user=None, dataset="lb", n_boot=N_BOOT, seed=2)
     assert view.board.criteria == ("cp", "bt_cp", "bt_pf")
-    theta = {m: e.value for m, e in pairwise_column(database, user=None, dataset="lb", n_boot=N_BOOT,
-                                                       seed=2).values.items()}
+    theta = {
+        m: e.value for m, e in pairwise_column(database, user=None, dataset="lb", n_boot=N_BOOT, seed=2).values.items()
+    }
     groups = view.board.groups
     for metric in ("cp", "clip_i"):
         means = [view.board.row(g).metrics[metric].mean.value for g in groups]
@@ -85,8 +94,10 @@ def test_pairwise_columns_are_for_admins(judged):
 def test_grid_rows_equal_the_cli_markdown_cell_for_cell(judged, capsys):
     data_dir, database = judged
     view = leaderboard_view(database, user=None, dataset="lb", n_boot=N_BOOT, seed=4)
-    assert main(["leaderboard", "--dataset", "lb", "--data-dir", str(data_dir), "--n-boot", str(N_BOOT),
-                 "--seed", "4"]) == 0
+    assert (
+        main(["leaderboard", "--dataset", "lb", "--data-dir", str(data_dir), "--n-boot", str(N_BOOT), "--seed", "4"])
+        == 0
+    )
     md = capsys.readouterr().out
     cells = _md_cells(md)
     headers, rows = table_rows(view)
@@ -94,9 +105,23 @@ def test_grid_rows_equal_the_cli_markdown_cell_for_cell(judged, capsys):
     expected = [headers, *[[str(c) for c in r] for r in rows], a_headers, *a_rows]
     assert cells == expected
     assert any("human bt_cp" in h for h in headers) and "tau vs human bt_pf" in a_headers
-    code = main(["leaderboard", "--dataset", "lb", "--data-dir", str(data_dir), "--n-boot", str(N_BOOT),
-                 "--seed", "4", "--format", "csv"])
+    code = main(
+        [
+            "leaderboard",
+            "--dataset",
+            "lb",
+            "--data-dir",
+            str(data_dir),
+            "--n-boot",
+            str(N_BOOT),
+            "--seed",
+            "4",
+            "--format",
+            "csv",
+        ]
+    )
     board = pd.read_csv(io.StringIO(capsys.readouterr().out.split("\n\n")[0]))
     assert code == 0 and board.human_bt_cp_mean.tolist() == pytest.approx(
-        [view.board.row(g).humans["bt_cp"].mean.value for g in board.method])
+        [view.board.row(g).humans["bt_cp"].mean.value for g in board.method]
+    )
     assert np.all(board.human_bt_cp_n == 24)

@@ -1,5 +1,6 @@
 """The leaderboard use case and `masc-ui leaderboard` on a stored synthetic dataset with known per-method means,
 against direct pandas/numpy computations and scipy's Kendall tau."""
+
 from __future__ import annotations
 
 import io
@@ -44,13 +45,17 @@ def synth(tmp_path: Path) -> Path:
             store.ratings.ensure_rater(rater)
         for method in TRUE_CP:
             for i in range(8):
-                s = store.samples.add("synth", subject=f"subject{i % 4}", category=("animal", "object")[i % 2],
-                                      method=method, external_key=f"{method}/{i}")
+                s = store.samples.add(
+                    "synth",
+                    subject=f"subject{i % 4}",
+                    category=("animal", "object")[i % 2],
+                    method=method,
+                    external_key=f"{method}/{i}",
+                )
                 prov = {"model_id": "synthetic", "code_version": "test"}
                 store.metrics.record(s.id, "cp", TRUE_CP[method] + METRIC_OFFSETS[i], provenance=prov)
                 if not (method == "b" and i == 2):  # its offset is 0: the mean stays exact
-                    store.metrics.record(s.id, "clip_i", TRUE_CLIP_I[method] + METRIC_OFFSETS[::-1][i],
-                                         provenance=prov)
+                    store.metrics.record(s.id, "clip_i", TRUE_CLIP_I[method] + METRIC_OFFSETS[::-1][i], provenance=prov)
                 store.metrics.record(s.id, "gpt4o_cp", float((i + ord(method)) % 5), provenance=prov)
                 low, high = _pair(TRUE_HUMAN_CP[method] + RATING_OFFSETS[i])
                 store.ratings.rate("r1", s.id, "cp", low)
@@ -68,8 +73,7 @@ def _frame(data_dir: Path) -> pd.DataFrame:
         ratings = store.ratings.current(dataset="synth")
     rows = []
     for s in samples:
-        row = {"method": s.method, "category": s.category,
-               **{m: v.value for m, v in latest.get(s.id, {}).items()}}
+        row = {"method": s.method, "category": s.category, **{m: v.value for m, v in latest.get(s.id, {}).items()}}
         for criterion in ("cp", "pf"):
             scores = [r.score for r in ratings if r.sample_id == s.id and r.criterion == criterion]
             row[f"human {criterion}"] = np.mean(scores) if scores else np.nan
@@ -147,8 +151,9 @@ def test_extra_human_column_is_ranked_and_compared(synth):
     """An extra human column (what issue 17's Bradley-Terry strengths will be) is shown, ranked, and compared with
     each metric by Kendall tau-b (scipy), without a CI; a method it lacks gets an undefined cell."""
     strengths = {"a": -1.0, "b": 0.5, "c": 0.2}
-    column = HumanColumn("bt_cp", {g: Estimate(v, v - 0.3, v + 0.3) for g, v in strengths.items()},
-                         {"a": 40, "b": 40, "c": 40})
+    column = HumanColumn(
+        "bt_cp", {g: Estimate(v, v - 0.3, v + 0.3) for g, v in strengths.items()}, {"a": 40, "b": 40, "c": 40}
+    )
     with Database.of(open_store(None, synth)) as database:
         view = leaderboard_view(database, user=None, dataset="synth", n_boot=50, extra_columns=[column])
         database.store.close()
@@ -192,6 +197,7 @@ def test_errors_name_the_problem(synth, tmp_path):
 
 
 # --- masc-ui leaderboard ---------------------------------------------------------------------------------------
+
 
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
     code = main(["leaderboard", *args])

@@ -1,4 +1,5 @@
 """Metric presets: the three groups of issue 13, every member a registered image metric."""
+
 from __future__ import annotations
 
 import pytest

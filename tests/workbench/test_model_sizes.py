@@ -1,20 +1,33 @@
 """Model sizes beside the metric choices and model loads with progress, once per process (issue 13)."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.settings import Settings
 from masc_ui.workbench import Workbench
-from masc_ui.workbench.model_sizes import (CHECKPOINT_FIELDS, PUBLISHED_PARAMETERS, checkpoint_size, human_bytes,
-                                           metric_size_text)
+from masc_ui.workbench.model_sizes import (
+    CHECKPOINT_FIELDS,
+    PUBLISHED_PARAMETERS,
+    checkpoint_size,
+    human_bytes,
+    metric_size_text,
+)
 
-NOT_CHECKPOINTS = {"pickscore_processor", "naflex_max_patches", "fg_threshold", "stripper", "judge_model",
-                   "judge_base_url", "judge_temperature", "judge_seed"}
+NOT_CHECKPOINTS = {
+    "pickscore_processor",
+    "naflex_max_patches",
+    "fg_threshold",
+    "stripper",
+    "judge_model",
+    "judge_base_url",
+    "judge_temperature",
+    "judge_seed",
+}
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -50,8 +63,10 @@ def test_paper_sizes_on_disk_or_published(tmp_path: Path, monkeypatch):
     (snap / "alias.safetensors").symlink_to(blobs / "b1")
     assert metric_size_text(get_spec("vqascore"), settings) == "3.0 kB on disk"
     # A URL's file already downloaded into the cache folder; a local file set by the user.
-    url = ("https://github.com/jchen175/ArtScore/raw/main/ckpt/"
-           "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth")
+    url = (
+        "https://github.com/jchen175/ArtScore/raw/main/ckpt/"
+        "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"
+    )
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / url.rsplit("/", 1)[-1]).write_bytes(b"y" * 1_500_000)
     assert metric_size_text(get_spec("artscore"), settings) == "1.5 MB on disk"
@@ -59,8 +74,10 @@ def test_paper_sizes_on_disk_or_published(tmp_path: Path, monkeypatch):
     mine.mkdir()
     (mine / "model.safetensors").write_bytes(b"z" * 2500)
     assert metric_size_text(get_spec("itmscore"), settings.replace(itm_model=str(mine))) == "2.5 kB on disk"
-    assert checkpoint_size("Salesforce/blip2-itm-vit-g", settings).parameters == PUBLISHED_PARAMETERS[
-        "Salesforce/blip2-itm-vit-g"]
+    assert (
+        checkpoint_size("Salesforce/blip2-itm-vit-g", settings).parameters
+        == PUBLISHED_PARAMETERS["Salesforce/blip2-itm-vit-g"]
+    )
 
 
 def test_models_load_once_with_a_progress_message_and_a_second_run_loads_nothing(demo_settings):
@@ -74,8 +91,10 @@ def test_models_load_once_with_a_progress_message_and_a_second_run_loads_nothing
         wb.score(first, names, user=None, progress=lambda f, what: messages.append(what))
     assert loads and len(loads) == len(models.loaded())
     vqa_line = next(m for m in messages if m.startswith("loading vqascore"))
-    assert vqa_line == (f"loading vqascore: clip-flant5 ({metric_size_text(get_spec('vqascore'), wb.settings)}): "
-                        "first use only, it stays loaded")
+    assert vqa_line == (
+        f"loading vqascore: clip-flant5 ({metric_size_text(get_spec('vqascore'), wb.settings)}): "
+        "first use only, it stays loaded"
+    )
     # A second Run (another sample, so the result cache does not answer) loads nothing and says nothing of loading.
     loaded, loads[:], messages[:] = models.loaded(), [], []
     second = wb.make_sample([Image.new("RGB", (64, 48), "green")], Image.new("RGB", (64, 48), "white"), "a cube", None)

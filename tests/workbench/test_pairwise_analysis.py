@@ -1,5 +1,6 @@
 """The pairwise analysis of stored judgments (`masc-ui agreement --pairwise`, the Agreement tab, the leaderboard's
 pairwise column): the stored data reach the statistics as given, and the CLI prints them."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -11,15 +12,21 @@ import numpy as np
 import pytest
 from pairwise_samples import add_outputs
 
-from masc_ui.analysis import (PairwiseData, bradley_terry, elo_ratings, pairwise_rater_agreement, win_rate_matrix)
+from masc_ui.analysis import PairwiseData, bradley_terry, elo_ratings, pairwise_rater_agreement, win_rate_matrix
 from masc_ui.analysis.pairwise_data import PairJudgment
 from masc_ui.cli import main
 from masc_ui.errors import InputError
 from masc_ui.settings import Settings
 from masc_ui.workbench.database import Database
 from masc_ui.workbench.pairwise import PairwiseTasks
-from masc_ui.workbench.pairwise_analysis import (accuracy_rows, bradley_terry_rows, pairwise_column, pairwise_input,
-                                                 pairwise_report, win_rate_rows)
+from masc_ui.workbench.pairwise_analysis import (
+    accuracy_rows,
+    bradley_terry_rows,
+    pairwise_column,
+    pairwise_input,
+    pairwise_report,
+    win_rate_rows,
+)
 from storage import ExternalPairJudgment, open_store
 
 STRENGTH = {"m0": 2.0, "m1": 0.0, "m2": -2.0}
@@ -37,11 +44,12 @@ def judged(tmp_path: Path):
     by_ref: dict[str, list] = {}
     for s in outputs:
         by_ref.setdefault(s.external_key.split("/")[0], []).append(s)
-        store.metrics.record(s.id, "cp", STRENGTH[s.method] + rng.normal(0, 0.5),
-                             provenance={"model_id": "test", "code_version": "test"})
+        store.metrics.record(
+            s.id, "cp", STRENGTH[s.method] + rng.normal(0, 0.5), provenance={"model_id": "test", "code_version": "test"}
+        )
         store.metrics.record_external(s.id, "judge", float(rng.integers(0, 5)), source="test-judge")
     expected = []
-    for r, rater in enumerate(("ext1", "ext2", "ext3")):
+    for _r, rater in enumerate(("ext1", "ext2", "ext3")):
         items = []
         for k, group in enumerate(by_ref.values()):
             for i in range(3):
@@ -53,8 +61,16 @@ def judged(tmp_path: Path):
                         p_left = 1 / (1 + math.exp(-d)) * 0.8
                         winner = "left" if u < p_left else ("tie" if u < p_left + 0.2 else "right")
                         when = T0 + dt.timedelta(minutes=int(rng.integers(0, 10_000)))
-                        items.append(ExternalPairJudgment(left.id, right.id, criterion, winner, judged_at=when,
-                                                          both_bad=winner == "tie" and k == 0))
+                        items.append(
+                            ExternalPairJudgment(
+                                left.id,
+                                right.id,
+                                criterion,
+                                winner,
+                                judged_at=when,
+                                both_bad=winner == "tie" and k == 0,
+                            )
+                        )
         store.pairwise.import_external(rater, items)
         expected += [(x.judged_at, rater, x) for x in items]
     keys = {s.id: f"ds/{s.external_key}" for s in outputs}
@@ -65,8 +81,18 @@ def judged(tmp_path: Path):
     view = tasks.next_task("alice")
     tasks.flag("alice", view.token, note="the pair is broken")
     expected.sort(key=lambda x: x[0])
-    judgments = [PairJudgment(keys[x.left_sample_id], keys[x.right_sample_id], x.criterion, x.winner, rater,
-                              methods[x.left_sample_id], methods[x.right_sample_id]) for _, rater, x in expected]
+    judgments = [
+        PairJudgment(
+            keys[x.left_sample_id],
+            keys[x.right_sample_id],
+            x.criterion,
+            x.winner,
+            rater,
+            methods[x.left_sample_id],
+            methods[x.right_sample_id],
+        )
+        for _, rater, x in expected
+    ]
     yield tmp_path / "data", store, judgments, keys, outputs
     store.close()
 
@@ -77,8 +103,10 @@ def test_the_stored_judgments_reach_the_statistics_as_given(judged):
     source = pairwise_input(database, user=None, dataset="ds")
     assert source.data.judgments == tuple(judgments)  # rated only, in judged-time order, labelled, with methods
     assert (source.n_skipped, source.n_flagged) == (2, 2)
-    assert source.n_both_bad == {c: sum(1 for j in judgments if j.criterion == c and j.winner == "tie"
-                                        and j.left.split("/")[1] == "r0") for c in ("cp", "pf")}
+    assert source.n_both_bad == {
+        c: sum(1 for j in judgments if j.criterion == c and j.winner == "tie" and j.left.split("/")[1] == "r0")
+        for c in ("cp", "pf")
+    }
     assert source.higher_is_better == {"cp": True, "judge": True}
     latest = store.metrics.latest(outputs[0].id)
     assert source.metric_values[keys[outputs[0].id]] == {"cp": latest["cp"].value, "judge": latest["judge"].value}
@@ -99,8 +127,7 @@ def test_the_stored_judgments_reach_the_statistics_as_given(judged):
         votes: dict[tuple[str, str], list[str]] = {}
         for j in judgments:
             if j.criterion == part.criterion and j.winner != "tie":
-                votes.setdefault(tuple(sorted((j.left, j.right))), []).append(
-                    j.left if j.winner == "left" else j.right)
+                votes.setdefault(tuple(sorted((j.left, j.right))), []).append(j.left if j.winner == "left" else j.right)
         value = {label: store.metrics.latest(sid)["cp"].value for sid, label in keys.items()}
         scores, human_ties = [], 0
         for (a, b), winners in votes.items():
@@ -132,8 +159,9 @@ def test_without_votes_between_methods_there_is_no_ranking(tmp_path: Path):
     with open_store(None, tmp_path / "data") as store:
         outputs = add_outputs(store, methods=("m0", "m1"), references=2)
         same_method = [s for s in outputs if s.method == "m0"]
-        store.pairwise.import_external("ext", [ExternalPairJudgment(same_method[0].id, same_method[1].id, "cp",
-                                                                    "left")])
+        store.pairwise.import_external(
+            "ext", [ExternalPairJudgment(same_method[0].id, same_method[1].id, "cp", "left")]
+        )
         database = Database.of(store)
         report = pairwise_report(database, user=None, dataset="ds", n_boot=0)
         (part,) = report.criteria
@@ -141,11 +169,13 @@ def test_without_votes_between_methods_there_is_no_ranking(tmp_path: Path):
         assert "method ranking: n/a" in report.text() and part.accuracy == []
         column = pairwise_column(database, user=None, dataset="ds", n_boot=0)
         assert column.values == {} and "two different known methods" in column.reason
-        for kwargs, message in (({"criterion": "pf"}, "no pairwise judgments of 'pf'"),
-                                ({"criterion": "sc"}, "criterion must be one of cp, pf"),
-                                ({"metrics": ["cp"]}, "no values of metric"),
-                                ({"n_boot": -1}, "bootstrap resamples"),
-                                ({"dataset": "nope"}, "dataset 'nope' is not in the database")):
+        for kwargs, message in (
+            ({"criterion": "pf"}, "no pairwise judgments of 'pf'"),
+            ({"criterion": "sc"}, "criterion must be one of cp, pf"),
+            ({"metrics": ["cp"]}, "no values of metric"),
+            ({"n_boot": -1}, "bootstrap resamples"),
+            ({"dataset": "nope"}, "dataset 'nope' is not in the database"),
+        ):
             with pytest.raises(InputError, match=message):
                 pairwise_report(database, user=None, **{"dataset": "ds", "n_boot": 0, **kwargs})
     with open_store(None, tmp_path / "empty") as store:
@@ -158,21 +188,31 @@ def test_cli_prints_the_report_as_text_and_json(judged, capsys):
     args = ["agreement", "--pairwise", "--dataset", "ds", "--n-boot", "100", "--data-dir", str(data_dir)]
     assert main(args) == 0
     out = capsys.readouterr().out
-    for text in ("Pairwise judgments of dataset 'ds' (2 skipped and 2 flagged", "== cp (concept preservation): 72",
-                 "Bradley-Terry (Davidson ties) on 'cp': 72 votes", "Elo on 'cp'", "Win rate of row vs column",
-                 "Rater agreement on 'cp': 24 pairs judged by >= 2 raters", "Metric pairwise accuracy",
-                 "human ties left out", "== pf (prompt following)"):
+    for text in (
+        "Pairwise judgments of dataset 'ds' (2 skipped and 2 flagged",
+        "== cp (concept preservation): 72",
+        "Bradley-Terry (Davidson ties) on 'cp': 72 votes",
+        "Elo on 'cp'",
+        "Win rate of row vs column",
+        "Rater agreement on 'cp': 24 pairs judged by >= 2 raters",
+        "Metric pairwise accuracy",
+        "human ties left out",
+        "== pf (prompt following)",
+    ):
         assert text in out
     assert main(args + ["--criterion", "pf", "--json", "--metrics", "cp"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    expected = pairwise_report(Database.of(store), user=None, dataset="ds", criterion="pf", metrics=["cp"],
-                               n_boot=100).to_dict()
+    expected = pairwise_report(
+        Database.of(store), user=None, dataset="ds", criterion="pf", metrics=["cp"], n_boot=100
+    ).to_dict()
     assert payload == json.loads(json.dumps(expected))
     assert [c["criterion"] for c in payload["criteria"]] == ["pf"]
     assert [m["method"] for m in payload["criteria"][0]["bradley_terry"]["methods"]] == ["m0", "m1", "m2"]
     assert [a["metric"] for a in payload["criteria"][0]["accuracy"]] == ["cp"]
-    for extra, message in ((["--criterion", "sc"], "--criterion sc has no pairwise judgments"),
-                           (["--by", "method"], "--by is for the 0-4 ratings")):
+    for extra, message in (
+        (["--criterion", "sc"], "--criterion sc has no pairwise judgments"),
+        (["--by", "method"], "--by is for the 0-4 ratings"),
+    ):
         assert main(args + extra) == 2
         assert message in capsys.readouterr().err
 

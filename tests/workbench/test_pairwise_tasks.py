@@ -1,5 +1,6 @@
 """Pairwise rating use cases: even coverage of method pairs, never the same pair twice, per-criterion answers
 committed at once, going back and changing an answer (history kept), skip / flag, expiry, blindness."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,14 +53,17 @@ def test_assignment_covers_method_pairs_evenly_and_never_repeats_a_pair(store):
             record = store.pairwise.task(rater, view.token)
             pair = method_pair(store, record)
             # the chosen method pair is among the least covered ones this rater could still take
-            before = [(t.rater, (t.sample_a_id, t.sample_b_id)) for t in store.pairwise.tasks()
-                      if t.token != view.token]
+            before = [
+                (t.rater, (t.sample_a_id, t.sample_b_id)) for t in store.pairwise.tasks() if t.token != view.token
+            ]
             held = Counter(key for _, key in before)
             mine = {key for who, key in before if who == rater}
             plan = plan_of(store.pairwise.state(rater))
-            open_pairs = {p.method_pair for p in plan.pairs
-                          if tuple(sorted((int(p.a), int(p.b)))) not in mine
-                          and held[tuple(sorted((int(p.a), int(p.b))))] < 2}
+            open_pairs = {
+                p.method_pair
+                for p in plan.pairs
+                if tuple(sorted((int(p.a), int(p.b)))) not in mine and held[tuple(sorted((int(p.a), int(p.b))))] < 2
+            }
             assert coverage[pair] == min(coverage[mp] for mp in open_pairs)
             coverage[pair] += 1
             tasks.submit(rater, view.token, {"cp": "left", "pf": "tie"})
@@ -119,17 +123,27 @@ def test_a_rater_completes_pairs_goes_back_and_changes_an_answer(store):
         assert {c: j.both_bad for c, j in record.judgments.items()} == {"cp": False, "pf": True}
     assert stored == given
     changed = store.pairwise.task("alice", back.token).judgments["cp"]
-    assert [(h.winner, h.seconds_spent) for h in store.pairwise.history(changed.id)] == [("tie", 3.0),
-                                                                                          ("right", 1.0)]
+    assert [(h.winner, h.seconds_spent) for h in store.pairwise.history(changed.id)] == [("tie", 3.0), ("right", 1.0)]
     assert len(store.pairwise.current(rater="alice")) == 6
 
 
 def test_views_are_blind_and_show_the_recorded_sides(store):
     add_outputs(store, methods=("m0", "m1"), references=1)
     view = tasks_of(store).next_task("alice")
-    assert {f.name for f in dataclasses.fields(view)} == {"token", "refs", "left", "right", "prompt", "position",
-                                                          "answers", "left_video", "right_video", "left_media_type",
-                                                          "right_media_type", "problem"}
+    assert {f.name for f in dataclasses.fields(view)} == {
+        "token",
+        "refs",
+        "left",
+        "right",
+        "prompt",
+        "position",
+        "answers",
+        "left_video",
+        "right_video",
+        "left_media_type",
+        "right_media_type",
+        "problem",
+    }
     assert view.problem is None  # a fixed sentence when a stored file cannot be shown, never a sample id
     assert not view.has_video and view.left_video is None and view.right_media_type is None  # images: nothing to play
     record = store.pairwise.task("alice", view.token)
@@ -167,8 +181,11 @@ def test_other_raters_tokens_and_bad_answers_are_refused(store):
         tasks.submit("bob", view.token, {"cp": "left"})
     with pytest.raises(StoreError, match="has no pairwise task"):
         tasks.task_for("bob", view.token)
-    for winners, message in (({}, "choose left, right or tie"), ({"cp": "both"}, "must be left, right or tie"),
-                             ({"sc": "left"}, "unknown criterion 'sc'")):
+    for winners, message in (
+        ({}, "choose left, right or tie"),
+        ({"cp": "both"}, "must be left, right or tie"),
+        ({"sc": "left"}, "unknown criterion 'sc'"),
+    ):
         with pytest.raises(InputError, match=message):
             tasks.submit("alice", view.token, winners)
     with pytest.raises(InputError, match="'both bad' given for pf without an answer"):
@@ -207,8 +224,10 @@ def test_an_unanswered_assignment_expires(store):
     assert tasks.next_task("bob") is None
     old = dt.datetime.now(dt.timezone.utc) - ASSIGNMENT_EXPIRY - dt.timedelta(seconds=1)
     with store.engine.begin() as conn:
-        conn.execute(sa.text("UPDATE pair_tasks SET assigned_at = :t"),
-                     {"t": old if store.backend == "postgresql" else old.replace(tzinfo=None)})
+        conn.execute(
+            sa.text("UPDATE pair_tasks SET assigned_at = :t"),
+            {"t": old if store.backend == "postgresql" else old.replace(tzinfo=None)},
+        )
     bob = tasks.next_task("bob")
     assert bob is not None and bob.token != alice.token  # alice's slot was released
     assert tasks.next_task("alice").token == alice.token  # her unfinished task still comes back to her first
@@ -223,8 +242,10 @@ def test_progress_counts(store):
     view = tasks.next_task("alice")
     assert tasks.progress("alice") == PairProgress(0, 6, 6) and tasks.progress("bob") == PairProgress(0, 5, 6)
     tasks.submit("alice", view.token, {"cp": "left", "pf": "left"})
-    assert tasks.progress("alice") == PairProgress(1, 6, 6) and tasks.progress("alice").text() == \
-        "judged 1 / assigned 6 / total 6 pairs"
+    assert (
+        tasks.progress("alice") == PairProgress(1, 6, 6)
+        and tasks.progress("alice").text() == "judged 1 / assigned 6 / total 6 pairs"
+    )
 
 
 def test_a_skip_never_overwrites_an_answer_and_a_flag_needs_a_note(store):

@@ -1,6 +1,7 @@
 """Pairwise tasks with video outputs: videos are paired with videos and images with images; a video pair's view holds
 both clips to play (every frame as stored, the container's tags dropped, the files named by a keyed hash) and their
 poster frames; a pair of mixed kinds is shown side by side as what each output is; an answer is stored as for images."""
+
 from __future__ import annotations
 
 import io
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 from pairwise_samples import decoded, png, shown
+from PIL import Image
 
 from masc_ui.imaging import open_video, poster_frame, read_frames
 from masc_ui.settings import Settings
@@ -39,13 +40,27 @@ def outputs(store) -> dict[int, str]:
     methods = {}
     for k, method in enumerate(VIDEO_METHODS):
         data = encode_video(synthetic_frames(6 + 2 * k), "webm", metadata={"title": f"made by {method}"})
-        sample = store.samples.add("clips", references=[ref], output=store.images.add(data, media_type="video/webm"),
-                                   prompt=PROMPT, subject="square", method=method, external_key=f"v/{method}",
-                                   info={"video": video_info(open_video(data))})
+        sample = store.samples.add(
+            "clips",
+            references=[ref],
+            output=store.images.add(data, media_type="video/webm"),
+            prompt=PROMPT,
+            subject="square",
+            method=method,
+            external_key=f"v/{method}",
+            info={"video": video_info(open_video(data))},
+        )
         methods[sample.id] = method
     for k, method in enumerate(IMAGE_METHODS):
-        sample = store.samples.add("clips", references=[ref], output=store.images.add(png(100 + k)), prompt=PROMPT,
-                                   subject="square", method=method, external_key=f"i/{method}")
+        sample = store.samples.add(
+            "clips",
+            references=[ref],
+            output=store.images.add(png(100 + k)),
+            prompt=PROMPT,
+            subject="square",
+            method=method,
+            external_key=f"i/{method}",
+        )
         methods[sample.id] = method
     return methods
 
@@ -104,7 +119,9 @@ def test_a_video_pair_plays_both_clips_blind_and_takes_an_answer(store, outputs,
         tasks.submit("alice", view.token, {"cp": "left", "pf": "tie"}, both_bad={"pf": True}, seconds_spent=6.0)
         judged = store.pairwise.task("alice", view.token).judgments
         assert {c: (j.winner, j.both_bad, j.status) for c, j in judged.items()} == {
-            "cp": ("left", False, "rated"), "pf": ("tie", True, "rated")}
+            "cp": ("left", False, "rated"),
+            "pf": ("tie", True, "rated"),
+        }
     assert len(seen) == 3 and tasks.progress("alice").judged == 4
 
     video_task = next(x for x in store.pairwise.tasks(rater="alice") if outputs[x.left_sample_id] in VIDEO_METHODS)
@@ -123,7 +140,7 @@ def test_a_pair_of_a_video_and_an_image_shows_each_as_it_is(store, outputs, tmp_
     image_id = next(i for i, m in outputs.items() if m in IMAGE_METHODS)
     store.ratings.ensure_rater("carol")
     task = store.pairwise.next_task("carol", lambda state: PairChoice(video_id, image_id, image_id))  # handed out
-    view = tasks_of(store, tmp_path / "files").task_for("carol", task.token)                         # by another rule
+    view = tasks_of(store, tmp_path / "files").task_for("carol", task.token)  # by another rule
     assert view.left_video is None and view.right_video is not None and view.has_video
     assert np.array_equal(shown(view.left), decoded(store.images.read(store.samples.get(image_id).output)))
     assert view.right_media_type == "video/webm"

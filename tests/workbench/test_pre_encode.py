@@ -1,5 +1,6 @@
 """Segment Anything encodes uploaded images in the background (issue 14): the first click after an upload finds
 the embedding in the cache instead of running the image encoder."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Quotas: per-client token buckets, and the cap on bytes one dataset takes without logins."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +46,8 @@ def test_without_logins_a_dataset_holds_at_most_its_cap(demo_settings, tmp_path)
         wb.close()
     with_logins = Workbench(demo_settings.replace(anonymous_dataset_mb=1, users="ada:pw-ada-12:admin"))
     try:  # with logins, admins are trusted: no cap
-        with_logins.save_sample(with_logins.make_sample([ref], out, "a toy", "toy"), user="ada", dataset="d",
-                                names=["clip_i"])
+        with_logins.save_sample(
+            with_logins.make_sample([ref], out, "a toy", "toy"), user="ada", dataset="d", names=["clip_i"]
+        )
     finally:
         with_logins.close()

@@ -1,5 +1,6 @@
 """A skip never overwrites what a rater gave (issue 11): a revisited task keeps its answer, or its flag and the flag's
 reason; a skip of an unanswered task is stored."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,16 +14,20 @@ def rated(demo_settings):
     """A workbench with two stored samples (no logins: any name rates) and the rater `zoe`."""
     wb = Workbench(demo_settings)
     ex = load_example("cat-on-grass")
-    ids = [wb.recorder.save(wb.make_sample([ex.ref], ex.out, f"prompt {i}", "cat"), {}, user=None,
-                            dataset="d").sample_id for i in range(2)]
+    ids = [
+        wb.recorder.save(wb.make_sample([ex.ref], ex.out, f"prompt {i}", "cat"), {}, user=None, dataset="d").sample_id
+        for i in range(2)
+    ]
     wb.database.store.ratings.ensure_rater("zoe")
     yield wb, ids
     wb.close()
 
 
 def _current(wb: Workbench, sample_id: int) -> set[tuple]:
-    return {(r.criterion, r.status, r.score, r.note, r.revision)
-            for r in wb.database.store.ratings.current(rater="zoe", sample_id=sample_id)}
+    return {
+        (r.criterion, r.status, r.score, r.note, r.revision)
+        for r in wb.database.store.ratings.current(rater="zoe", sample_id=sample_id)
+    }
 
 
 def test_a_skip_keeps_a_flag_and_its_reason(rated):

@@ -1,5 +1,6 @@
 """The record use case: one path for the app's Save, batch and imported judge values, one mask rule, one
 notion of done (both ways between the app and batch), idempotent by content."""
+
 from __future__ import annotations
 
 import math
@@ -7,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from masc_ui.workbench.batch import BatchOptions, run_batch
 from masc_ui.errors import InputError
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.workbench import Workbench
+from masc_ui.workbench.batch import BatchOptions, run_batch
 from masc_ui.workbench.examples import load_example
 from masc_ui.workbench.recorder import masks_used
 
@@ -58,10 +59,8 @@ def test_a_value_computed_by_batch_is_done_for_the_app(demo_settings):
     assert summary.values_written == len(SCORED) - 1  # clip_i was saved from the app
     opened = wb.samples.open(first.sample_id, user="bob")
     assert opened.refs[0].sha256 == store.samples.get(first.sample_id).references[0]  # one identity
-    sample = wb.make_sample(opened.refs, opened.out, opened.prompt, opened.subject, opened.ref_masks,
-                            opened.out_mask)
-    again = wb.save_sample(sample, user="bob", dataset="d", names=list(SCORED),
-                           mask_sources=opened.mask_sources)
+    sample = wb.make_sample(opened.refs, opened.out, opened.prompt, opened.subject, opened.ref_masks, opened.out_mask)
+    again = wb.save_sample(sample, user="bob", dataset="d", names=list(SCORED), mask_sources=opened.mask_sources)
     assert again.sample_id == first.sample_id
     assert (again.new_masks, again.new_values) == (0, 0) and "nothing changed" in again.message
     wb.close()

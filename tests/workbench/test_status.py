@@ -1,4 +1,5 @@
 """The status line says which precision is in use and why (the precision policy's reason)."""
+
 from __future__ import annotations
 
 from masc_ui.models import precision
@@ -7,8 +8,11 @@ from masc_ui.workbench import Workbench
 
 
 def test_status_line_gives_the_dtype_and_the_policys_reason(demo_settings, monkeypatch):
-    monkeypatch.setattr(precision, "hardware_report",
-                        lambda device: HardwareReport("cpu", cpu_capability="AVX512", cpu_avx512_bf16=True))
+    monkeypatch.setattr(
+        precision,
+        "hardware_report",
+        lambda device: HardwareReport("cpu", cpu_capability="AVX512", cpu_avx512_bf16=True),
+    )
     line = Workbench(demo_settings.replace(dtype="auto")).status().line()
     assert "dtype: bfloat16 (auto: the CPU has AVX-512-BF16 (kernels: AVX512))" in line
     monkeypatch.setattr(precision, "hardware_report", lambda device: HardwareReport("cpu", cpu_capability="AVX2"))

@@ -1,5 +1,6 @@
 """The folder of files handed to raters' browsers (`blind_files.TaskFiles`): each written once, atomically, served
 from there as they are, pruned least recently handed out first and never while a browser may still fetch them."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +16,7 @@ def _reader(calls: list[str], name: str):
     def read() -> bytes:
         calls.append(name)
         return PNG + name.encode()
+
     return read
 
 
@@ -53,6 +55,7 @@ def test_a_failed_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Monke
 
     def broken(src, dst) -> None:
         raise OSError("disk full")
+
     monkeypatch.setattr(blind_files.os, "replace", broken)
     with pytest.raises(OSError, match="disk full"):
         images.file("d" * 64, lambda: PNG, suffix=".png")

@@ -1,5 +1,6 @@
 """A task whose stored file cannot be shown (a blob gone, a video that no longer decodes) does not hold its rater:
 the task is shown with a picture that says so and words that name no sample, and the rater flags or skips it."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Logins and roles: users file and MASC_USERS, Argon2 hashes, `masc-ui users add`, throttling, and the role rules
 every use case applies (a rater calling an admin use case is refused, whatever calls it)."""
+
 from __future__ import annotations
 
 import stat
@@ -9,9 +10,19 @@ import pytest
 
 from masc_ui.errors import InputError
 from masc_ui.settings import Settings
-from masc_ui.workbench.users import (FREE_FAILURES, MAX_DELAY_S, AccessDenied, Accounts, LoginThrottle,
-                                     LoginThrottled, add_user, check_login, hash_password, is_local_address,
-                                     startup_warnings)
+from masc_ui.workbench.users import (
+    FREE_FAILURES,
+    MAX_DELAY_S,
+    AccessDenied,
+    Accounts,
+    LoginThrottle,
+    LoginThrottled,
+    add_user,
+    check_login,
+    hash_password,
+    is_local_address,
+    startup_warnings,
+)
 
 
 def test_users_file_and_inline_logins_with_roles(tmp_path: Path):
@@ -104,17 +115,24 @@ def test_role_rules_of_the_use_cases(demo_settings, tmp_path: Path):
     settings = demo_settings.replace(users="ada:pw-ada-1:admin,ron:pw-ron-1:rater")
     wb = Workbench(settings)
     try:
-        for call in (lambda: wb.samples.browse(user="ron"), lambda: wb.samples.filters(user="ron"),
-                     lambda: wb.samples.export("csv", user="ron", folder=tmp_path),
-                     lambda: wb.samples.open(1, user="ron"), lambda: wb.samples.latest_values(1, user="ron"),
-                     lambda: agreement_view(wb.database, user="ron", dataset=None, criterion="cp"),
-                     lambda: wb.database.check("ron"), lambda: wb.database.dump("ron", tmp_path / "d.json"),
-                     lambda: wb.score(None, user="ron"), lambda: wb.explain(None, user="ron"),
-                     lambda: wb.save_sample(None, user="ron", dataset="x"),
-                     lambda: wb.sam_predict(None, [], None, user="ron"),
-                     lambda: wb.segment_by_name(None, "cat", user="ron"),
-                     lambda: wb.samples.browse(user="stranger"), lambda: wb.ratings.next_task("stranger"),
-                     lambda: wb.ratings.next_task(None)):
+        for call in (
+            lambda: wb.samples.browse(user="ron"),
+            lambda: wb.samples.filters(user="ron"),
+            lambda: wb.samples.export("csv", user="ron", folder=tmp_path),
+            lambda: wb.samples.open(1, user="ron"),
+            lambda: wb.samples.latest_values(1, user="ron"),
+            lambda: agreement_view(wb.database, user="ron", dataset=None, criterion="cp"),
+            lambda: wb.database.check("ron"),
+            lambda: wb.database.dump("ron", tmp_path / "d.json"),
+            lambda: wb.score(None, user="ron"),
+            lambda: wb.explain(None, user="ron"),
+            lambda: wb.save_sample(None, user="ron", dataset="x"),
+            lambda: wb.sam_predict(None, [], None, user="ron"),
+            lambda: wb.segment_by_name(None, "cat", user="ron"),
+            lambda: wb.samples.browse(user="stranger"),
+            lambda: wb.ratings.next_task("stranger"),
+            lambda: wb.ratings.next_task(None),
+        ):
             with pytest.raises(AccessDenied):
                 call()
         assert wb.samples.browse(user="ada")[1] == [] and wb.ratings.next_task("ron") is None

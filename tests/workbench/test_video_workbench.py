@@ -1,6 +1,7 @@
 """Video outputs through the use cases: Run, Save (the video blob, its info, the mask drawn on one frame, the
 sampled frames in every value's provenance; one transaction; idempotent), open, stored scores, poster, the rater's
 task, per-frame series, Explain of one frame, masks per frame from the subject's name."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,8 @@ from PIL import Image
 
 from masc_ui.errors import InputError
 from masc_ui.imaging import InputImage, InputVideo, open_image, open_video, read_frames
-from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.metrics.sample import MetricValue
+from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.workbench import Workbench
 from masc_ui.workbench.recorder import NewSample, ScoredSample
 from tests.video_files import encode_video, synthetic_frames
@@ -38,8 +39,15 @@ def files(tmp_path):
 
 def _sample(wb: Workbench, files, frame: int = 2):
     video, ref, mask = files
-    return wb.make_sample([wb.load_image(str(ref), "reference image 1")], wb.load_output(str(video)),
-                          "a green square moving right", "square", [mask], mask, out_mask_frame=frame)
+    return wb.make_sample(
+        [wb.load_image(str(ref), "reference image 1")],
+        wb.load_output(str(video)),
+        "a green square moving right",
+        "square",
+        [mask],
+        mask,
+        out_mask_frame=frame,
+    )
 
 
 def test_save_a_video_sample_and_find_it_again(wb, files):
@@ -86,7 +94,8 @@ def test_the_rater_gets_the_video_to_play(wb, files):
     every = range(stored.frame_count)  # every frame as stored, the file without its metadata (test_blind_files.py)
     assert played.frame_count == stored.frame_count and all(
         np.array_equal(np.asarray(a.image.pixels), np.asarray(b.image.pixels))
-        for a, b in zip(read_frames(played, every), read_frames(stored, every)))
+        for a, b in zip(read_frames(played, every), read_frames(stored, every))
+    )
     assert task.out.suffix == ".png" and Image.open(task.out).size == (96, 64)  # the poster frame
     wb.ratings.submit("rita", task.sample_id, {"cp": 3, "pf": 2}, seconds_spent=4.0)
     assert wb.ratings.progress("rita").rated == 1
@@ -102,7 +111,11 @@ def test_frame_series_strip_and_explain_one_frame(wb, files):
     cp = series["cp"]
     assert cp.frames == [0, 2, 4, 7] and cp.times_s == pytest.approx([i / 24 for i in cp.frames])
     assert cp.value == pytest.approx(np.mean(cp.values)) and cp.rows()[1] == {
-        "metric": "MaSC CP", "frame": 2, "time_s": pytest.approx(2 / 24), "value": cp.values[1]}
+        "metric": "MaSC CP",
+        "frame": 2,
+        "time_s": pytest.approx(2 / 24),
+        "value": cp.values[1],
+    }
     explained = wb.explain_frame(sample, 4, user="alice")
     assert explained.cp == pytest.approx(cp.values[2], abs=1e-5) and explained.out_best is not None
     assert explained.pf == pytest.approx(series["pf"].values[2], abs=1e-5)
@@ -129,8 +142,9 @@ def test_a_video_sample_is_recorded_in_one_transaction(wb, files):
     sample = _sample(wb, files)
     value = MetricValue("clip_i", 0.5, provenance={"model_id": "m", "params": {}, "code_version": "t"})
     with pytest.raises(Exception, match="999999"):
-        wb.recorder.record([ScoredSample(NewSample(sample, "videos"), [value]), ScoredSample(999_999, [value])],
-                           user="alice")
+        wb.recorder.record(
+            [ScoredSample(NewSample(sample, "videos"), [value]), ScoredSample(999_999, [value])], user="alice"
+        )
     store = wb.database.store
     assert not store.images.known(sample.out.sha256)  # the video's blob row went with the failed transaction
     assert "videos" not in [d.name for d in store.samples.datasets()]

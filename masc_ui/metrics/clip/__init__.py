@@ -1,2 +1,1 @@
-"""The CLIP family: CLIP-I, CLIP-T, CLIPScore, CLIP-I-Seg and PickScore on shared CLIP-architecture backbones.
-"""
+"""The CLIP family: CLIP-I, CLIP-T, CLIPScore, CLIP-I-Seg and PickScore on shared CLIP-architecture backbones."""

@@ -4,19 +4,21 @@ Embeddings are the projected ones: with transformers 5, `get_image_features` / `
 ModelOutput whose `pooler_output` is the projected embedding (older versions returned the tensor itself; both
 are accepted). They are L2-normalized in float32 whatever the model's dtype.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from PIL import Image
 
 from ...imaging import InputImage, as_input_image
-from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...settings import Settings
 from ..embedding_cache import EmbeddingCache
 from ..provenance import checkpoint_revision
@@ -43,8 +45,16 @@ class ClipBackbone:
     ones), for tests and benchmarks.
     """
 
-    def __init__(self, model: Any, processor: Any, info: BackboneInfo, *, batch_size: int = BATCH_SIZE,
-                 cache_size: int = CACHE_SIZE, logit_scale: float | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        info: BackboneInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        cache_size: int = CACHE_SIZE,
+        logit_scale: float | None = None,
+    ) -> None:
         self.model = model
         self.processor = processor
         self.info = info
@@ -85,7 +95,7 @@ class ClipBackbone:
     def _encode_images(self, images: list[Image.Image]) -> np.ndarray:
         chunks = []
         for start in range(0, len(images), self.batch_size):
-            batch = images[start:start + self.batch_size]
+            batch = images[start : start + self.batch_size]
             pixels = self.processor(images=batch, return_tensors="pt")["pixel_values"]
             out = self.model.get_image_features(pixel_values=pixels.to(self.info.device, self.info.dtype))
             chunks.append(_unit(_projected(out)))
@@ -97,11 +107,14 @@ class ClipBackbone:
     def _encode_texts(self, texts: list[str]) -> np.ndarray:
         chunks = []
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start:start + self.batch_size]
-            tokens = self.processor.tokenizer(batch, padding=True, truncation=True, max_length=self.text_length,
-                                              return_tensors="pt")
-            out = self.model.get_text_features(input_ids=tokens["input_ids"].to(self.info.device),
-                                               attention_mask=tokens["attention_mask"].to(self.info.device))
+            batch = texts[start : start + self.batch_size]
+            tokens = self.processor.tokenizer(
+                batch, padding=True, truncation=True, max_length=self.text_length, return_tensors="pt"
+            )
+            out = self.model.get_text_features(
+                input_ids=tokens["input_ids"].to(self.info.device),
+                attention_mask=tokens["attention_mask"].to(self.info.device),
+            )
             chunks.append(_unit(_projected(out)))
             with self._count_lock:
                 self.text_forwards += len(batch)
@@ -120,13 +133,15 @@ def load_clip_backbone(model_id: str, processor_id: str, settings: Settings, *, 
     logit_scale = float(model.logit_scale.detach().exp().item()) if hasattr(model, "logit_scale") else None
     processor = load_pretrained(AutoProcessor, processor_id, what=f"{what} processor")
     model = model.to(device=device, dtype=dtype).eval()
-    info = BackboneInfo(model_id=model_id, processor_id=processor_id, revision=checkpoint_revision(model_id),
-                        device=device, dtype=dtype)
+    info = BackboneInfo(
+        model_id=model_id, processor_id=processor_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype
+    )
     return ClipBackbone(model, processor, info, logit_scale=logit_scale)
 
 
-def shared_clip_backbone(models: ModelRegistry, settings: Settings, model_id: str, processor_id: str, *,
-                         what: str) -> ClipBackbone:
+def shared_clip_backbone(
+    models: ModelRegistry, settings: Settings, model_id: str, processor_id: str, *, what: str
+) -> ClipBackbone:
     """The process-wide backbone for (model, processor, device, dtype), loaded on first use."""
     key = ("clip-backbone", model_id, processor_id, settings.device, settings.dtype)
     return models.get(key, lambda: load_clip_backbone(model_id, processor_id, settings, what=what))

@@ -4,15 +4,16 @@ Default backbone `openai/clip-vit-base-patch32` (the DreamBooth/DreamBench++ con
 for `openai/clip-vit-large-patch14`). All cosines are float32 on L2-normalized projected embeddings; the
 backbone caches embeddings by image content, so the four CLIP metrics share one forward per image.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ...models.profiles import ModelIds
 from ..backbone_scorer import BackboneScorer, Computed
-from .backbone import ClipBackbone, shared_clip_backbone
 from ..sample import Sample
 from ..similarity import CLIPSCORE_WEIGHT, clipscore, reference_cosines
+from .backbone import ClipBackbone, shared_clip_backbone
 
 
 class ClipScorer(BackboneScorer):
@@ -29,8 +30,9 @@ class ClipImageScorer(ClipScorer):
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
         pairs = [(s.out, s.refs) for s in samples]
-        return [(mean, None, {"per_ref": per_ref})
-                for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)]
+        return [
+            (mean, None, {"per_ref": per_ref}) for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)
+        ]
 
 
 def text_image_cosines(samples: list[Sample], backbone: ClipBackbone) -> np.ndarray:
@@ -54,5 +56,7 @@ class ClipScoreScorer(ClipScorer):
     caption prefix is not added."""
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        return [(clipscore(c), None, {"cos": float(c), "weight": CLIPSCORE_WEIGHT})
-                for c in text_image_cosines(samples, backbone)]
+        return [
+            (clipscore(c), None, {"cos": float(c), "weight": CLIPSCORE_WEIGHT})
+            for c in text_image_cosines(samples, backbone)
+        ]

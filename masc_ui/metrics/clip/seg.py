@@ -13,6 +13,7 @@ The output is segmented by its mask and compared with the reference(s) through t
 
 NaN with a reason when the output mask (or, with `segment_reference`, a reference mask) has no pixel >= 0.5.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,10 +27,10 @@ from ...errors import InputError
 from ...imaging import InputImage, as_input_image, as_mask_array
 from ..backbone_scorer import Computed
 from ..base import Needs
-from .backbone import ClipBackbone
-from .family import ClipScorer
 from ..sample import Sample
 from ..similarity import reference_cosines
+from .backbone import ClipBackbone
+from .family import ClipScorer
 
 DEFAULT_FILL = (255, 255, 255)
 DEFAULT_MARGIN = 0.05
@@ -38,8 +39,14 @@ Box = tuple[int, int, int, int]
 """(x0, y0, x1, y1) pixels, x1/y1 exclusive."""
 
 
-def segment_subject(image: InputImage | Image.Image, mask: Any, *, fill: tuple[int, int, int] = DEFAULT_FILL,
-                    margin: float = DEFAULT_MARGIN, name: str = "mask") -> tuple[Image.Image, Box] | None:
+def segment_subject(
+    image: InputImage | Image.Image,
+    mask: Any,
+    *,
+    fill: tuple[int, int, int] = DEFAULT_FILL,
+    margin: float = DEFAULT_MARGIN,
+    name: str = "mask",
+) -> tuple[Image.Image, Box] | None:
     """`image` (an `InputImage`, or what `as_input_image` reads) with pixels outside `mask` set to `fill`,
     cropped to the mask's box plus `margin` (see the module docstring); returns (crop as RGB PIL, box in
     `image` pixels), or None when the mask is empty."""
@@ -82,11 +89,15 @@ def parse_fill(value: Any) -> tuple[int, int, int]:
         try:
             rgb = ImageColor.getrgb(value)
         except ValueError:
-            raise InputError(f"clip_i_seg fill {value!r} is not a colour; use e.g. white, black, #808080 or "
-                             "(r, g, b)") from None
+            raise InputError(
+                f"clip_i_seg fill {value!r} is not a colour; use e.g. white, black, #808080 or (r, g, b)"
+            ) from None
         return tuple(int(c) for c in rgb[:3])  # type: ignore[return-value]
-    if (isinstance(value, (tuple, list)) and len(value) == 3
-            and all(isinstance(c, (int, np.integer)) and 0 <= c <= 255 for c in value)):
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) == 3
+        and all(isinstance(c, (int, np.integer)) and 0 <= c <= 255 for c in value)
+    ):
         return tuple(int(c) for c in value)  # type: ignore[return-value]
     raise InputError(f"clip_i_seg fill must be (r, g, b) integers in 0..255 or a colour name, got {value!r}")
 
@@ -104,8 +115,9 @@ class ClipSegScorer(ClipScorer):
         if "margin" in params:
             margin = params["margin"]
             if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 1:
-                raise InputError(f"clip_i_seg margin must be a number in [0, 1] (a fraction of the mask's box), "
-                                 f"got {margin!r}")
+                raise InputError(
+                    f"clip_i_seg margin must be a number in [0, 1] (a fraction of the mask's box), got {margin!r}"
+                )
             params["margin"] = float(margin)
         if "segment_reference" in params and not isinstance(params["segment_reference"], bool):
             raise InputError(f"clip_i_seg segment_reference must be true or false, got {params['segment_reference']!r}")
@@ -140,8 +152,10 @@ class ClipSegScorer(ClipScorer):
         extras: dict[str, Any] = {"out_box": list(out[1])}
         if not self.params["segment_reference"]:
             return out[0], list(sample.refs), extras
-        segmented = [segment_subject(r, sample.ref_mask(i), fill=fill, margin=margin, name=f"ref_masks[{i}]")
-                     for i, r in enumerate(sample.refs)]
+        segmented = [
+            segment_subject(r, sample.ref_mask(i), fill=fill, margin=margin, name=f"ref_masks[{i}]")
+            for i, r in enumerate(sample.refs)
+        ]
         empty = [i for i, seg in enumerate(segmented) if seg is None]
         if empty:
             return math.nan, f"reference mask(s) {empty} empty (no pixel >= 0.5)", extras

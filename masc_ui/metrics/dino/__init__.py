@@ -1,2 +1,1 @@
-"""The DINO family: DINO-I (cosine of self-supervised ViT CLS embeddings).
-"""
+"""The DINO family: DINO-I (cosine of self-supervised ViT CLS embeddings)."""

@@ -6,11 +6,13 @@ bicubic filtering, centre crop 224, scale to [0, 1], normalize with the checkpoi
 (ImageNet's for dino-vits16). The checkpoint's own processor geometry (a 224x224 bilinear squash for
 dino-vits16) is not used. CLS = `last_hidden_state[:, 0]` (after the final LayerNorm).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -18,9 +20,9 @@ from PIL import Image
 from torchvision import transforms
 
 from ...imaging import InputImage, as_input_image
+from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.profiles import ModelIds
-from ...models.loaded_models import ModelRegistry
 from ...settings import Settings
 from ..backbone_scorer import BackboneScorer, Computed
 from ..clip.backbone import BATCH_SIZE, CACHE_SIZE
@@ -45,19 +47,22 @@ class DinoInfo:
 
 def dino_transform(mean: Sequence[float], std: Sequence[float]) -> transforms.Compose:
     """PIL RGB -> float32 (3, 224, 224): resize shorter side 256 bicubic, centre crop 224, normalize."""
-    return transforms.Compose([
-        transforms.Resize(RESIZE, interpolation=transforms.InterpolationMode.BICUBIC),
-        transforms.CenterCrop(CROP),
-        transforms.ToTensor(),
-        transforms.Normalize(list(mean), list(std)),
-    ])
+    return transforms.Compose(
+        [
+            transforms.Resize(RESIZE, interpolation=transforms.InterpolationMode.BICUBIC),
+            transforms.CenterCrop(CROP),
+            transforms.ToTensor(),
+            transforms.Normalize(list(mean), list(std)),
+        ]
+    )
 
 
 class DinoBackbone:
     """A DINO ViT; `image_embeddings` -> (N, D) float32 unit CLS vectors, cached by image content."""
 
-    def __init__(self, model: Any, info: DinoInfo, *, batch_size: int = BATCH_SIZE,
-                 cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self, model: Any, info: DinoInfo, *, batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE
+    ) -> None:
         self.model = model
         self.info = info
         self.transform = dino_transform(info.mean, info.std)
@@ -77,7 +82,7 @@ class DinoBackbone:
     def _encode(self, images: list[Image.Image]) -> np.ndarray:
         chunks = []
         for start in range(0, len(images), self.batch_size):
-            batch = images[start:start + self.batch_size]
+            batch = images[start : start + self.batch_size]
             pixels = torch.stack([self.transform(img.convert("RGB")) for img in batch])
             hidden = self.model(pixel_values=pixels.to(self.info.device, self.info.dtype)).last_hidden_state
             cls = hidden[:, 0].float()
@@ -95,13 +100,15 @@ def load_dino_backbone(model_id: str, settings: Settings) -> DinoBackbone:
     config = load_pretrained(AutoConfig, model_id, what="DINO backbone config (dino_model)")
     # A ViT's pooling layer is not used (DINO-I reads the CLS token) and DINO checkpoints do not ship one.
     extra = {"add_pooling_layer": False} if config.model_type == "vit" else {}
-    model = load_pretrained(AutoModel, model_id, what="DINO backbone (dino_model)", dtype=dtype,
-                            **extra).to(device).eval()
+    model = (
+        load_pretrained(AutoModel, model_id, what="DINO backbone (dino_model)", dtype=dtype, **extra).to(device).eval()
+    )
     processor = load_pretrained(AutoImageProcessor, model_id, what="DINO image processor (dino_model)")
     mean = tuple(float(v) for v in processor.image_mean)
     std = tuple(float(v) for v in processor.image_std)
-    info = DinoInfo(model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype,
-                    mean=mean, std=std)  # type: ignore[arg-type]
+    info = DinoInfo(
+        model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype, mean=mean, std=std
+    )  # type: ignore[arg-type]
     return DinoBackbone(model, info)
 
 
@@ -120,9 +127,11 @@ class DinoImageScorer(BackboneScorer):
 
     def _compute(self, samples: list[Sample], backbone: DinoBackbone) -> list[Computed]:
         pairs = [(s.out, s.refs) for s in samples]
-        return [(mean, None, {"per_ref": per_ref})
-                for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)]
+        return [
+            (mean, None, {"per_ref": per_ref}) for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)
+        ]
 
     def _extra_provenance(self, info: DinoInfo) -> dict[str, Any]:
-        return {"preprocess": f"resize {RESIZE} bicubic, centre crop {CROP}, mean {list(info.mean)}, "
-                              f"std {list(info.std)}"}
+        return {
+            "preprocess": f"resize {RESIZE} bicubic, centre crop {CROP}, mean {list(info.mean)}, std {list(info.std)}"
+        }

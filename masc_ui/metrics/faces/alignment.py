@@ -12,6 +12,7 @@ t = mean(dst) - [a -b; b a] mean(src) — the same optimum as Umeyama's method u
   pairs fix a similarity exactly, so the eyes land exactly on the template's eyes. No detector of ours gives 2
   today (SCRFD, RetinaFace and the packaged MTCNN give 5); FaceSim's extras say how many were used.
 """
+
 from __future__ import annotations
 
 import cv2
@@ -19,8 +20,10 @@ import numpy as np
 
 from ...errors import InputError
 
-ARCFACE_TEMPLATE = np.array([[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366],
-                             [41.5493, 92.3655], [70.7299, 92.2041]], dtype=np.float32)
+ARCFACE_TEMPLATE = np.array(
+    [[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366], [41.5493, 92.3655], [70.7299, 92.2041]],
+    dtype=np.float32,
+)
 """(5, 2) (x, y) of left eye, right eye, nose tip, left and right mouth corners in a 112x112 ArcFace crop."""
 NORM_CROP_SIZE = 224
 """FaceSim aligns to 224 (OpenS2V `norm_crop(..., image_size=224)`), then resizes to the recognizer's 112."""

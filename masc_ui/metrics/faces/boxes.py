@@ -1,5 +1,6 @@
 """Greedy non-maximum suppression with the inclusive-pixel area convention (w = x1 - x0 + 1) that SCRFD
 (insightface) and RetinaFace (Pytorch_Retinaface, batch-face) both use."""
+
 from __future__ import annotations
 
 import numpy as np

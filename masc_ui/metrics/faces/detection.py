@@ -10,20 +10,22 @@ and one detection per image serves both. A detector setting that is set but unus
 an error, never a silent fallback. Provenance records the detector, its weights and whether it is the
 reference one.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from ...caching import LruCache
 from ...errors import ModelUnavailableError
 from ...imaging import InputImage
-from ...models.profiles import ModelIds
 from ...models.loaded_models import ModelRegistry
+from ...models.profiles import ModelIds
 from ...models.weight_files import resolve_weights_file
 from ...settings import Settings
 from .types import FaceDetections
@@ -65,8 +67,7 @@ def _build_retinaface(weights: str | None, device: str) -> FaceDetector:
     from ...models.nets.retinaface import load_retinaface
     from .retinaface import RetinaFaceDetector
 
-    return RetinaFaceDetector(load_retinaface(Path(weights or ""), device=device), weights=str(weights),
-                              device=device)
+    return RetinaFaceDetector(load_retinaface(Path(weights or ""), device=device), weights=str(weights), device=device)
 
 
 def _build_mtcnn(weights: str | None, device: str) -> FaceDetector:
@@ -104,8 +105,12 @@ def _choose_scrfd(settings: Settings, ids: ModelIds) -> DetectorChoice:
         why = f"the profile's SCRFD pack {ids.face_detector_dir} is not on this machine"
     else:
         why = "no SCRFD model pack is configured"
-    return DetectorChoice("mtcnn", None, f"fallback detector, not the reference SCRFD: {why} (set "
-                                        "MASC_FACE_DETECTOR_DIR to an unzipped insightface buffalo_l folder)")
+    return DetectorChoice(
+        "mtcnn",
+        None,
+        f"fallback detector, not the reference SCRFD: {why} (set "
+        "MASC_FACE_DETECTOR_DIR to an unzipped insightface buffalo_l folder)",
+    )
 
 
 def _choose_retinaface(settings: Settings, ids: ModelIds) -> DetectorChoice:
@@ -113,8 +118,13 @@ def _choose_retinaface(settings: Settings, ids: ModelIds) -> DetectorChoice:
 
     if ids.retinaface:
         try:
-            path = resolve_weights_file(ids.retinaface, filename=RELEASED_FILE, what="RetinaFace weights",
-                                        setting="retinaface_weights", cache_dir=settings.resolved_cache_dir)
+            path = resolve_weights_file(
+                ids.retinaface,
+                filename=RELEASED_FILE,
+                what="RetinaFace weights",
+                setting="retinaface_weights",
+                cache_dir=settings.resolved_cache_dir,
+            )
             return DetectorChoice("retinaface", str(path))
         except ModelUnavailableError as exc:
             if settings.retinaface_weights is not None:
@@ -122,8 +132,11 @@ def _choose_retinaface(settings: Settings, ids: ModelIds) -> DetectorChoice:
             why = f"the profile's RetinaFace weights are unavailable ({exc})"
     else:
         why = "no RetinaFace weights are configured"
-    return DetectorChoice("mtcnn", None, f"fallback detector, not the reference RetinaFace: {why} (set "
-                                        f"MASC_RETINAFACE_WEIGHTS to {RELEASED_FILE})")
+    return DetectorChoice(
+        "mtcnn",
+        None,
+        f"fallback detector, not the reference RetinaFace: {why} (set MASC_RETINAFACE_WEIGHTS to {RELEASED_FILE})",
+    )
 
 
 class FaceDetectionService:
@@ -172,8 +185,9 @@ class FaceDetectionService:
         return [found[img.sha256] for img in images]
 
 
-def shared_face_detection(models: ModelRegistry, settings: Settings, choice: DetectorChoice,
-                          device: str) -> FaceDetectionService:
+def shared_face_detection(
+    models: ModelRegistry, settings: Settings, choice: DetectorChoice, device: str
+) -> FaceDetectionService:
     """The process-wide detection service of `choice`: FaceSim and FaceScore get the same object (and so the
     same detections) whenever they resolve to the same detector and weights."""
     key = ("face-detector", choice.name, choice.weights, device)

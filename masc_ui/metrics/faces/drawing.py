@@ -1,7 +1,8 @@
 """Detected faces drawn on their image, for the Score tab's explanations (boxes, landmarks, labels)."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -27,7 +28,8 @@ def draw_faces(image: Image.Image, faces: Sequence[Face], labels: Sequence[str] 
             font = ImageFont.load_default(size=max(12, round(max(out.size) / 40)))
             x0, y0, x1, y1 = draw.textbbox((0, 0), labels[i], font=font)
             top = face.box[1] - (y1 - y0) - 2 * width if face.box[1] > (y1 - y0) + 2 * width else face.box[1]
-            draw.rectangle((face.box[0], top, face.box[0] + (x1 - x0) + 2 * width, top + (y1 - y0) + 2 * width),
-                           fill=BOX_COLOUR)
+            draw.rectangle(
+                (face.box[0], top, face.box[0] + (x1 - x0) + 2 * width, top + (y1 - y0) + 2 * width), fill=BOX_COLOUR
+            )
             draw.text((face.box[0] + width - x0, top + width - y0), labels[i], fill=(0, 0, 0), font=font)
     return out

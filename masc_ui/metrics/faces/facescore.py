@@ -14,12 +14,14 @@ Precision: the BLIP towers run in the precision policy's dtype (face crops cast 
 token, so the score is not a bfloat16 number (provenance params `float32_parts` in bfloat16/float16).
 Per-face scores are cached by (image sha256, detector); faces of many images go through the model in batches.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,19 +30,19 @@ from torchvision import transforms
 
 from ...caching import LruCache
 from ...imaging import InputImage, as_input_image
+from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
+from ...models.nets.blip_reward import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_facescore_model
 from ...models.precision import cast_model, float32_parts, precision_params
 from ...models.profiles import ModelIds
-from ...models.loaded_models import ModelRegistry
 from ...models.weight_files import resolve_weights_file
 from ...settings import Settings
 from ..backbone_scorer import BackboneScorer, Computed
+from ..input_images import input_images
+from ..sample import Sample
 from .detection import DetectorChoice, FaceDetectionService, choose_detector, shared_face_detection
 from .drawing import draw_faces
 from .types import Face
-from ...models.nets.blip_reward import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_facescore_model
-from ..input_images import input_images
-from ..sample import Sample
 
 FACE_TEXT = "A face."
 TEXT_LENGTH = 35
@@ -52,12 +54,14 @@ BERT_TOKENIZER = "bert-base-uncased"
 BATCH_SIZE = 16
 CACHE_SIZE = 4096
 
-FACE_TRANSFORM = transforms.Compose([
-    transforms.Resize(IMAGE_SIZE, interpolation=transforms.InterpolationMode.BICUBIC),
-    transforms.CenterCrop(IMAGE_SIZE),
-    transforms.ToTensor(),
-    transforms.Normalize(CLIP_MEAN, CLIP_STD),
-])
+FACE_TRANSFORM = transforms.Compose(
+    [
+        transforms.Resize(IMAGE_SIZE, interpolation=transforms.InterpolationMode.BICUBIC),
+        transforms.CenterCrop(IMAGE_SIZE),
+        transforms.ToTensor(),
+        transforms.Normalize(CLIP_MEAN, CLIP_STD),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -75,16 +79,28 @@ class FaceScoreInfo:
 def grown_box(face: Face, width: int, height: int) -> tuple[int, int, int, int]:
     """FaceScore's crop box: the detector's box grown by 1 px (int-truncated), clipped to the image."""
     x0, y0, x1, y1 = face.box
-    return (min(max(int(x0 - 1), 0), width), min(max(int(y0 - 1), 0), height),
-            min(max(int(x1 + 1), 0), width), min(max(int(y1 + 1), 0), height))
+    return (
+        min(max(int(x0 - 1), 0), width),
+        min(max(int(y0 - 1), 0), height),
+        min(max(int(x1 + 1), 0), width),
+        min(max(int(y1 + 1), 0), height),
+    )
 
 
 class FaceScoreBackbone:
     """The reward model, its tokenized text, the shared detection service and the per-image score cache."""
 
-    def __init__(self, model: FaceScoreModel, text: dict[str, torch.Tensor], detection: FaceDetectionService,
-                 choice: DetectorChoice, info: FaceScoreInfo, *, batch_size: int = BATCH_SIZE,
-                 cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: FaceScoreModel,
+        text: dict[str, torch.Tensor],
+        detection: FaceDetectionService,
+        choice: DetectorChoice,
+        info: FaceScoreInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
         self.model = model
         self.text = text
         self.detection = detection
@@ -132,7 +148,7 @@ class FaceScoreBackbone:
     def _score(self, crops: list[torch.Tensor]) -> np.ndarray:
         scores = []
         for start in range(0, len(crops), self.batch_size):
-            batch = torch.stack(crops[start:start + self.batch_size]).to(self.info.device, self.info.dtype)
+            batch = torch.stack(crops[start : start + self.batch_size]).to(self.info.device, self.info.dtype)
             n = len(batch)
             ids = self.text["input_ids"].expand(n, -1).to(self.info.device)
             mask = self.text["attention_mask"].expand(n, -1).to(self.info.device)
@@ -148,10 +164,16 @@ def facescore_files(ref: str, settings: Settings) -> tuple[Path, Path]:
     common = dict(setting="facescore_model", cache_dir=settings.resolved_cache_dir)
     if path.is_file():
         config = path.parent / CONFIG_FILE
-        return path, resolve_weights_file(str(config) if config.exists() else str(path.parent),
-                                          filename=CONFIG_FILE, what="FaceScore config", **common)
-    return (resolve_weights_file(ref, filename=MODEL_FILE, what="FaceScore model", **common),
-            resolve_weights_file(ref, filename=CONFIG_FILE, what="FaceScore config", **common))
+        return path, resolve_weights_file(
+            str(config) if config.exists() else str(path.parent),
+            filename=CONFIG_FILE,
+            what="FaceScore config",
+            **common,
+        )
+    return (
+        resolve_weights_file(ref, filename=MODEL_FILE, what="FaceScore model", **common),
+        resolve_weights_file(ref, filename=CONFIG_FILE, what="FaceScore config", **common),
+    )
 
 
 def load_tokenizer(model_dir: Path) -> tuple[Any, str]:
@@ -170,13 +192,15 @@ def load_tokenizer(model_dir: Path) -> tuple[Any, str]:
 
 
 def tokenize_face_text(tokenizer: Any, vocab_size: int) -> dict[str, torch.Tensor]:
-    """"A face." as (1, 35) input_ids / attention_mask (padded to 35, as ImageReward)."""
+    """ "A face." as (1, 35) input_ids / attention_mask (padded to 35, as ImageReward)."""
     tokens = tokenizer(FACE_TEXT, padding="max_length", truncation=True, max_length=TEXT_LENGTH, return_tensors="pt")
     if int(tokens["input_ids"].max()) >= vocab_size:
         from ...errors import ModelUnavailableError
 
-        raise ModelUnavailableError(f"FaceScore: the tokenizer gives ids up to {int(tokens['input_ids'].max())}, "
-                                    f"beyond the model's {vocab_size} word embeddings; it is not the model's tokenizer")
+        raise ModelUnavailableError(
+            f"FaceScore: the tokenizer gives ids up to {int(tokens['input_ids'].max())}, "
+            f"beyond the model's {vocab_size} word embeddings; it is not the model's tokenizer"
+        )
     return {"input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"]}
 
 
@@ -193,8 +217,15 @@ def load_facescore_backbone(settings: Settings, models: ModelRegistry, ids: Mode
     text = tokenize_face_text(tokenizer, model.sizes.text_config["vocab_size"])
     choice = choose_detector("facescore", settings, ids)
     detection = shared_face_detection(models, settings, choice, device)
-    info = FaceScoreInfo(model_id=str(model_file), revision="local", device=device, dtype=dtype, tokenizer=source,
-                         detector=detection.describe(choice), float32_parts=tuple(float32_parts(model)))
+    info = FaceScoreInfo(
+        model_id=str(model_file),
+        revision="local",
+        device=device,
+        dtype=dtype,
+        tokenizer=source,
+        detector=detection.describe(choice),
+        float32_parts=tuple(float32_parts(model)),
+    )
     return FaceScoreBackbone(model, text, detection, choice, info)
 
 
@@ -233,20 +264,32 @@ class FaceScoreScorer(BackboneScorer):
         return results
 
     def _extra_provenance(self, info: FaceScoreInfo) -> dict[str, Any]:
-        return {"text": FACE_TEXT, "text_length": TEXT_LENGTH, "tokenizer": info.tokenizer, "detector": info.detector,
-                "min_face_score": MIN_FACE_SCORE,
-                "preprocess": "box grown 1 px, clipped; resize short side 224 bicubic, centre crop 224, CLIP norm",
-                "output": "raw head output (no ImageReward mean/std); several faces: mean",
-                **precision_params(info.dtype, list(info.float32_parts))}
+        return {
+            "text": FACE_TEXT,
+            "text_length": TEXT_LENGTH,
+            "tokenizer": info.tokenizer,
+            "detector": info.detector,
+            "min_face_score": MIN_FACE_SCORE,
+            "preprocess": "box grown 1 px, clipped; resize short side 224 bicubic, centre crop 224, CLIP norm",
+            "output": "raw head output (no ImageReward mean/std); several faces: mean",
+            **precision_params(info.dtype, list(info.float32_parts)),
+        }
 
     def explain(self, out: Any) -> FaceScoreExplanation:
         """FaceScore of `out` with the picture the Score tab shows (each face's box and score)."""
         value = self.score([Sample(refs=(), out=out)])[0]
         backbone = self.backbone()
         faces = list(zip(value.extras.get("boxes", []), value.extras.get("per_face", [])))
-        drawn = draw_faces(as_input_image(out, name="output").pixels,
-                           [Face(box=tuple(float(v) for v in box), score=score, landmarks=None) for box, score in faces],
-                           [f"{score:.3f}" for _, score in faces])
-        return FaceScoreExplanation(value=value.value, reason=value.reason, faces=faces, image=drawn,
-                                    detector=backbone.detection.name,
-                                    reference_detector=backbone.detection.detector.reference)
+        drawn = draw_faces(
+            as_input_image(out, name="output").pixels,
+            [Face(box=tuple(float(v) for v in box), score=score, landmarks=None) for box, score in faces],
+            [f"{score:.3f}" for _, score in faces],
+        )
+        return FaceScoreExplanation(
+            value=value.value,
+            reason=value.reason,
+            faces=faces,
+            image=drawn,
+            detector=backbone.detection.name,
+            reference_detector=backbone.detection.detector.reference,
+        )

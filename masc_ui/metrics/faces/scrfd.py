@@ -12,6 +12,7 @@ today 5.x, which installs into the same `cv2` package as our pinned `opencv-pyth
 When nothing is found, the image is padded by 25% of its height/width on each side with grey 128 and detected
 again; the landmarks (and boxes) are shifted back (`facesim_cur`'s retry).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,9 @@ class ScrfdDetector:
     name = "scrfd"
     reference = True
 
-    def __init__(self, pack_dir: str | Path, *, device: str = "cpu", det_size: int = DET_SIZE,
-                 threshold: float = THRESHOLD) -> None:
+    def __init__(
+        self, pack_dir: str | Path, *, device: str = "cpu", det_size: int = DET_SIZE, threshold: float = THRESHOLD
+    ) -> None:
         import onnxruntime
 
         self.model_file = find_pack_detector(Path(pack_dir))
@@ -52,21 +54,28 @@ class ScrfdDetector:
         try:
             self.session = onnxruntime.InferenceSession(str(self.model_file), providers=providers)
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
-            raise ModelUnavailableError(f"SCRFD face detector: {self.model_file} is not a loadable ONNX model ({exc})") from exc
+            raise ModelUnavailableError(
+                f"SCRFD face detector: {self.model_file} is not a loadable ONNX model ({exc})"
+            ) from exc
         outputs = self.session.get_outputs()
         if len(outputs) != 3 * len(STRIDES):
             raise ModelUnavailableError(
                 f"SCRFD face detector: {self.model_file} has {len(outputs)} outputs; FaceSim needs the 9-output "
-                "SCRFD graph with 5 landmarks (scores, boxes, landmarks for strides 8, 16, 32), as in buffalo_l")
+                "SCRFD graph with 5 landmarks (scores, boxes, landmarks for strides 8, 16, 32), as in buffalo_l"
+            )
         self.input_name = self.session.get_inputs()[0].name
         self.output_names = [o.name for o in outputs]
         self.det_size = det_size
         self.threshold = threshold
 
     def describe(self) -> dict[str, Any]:
-        return {"detector": self.name, "reference_detector": True, "weights": str(self.model_file),
-                "params": f"det_size {self.det_size}, threshold {self.threshold}, NMS {NMS_THRESHOLD}, "
-                          f"retry padded {int(PAD_FRACTION * 100)}% grey {PAD_GREY}, 5-point alignment"}
+        return {
+            "detector": self.name,
+            "reference_detector": True,
+            "weights": str(self.model_file),
+            "params": f"det_size {self.det_size}, threshold {self.threshold}, NMS {NMS_THRESHOLD}, "
+            f"retry padded {int(PAD_FRACTION * 100)}% grey {PAD_GREY}, 5-point alignment",
+        }
 
     def detect(self, rgb: np.ndarray) -> FaceDetections:
         """Faces in `rgb` (H, W, 3) uint8, best score first."""
@@ -77,8 +86,14 @@ class ScrfdDetector:
         top, left = int(h * PAD_FRACTION), int(w * PAD_FRACTION)
         padded = cv2.copyMakeBorder(rgb, top, top, left, left, cv2.BORDER_CONSTANT, value=(PAD_GREY,) * 3)
         shift = np.array([left, top], dtype=np.float32)
-        faces = [Face(box=(f.box[0] - left, f.box[1] - top, f.box[2] - left, f.box[3] - top), score=f.score,
-                      landmarks=f.landmarks - shift) for f in self._detect(padded)]
+        faces = [
+            Face(
+                box=(f.box[0] - left, f.box[1] - top, f.box[2] - left, f.box[3] - top),
+                score=f.score,
+                landmarks=f.landmarks - shift,
+            )
+            for f in self._detect(padded)
+        ]
         return FaceDetections(faces=tuple(faces), detector=self.name, padded_retry=bool(faces))
 
     def _detect(self, rgb: np.ndarray) -> list[Face]:
@@ -91,8 +106,10 @@ class ScrfdDetector:
         order = np.argsort(-scores, kind="stable")
         boxes, scores, points = boxes[order] / scale, scores[order], points[order] / scale
         keep = nms(boxes, scores, NMS_THRESHOLD)
-        return [Face(box=tuple(float(v) for v in boxes[i]), score=float(scores[i]),
-                     landmarks=points[i].astype(np.float32)) for i in keep]
+        return [
+            Face(box=tuple(float(v) for v in boxes[i]), score=float(scores[i]), landmarks=points[i].astype(np.float32))
+            for i in keep
+        ]
 
 
 def letterbox(rgb: np.ndarray, size: int) -> tuple[np.ndarray, float]:
@@ -107,8 +124,9 @@ def letterbox(rgb: np.ndarray, size: int) -> tuple[np.ndarray, float]:
     return canvas, new_h / h
 
 
-def decode_scrfd(outs: list[np.ndarray], height: int, width: int,
-                 threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decode_scrfd(
+    outs: list[np.ndarray], height: int, width: int, threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boxes (N, 4), scores (N,), landmarks (N, 5, 2) of the anchors scoring >= `threshold`, in input pixels.
 
     `outs`: 9 arrays, scores (A, 1) x 3 strides, box distances (A, 4) x 3, landmark offsets (A, 10) x 3, with
@@ -134,13 +152,17 @@ def decode_scrfd(outs: list[np.ndarray], height: int, width: int,
 def find_pack_detector(pack_dir: Path) -> Path:
     """The SCRFD graph of an insightface model pack: `det_10g.onnx` (buffalo_l), else the one `det_*.onnx`."""
     if not pack_dir.is_dir():
-        raise ModelUnavailableError(f"SCRFD face detector: the model-pack folder {pack_dir} does not exist. Unzip "
-                                    "insightface's buffalo_l pack there (MASC_FACE_DETECTOR_DIR).")
+        raise ModelUnavailableError(
+            f"SCRFD face detector: the model-pack folder {pack_dir} does not exist. Unzip "
+            "insightface's buffalo_l pack there (MASC_FACE_DETECTOR_DIR)."
+        )
     if (pack_dir / PACK_DETECTOR).is_file():
         return pack_dir / PACK_DETECTOR
     found = sorted(pack_dir.glob("det_*.onnx"))
     if len(found) != 1:
-        raise ModelUnavailableError(f"SCRFD face detector: {pack_dir} holds no {PACK_DETECTOR} (found "
-                                    f"{[p.name for p in found] or 'no det_*.onnx'}); point MASC_FACE_DETECTOR_DIR "
-                                    "at the unzipped buffalo_l folder")
+        raise ModelUnavailableError(
+            f"SCRFD face detector: {pack_dir} holds no {PACK_DETECTOR} (found "
+            f"{[p.name for p in found] or 'no det_*.onnx'}); point MASC_FACE_DETECTOR_DIR "
+            "at the unzipped buffalo_l folder"
+        )
     return found[0]

@@ -1,4 +1,5 @@
 """What a face detector returns, in original-image pixel coordinates (x right, y down, float)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,11 @@ class Face:
         return max(0.0, x1 - x0) * max(0.0, y1 - y0)
 
     def to_json(self) -> dict[str, Any]:
-        return {"box": [round(float(v), 2) for v in self.box], "score": round(float(self.score), 4),
-                "landmarks": None if self.landmarks is None else np.round(self.landmarks, 2).tolist()}
+        return {
+            "box": [round(float(v), 2) for v in self.box],
+            "score": round(float(self.score), 4),
+            "landmarks": None if self.landmarks is None else np.round(self.landmarks, 2).tolist(),
+        }
 
 
 @dataclass(frozen=True)
@@ -47,5 +51,8 @@ class FaceDetections:
         return max(self.faces, key=lambda f: f.area) if self.faces else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"detector": self.detector, "padded_retry": self.padded_retry,
-                "faces": [f.to_json() for f in self.faces]}
+        return {
+            "detector": self.detector,
+            "padded_retry": self.padded_retry,
+            "faces": [f.to_json() for f in self.faces],
+        }

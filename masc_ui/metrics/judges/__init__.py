@@ -1,2 +1,1 @@
-"""Chat models as judges behind an OpenAI-compatible API, with the guards a paid judge needs.
-"""
+"""Chat models as judges behind an OpenAI-compatible API, with the guards a paid judge needs."""

@@ -11,6 +11,7 @@ answer (or the reason there is none) returned, never raised.
 - The client is created with `max_retries=0` (the retries above are the only ones), the base URL and key from the
   settings, never from environment variables.
 """
+
 from __future__ import annotations
 
 import threading
@@ -42,18 +43,25 @@ class JudgeConfig:
     backoff_s: float
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "JudgeConfig":
+    def from_settings(cls, settings: Settings) -> JudgeConfig:
         """Raises `ModelUnavailableError` when OpenAI's API would be asked without a key."""
         base_url = (settings.judge_base_url or OPENAI_BASE_URL).rstrip("/")
         key = settings.judge_api_key
         if not key and base_url == OPENAI_BASE_URL:
             raise ModelUnavailableError(
                 f"the NaturalScore judge ({settings.judge_model} at {OPENAI_BASE_URL}) needs an API key: set "
-                "MASC_JUDGE_API_KEY, or point MASC_JUDGE_BASE_URL at a self-hosted OpenAI-compatible server")
-        return cls(base_url=base_url, model=settings.judge_model, api_key=key or _NO_KEY,
-                   temperature=settings.judge_temperature, seed=settings.judge_seed,
-                   timeout_s=settings.judge_timeout_s, max_attempts=settings.judge_max_attempts,
-                   backoff_s=settings.judge_backoff_s)
+                "MASC_JUDGE_API_KEY, or point MASC_JUDGE_BASE_URL at a self-hosted OpenAI-compatible server"
+            )
+        return cls(
+            base_url=base_url,
+            model=settings.judge_model,
+            api_key=key or _NO_KEY,
+            temperature=settings.judge_temperature,
+            seed=settings.judge_seed,
+            timeout_s=settings.judge_timeout_s,
+            max_attempts=settings.judge_max_attempts,
+            backoff_s=settings.judge_backoff_s,
+        )
 
 
 class CallBudget:
@@ -70,11 +78,15 @@ class CallBudget:
         """Count one request; or, when a cap is reached, count nothing and return why."""
         with self._lock:
             if self.calls >= self.max_calls:
-                return (f"the judge call cap of {self.max_calls} requests for this run is reached "
-                        "(MASC_JUDGE_MAX_CALLS); raise it or score fewer videos")
+                return (
+                    f"the judge call cap of {self.max_calls} requests for this run is reached "
+                    "(MASC_JUDGE_MAX_CALLS); raise it or score fewer videos"
+                )
             if self.max_tokens is not None and self.tokens >= self.max_tokens:
-                return (f"the judge token cap of {self.max_tokens:,} tokens for this run is reached "
-                        "(MASC_JUDGE_MAX_TOKENS); raise it or score fewer videos")
+                return (
+                    f"the judge token cap of {self.max_tokens:,} tokens for this run is reached "
+                    "(MASC_JUDGE_MAX_TOKENS); raise it or score fewer videos"
+                )
             self.calls += 1
             return None
 
@@ -101,8 +113,14 @@ class JudgeReply:
     """Prompt + completion tokens the server reported."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"answer": self.text, "error": self.error, "attempts": self.attempts, "failures": list(self.failures),
-                "served_model": self.served_model, "tokens": self.tokens}
+        return {
+            "answer": self.text,
+            "error": self.error,
+            "attempts": self.attempts,
+            "failures": list(self.failures),
+            "served_model": self.served_model,
+            "tokens": self.tokens,
+        }
 
 
 class ChatJudge:
@@ -113,14 +131,16 @@ class ChatJudge:
 
         self.config = config
         self.budget = budget
-        self.client = OpenAI(api_key=config.api_key, base_url=config.base_url, timeout=config.timeout_s,
-                             max_retries=0)
+        self.client = OpenAI(api_key=config.api_key, base_url=config.base_url, timeout=config.timeout_s, max_retries=0)
 
     def ask(self, content: list[dict[str, Any]]) -> JudgeReply:
         import openai
 
-        request: dict[str, Any] = {"model": self.config.model, "stream": False,
-                                   "messages": [{"role": "user", "content": content}]}
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "stream": False,
+            "messages": [{"role": "user", "content": content}],
+        }
         if self.config.temperature is not None:
             request["temperature"] = self.config.temperature
         if self.config.seed is not None:

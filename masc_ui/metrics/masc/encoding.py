@@ -10,10 +10,12 @@ How the vision forward is run (the same math as `vision_model(...).last_hidden_s
 - on CPU a forward carries at most `CPU_FORWARD_TOKENS` tokens: one 1024-patch image already keeps the matmul
   units busy, and larger forwards only push the activations (GELU, bias, residual passes) out of cache.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from PIL import Image
@@ -57,8 +59,9 @@ class SiglipBackbone:
         if not self.is_naflex:
             size = int(getattr(vision_cfg, "image_size", 0) or 0)
             if size <= 0 or size % self.patch_size:
-                raise InputError(f"fixed-size checkpoint has image_size={size}, not a multiple of its "
-                                 f"patch_size={self.patch_size}")
+                raise InputError(
+                    f"fixed-size checkpoint has image_size={size}, not a multiple of its patch_size={self.patch_size}"
+                )
             self.fixed_grid = (size // self.patch_size, size // self.patch_size)
 
     @property
@@ -85,17 +88,18 @@ class SiglipBackbone:
             per_forward = self._images_per_forward(size, self.fixed_grid[0] * self.fixed_grid[1])
             result = []
             for start in range(0, len(images), per_forward):
-                result.extend(self._encode_fixed(images[start:start + per_forward]))
+                result.extend(self._encode_fixed(images[start : start + per_forward]))
             return result
-        inputs = self.processor.image_processor(images=list(images), max_num_patches=self.naflex_max_patches,
-                                                return_tensors="pt")
+        inputs = self.processor.image_processor(
+            images=list(images), max_num_patches=self.naflex_max_patches, return_tensors="pt"
+        )
         lengths = (inputs["pixel_attention_mask"] > 0).sum(1).tolist()
         order = sorted(range(len(images)), key=lambda i: lengths[i])
         result: list[ImageEncoding | None] = [None] * len(images)
         start = 0
         while start < len(order):
             per_forward = self._images_per_forward(size, lengths[order[min(start + size, len(order)) - 1]])
-            chunk = order[start:start + per_forward]
+            chunk = order[start : start + per_forward]
             for i, enc in zip(chunk, self._encode_naflex({k: v[chunk] for k, v in inputs.items()})):
                 result[i] = enc
             start += len(chunk)
@@ -140,7 +144,7 @@ class SiglipBackbone:
         Tokenized with `padding="max_length"` to the text tower's trained length (64 for SigLIP2), truncated,
         and encoded without an attention mask, as SigLIP was trained.
         """
-        ids = self.processor.tokenizer(list(texts), padding="max_length", truncation=True,
-                                       max_length=self.text_length, return_tensors="pt")["input_ids"]
+        ids = self.processor.tokenizer(
+            list(texts), padding="max_length", truncation=True, max_length=self.text_length, return_tensors="pt"
+        )["input_ids"]
         return self.model.text_model(input_ids=ids.to(self.device)).pooler_output
-

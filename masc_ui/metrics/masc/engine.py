@@ -16,27 +16,29 @@ Definitions (METRICS.md):
   text tower's `pooler_output` of the subject-stripped prompt (padding="max_length", 64 tokens for SigLIP2);
   NaN when every output patch is hidden.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from PIL import Image
 
+from ...caching import LruCache
 from ...errors import InputError
 from ...imaging import InputImage, as_input_image, as_mask_array
-from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...version import code_version
-from ...caching import LruCache
-from .encoding import ImageEncoding, SiglipBackbone
 from ..provenance import checkpoint_revision
-from .scores import ConceptMatch, concept_preservation, cosine, patch_weights, pool_visible
-from .patch_maps import PatchMaps
 from ..sample import Sample
+from .encoding import ImageEncoding, SiglipBackbone
+from .patch_maps import PatchMaps
+from .scores import ConceptMatch, concept_preservation, cosine, patch_weights, pool_visible
 from .strippers import STRIPPERS, SpacyStripper, strip_subject_from_prompt
 
 DEFAULT_MODEL_ID = "google/siglip2-so400m-patch16-naflex"
@@ -114,11 +116,21 @@ class MaSC:
         >>> r.cp, r.pf, r.extras["prompt_text"]                                           # doctest: +SKIP
     """
 
-    def __init__(self, model_id: str = DEFAULT_MODEL_ID, device: str | None = None,
-                 naflex_max_patches: int = DEFAULT_NAFLEX_MAX_PATCHES, fg_threshold: float = DEFAULT_FG_THRESHOLD,
-                 dtype: torch.dtype | str | None = None, stripper: str = "regex", *,
-                 models: ModelRegistry | None = None, cache_size: int = 64, text_cache_size: int = 1024,
-                 spacy_model: str | None = None, compile: bool = False) -> None:
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL_ID,
+        device: str | None = None,
+        naflex_max_patches: int = DEFAULT_NAFLEX_MAX_PATCHES,
+        fg_threshold: float = DEFAULT_FG_THRESHOLD,
+        dtype: torch.dtype | str | None = None,
+        stripper: str = "regex",
+        *,
+        models: ModelRegistry | None = None,
+        cache_size: int = 64,
+        text_cache_size: int = 1024,
+        spacy_model: str | None = None,
+        compile: bool = False,
+    ) -> None:
         if stripper not in STRIPPERS:
             raise InputError(f"stripper must be one of {', '.join(STRIPPERS)}; got {stripper!r}")
         if not isinstance(model_id, str) or not model_id.strip():
@@ -142,8 +154,9 @@ class MaSC:
         key = ("siglip", model_id, self.device, str(torch_dtype) if torch_dtype else "native")
         model, processor = models.get(key, load) if models is not None else load()
         self.compile = bool(compile)
-        self.backbone = SiglipBackbone(model, processor, naflex_max_patches=int(naflex_max_patches),
-                                       compile=self.compile)
+        self.backbone = SiglipBackbone(
+            model, processor, naflex_max_patches=int(naflex_max_patches), compile=self.compile
+        )
         self._encodings = LruCache(cache_size)
         self._texts = LruCache(text_cache_size)
         self._revision = checkpoint_revision(model_id, model.config)
@@ -166,10 +179,13 @@ class MaSC:
         return {
             "model_id": self.model_id,
             "revision": self._revision,
-            "params": {"naflex": self.is_naflex,
-                       "naflex_max_patches": self.naflex_max_patches if self.is_naflex else None,
-                       "fg_threshold": self.fg_threshold, "stripper": self.stripper,
-                       **({"compile": True} if self.compile else {})},
+            "params": {
+                "naflex": self.is_naflex,
+                "naflex_max_patches": self.naflex_max_patches if self.is_naflex else None,
+                "fg_threshold": self.fg_threshold,
+                "stripper": self.stripper,
+                **({"compile": True} if self.compile else {}),
+            },
             "code_version": code_version(),
             "device": str(self.device),
             "dtype": str(self.backbone.dtype).replace("torch.", ""),
@@ -204,8 +220,17 @@ class MaSC:
 
     # --- scoring -----------------------------------------------------------------------------------------------
 
-    def score(self, ref_image: Image.Image, ref_mask: np.ndarray, out_image: Image.Image, out_mask: np.ndarray,
-              prompt: str, object_name: str | None = None, *, return_maps: bool = True) -> MaSCResult:
+    def score(
+        self,
+        ref_image: Image.Image,
+        ref_mask: np.ndarray,
+        out_image: Image.Image,
+        out_mask: np.ndarray,
+        prompt: str,
+        object_name: str | None = None,
+        *,
+        return_maps: bool = True,
+    ) -> MaSCResult:
         """Score one (reference, output, prompt) sample.
 
         Images: `InputImage`s, PIL images or anything `masc_ui.imaging.as_input_image` reads, any size. Masks: 2-D (H, W) bool,
@@ -223,16 +248,25 @@ class MaSC:
             raise InputError("ref_mask is missing: pass a 2-D mask (H, W) of the subject in ref_image")
         if out_mask is None:
             raise InputError("out_mask is missing: pass a 2-D mask (H, W) of the subject in out_image")
-        sample = Sample(refs=(as_input_image(ref_image, name="ref_image"),),
-                        out=as_input_image(out_image, name="out_image"),
-                        prompt=prompt, subject=object_name,
-                        ref_masks=(as_mask_array(ref_mask, name="ref_mask"),),
-                        out_mask=as_mask_array(out_mask, name="out_mask"))
+        sample = Sample(
+            refs=(as_input_image(ref_image, name="ref_image"),),
+            out=as_input_image(out_image, name="out_image"),
+            prompt=prompt,
+            subject=object_name,
+            ref_masks=(as_mask_array(ref_mask, name="ref_mask"),),
+            out_mask=as_mask_array(out_mask, name="out_mask"),
+        )
         return self.score_many([sample], batch_size=2, return_maps=return_maps)[0]
 
     @torch.inference_mode()
-    def score_many(self, samples: Sequence[Sample], batch_size: int = 8, progress: Progress | None = None, *,
-                   return_maps: bool = False) -> list[MaSCResult]:
+    def score_many(
+        self,
+        samples: Sequence[Sample],
+        batch_size: int = 8,
+        progress: Progress | None = None,
+        *,
+        return_maps: bool = False,
+    ) -> list[MaSCResult]:
         """Score `samples` (each with one or more references), encoding images in padded batches.
 
         Every distinct image (by `InputImage.sha256`, the content hash of its stored bytes) is encoded once per
@@ -248,7 +282,7 @@ class MaSC:
         prepared = [self._prepare(s, i) for i, s in enumerate(samples)]
         results: list[MaSCResult] = []
         for start in range(0, len(prepared), batch_size):
-            group = prepared[start:start + batch_size]
+            group = prepared[start : start + batch_size]
             results.extend(self._score_group(group, batch_size, return_maps))
             if progress is not None:
                 progress(len(results), len(prepared))
@@ -265,21 +299,31 @@ class MaSC:
         if len(sample.ref_masks) > len(sample.refs):
             raise InputError(f"{where} has {len(sample.ref_masks)} reference masks for {len(sample.refs)} references")
         refs = [as_input_image(r, name=f"{where}.refs[{j}]") for j, r in enumerate(sample.refs)]
-        ref_masks = [None if sample.ref_mask(j) is None else as_mask_array(sample.ref_mask(j),
-                                                                           name=f"{where}.ref_masks[{j}]")
-                     for j in range(len(refs))]
+        ref_masks = [
+            None if sample.ref_mask(j) is None else as_mask_array(sample.ref_mask(j), name=f"{where}.ref_masks[{j}]")
+            for j in range(len(refs))
+        ]
         out = as_input_image(sample.out, name=f"{where}.out")
         out_mask = None if sample.out_mask is None else as_mask_array(sample.out_mask, name=f"{where}.out_mask")
         if sample.subject is not None and not isinstance(sample.subject, str):
-            raise InputError(f"{where}.subject (object_name) must be a string or None, "
-                             f"got {type(sample.subject).__name__}")
+            raise InputError(
+                f"{where}.subject (object_name) must be a string or None, got {type(sample.subject).__name__}"
+            )
         if sample.prompt is not None and not isinstance(sample.prompt, str):
             raise InputError(f"{where}.prompt must be a string or None, got {type(sample.prompt).__name__}")
         text, text_extras = (None, {"prompt_stripped": False, "stripper": None, "stripper_model": None})
         if sample.prompt is not None and sample.prompt.strip():
             text, text_extras = self._pf_prompt(sample.prompt, sample.subject)
-        return _Prepared(refs=refs, ref_keys=[r.sha256 for r in refs], ref_masks=ref_masks, out=out,
-                         out_key=out.sha256, out_mask=out_mask, text=text, text_extras=text_extras)
+        return _Prepared(
+            refs=refs,
+            ref_keys=[r.sha256 for r in refs],
+            ref_masks=ref_masks,
+            out=out,
+            out_key=out.sha256,
+            out_mask=out_mask,
+            text=text,
+            text_extras=text_extras,
+        )
 
     def _pf_prompt(self, prompt: str, object_name: str | None) -> tuple[str, dict]:
         """The text PF encodes, and how it was obtained (`prompt_stripped` is whitespace-insensitive)."""
@@ -289,8 +333,11 @@ class MaSC:
             text = self._spacy.strip(prompt, object_name)
         else:
             text = strip_subject_from_prompt(prompt, object_name, self.stripper)
-        return text, {"prompt_stripped": text.split() != prompt.split(), "stripper": self.stripper,
-                      "stripper_model": self.stripper_model}
+        return text, {
+            "prompt_stripped": text.split() != prompt.split(),
+            "stripper": self.stripper,
+            "stripper_model": self.stripper_model,
+        }
 
     def _encode_images(self, images: dict[str, Image.Image], batch_size: int) -> dict[str, ImageEncoding]:
         """Encodings of `images` (content key -> image): cached ones reused, the others encoded in batches."""
@@ -334,8 +381,9 @@ class MaSC:
         pf = self._prompt_following(group, enc, texts)
         return [self._assemble(p, enc, pf[i], return_maps) for i, p in enumerate(group)]
 
-    def _prompt_following(self, group: list[_Prepared], enc: dict[str, ImageEncoding],
-                          texts: dict[str, torch.Tensor]) -> list[dict]:
+    def _prompt_following(
+        self, group: list[_Prepared], enc: dict[str, ImageEncoding], texts: dict[str, torch.Tensor]
+    ) -> list[dict]:
         """PF of each sample of `group`, the visible-patch poolings batched: list of dicts with `pf`, counts,
         `reason` and `attention` ((N_out,) float32 tensor or None)."""
         device = self.backbone.device
@@ -344,8 +392,14 @@ class MaSC:
         for i, p in enumerate(group):
             out = enc[p.out_key]
             n_total = out.grid[0] * out.grid[1]
-            entry: dict[str, Any] = {"pf": math.nan, "pf_n_fg": None, "pf_n_total": n_total,
-                                     "pf_n_bg_pooled": None, "reason": None, "attention": None}
+            entry: dict[str, Any] = {
+                "pf": math.nan,
+                "pf_n_fg": None,
+                "pf_n_total": n_total,
+                "pf_n_bg_pooled": None,
+                "reason": None,
+                "attention": None,
+            }
             if p.out_mask is not None:
                 hidden = patch_weights(p.out_mask, out.grid, device) >= self.fg_threshold
                 n_fg = int(hidden.sum())
@@ -365,14 +419,14 @@ class MaSC:
             x = torch.zeros(len(rows), n_max, dim, dtype=self.backbone.dtype, device=device)
             hide = torch.ones(len(rows), n_max, dtype=torch.bool, device=device)
             for r, (_, patches, hidden) in enumerate(rows):
-                x[r, :patches.shape[0]] = patches
-                hide[r, :patches.shape[0]] = hidden
+                x[r, : patches.shape[0]] = patches
+                hide[r, : patches.shape[0]] = hidden
             pooled, attention = pool_visible(self.backbone.model.vision_model.head, x, hide)
             text = torch.stack([texts[group[i].text] for i, _, _ in rows])
             scores = cosine(pooled, text).tolist()
             for r, (i, patches, _) in enumerate(rows):
                 info[i]["pf"] = float(scores[r])
-                info[i]["attention"] = attention[r, :patches.shape[0]].masked_fill(hide[r, :patches.shape[0]], 0.0)
+                info[i]["attention"] = attention[r, : patches.shape[0]].masked_fill(hide[r, : patches.shape[0]], 0.0)
         return info
 
     def _assemble(self, p: _Prepared, enc: dict[str, ImageEncoding], pf: dict, return_maps: bool) -> MaSCResult:
@@ -421,14 +475,18 @@ def _cp_reason(matches: list[ConceptMatch | None]) -> str:
     """Why CP is NaN; with several references, which of them (1-based) lack a CP."""
     missing = [i for i, m in enumerate(matches) if m is None]
     empty = [i for i, m in enumerate(matches) if m is not None and math.isnan(m.cp)]
-    where = (lambda idx: "" if len(matches) == 1 else f" (reference {', '.join(str(i + 1) for i in idx)})")
+
+    def where(idx: list[int]) -> str:
+        return "" if len(matches) == 1 else f" (reference {', '.join(str(i + 1) for i in idx)})"
+
     if missing:
         return f"no reference mask{where(missing)}: CP needs the subject's mask in every reference"
-    return (f"empty reference mask{where(empty)}: no reference patch has foreground weight above the threshold")
+    return f"empty reference mask{where(empty)}: no reference patch has foreground weight above the threshold"
 
 
-def _patch_maps(p: _Prepared, enc: dict[str, ImageEncoding], matches: list[ConceptMatch | None],
-                attention: torch.Tensor | None) -> PatchMaps:
+def _patch_maps(
+    p: _Prepared, enc: dict[str, ImageEncoding], matches: list[ConceptMatch | None], attention: torch.Tensor | None
+) -> PatchMaps:
     out_grid = enc[p.out_key].grid
     n_out = out_grid[0] * out_grid[1]
     ref_grids, cp_ref, correspondences = [], [], []
@@ -447,9 +505,14 @@ def _patch_maps(p: _Prepared, enc: dict[str, ImageEncoding], matches: list[Conce
         out_best = torch.maximum(out_best, match.out_best.cpu())
     out_best = torch.where(torch.isinf(out_best), torch.nan, out_best)
     pf_map = None if attention is None else attention.cpu().reshape(out_grid).numpy().astype(np.float32)
-    return PatchMaps(ref_grids=ref_grids, cp_ref=cp_ref, out_grid=out_grid,
-                     out_best=out_best.reshape(out_grid).numpy().astype(np.float32),
-                     correspondences=correspondences, pf_attention=pf_map)
+    return PatchMaps(
+        ref_grids=ref_grids,
+        cp_ref=cp_ref,
+        out_grid=out_grid,
+        out_best=out_best.reshape(out_grid).numpy().astype(np.float32),
+        correspondences=correspondences,
+        pf_attention=pf_map,
+    )
 
 
 def _load_backbone(model_id: str, device: str, dtype: torch.dtype | None) -> tuple[Any, Any]:
@@ -459,11 +522,14 @@ def _load_backbone(model_id: str, device: str, dtype: torch.dtype | None) -> tup
     processor = load_pretrained(AutoProcessor, model_id, what="MaSC SigLIP2 processor")
     model = load_pretrained(AutoModel, model_id, what="MaSC SigLIP2 backbone")
     if not hasattr(model, "vision_model") or not hasattr(model, "text_model"):
-        raise InputError(f"MaSC needs a SigLIP/SigLIP2 checkpoint with vision and text towers; {model_id} "
-                         f"is a {type(model).__name__}")
+        raise InputError(
+            f"MaSC needs a SigLIP/SigLIP2 checkpoint with vision and text towers; {model_id} "
+            f"is a {type(model).__name__}"
+        )
     if not hasattr(model.vision_model, "head"):
-        raise InputError(f"MaSC needs the vision tower's attention-pooling head; {model_id} has none "
-                         "(vision_use_head=False)")
+        raise InputError(
+            f"MaSC needs the vision tower's attention-pooling head; {model_id} has none (vision_use_head=False)"
+        )
     if dtype is not None:
         model = model.to(dtype=dtype)
     return model.eval().to(device), processor

@@ -1,14 +1,15 @@
 """Building a MaSC scorer from `Settings`, and its results as JSON-able records."""
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ...models.profiles import DEMO_NAMES, model_ids
 from ...models.loaded_models import ModelRegistry
+from ...models.profiles import DEMO_NAMES, model_ids
 from ...settings import Settings
-from .engine import MaSC, MaSCResult
 from ..value_records import json_safe
+from .engine import MaSC, MaSCResult
 
 
 def build_masc(settings: Settings, models: ModelRegistry | None = None) -> MaSC:
@@ -19,8 +20,15 @@ def build_masc(settings: Settings, models: ModelRegistry | None = None) -> MaSC:
         from ...models.demo import write_demo_weights
 
         write_demo_weights(settings.resolved_demo_weights_dir, [DEMO_NAMES["siglip"]])
-    return MaSC(model_id, device=settings.device, naflex_max_patches=settings.naflex_max_patches,
-                fg_threshold=settings.fg_threshold, dtype=settings.dtype, stripper=settings.stripper, models=models)
+    return MaSC(
+        model_id,
+        device=settings.device,
+        naflex_max_patches=settings.naflex_max_patches,
+        fg_threshold=settings.fg_threshold,
+        dtype=settings.dtype,
+        stripper=settings.stripper,
+        models=models,
+    )
 
 
 def result_record(result: MaSCResult) -> dict[str, Any]:

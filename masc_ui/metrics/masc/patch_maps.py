@@ -2,6 +2,7 @@
 
 Grids are (Hp, Wp) = (rows, columns) of patches; flat patch indices are row-major (`r * Wp + c`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,24 +4,25 @@ The engine (`masc_ui.metrics.masc.engine.MaSC`) is built from the settings (`sig
 `naflex_max_patches`, `fg_threshold`, `stripper`, device, dtype) and held in the `ModelRegistry`, so every
 scorer of a process shares one engine and its encoding caches.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ...models.auto_profile import effective_model_ids, ensure_demo_checkpoints
-from ...models.loading import pick_device, pick_dtype
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import pick_device, pick_dtype
 from ...settings import Settings
 from ..base import MetricSpec, Needs, check_inputs, check_params, nan_value
-from ..value_records import json_safe
 from ..sample import MetricValue, Sample
+from ..value_records import json_safe
 
 PAIR = ("cp", "pf")
 _OWN_EXTRAS = {
     "cp": ("cp_per_ref", "cp_n_ref_fg", "cp_n_ref_total", "cp_fg_frac_ref"),
-    "pf": ("prompt_text", "prompt_stripped", "stripper", "stripper_model", "pf_n_fg", "pf_n_total",
-           "pf_n_bg_pooled"),
+    "pf": ("prompt_text", "prompt_stripped", "stripper", "stripper_model", "pf_n_fg", "pf_n_total", "pf_n_bg_pooled"),
 }
 
 
@@ -30,8 +31,9 @@ class MaSCScorer:
 
     pair_names = PAIR
 
-    def __init__(self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None,
-                 **params: Any) -> None:
+    def __init__(
+        self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None, **params: Any
+    ) -> None:
         check_params(spec.name, params, [])
         self.spec = spec
         self.settings = settings
@@ -52,10 +54,18 @@ class MaSCScorer:
         device = pick_device(s.device)
         dtype = pick_dtype(s.dtype, device)
         key = ("masc-engine", model_id, device, str(dtype), s.naflex_max_patches, s.fg_threshold, s.stripper)
-        return self.models.get(key, lambda: MaSC(model_id=model_id, device=device, dtype=dtype,
-                                                  naflex_max_patches=s.naflex_max_patches,
-                                                  fg_threshold=s.fg_threshold, stripper=s.stripper,
-                                                  models=self.models))
+        return self.models.get(
+            key,
+            lambda: MaSC(
+                model_id=model_id,
+                device=device,
+                dtype=dtype,
+                naflex_max_patches=s.naflex_max_patches,
+                fg_threshold=s.fg_threshold,
+                stripper=s.stripper,
+                models=self.models,
+            ),
+        )
 
     def provenance(self) -> dict[str, Any]:
         engine = self.engine()
@@ -64,8 +74,9 @@ class MaSCScorer:
     def score(self, samples: Sequence[Sample], *, missing: str = "raise") -> list[MetricValue]:
         return self.score_pair(samples, [self.spec.name], missing=missing)[self.spec.name]
 
-    def score_pair(self, samples: Sequence[Sample], names: Sequence[str], *,
-                   missing: str = "raise") -> dict[str, list[MetricValue]]:
+    def score_pair(
+        self, samples: Sequence[Sample], names: Sequence[str], *, missing: str = "raise"
+    ) -> dict[str, list[MetricValue]]:
         """name -> one `MetricValue` per sample for each of `names` (a subset of cp, pf), from one engine pass
         over the samples that at least one of them can score."""
         from ..registry import get_spec
@@ -89,7 +100,8 @@ class MaSCScorer:
                 value = float(getattr(r, name))
                 extras = {k: r.extras[k] for k in _OWN_EXTRAS[name] if k in r.extras}
                 reason = r.extras.get(f"{name}_reason") if math.isnan(value) else None
-                values.append(MetricValue(metric=name, value=value, reason=reason, extras=extras,
-                                          provenance=provenance))
+                values.append(
+                    MetricValue(metric=name, value=value, reason=reason, extras=extras, provenance=provenance)
+                )
             scored[name] = values
         return scored

@@ -2,6 +2,7 @@
 
 All cosines are float32 on L2-normalized vectors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,9 @@ class ConceptMatch:
     """(N_out,) float32: max cosine of each output patch to a reference foreground patch (-inf when none)."""
 
 
-def concept_preservation(ref_patches: torch.Tensor, ref_weights: torch.Tensor, out_patches: torch.Tensor,
-                         threshold: float) -> ConceptMatch:
+def concept_preservation(
+    ref_patches: torch.Tensor, ref_weights: torch.Tensor, out_patches: torch.Tensor, threshold: float
+) -> ConceptMatch:
     """CP = mean over reference patches with weight > `threshold` of max_j cos(ref_i, out_j).
 
     ref_patches (N_ref, D), ref_weights (N_ref,) float32 in [0, 1], out_patches (N_out, D).
@@ -52,7 +54,9 @@ def concept_preservation(ref_patches: torch.Tensor, ref_weights: torch.Tensor, o
     return ConceptMatch(cp=cp, best=best, argmax=argmax, fg=fg, out_best=out_best)
 
 
-def pool_visible(head: torch.nn.Module, patches: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def pool_visible(
+    head: torch.nn.Module, patches: torch.Tensor, hidden: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """SigLIP's attention-pooling head over the patches NOT hidden, batched.
 
     patches (B, N, D) in the head's dtype; hidden (B, N) bool, True = invisible to the probe (foreground
@@ -61,8 +65,9 @@ def pool_visible(head: torch.nn.Module, patches: torch.Tensor, hidden: torch.Ten
     attention weights (B, N) float32 of the probe over the patches (mean over heads, 0 where hidden).
     """
     probe = head.probe.expand(patches.shape[0], -1, -1)
-    h, weights = head.attention(probe, patches, patches, key_padding_mask=hidden,
-                                need_weights=True, average_attn_weights=True)
+    h, weights = head.attention(
+        probe, patches, patches, key_padding_mask=hidden, need_weights=True, average_attn_weights=True
+    )
     pooled = h + head.mlp(head.layernorm(h))
     return pooled[:, 0], weights[:, 0].float()
 

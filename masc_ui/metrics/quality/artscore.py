@@ -13,11 +13,13 @@ Precision: the ResNet body runs in the precision policy's dtype (pixels cast to 
 (2048-1000-1, 2 M parameters) always runs in float32, so the score is not a bfloat16 number (bfloat16 would round it
 to 3 significant digits and tie close images; provenance params `float32_parts` in bfloat16/float16).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,9 +31,9 @@ from ...errors import InputError
 from ...imaging import InputImage
 from ...models.conv_layout import conv_input, in_conv_layout
 from ...models.loading import pick_device, pick_dtype
+from ...models.nets.artscore import RELEASED_FILE, load_artscore_network
 from ...models.precision import cast_model, float32_parts, precision_params
 from ...models.profiles import ModelIds
-from ...models.nets.artscore import RELEASED_FILE, load_artscore_network
 from ...models.weight_files import resolve_weights_file
 from ...settings import Settings
 from ..backbone_scorer import BackboneScorer, Computed
@@ -44,11 +46,13 @@ SIZE = 224
 BATCH_SIZE = 32
 CACHE_SIZE = 4096
 
-ART_TRANSFORM = transforms.Compose([
-    transforms.Resize((SIZE, SIZE), interpolation=transforms.InterpolationMode.BILINEAR),
-    transforms.ToTensor(),
-    transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-])
+ART_TRANSFORM = transforms.Compose(
+    [
+        transforms.Resize((SIZE, SIZE), interpolation=transforms.InterpolationMode.BILINEAR),
+        transforms.ToTensor(),
+        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,9 @@ class ArtScoreInfo:
 class ArtScoreBackbone:
     """The network and its per-image score cache; `forwards` counts images through it."""
 
-    def __init__(self, model: nn.Module, info: ArtScoreInfo, *, batch_size: int = BATCH_SIZE,
-                 cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self, model: nn.Module, info: ArtScoreInfo, *, batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE
+    ) -> None:
         self.model = model
         self.info = info
         self.batch_size = batch_size
@@ -95,7 +100,9 @@ class ArtScoreBackbone:
     def _forward(self, images: list[InputImage]) -> np.ndarray:
         out = []
         for start in range(0, len(images), self.batch_size):
-            batch = torch.stack([ART_TRANSFORM(img.pixels.convert("RGB")) for img in images[start:start + self.batch_size]])
+            batch = torch.stack(
+                [ART_TRANSFORM(img.pixels.convert("RGB")) for img in images[start : start + self.batch_size]]
+            )
             scores = self.model(conv_input(batch, self.info.device, self.info.dtype)).float()
             out.append(scores.reshape(-1).cpu().numpy())
             with self._count_lock:
@@ -108,12 +115,23 @@ def load_artscore_backbone(settings: Settings, ids: ModelIds) -> ArtScoreBackbon
         raise InputError("ArtScore needs its checkpoint: set MASC_ARTSCORE_CHECKPOINT")
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    path = resolve_weights_file(ids.artscore, filename=RELEASED_FILE, what="ArtScore checkpoint",
-                                setting="artscore_checkpoint", cache_dir=settings.resolved_cache_dir)
+    path = resolve_weights_file(
+        ids.artscore,
+        filename=RELEASED_FILE,
+        what="ArtScore checkpoint",
+        setting="artscore_checkpoint",
+        cache_dir=settings.resolved_cache_dir,
+    )
     net, label = load_artscore_network(path)
     net = in_conv_layout(cast_model(net, device, dtype, float32_parts=("fc",)), device)
-    info = ArtScoreInfo(model_id=str(path), revision="local", device=device, dtype=dtype, architecture=label,
-                        float32_parts=tuple(float32_parts(net)))
+    info = ArtScoreInfo(
+        model_id=str(path),
+        revision="local",
+        device=device,
+        dtype=dtype,
+        architecture=label,
+        float32_parts=tuple(float32_parts(net)),
+    )
     return ArtScoreBackbone(net, info)
 
 
@@ -131,7 +149,9 @@ class ArtScoreScorer(BackboneScorer):
         return [(v, None, {}) for v in values]
 
     def _extra_provenance(self, info: ArtScoreInfo) -> dict[str, Any]:
-        return {"architecture": info.architecture,
-                "preprocess": f"RGB, resize ({SIZE}, {SIZE}) bilinear (squashed), ImageNet mean/std",
-                "convention": "raw regression output; only relative values (rankings) mean something",
-                **precision_params(info.dtype, list(info.float32_parts))}
+        return {
+            "architecture": info.architecture,
+            "preprocess": f"RGB, resize ({SIZE}, {SIZE}) bilinear (squashed), ImageNet mean/std",
+            "convention": "raw regression output; only relative values (rankings) mean something",
+            **precision_params(info.dtype, list(info.float32_parts)),
+        }

@@ -5,10 +5,12 @@ Rule: 32 frames (`FACESIM_FRAMES`, numpy.linspace over the decoded frames); per 
 frame face)); frames without a face and frames with s == 0 are dropped; FaceSim = mean of the remaining s, 0 when none
 remain (a video where the face never matches scores 0, not NaN, as OpenS2V).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,5 +34,9 @@ def video_facesim(frame_cosines: Sequence[float | None]) -> tuple[float, dict[st
         per_frame.append(max(0.0, float(cos)))
     used = [s for s in per_frame if s is not None and s != 0.0]
     value = float(np.mean(np.asarray(used, np.float64))) if used else 0.0
-    return value, {"per_frame": per_frame, "n_frames": len(per_frame),
-                   "n_with_face": sum(s is not None for s in per_frame), "n_used": len(used)}
+    return value, {
+        "per_frame": per_frame,
+        "n_frames": len(per_frame),
+        "n_with_face": sum(s is not None for s in per_frame),
+        "n_used": len(used),
+    }

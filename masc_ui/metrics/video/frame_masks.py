@@ -10,11 +10,13 @@ Two ways to get a mask per frame (`FrameMasks.method`):
 Each value computed with frame masks records `describe()` in its provenance params (`out_mask_frames`): the method,
 and for `text` the segmentation model and threshold (what changes the masks).
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -43,15 +45,21 @@ class FrameMasks:
             raise InputError(f"static frame masks hold exactly one mask, got {len(self.masks)}")
 
     @classmethod
-    def static(cls, mask: Any, frame: int = 0, *, name: str = "mask of the output") -> "FrameMasks":
+    def static(cls, mask: Any, frame: int = 0, *, name: str = "mask of the output") -> FrameMasks:
         """One mask (drawn on frame `frame`) used on every frame."""
         if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or frame < 0:
             raise InputError(f"{name}: the frame it was drawn on must be an index >= 0, got {frame!r}")
         return cls("static", {int(frame): as_mask_array(mask, name=name)}, {"frame": int(frame)})
 
     @classmethod
-    def per_frame(cls, masks: Mapping[int, Any], method: str = "text", params: Mapping[str, Any] | None = None, *,
-                  name: str = "mask of the output") -> "FrameMasks":
+    def per_frame(
+        cls,
+        masks: Mapping[int, Any],
+        method: str = "text",
+        params: Mapping[str, Any] | None = None,
+        *,
+        name: str = "mask of the output",
+    ) -> FrameMasks:
         """A mask for each listed frame (e.g. text-prompted segmentation of each sampled frame)."""
         checked = {int(k): as_mask_array(m, name=f"{name}, frame {k}") for k, m in masks.items()}
         return cls(method, checked, dict(params or {}))

@@ -17,20 +17,22 @@ For a `Sample` whose output is a video:
 - **Provenance**: the scorer's, with params `video_frames` (the sampling, indices included), `video_aggregate` (the
   averaging rule) and, for a metric that reads the output mask, `out_mask_frames` (`FrameMasks.describe()`).
 """
+
 from __future__ import annotations
 
 import copy
 import math
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...imaging import FrameRule, InputImage, InputVideo, read_frames
 from ..base import check_inputs, nan_value
-from .frame_masks import FrameMasks, static_rule
 from ..sample import MetricValue, Sample
+from .frame_masks import FrameMasks, static_rule
 from .sample import VideoSample
 
 FRAME_MEAN = "mean over the sampled frames that have a value (repeats included)"
@@ -45,14 +47,17 @@ ScoreChunk = Callable[[list[Sample], Mapping[str, Any], str], dict[str, list[Met
 
 def image_metric_frames(settings: Any) -> FrameRule:
     """The frames an image metric reads from a video output: `settings.video_frames` evenly spaced (linspace)."""
-    return FrameRule("linspace", int(getattr(settings, "video_frames")))
+    return FrameRule("linspace", int(settings.video_frames))
 
 
 def video_rule(scorer: Any, settings: Any) -> FrameRule:
     """The frames `scorer` reads from a video output: a video scorer's `FRAME_RULE`, a scorer's own
     `VIDEO_FRAME_RULE` (FaceSim's 32), else `image_metric_frames(settings)`."""
-    return (getattr(scorer, "FRAME_RULE", None) or getattr(scorer, "VIDEO_FRAME_RULE", None)
-            or image_metric_frames(settings))
+    return (
+        getattr(scorer, "FRAME_RULE", None)
+        or getattr(scorer, "VIDEO_FRAME_RULE", None)
+        or image_metric_frames(settings)
+    )
 
 
 def out_mask_rule(sample: Sample) -> dict[str, Any] | None:
@@ -65,8 +70,13 @@ def out_mask_rule(sample: Sample) -> dict[str, Any] | None:
     return static_rule()
 
 
-def video_provenance(provenance: Mapping[str, Any], sampling: Mapping[str, Any], *, aggregate: str | None = None,
-                     out_mask: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def video_provenance(
+    provenance: Mapping[str, Any],
+    sampling: Mapping[str, Any],
+    *,
+    aggregate: str | None = None,
+    out_mask: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """`provenance` with the video's sampling (`video_frames`: rule, count, T, indices), the averaging rule
     (`video_aggregate`) and the frame masks' rule (`out_mask_frames`) added to its params."""
     out = copy.deepcopy(dict(provenance))
@@ -89,15 +99,27 @@ def frame_mask(sample: Sample, index: int) -> Any:
 
 def frame_sample(sample: Sample, index: int, image: InputImage) -> Sample:
     """Frame `index` (decoded as `image`) of `sample`'s video as an image sample (see the module docstring)."""
-    return Sample(refs=sample.refs, out=image, prompt=sample.prompt, subject=sample.subject,
-                  ref_masks=sample.ref_masks, out_mask=frame_mask(sample, index), ref_labels=sample.ref_labels)
+    return Sample(
+        refs=sample.refs,
+        out=image,
+        prompt=sample.prompt,
+        subject=sample.subject,
+        ref_masks=sample.ref_masks,
+        out_mask=frame_mask(sample, index),
+        ref_labels=sample.ref_labels,
+    )
 
 
 def as_video_sample(sample: Sample) -> VideoSample:
     """The `VideoSample` the video scorers read from a sample whose output is a video (class labels: `ref_labels`,
     else the subject's name for every reference)."""
-    return VideoSample(video=sample.out, refs=sample.refs, prompt=sample.prompt, class_labels=sample.class_labels(),
-                       subject=sample.subject)
+    return VideoSample(
+        video=sample.out,
+        refs=sample.refs,
+        prompt=sample.prompt,
+        class_labels=sample.class_labels(),
+        subject=sample.subject,
+    )
 
 
 class DecodedFrames:
@@ -134,17 +156,27 @@ def frame_mean(per_index: Mapping[int, MetricValue], sampling: Mapping[str, Any]
     per_frame = [None if per_index[i].is_nan else float(per_index[i].value) for i in indices]
     kept = [v for v in per_frame if v is not None]
     reasons = {str(i): per_index[i].reason or "not computable" for i in sorted(set(indices)) if per_index[i].is_nan}
-    extras = {"per_frame": per_frame, "frames": dict(sampling), "n_frames_with_value": len(kept),
-              "frame_reasons": reasons}
+    extras = {
+        "per_frame": per_frame,
+        "frames": dict(sampling),
+        "n_frames_with_value": len(kept),
+        "frame_reasons": reasons,
+    }
     if not kept:
         common = Counter(reasons.values()).most_common(1)[0][0] if reasons else "not computable"
         return FrameMean(math.nan, f"no sampled frame has a value ({common})", extras)
     return FrameMean(float(np.mean(np.asarray(kept, np.float64))), None, extras)
 
 
-def score_videos(samples: Sequence[Sample], scorers: Mapping[str, Any], settings: Any, score_chunk: ScoreChunk, *,
-                 positions: Sequence[int] | None = None,
-                 frames_per_chunk: int = FRAMES_PER_CHUNK) -> dict[str, list[MetricValue]]:
+def score_videos(
+    samples: Sequence[Sample],
+    scorers: Mapping[str, Any],
+    settings: Any,
+    score_chunk: ScoreChunk,
+    *,
+    positions: Sequence[int] | None = None,
+    frames_per_chunk: int = FRAMES_PER_CHUNK,
+) -> dict[str, list[MetricValue]]:
     """Every image metric of `scorers` (name -> scorer) for every video sample (output = a video): name -> one
     `MetricValue` per sample, in order (see the module docstring). A sample lacking an input a metric needs gets NaN
     with the reason, naming it by its `positions` entry (its index in the caller's list; default its index here);
@@ -156,9 +188,10 @@ def score_videos(samples: Sequence[Sample], scorers: Mapping[str, Any], settings
     per_video = max(max(video_rule(s, settings).count for s in scorers.values()) if scorers else 1, 1)
     step = max(1, frames_per_chunk // per_video)
     for start in range(0, len(samples), step):
-        chunk = samples[start:start + step]
-        for name, values in _score_chunk(chunk, positions[start:start + step], scorers, settings, rule,
-                                         score_chunk).items():
+        chunk = samples[start : start + step]
+        for name, values in _score_chunk(
+            chunk, positions[start : start + step], scorers, settings, rule, score_chunk
+        ).items():
             results[name] += values
     return results
 
@@ -171,8 +204,14 @@ def _check(name: str, needs: Any, chunk: list[Sample], positions: list[int]) -> 
     return check
 
 
-def _score_chunk(chunk: list[Sample], positions: list[int], scorers: Mapping[str, Any], settings: Any,
-                 rule: FrameRule, score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
+def _score_chunk(
+    chunk: list[Sample],
+    positions: list[int],
+    scorers: Mapping[str, Any],
+    settings: Any,
+    rule: FrameRule,
+    score_chunk: ScoreChunk,
+) -> dict[str, list[MetricValue]]:
     checks = {name: _check(name, scorer.needs, chunk, positions) for name, scorer in scorers.items()}
     rules = [rule] + [video_rule(s, settings) for s in scorers.values() if hasattr(s, "score_videos")]
     frames = DecodedFrames([s.out for i, s in enumerate(chunk) if any(i in c.ok for c in checks.values())], rules)
@@ -182,17 +221,28 @@ def _score_chunk(chunk: list[Sample], positions: list[int], scorers: Mapping[str
     for name, scorer in own.items():
         ok = checks[name].ok
         sampled = [frames.get(chunk[i].out, video_rule(scorer, settings)) for i in ok]
-        scored = dict(zip(ok, scorer.score_videos([chunk[i] for i in ok], [f for _, f in sampled],
-                                                 [s for s, _ in sampled]))) if ok else {}
-        out[name] = [scored.get(i) or _lacking(name, scorer, chunk[i], checks[name].reasons.get(i, ""), settings)
-                     for i in range(len(chunk))]
+        scored = (
+            dict(zip(ok, scorer.score_videos([chunk[i] for i in ok], [f for _, f in sampled], [s for s, _ in sampled])))
+            if ok
+            else {}
+        )
+        out[name] = [
+            scored.get(i) or _lacking(name, scorer, chunk[i], checks[name].reasons.get(i, ""), settings)
+            for i in range(len(chunk))
+        ]
     if generic:
         out.update(_score_generic(chunk, generic, checks, frames, settings, score_chunk))
     return {name: out[name] for name in scorers}
 
 
-def _score_generic(chunk: list[Sample], scorers: Mapping[str, Any], checks: Mapping[str, Any],
-                   frames: DecodedFrames, settings: Any, score_chunk: ScoreChunk) -> dict[str, list[MetricValue]]:
+def _score_generic(
+    chunk: list[Sample],
+    scorers: Mapping[str, Any],
+    checks: Mapping[str, Any],
+    frames: DecodedFrames,
+    settings: Any,
+    score_chunk: ScoreChunk,
+) -> dict[str, list[MetricValue]]:
     """Each generic metric per frame: the distinct frames of the videos some metric can score, all together."""
     rule = image_metric_frames(settings)
     wanted = sorted({i for name in scorers for i in checks[name].ok})
@@ -216,15 +266,25 @@ def _score_generic(chunk: list[Sample], scorers: Mapping[str, Any], checks: Mapp
             sampling = samplings[i]
             per_index = {index: scored[name][where[i, index]] for index in dict.fromkeys(sampling["indices"])}
             mean = frame_mean(per_index, sampling)
-            provenance = value_provenance(scorer, settings, next(iter(per_index.values())).provenance,
-                                          sample.out.frame_count, out_mask_rule(sample))
+            provenance = value_provenance(
+                scorer,
+                settings,
+                next(iter(per_index.values())).provenance,
+                sample.out.frame_count,
+                out_mask_rule(sample),
+            )
             values.append(MetricValue(name, mean.value, mean.reason, mean.extras, provenance))
         out[name] = values
     return out
 
 
-def value_provenance(scorer: Any, settings: Any, provenance: Mapping[str, Any], frame_count: int,
-                     out_mask: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def value_provenance(
+    scorer: Any,
+    settings: Any,
+    provenance: Mapping[str, Any],
+    frame_count: int,
+    out_mask: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The provenance of `scorer`'s value for a video of `frame_count` frames, from the scorer's own `provenance`:
     what scoring records and what batch planning predicts (so a value stored once is recognised as done). The frame
     masks' rule `out_mask` is kept only for a metric that reads the output mask."""
@@ -232,12 +292,18 @@ def value_provenance(scorer: Any, settings: Any, provenance: Mapping[str, Any], 
     if scorer.spec.media == "video":
         return video_provenance(provenance, sampling)
     reads_mask = bool(getattr(scorer.needs, "out_mask", False))
-    return video_provenance(provenance, sampling, aggregate=getattr(scorer, "VIDEO_AGGREGATE", FRAME_MEAN),
-                            out_mask=out_mask if reads_mask else None)
+    return video_provenance(
+        provenance,
+        sampling,
+        aggregate=getattr(scorer, "VIDEO_AGGREGATE", FRAME_MEAN),
+        out_mask=out_mask if reads_mask else None,
+    )
 
 
 def _lacking(name: str, scorer: Any, sample: Sample, reason: str, settings: Any) -> MetricValue:
     """NaN for a video sample lacking an input of `name`, with the provenance it would have had."""
-    return nan_value(name, reason or "not computable",
-                     value_provenance(scorer, settings, scorer.provenance(), sample.out.frame_count,
-                                      out_mask_rule(sample)))
+    return nan_value(
+        name,
+        reason or "not computable",
+        value_provenance(scorer, settings, scorer.provenance(), sample.out.frame_count, out_mask_rule(sample)),
+    )

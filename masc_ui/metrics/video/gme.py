@@ -22,11 +22,13 @@ positions and the tokens after an image continue from the largest position + 1, 
 inputs get identical positions either way, so text embeddings are unchanged; image embeddings differ, hence
 GmeScore and NexusScore values can differ slightly from the reference's (`GME_POSITIONS` is recorded).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,8 +36,8 @@ from PIL import Image
 
 from ...errors import InputError, ModelUnavailableError
 from ...imaging import InputImage, as_input_image
-from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...settings import Settings
 from ..embedding_cache import EmbeddingCache
 from ..provenance import checkpoint_revision
@@ -57,8 +59,10 @@ CACHE_SIZE = 4096
 
 def gme_prompt(instruction: str, content: str) -> str:
     """The one chat turn GME embeds (see the module docstring); `content` is a text or `IMAGE_CONTENT`."""
-    return (f"<|im_start|>system\n{instruction}<|im_end|>\n<|im_start|>user\n{content}<|im_end|>\n"
-            "<|im_start|>assistant\n<|endoftext|>")
+    return (
+        f"<|im_start|>system\n{instruction}<|im_end|>\n<|im_start|>user\n{content}<|im_end|>\n"
+        "<|im_start|>assistant\n<|endoftext|>"
+    )
 
 
 def fetch_resize(image: Image.Image) -> Image.Image:
@@ -67,10 +71,13 @@ def fetch_resize(image: Image.Image) -> Image.Image:
 
     width, height = image.size
     try:
-        new_h, new_w = smart_resize(height, width, factor=IMAGE_FACTOR, min_pixels=FETCH_MIN_PIXELS,
-                                    max_pixels=FETCH_MAX_PIXELS)
+        new_h, new_w = smart_resize(
+            height, width, factor=IMAGE_FACTOR, min_pixels=FETCH_MIN_PIXELS, max_pixels=FETCH_MAX_PIXELS
+        )
     except ValueError as exc:
-        raise InputError(f"GME cannot embed a {width}x{height} image ({exc}); crop it to a saner aspect ratio") from None
+        raise InputError(
+            f"GME cannot embed a {width}x{height} image ({exc}); crop it to a saner aspect ratio"
+        ) from None
     return image if (new_w, new_h) == (width, height) else image.resize((new_w, new_h), Image.Resampling.BICUBIC)
 
 
@@ -91,8 +98,16 @@ class GmeEmbedder:
     `text_forwards` / `image_forwards` count the inputs that went through the model (not the cached ones).
     """
 
-    def __init__(self, model: Any, tokenizer: Any, image_processor: Any, info: GmeInfo, *,
-                 batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        image_processor: Any,
+        info: GmeInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.image_processor = image_processor
@@ -109,8 +124,9 @@ class GmeEmbedder:
     def text_embeddings(self, texts: Sequence[str], instruction: str = GME_QUERY_INSTRUCTION) -> np.ndarray:
         """(N, D) unit vectors of `texts` embedded as queries with `instruction`."""
         keys = [("text", instruction, t) for t in texts]
-        return self.text_cache.get_or_compute_many(keys, [gme_prompt(instruction, t) for t in texts],
-                                                   self._encode_texts)
+        return self.text_cache.get_or_compute_many(
+            keys, [gme_prompt(instruction, t) for t in texts], self._encode_texts
+        )
 
     def image_embeddings(self, images: Sequence[object]) -> np.ndarray:
         """(N, D) unit vectors of `images` (`InputImage`s, or anything `as_input_image` accepts)."""
@@ -121,9 +137,15 @@ class GmeEmbedder:
     def _encode_texts(self, prompts: list[str]) -> np.ndarray:
         chunks = []
         for start in range(0, len(prompts), self.batch_size):
-            batch = prompts[start:start + self.batch_size]
-            tokens = self.tokenizer(batch, padding=True, padding_side="right", truncation=True,
-                                    max_length=MAX_TEXT_TOKENS, return_tensors="pt")
+            batch = prompts[start : start + self.batch_size]
+            tokens = self.tokenizer(
+                batch,
+                padding=True,
+                padding_side="right",
+                truncation=True,
+                max_length=MAX_TEXT_TOKENS,
+                return_tensors="pt",
+            )
             chunks.append(self._forward(tokens["input_ids"], tokens["attention_mask"]))
             with self._count_lock:
                 self.text_forwards += len(batch)
@@ -133,29 +155,47 @@ class GmeEmbedder:
     def _encode_images(self, images: list[InputImage]) -> np.ndarray:
         chunks = []
         for start in range(0, len(images), self.batch_size):
-            batch = [fetch_resize(img.pixels) for img in images[start:start + self.batch_size]]
+            batch = [fetch_resize(img.pixels) for img in images[start : start + self.batch_size]]
             pixels = self.image_processor(images=batch, return_tensors="pt")
             grid = pixels["image_grid_thw"]
-            prompts = [gme_prompt(GME_DEFAULT_INSTRUCTION, IMAGE_CONTENT.replace(
-                "<|image_pad|>", "<|image_pad|>" * (int(thw.prod()) // self.merge_size ** 2))) for thw in grid]
+            prompts = [
+                gme_prompt(
+                    GME_DEFAULT_INSTRUCTION,
+                    IMAGE_CONTENT.replace("<|image_pad|>", "<|image_pad|>" * (int(thw.prod()) // self.merge_size**2)),
+                )
+                for thw in grid
+            ]
             tokens = self.tokenizer(prompts, padding=True, padding_side="right", return_tensors="pt")
             chunks.append(self._forward(tokens["input_ids"], tokens["attention_mask"], pixels["pixel_values"], grid))
             with self._count_lock:
                 self.image_forwards += len(batch)
         return np.concatenate(chunks)
 
-    def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, pixel_values: torch.Tensor | None = None,
-                 image_grid_thw: torch.Tensor | None = None) -> np.ndarray:
+    def _forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        pixel_values: torch.Tensor | None = None,
+        image_grid_thw: torch.Tensor | None = None,
+    ) -> np.ndarray:
         device = self.info.device
         input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
         grid = None if image_grid_thw is None else image_grid_thw.to(device)
         # Explicit M-RoPE positions: the model's own fallback would cache `rope_deltas` on the shared module.
-        position_ids, _ = self.model.get_rope_index(input_ids, mm_token_type_ids=(input_ids == self.image_token_id).int(),
-                                                    image_grid_thw=grid, attention_mask=attention_mask)
-        extra = {} if pixel_values is None else {"pixel_values": pixel_values.to(device, self.info.dtype),
-                                                 "image_grid_thw": grid}
-        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                            use_cache=False, **extra).last_hidden_state
+        position_ids, _ = self.model.get_rope_index(
+            input_ids,
+            mm_token_type_ids=(input_ids == self.image_token_id).int(),
+            image_grid_thw=grid,
+            attention_mask=attention_mask,
+        )
+        extra = (
+            {}
+            if pixel_values is None
+            else {"pixel_values": pixel_values.to(device, self.info.dtype), "image_grid_thw": grid}
+        )
+        hidden = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False, **extra
+        ).last_hidden_state
         last = attention_mask.sum(dim=1) - 1
         emb = hidden[torch.arange(hidden.shape[0], device=hidden.device), last].float()
         return torch.nn.functional.normalize(emb, p=2, dim=-1).cpu().numpy()
@@ -170,12 +210,19 @@ def load_gme(model_id: str, settings: Settings) -> GmeEmbedder:
     dtype = pick_dtype(settings.dtype, device)
     config = load_pretrained(AutoConfig, model_id, what=what)
     if getattr(config, "model_type", None) != "qwen2_vl":
-        raise ModelUnavailableError(f"{what}: {model_id!r} is a {getattr(config, 'model_type', '?')} checkpoint; GME "
-                                    "needs a Qwen2-VL one, e.g. Alibaba-NLP/gme-Qwen2-VL-2B-Instruct")
+        raise ModelUnavailableError(
+            f"{what}: {model_id!r} is a {getattr(config, 'model_type', '?')} checkpoint; GME "
+            "needs a Qwen2-VL one, e.g. Alibaba-NLP/gme-Qwen2-VL-2B-Instruct"
+        )
     model = load_pretrained(AutoModel, model_id, what=what, dtype=dtype).to(device).eval()
     tokenizer = load_pretrained(AutoTokenizer, model_id, what=f"{what} tokenizer")
-    image_processor = load_pretrained(AutoImageProcessor, model_id, what=f"{what} image processor", backend="pil",
-                                      size={"shortest_edge": MIN_PIXELS, "longest_edge": MAX_PIXELS})
+    image_processor = load_pretrained(
+        AutoImageProcessor,
+        model_id,
+        what=f"{what} image processor",
+        backend="pil",
+        size={"shortest_edge": MIN_PIXELS, "longest_edge": MAX_PIXELS},
+    )
     info = GmeInfo(model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype)
     return GmeEmbedder(model, tokenizer, image_processor, info)
 
@@ -189,8 +236,15 @@ def shared_gme(models: ModelRegistry, settings: Settings, model_id: str) -> GmeE
 
 def gme_info_fields(info: GmeInfo) -> dict[str, Any]:
     """The provenance fields of an embedder (for `make_provenance`)."""
-    return {"model_id": info.model_id, "revision": info.revision, "device": info.device, "dtype": info.dtype,
-            "gme_positions": GME_POSITIONS, "gme_min_pixels": MIN_PIXELS, "gme_max_pixels": MAX_PIXELS}
+    return {
+        "model_id": info.model_id,
+        "revision": info.revision,
+        "device": info.device,
+        "dtype": info.dtype,
+        "gme_positions": GME_POSITIONS,
+        "gme_min_pixels": MIN_PIXELS,
+        "gme_max_pixels": MAX_PIXELS,
+    }
 
 
 def batched(items: Iterable[Any], size: int) -> Iterable[list[Any]]:

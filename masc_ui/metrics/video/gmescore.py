@@ -6,9 +6,11 @@ each frame (as a document: "You are a helpful assistant."). Range [-1, 1], highe
 Frames: `numpy.linspace(0, T - 1, 32, dtype=int)` over the T decoded frames (repeats kept when T < 32, as OpenS2V).
 Extras: `per_frame` (the 32 cosines, in frame order), `prompt_text`, and `frames` (the sampling).
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -16,14 +16,16 @@ their errors and attempts are in extras (`answers`) either way. OpenS2V records 
 Provenance params: the judge model, base URL, the full rubric text and its SHA-256, temperature, seed, number of
 calls, frame size and JPEG quality. The API key is never recorded.
 """
+
 from __future__ import annotations
 
 import base64
 import hashlib
 import math
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import Any
 
 from ...imaging import FrameRule, VideoFrame, natural_frame_jpeg
 from ..judges.client import CallBudget, ChatJudge, JudgeConfig
@@ -40,7 +42,7 @@ Your task is to determine how realistic the given video clip appears, based on 1
 - **Common sense consistency**: Are the objects, people, and interactions logically coherent in the context of the video?
 - **Physical plausibility**: Do lighting, shadows, motion, and reflections obey the laws of physics? Are the objects in motion consistent with real-world physics?
 - **Naturalness**: Does the visual quality (textures, details, proportions, etc.) resemble what we would expect in real life? Is there any unnatural visual distortion?
-- **AI generation artifacts**: Are there signs of unnatural blurring, morphing, glitches, distortions, or inconsistencies across frames? 
+- **AI generation artifacts**: Are there signs of unnatural blurring, morphing, glitches, distortions, or inconsistencies across frames?
 
 **If the video contains humans**, pay special attention to:
 - Are the facial features realistic and anatomically correct (e.g., eyes, mouth, and nose proportions)?
@@ -77,8 +79,10 @@ def parse_rating(answer: str) -> tuple[float | None, str | None]:
 
 def frame_content(jpegs: list[bytes], rubric: str = RUBRIC) -> list[dict[str, Any]]:
     """The user message's content parts: each JPEG as a base64 data URL, then the rubric."""
-    parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {
-        "url": "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")}} for data in jpegs]
+    parts: list[dict[str, Any]] = [
+        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")}}
+        for data in jpegs
+    ]
     return parts + [{"type": "text", "text": rubric}]
 
 
@@ -134,10 +138,20 @@ class NaturalScoreScorer(VideoScorer):
 
     def _provenance_fields(self) -> dict[str, Any]:
         config = self.judge().config
-        return {"model_id": config.model, "revision": None, "device": "api", "dtype": None,
-                "base_url": config.base_url, "rubric": RUBRIC, "rubric_sha256": RUBRIC_SHA256,
-                "temperature": config.temperature, "seed": config.seed, "calls": NATURAL_CALLS,
-                "long_side": LONG_SIDE, "jpeg_quality": JPEG_QUALITY}
+        return {
+            "model_id": config.model,
+            "revision": None,
+            "device": "api",
+            "dtype": None,
+            "base_url": config.base_url,
+            "rubric": RUBRIC,
+            "rubric_sha256": RUBRIC_SHA256,
+            "temperature": config.temperature,
+            "seed": config.seed,
+            "calls": NATURAL_CALLS,
+            "long_side": LONG_SIDE,
+            "jpeg_quality": JPEG_QUALITY,
+        }
 
     def _score_video(self, sample: VideoSample, frames: Iterator[VideoFrame]) -> Computed:
         jpegs = [natural_frame_jpeg(f.image, long_side=LONG_SIDE, quality=JPEG_QUALITY) for f in frames]

@@ -21,20 +21,22 @@ with the checkpoint's own weights (the model is read in float32, then cast), que
 
 Loaders are chosen by the checkpoint's `model_type` (`DETECTOR_LOADERS`); a new detector is one more entry.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from ...errors import ModelUnavailableError
 from ...imaging import InputImage, as_input_image
+from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.precision import cast_model, float32_parts
-from ...models.loaded_models import ModelRegistry
 from ...settings import Settings
 from ..embedding_cache import EmbeddingCache
 from ..provenance import checkpoint_revision
@@ -99,7 +101,7 @@ class Owlv2ImageGuidedDetector:
         query_vecs = self.query_cache.get_or_compute_many([q.sha256 for q in queries], queries, self._embed_queries)
         results: list[list[list[Detection]]] = []
         for start in range(0, len(frames), self.batch_size):
-            results += self._detect_batch(frames[start:start + self.batch_size], query_vecs)
+            results += self._detect_batch(frames[start : start + self.batch_size], query_vecs)
         return results
 
     def _pixels(self, images: list[InputImage]) -> torch.Tensor:
@@ -139,8 +141,9 @@ class Owlv2ImageGuidedDetector:
                 conf = confidences[k, :, q]
                 keep = torch.nonzero(conf > DETECTION_THRESHOLD).flatten()
                 keep = keep[nms(pixel_boxes[keep], conf[keep], NMS_IOU)][:MAX_BOXES]
-                per_query.append([Detection(tuple(float(v) for v in pixel_boxes[i].tolist()), float(conf[i]))
-                                  for i in keep.tolist()])
+                per_query.append(
+                    [Detection(tuple(float(v) for v in pixel_boxes[i].tolist()), float(conf[i])) for i in keep.tolist()]
+                )
             out.append(per_query)
         return out
 
@@ -155,8 +158,14 @@ def load_owlv2_detector(model_id: str, settings: Settings) -> Owlv2ImageGuidedDe
     model = cast_model(model, device, dtype, float32_parts=FLOAT32_HEADS).eval()
     model.box_bias = box_bias.to(device)
     processor = load_pretrained(AutoProcessor, model_id, what=f"{_WHAT} processor")
-    info = DetectorInfo(name=DETECTOR_NAME, model_id=model_id, revision=checkpoint_revision(model_id), device=device,
-                        dtype=dtype, float32_parts=tuple(float32_parts(model)))
+    info = DetectorInfo(
+        name=DETECTOR_NAME,
+        model_id=model_id,
+        revision=checkpoint_revision(model_id),
+        device=device,
+        dtype=dtype,
+        float32_parts=tuple(float32_parts(model)),
+    )
     return Owlv2ImageGuidedDetector(model, processor, info)
 
 
@@ -175,7 +184,8 @@ def load_nexus_detector(model_id: str, settings: Settings) -> Any:
         raise ModelUnavailableError(
             f"{_WHAT}: {model_id!r} is a {getattr(config, 'model_type', '?')} checkpoint; supported image-prompted "
             f"detectors: {', '.join(DETECTOR_LOADERS)} (e.g. google/owlv2-base-patch16-ensemble). OpenS2V's "
-            "YOLO-World v2-L image-prompt detector needs the mmyolo stack, which does not install here.")
+            "YOLO-World v2-L image-prompt detector needs the mmyolo stack, which does not install here."
+        )
     return loader(model_id, settings)
 
 

@@ -22,9 +22,11 @@ References whose label is None are skipped (OpenS2V skips `Man`/`Woman` referenc
 Extras: `detections` (per detection: `frame`, `ref`, `box` [x0, y0, x1, y1], `confidence`, `text_similarity`,
 `image_similarity`, `kept`), `n_frames_with_detection`, `n_kept`, `mean_kept`, `detector`, `class_labels`.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,16 +44,27 @@ CONF_THRESHOLD = 0.6
 TEXT_THRESHOLD = 0.30
 
 
-def nexus_score(frames: Iterable[VideoFrame], refs: Sequence[object], labels: Sequence[str | None], detector: Any,
-                gme: GmeEmbedder, *, conf_threshold: float = CONF_THRESHOLD,
-                text_threshold: float = TEXT_THRESHOLD) -> Computed:
+def nexus_score(
+    frames: Iterable[VideoFrame],
+    refs: Sequence[object],
+    labels: Sequence[str | None],
+    detector: Any,
+    gme: GmeEmbedder,
+    *,
+    conf_threshold: float = CONF_THRESHOLD,
+    text_threshold: float = TEXT_THRESHOLD,
+) -> Computed:
     """(value, reason, extras) of the module's rule for `frames` (decoded `VideoFrame`s, consumed in batches as they
     arrive), reference images `refs` and their class `labels` (None = skip that reference)."""
     if len(labels) != len(refs):
-        raise InputError(f"nexusscore needs one class label per reference image: {len(refs)} reference(s), "
-                         f"{len(labels)} label(s)")
-    used = [(r, ref, label.strip()) for r, (ref, label) in enumerate(zip(refs, labels))
-            if label is not None and label.strip()]
+        raise InputError(
+            f"nexusscore needs one class label per reference image: {len(refs)} reference(s), {len(labels)} label(s)"
+        )
+    used = [
+        (r, ref, label.strip())
+        for r, (ref, label) in enumerate(zip(refs, labels))
+        if label is not None and label.strip()
+    ]
     extras: dict[str, Any] = {"detector": detector.name, "class_labels": [label for _, _, label in used]}
     if not used:
         return float("nan"), "no reference image has a class label to detect", extras
@@ -71,21 +84,32 @@ def nexus_score(frames: Iterable[VideoFrame], refs: Sequence[object], labels: Se
                     if x1 <= x0 or y1 <= y0:
                         continue
                     crops.append(frame.image.pixels.crop((x0, y0, x1, y1)))
-                    rows.append({"frame": frame.index, "ref": used[k][0], "box": [round(v, 2) for v in det.box],
-                                 "confidence": det.confidence, "_k": k})
+                    rows.append(
+                        {
+                            "frame": frame.index,
+                            "ref": used[k][0],
+                            "box": [round(v, 2) for v in det.box],
+                            "confidence": det.confidence,
+                            "_k": k,
+                        }
+                    )
         if crops:
             crop_vecs = gme.image_embeddings(crops)
             for row, vec in zip(rows, crop_vecs):
                 k = row.pop("_k")
                 row["text_similarity"] = float(vec @ label_vecs[k])
                 row["image_similarity"] = float(vec @ ref_vecs[k])
-                row["kept"] = (row["confidence"] > conf_threshold and row["text_similarity"] > text_threshold
-                               and row["image_similarity"] != 0.0)
+                row["kept"] = (
+                    row["confidence"] > conf_threshold
+                    and row["text_similarity"] > text_threshold
+                    and row["image_similarity"] != 0.0
+                )
         detections += rows
     kept = [row["image_similarity"] for row in detections if row["kept"]]
     mean_kept = float(np.mean(np.asarray(kept, np.float32))) if kept else None
-    extras.update(detections=detections, n_frames_with_detection=frames_with_detection, n_kept=len(kept),
-                  mean_kept=mean_kept)
+    extras.update(
+        detections=detections, n_frames_with_detection=frames_with_detection, n_kept=len(kept), mean_kept=mean_kept
+    )
     if not kept:
         return 0.0, None, extras
     return mean_kept / frames_with_detection, None, extras
@@ -109,18 +133,34 @@ class NexusScoreScorer(VideoScorer):
         """(detector, GME embedder), loaded on first call and shared through `self.models`."""
         ensure_demo_checkpoints(self.settings, ("gme", "nexus_detector"), self.models)
         ids = effective_model_ids(self.settings, self.models)
-        return (shared_nexus_detector(self.models, self.settings, ids.nexus_detector),
-                shared_gme(self.models, self.settings, ids.gme))
+        return (
+            shared_nexus_detector(self.models, self.settings, ids.nexus_detector),
+            shared_gme(self.models, self.settings, ids.gme),
+        )
 
     def _provenance_fields(self) -> dict[str, Any]:
         detector, gme = self.parts()
         info = detector.info
-        return {**gme_info_fields(gme.info), "detector": info.name, "detector_model_id": info.model_id,
-                "detector_revision": info.revision, "detection_threshold": DETECTION_THRESHOLD, "nms_iou": NMS_IOU,
-                "max_boxes": MAX_BOXES, "division": "frames with a detection (v1.1, OpenS2V issue #36)",
-                **{f"detector_{k}": v for k, v in precision_params(info.dtype, list(info.float32_parts)).items()}}
+        return {
+            **gme_info_fields(gme.info),
+            "detector": info.name,
+            "detector_model_id": info.model_id,
+            "detector_revision": info.revision,
+            "detection_threshold": DETECTION_THRESHOLD,
+            "nms_iou": NMS_IOU,
+            "max_boxes": MAX_BOXES,
+            "division": "frames with a detection (v1.1, OpenS2V issue #36)",
+            **{f"detector_{k}": v for k, v in precision_params(info.dtype, list(info.float32_parts)).items()},
+        }
 
     def _score_video(self, sample: VideoSample, frames: Iterator[VideoFrame]) -> Computed:
         detector, gme = self.parts()
-        return nexus_score(frames, sample.ref_images(), sample.class_labels, detector, gme,
-                           conf_threshold=self.params["conf_threshold"], text_threshold=self.params["text_threshold"])
+        return nexus_score(
+            frames,
+            sample.ref_images(),
+            sample.class_labels,
+            detector,
+            gme,
+            conf_threshold=self.params["conf_threshold"],
+            text_threshold=self.params["text_threshold"],
+        )

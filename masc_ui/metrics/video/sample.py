@@ -6,10 +6,12 @@ The later integration builds these from a `Sample` whose output is a video; toda
     >>> sample = VideoSample(video=open_video("clip.mp4"), refs=(open_image("cup.jpg"),),  # doctest: +SKIP
     ...                      prompt="a cup of tea on a table", class_labels=("cup",))
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ...errors import InputError
 from ...imaging import InputImage, InputVideo, as_input_image
@@ -56,12 +58,16 @@ class VideoNeeds:
         return lacking
 
 
-_HINTS = {"reference": "add the subject's reference image(s)", "prompt": "give the generation prompt",
-          "class_labels": "give one class label per reference image (OpenS2V `class_label`)"}
+_HINTS = {
+    "reference": "add the subject's reference image(s)",
+    "prompt": "give the generation prompt",
+    "class_labels": "give one class label per reference image (OpenS2V `class_label`)",
+}
 
 
-def check_video_inputs(metric: str, needs: VideoNeeds, samples: Sequence[object],
-                       missing: str) -> tuple[list[int], dict[int, str]]:
+def check_video_inputs(
+    metric: str, needs: VideoNeeds, samples: Sequence[object], missing: str
+) -> tuple[list[int], dict[int, str]]:
     """(indices of the samples that can be scored, {index: reason} of the others). `missing="raise"` raises
     `InputError` at the first sample lacking an input, `"nan"` gives it a reason instead."""
     if missing not in ("raise", "nan"):
@@ -69,11 +75,15 @@ def check_video_inputs(metric: str, needs: VideoNeeds, samples: Sequence[object]
     ok, reasons = [], {}
     for i, sample in enumerate(samples):
         if not isinstance(sample, VideoSample):
-            raise InputError(f"{metric} scores videos: sample {i} is a {type(sample).__name__}, expected "
-                             "masc_ui.metrics.video.sample.VideoSample")
+            raise InputError(
+                f"{metric} scores videos: sample {i} is a {type(sample).__name__}, expected "
+                "masc_ui.metrics.video.sample.VideoSample"
+            )
         if not isinstance(sample.video, InputVideo):
-            raise InputError(f"{metric}: sample {i}'s video is a {type(sample.video).__name__}; open it with "
-                             "masc_ui.imaging.open_video")
+            raise InputError(
+                f"{metric}: sample {i}'s video is a {type(sample.video).__name__}; open it with "
+                "masc_ui.imaging.open_video"
+            )
         lacking = needs.missing(sample)
         if not lacking:
             ok.append(i)

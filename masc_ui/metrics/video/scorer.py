@@ -6,10 +6,12 @@ Every value's extras hold `frames` = the sampling actually used (`rule`, `count`
 rule and count are also in the provenance params (`frame_rule`, `frames`), and the whole sampling in the value's own
 provenance params (`video_frames`, as for the image metrics applied per frame: `video_frames.video_provenance`).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ...imaging import FrameRule, VideoFrame, iter_frames
 from ...models.loaded_models import ModelRegistry
@@ -36,8 +38,9 @@ class VideoScorer(ABC):
     NEEDS: VideoNeeds = VideoNeeds()
     PARAMS: dict[str, Any] = {}
 
-    def __init__(self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None,
-                 **params: Any) -> None:
+    def __init__(
+        self, spec: MetricSpec, settings: Settings, models: ModelRegistry | None = None, **params: Any
+    ) -> None:
         check_params(spec.name, params, list(self.PARAMS))
         self.spec = spec
         self.settings = settings
@@ -50,8 +53,9 @@ class VideoScorer(ABC):
 
     def provenance(self) -> dict[str, Any]:
         fields = self._provenance_fields()
-        return make_provenance(params={**self.params, "frame_rule": self.FRAME_RULE.kind,
-                                       "frames": self.FRAME_RULE.count}, **fields)
+        return make_provenance(
+            params={**self.params, "frame_rule": self.FRAME_RULE.kind, "frames": self.FRAME_RULE.count}, **fields
+        )
 
     def score(self, samples: Sequence[VideoSample], *, missing: str = "raise") -> list[MetricValue]:
         """One `MetricValue` per video sample, in order. `missing="raise"`: a sample lacking a needed input raises
@@ -61,9 +65,14 @@ class VideoScorer(ABC):
         if not samples:
             return []
         provenance = self.provenance()
-        values = [nan_value(self.spec.name, reasons.get(i, ""),
-                            value_provenance(self, self.settings, provenance, sample.video.frame_count))
-                  for i, sample in enumerate(samples)]
+        values = [
+            nan_value(
+                self.spec.name,
+                reasons.get(i, ""),
+                value_provenance(self, self.settings, provenance, sample.video.frame_count),
+            )
+            for i, sample in enumerate(samples)
+        ]
         for i in ok:
             sample = samples[i]
             sampling = self.FRAME_RULE.describe(sample.video.frame_count)
@@ -72,10 +81,13 @@ class VideoScorer(ABC):
                 value, reason, extras = self._score_video(sample, frames)
             finally:
                 frames.close()
-            values[i] = MetricValue(metric=self.spec.name, value=float(value), reason=reason,
-                                    extras={**extras, "frames": sampling},
-                                    provenance=value_provenance(self, self.settings, provenance,
-                                                                sample.video.frame_count))
+            values[i] = MetricValue(
+                metric=self.spec.name,
+                value=float(value),
+                reason=reason,
+                extras={**extras, "frames": sampling},
+                provenance=value_provenance(self, self.settings, provenance, sample.video.frame_count),
+            )
         return values
 
     def _validate(self, params: dict[str, Any]) -> dict[str, Any]:

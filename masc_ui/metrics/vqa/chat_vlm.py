@@ -31,6 +31,7 @@ Batches are left-padded so that the last column is every row's last token (only 
 model takes `logits_to_keep`). A sequence longer than the language model's `max_position_embeddings` is not
 scored: NaN with the reason.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -42,8 +43,8 @@ import torch
 from ...imaging import InputImage
 from ...models.loading import load_pretrained
 from ...models.precision import model_logits, precision_params
-from .pair_engine import EngineInfo, PairEngine, PairScore, Refusal, nan_score
 from ..provenance import checkpoint_revision
+from .pair_engine import EngineInfo, PairEngine, PairScore, Refusal, nan_score
 from .questions import ANSWER, CHAT_VLM_QUESTION, NEGATIVE_ANSWER, chat_vlm_question
 
 FAMILY = "chat-vlm"
@@ -81,8 +82,15 @@ def max_positions(model: Any) -> int | None:
 class ChatVlmVqa(PairEngine):
     """P("Yes") of a chat VLM for (image, prompt) pairs; see the module docstring for the recipe."""
 
-    def __init__(self, model: Any, processor: Any, info: EngineInfo, *, batch_size: int = BATCH_SIZE,
-                 image_cache_size: int = IMAGE_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        info: EngineInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        image_cache_size: int = IMAGE_CACHE_SIZE,
+    ) -> None:
         super().__init__(info, batch_size=batch_size, image_cache_size=image_cache_size)
         self.model = model
         self.processor = processor
@@ -122,8 +130,9 @@ class ChatVlmVqa(PairEngine):
 
     def _image_inputs(self, image: InputImage) -> dict[str, torch.Tensor] | Refusal:
         try:
-            inputs = self.processor.image_processor(images=[image.pixels], return_tensors="pt",
-                                                    input_data_format="channels_last")
+            inputs = self.processor.image_processor(
+                images=[image.pixels], return_tensors="pt", input_data_format="channels_last"
+            )
         except ValueError as exc:
             width, height = image.size
             return Refusal(f"the model's image processor cannot take this {width}x{height} image ({exc})")
@@ -166,17 +175,23 @@ class ChatVlmVqa(PairEngine):
             kwargs["mm_encoder_outputs"] = {"image": BaseModelOutputWithPooling(pooler_output=encodings)}
         if self.keeps_last_logits:
             kwargs["logits_to_keep"] = 1
-        logits = model_logits(lambda: self.model(**kwargs, use_cache=False), self.head, last_only=True,
-                              softcap=self.softcap)
+        logits = model_logits(
+            lambda: self.model(**kwargs, use_cache=False), self.head, last_only=True, softcap=self.softcap
+        )
         self.count_forward(len(texts))
         if not self.shared:
             self.count_images(len(images))  # the vision tower ran inside the forward, once per row
         probs = logits.float().softmax(-1)
         p_yes = probs[:, self.answer_id].cpu().tolist()
         p_no = probs[:, self.negative_id].cpu().tolist()
-        return [PairScore(yes, None, {"question": q, "input_tokens": int(n), "answer_token_id": self.answer_id,
-                                      "p_yes": yes, "p_no": no})
-                for q, n, yes, no in zip(questions, lengths, p_yes, p_no)]
+        return [
+            PairScore(
+                yes,
+                None,
+                {"question": q, "input_tokens": int(n), "answer_token_id": self.answer_id, "p_yes": yes, "p_no": no},
+            )
+            for q, n, yes, no in zip(questions, lengths, p_yes, p_no)
+        ]
 
     def _model_inputs(self, chats: list[str], images: list[InputImage], features: list[ChatImage]) -> dict[str, Any]:
         """The processor's outputs for the batch (left-padded). When the encodings are shared, the text part is
@@ -192,8 +207,16 @@ class ChatVlmVqa(PairEngine):
                 self._layout_reuse = False
             if rebuilt is not None and self._layout_reuse:
                 return rebuilt
-        full = dict(self.processor(text=chats, images=[image.pixels for image in images], padding=True,
-                                   padding_side="left", return_tensors="pt", input_data_format="channels_last"))
+        full = dict(
+            self.processor(
+                text=chats,
+                images=[image.pixels for image in images],
+                padding=True,
+                padding_side="left",
+                return_tensors="pt",
+                input_data_format="channels_last",
+            )
+        )
         if rebuilt is not None:
             self._layout_reuse = same_inputs(rebuilt, full)
         return full
@@ -209,15 +232,25 @@ class ChatVlmVqa(PairEngine):
             data[key] = torch.cat([f.layout[key].cpu() for f in features])
         return data
 
-    def _without(self, over: list[int], images: list[InputImage], features: list[Any], texts: list[str],
-                 lengths: list[int]) -> list[PairScore]:
+    def _without(
+        self, over: list[int], images: list[InputImage], features: list[Any], texts: list[str], lengths: list[int]
+    ) -> list[PairScore]:
         """Scores of a batch where the rows `over` exceed the model's length: NaN for those, the others scored."""
         keep = [i for i in range(len(texts)) if i not in over]
-        kept = iter(self.score_batch([images[i] for i in keep], [features[i] for i in keep],
-                                     [texts[i] for i in keep]) if keep else [])
-        return [nan_score(f"the question and image are {lengths[i]} tokens, over the model's {self.limit}; "
-                          "shorten the prompt", {"question": self.question(texts[i]), "input_tokens": lengths[i]})
-                if i in over else next(kept) for i in range(len(texts))]
+        kept = iter(
+            self.score_batch([images[i] for i in keep], [features[i] for i in keep], [texts[i] for i in keep])
+            if keep
+            else []
+        )
+        return [
+            nan_score(
+                f"the question and image are {lengths[i]} tokens, over the model's {self.limit}; shorten the prompt",
+                {"question": self.question(texts[i]), "input_tokens": lengths[i]},
+            )
+            if i in over
+            else next(kept)
+            for i in range(len(texts))
+        ]
 
 
 def first_token(tokenizer: Any, text: str) -> int:
@@ -235,15 +268,18 @@ def split_per_image(pooled: Any, n_images: int) -> list[Any] | None:
     if isinstance(pooled, (tuple, list)) and len(pooled) == n_images:
         return [(item,) for item in pooled]
     if isinstance(pooled, torch.Tensor) and pooled.shape[0] == n_images:
-        return [pooled[i:i + 1] for i in range(n_images)]
+        return [pooled[i : i + 1] for i in range(n_images)]
     return None
 
 
 def same_inputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two processor outputs hold the same non-pixel tensors."""
     keys = set(a) | set(b)
-    return all(k in a and k in b and torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k]))
-               for k in keys if k not in PIXEL_KEYS)
+    return all(
+        k in a and k in b and torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k]))
+        for k in keys
+        if k not in PIXEL_KEYS
+    )
 
 
 def join_images(features: list[Any]) -> Any:
@@ -267,24 +303,36 @@ def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: s
     if not getattr(processor, "chat_template", None):
         from ...errors import ModelUnavailableError
 
-        raise ModelUnavailableError(f"{what}: {model_id} has no chat template, so it is not a chat VLM that "
-                                    "VQAScore can ask; use a chat model such as Qwen/Qwen2.5-VL-7B-Instruct")
-    processor.image_processor = load_pretrained(AutoImageProcessor, model_id, what=f"{what} image processor",
-                                                backend="pil")
+        raise ModelUnavailableError(
+            f"{what}: {model_id} has no chat template, so it is not a chat VLM that "
+            "VQAScore can ask; use a chat model such as Qwen/Qwen2.5-VL-7B-Instruct"
+        )
+    processor.image_processor = load_pretrained(
+        AutoImageProcessor, model_id, what=f"{what} image processor", backend="pil"
+    )
     model = load_pretrained(AutoModelForImageTextToText, model_id, what=what, dtype=dtype).to(device).eval()
     image_processor = processor.image_processor
     params = {
-        "family": FAMILY, "model_class": type(model).__name__, "question_template": CHAT_VLM_QUESTION,
-        "answer": ANSWER, "answer_token_id": first_token(processor.tokenizer, ANSWER),
+        "family": FAMILY,
+        "model_class": type(model).__name__,
+        "question_template": CHAT_VLM_QUESTION,
+        "answer": ANSWER,
+        "answer_token_id": first_token(processor.tokenizer, ANSWER),
         "score": "softmax over the full vocabulary of the last position's logits of one plain forward, at the "
-                 "answer's first token",
+        "answer's first token",
         "image_processor": type(image_processor).__name__,
         "image_size": dict(getattr(image_processor, "size", None) or {}),
         "image_encoding_shared": shares_image_encodings(model),
-        **precision_params(dtype, [name for name, module in model.named_modules()
-                                   if module is model.get_output_embeddings()]),
+        **precision_params(
+            dtype, [name for name, module in model.named_modules() if module is model.get_output_embeddings()]
+        ),
     }
-    engine = ChatVlmVqa(model, processor, EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id),
-                                                     device=device, dtype=dtype, params=params))
+    engine = ChatVlmVqa(
+        model,
+        processor,
+        EngineInfo(
+            model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype, params=params
+        ),
+    )
     params["template"] = engine.chat_text(engine.question("{prompt}"))
     return engine

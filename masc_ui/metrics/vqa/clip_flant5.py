@@ -20,6 +20,7 @@ image (cached by content hash), whatever the number of prompts. A question over 
 context length, the image counting as one) is not scored: NaN with the reason (t2v_metrics would cut the text
 before "ASSISTANT:", which asks another question).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,13 +29,21 @@ from typing import Any
 import torch
 
 from ...imaging import InputImage
-from ...models.nets.clip_flant5 import FLANT5_TOKENIZER, ClipFlanT5, read_config, clip_flant5_spec, vision_tower_source
 from ...models.loading import is_local, load_pretrained
+from ...models.nets.clip_flant5 import FLANT5_TOKENIZER, ClipFlanT5, clip_flant5_spec, read_config, vision_tower_source
 from ...models.precision import model_logits, precision_params
-from .pair_engine import EngineInfo, PairEngine, PairScore, nan_score
 from ..provenance import checkpoint_revision
-from .questions import (ANSWER, CLIP_FLANT5_QUESTION, LLAVA_V1_TEMPLATE, NEGATIVE_ANSWER, clip_flant5_question,
-                            llava_v1_text, mean_colour, pad_to_square)
+from .pair_engine import EngineInfo, PairEngine, PairScore, nan_score
+from .questions import (
+    ANSWER,
+    CLIP_FLANT5_QUESTION,
+    LLAVA_V1_TEMPLATE,
+    NEGATIVE_ANSWER,
+    clip_flant5_question,
+    llava_v1_text,
+    mean_colour,
+    pad_to_square,
+)
 
 FAMILY = "clip-flant5"
 CONTEXT_TOKENS = 2048
@@ -47,8 +56,16 @@ IMAGE_CACHE_SIZE = 64
 class ClipFlanT5Vqa(PairEngine):
     """P("Yes") of CLIP-FlanT5 for (image, prompt) pairs; see the module docstring for the recipe."""
 
-    def __init__(self, model: ClipFlanT5, tokenizer: Any, image_processor: Any, info: EngineInfo, *,
-                 batch_size: int = BATCH_SIZE, image_cache_size: int = IMAGE_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: ClipFlanT5,
+        tokenizer: Any,
+        image_processor: Any,
+        info: EngineInfo,
+        *,
+        batch_size: int = BATCH_SIZE,
+        image_cache_size: int = IMAGE_CACHE_SIZE,
+    ) -> None:
         super().__init__(info, batch_size=batch_size, image_cache_size=image_cache_size)
         self.model = model
         self.tokenizer = tokenizer
@@ -67,8 +84,9 @@ class ClipFlanT5Vqa(PairEngine):
     @torch.inference_mode()
     def encode_images(self, images: list[InputImage]) -> list[torch.Tensor]:
         squares = [pad_to_square(image.pixels, self.fill) for image in images]
-        pixels = self.image_processor(images=squares, return_tensors="pt",
-                                      input_data_format="channels_last")["pixel_values"]
+        pixels = self.image_processor(images=squares, return_tensors="pt", input_data_format="channels_last")[
+            "pixel_values"
+        ]
         self.count_images(len(images))
         return list(self.model.image_tokens(pixels.to(self.device)))
 
@@ -80,11 +98,18 @@ class ClipFlanT5Vqa(PairEngine):
             question = self.question(text)
             before, after = (self.tokenizer(part, verbose=False).input_ids for part in llava_v1_text(question))
             n_tokens = len(before) + 1 + len(after)
-            extras = {"question": question, "input_tokens": n_tokens, "answer_token_id": self.answer_ids[0],
-                      "answer_token_ids": self.answer_ids}
+            extras = {
+                "question": question,
+                "input_tokens": n_tokens,
+                "answer_token_id": self.answer_ids[0],
+                "answer_token_ids": self.answer_ids,
+            }
             if n_tokens > CONTEXT_TOKENS:
-                results[i] = nan_score(f"the question is {n_tokens} tokens, over CLIP-FlanT5's {CONTEXT_TOKENS}-token "
-                                       "context; shorten the prompt", extras)
+                results[i] = nan_score(
+                    f"the question is {n_tokens} tokens, over CLIP-FlanT5's {CONTEXT_TOKENS}-token "
+                    "context; shorten the prompt",
+                    extras,
+                )
             else:
                 rows.append((i, before, after, extras))
         if rows:
@@ -95,21 +120,22 @@ class ClipFlanT5Vqa(PairEngine):
                 results[i] = PairScore(yes, None, {**extras, "p_yes": yes, "p_no": no})
         return [r for r in results if r is not None]
 
-    def _encoder_inputs(self, rows: list[tuple[list[int], torch.Tensor, list[int]]]
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    def _encoder_inputs(
+        self, rows: list[tuple[list[int], torch.Tensor, list[int]]]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, L, d_model) embeddings [text before | image tokens | text after], right-padded with zeros, and the
         (B, L) attention mask."""
         pieces = []
         for before, image_tokens, after in rows:
             ids = torch.tensor(before + after, device=self.device)
             text = self.model.embed_tokens(ids)
-            pieces.append(torch.cat([text[:len(before)], image_tokens.to(text.dtype), text[len(before):]]))
+            pieces.append(torch.cat([text[: len(before)], image_tokens.to(text.dtype), text[len(before) :]]))
         length = max(p.shape[0] for p in pieces)
         embeds = pieces[0].new_zeros((len(pieces), length, pieces[0].shape[1]))
         mask = torch.zeros((len(pieces), length), dtype=torch.long, device=self.device)
         for row, piece in enumerate(pieces):
-            embeds[row, :piece.shape[0]] = piece
-            mask[row, :piece.shape[0]] = 1
+            embeds[row, : piece.shape[0]] = piece
+            mask[row, : piece.shape[0]] = 1
         return embeds, mask
 
     def answer_probabilities(self, embeds: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -121,9 +147,12 @@ class ClipFlanT5Vqa(PairEngine):
             labels = torch.tensor(answer, device=self.device).expand(embeds.shape[0], -1)
             start = torch.full_like(labels[:, :1], language_model.config.decoder_start_token_id)
             decoder_input_ids = torch.cat([start, labels[:, :-1]], dim=1)
-            logits = model_logits(lambda: language_model(encoder_outputs=encoded, attention_mask=mask,
-                                                         decoder_input_ids=decoder_input_ids),
-                                  language_model.get_output_embeddings())
+            logits = model_logits(
+                lambda: language_model(
+                    encoder_outputs=encoded, attention_mask=mask, decoder_input_ids=decoder_input_ids
+                ),
+                language_model.get_output_embeddings(),
+            )
             log_probs = logits.float().log_softmax(-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
             out.append(log_probs.mean(-1).exp().cpu())
         return out[0], out[1]
@@ -135,8 +164,12 @@ def has_own_tokenizer(model_id: str) -> bool:
         return (Path(model_id).expanduser() / "tokenizer_config.json").is_file()
     from transformers.utils.hub import cached_file
 
-    found = cached_file(model_id, "tokenizer_config.json", _raise_exceptions_for_missing_entries=False,
-                        _raise_exceptions_for_connection_errors=False)
+    found = cached_file(
+        model_id,
+        "tokenizer_config.json",
+        _raise_exceptions_for_missing_entries=False,
+        _raise_exceptions_for_connection_errors=False,
+    )
     return found is not None
 
 
@@ -146,25 +179,34 @@ def load_clip_flant5_vqa(model_id: str, *, device: str, dtype: torch.dtype, what
     from transformers import CLIPImageProcessorPil, T5Tokenizer
 
     tokenizer_id = model_id if has_own_tokenizer(model_id) else FLANT5_TOKENIZER
-    tokenizer = load_pretrained(T5Tokenizer, tokenizer_id, what=f"{what} tokenizer",
-                                model_max_length=CONTEXT_TOKENS)
+    tokenizer = load_pretrained(T5Tokenizer, tokenizer_id, what=f"{what} tokenizer", model_max_length=CONTEXT_TOKENS)
     spec = clip_flant5_spec(read_config(model_id))
     vision_source = vision_tower_source(model_id, spec)
     image_processor = load_pretrained(CLIPImageProcessorPil, vision_source, what=f"{what} image processor")
     model = load_pretrained(ClipFlanT5, model_id, what=what, dtype=dtype, vocab_size=len(tokenizer), name=what)
     model = model.to(device).eval()
     params = {
-        "family": FAMILY, "question_template": CLIP_FLANT5_QUESTION, "template": LLAVA_V1_TEMPLATE,
-        "answer": ANSWER, "score": "exp(-mean token cross-entropy of the answer + </s>, teacher-forced)",
-        "answer_token_ids": tokenizer(ANSWER).input_ids, "tokenizer": tokenizer_id, "vocab_size": len(tokenizer),
+        "family": FAMILY,
+        "question_template": CLIP_FLANT5_QUESTION,
+        "template": LLAVA_V1_TEMPLATE,
+        "answer": ANSWER,
+        "score": "exp(-mean token cross-entropy of the answer + </s>, teacher-forced)",
+        "answer_token_ids": tokenizer(ANSWER).input_ids,
+        "tokenizer": tokenizer_id,
+        "vocab_size": len(tokenizer),
         "context_tokens": CONTEXT_TOKENS,
-        "vision_tower": spec.vision_tower, "vision_weights": model.vision_weights,
-        "vision_select_layer": spec.select_layer, "projector": spec.projector_type,
-        "image_preprocess": (f"pad to square with {mean_colour(image_processor.image_mean)}, then "
-                             f"{type(image_processor).__name__} {dict(image_processor.size)} crop "
-                             f"{dict(image_processor.crop_size)}"),
+        "vision_tower": spec.vision_tower,
+        "vision_weights": model.vision_weights,
+        "vision_select_layer": spec.select_layer,
+        "projector": spec.projector_type,
+        "image_preprocess": (
+            f"pad to square with {mean_colour(image_processor.image_mean)}, then "
+            f"{type(image_processor).__name__} {dict(image_processor.size)} crop "
+            f"{dict(image_processor.crop_size)}"
+        ),
         **precision_params(dtype, ["language_model.lm_head"]),
     }
-    info = EngineInfo(model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype,
-                      params=params)
+    info = EngineInfo(
+        model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype, params=params
+    )
     return ClipFlanT5Vqa(model, tokenizer, image_processor, info)

@@ -5,11 +5,12 @@ truncated to 35 tokens, in [0, 1], higher is better. Recipe in `masc_ui.metrics.
 Extras per value: `text_tokens` (before truncation, specials included), `truncated`, `max_text_tokens` (35).
 A prompt over 35 tokens is scored on its first 35 (t2v_metrics' convention) and `truncated` says so.
 """
+
 from __future__ import annotations
 
-from ...models.profiles import ModelIds
-from ...models.loading import pick_device, pick_dtype
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import pick_device, pick_dtype
+from ...models.profiles import ModelIds
 from ...settings import Settings
 from .blip2_itm import Blip2Itm, load_blip2_itm
 from .pair_scorer import PairScorer

@@ -12,13 +12,15 @@ registry) and keyed by the image's content hash (`InputImage.sha256`):
 Pairs whose image is not yet encoded are grouped: the missing images are encoded together (in `batch_size`
 chunks), then the pairs go through the text part in padded batches of `batch_size`.
 """
+
 from __future__ import annotations
 
 import math
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ...caching import LruCache
 from ...imaging import InputImage
@@ -61,8 +63,9 @@ class PairEngine(ABC):
     """Subclasses implement `encode_images(images) -> list[features | Refusal]` and
     `score_batch(images, features, texts) -> list[PairScore]` (one padded forward of the text part)."""
 
-    def __init__(self, info: EngineInfo, *, batch_size: int, image_cache_size: int,
-                 result_cache_size: int = 65536) -> None:
+    def __init__(
+        self, info: EngineInfo, *, batch_size: int, image_cache_size: int, result_cache_size: int = 65536
+    ) -> None:
         self.info = info
         self.batch_size = batch_size
         self.image_cache: LruCache[Any] = LruCache(image_cache_size)
@@ -93,8 +96,9 @@ class PairEngine(ABC):
 
     def _score_missing(self, pairs: list[tuple[InputImage, str]]) -> list[PairScore]:
         images = [image for image, _ in pairs]
-        features = self.image_cache.get_many_or_compute([image.sha256 for image in images], images,
-                                                        self._encode_counted)
+        features = self.image_cache.get_many_or_compute(
+            [image.sha256 for image in images], images, self._encode_counted
+        )
         results: list[PairScore | None] = [None] * len(pairs)
         ready = []
         for i, feature in enumerate(features):
@@ -103,9 +107,10 @@ class PairEngine(ABC):
             else:
                 ready.append(i)
         for start in range(0, len(ready), self.batch_size):
-            batch = ready[start:start + self.batch_size]
-            scores = self.score_batch([images[i] for i in batch], [features[i] for i in batch],
-                                      [pairs[i][1] for i in batch])
+            batch = ready[start : start + self.batch_size]
+            scores = self.score_batch(
+                [images[i] for i in batch], [features[i] for i in batch], [pairs[i][1] for i in batch]
+            )
             for i, score in zip(batch, scores):
                 results[i] = score
         return [r for r in results if r is not None]
@@ -113,7 +118,7 @@ class PairEngine(ABC):
     def _encode_counted(self, images: list[InputImage]) -> list[Any]:
         out: list[Any] = []
         for start in range(0, len(images), self.batch_size):
-            out += self.encode_images(images[start:start + self.batch_size])
+            out += self.encode_images(images[start : start + self.batch_size])
         return out
 
     def count_images(self, images: int) -> None:

@@ -1,14 +1,15 @@
 """The scorer shell of the metrics computed on (output image, prompt) pairs by a `PairEngine` (VQAScore, ITMScore):
 inputs checked by `BackboneScorer`, the engine loaded once per process through the model registry, its per-pair
 values and extras wrapped with the provenance (the engine's `info.params` go into the provenance's params)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from ...imaging import as_input_image
 from ..backbone_scorer import BackboneScorer, Computed
-from .pair_engine import EngineInfo, PairEngine
 from ..sample import Sample
+from .pair_engine import EngineInfo, PairEngine
 
 
 class PairScorer(BackboneScorer):

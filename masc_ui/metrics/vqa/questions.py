@@ -9,6 +9,7 @@ generation prompt (not subject-stripped), inserted between straight double quote
     >>> llava_v1_text("Q?")[1]
     '\\nQ? ASSISTANT: '
 """
+
 from __future__ import annotations
 
 from PIL import Image
@@ -19,8 +20,10 @@ ANSWER = "Yes"
 """The answer whose probability is the score."""
 NEGATIVE_ANSWER = "No"
 """Its opposite, reported in extras as P(No)."""
-LLAVA_V1_SYSTEM = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives "
-                   "helpful, detailed, and polite answers to the user's questions.")
+LLAVA_V1_SYSTEM = (
+    "A chat between a curious user and an artificial intelligence assistant. The assistant gives "
+    "helpful, detailed, and polite answers to the user's questions."
+)
 IMAGE_PLACEHOLDER = "<image>"
 LLAVA_V1_TEMPLATE = f"{LLAVA_V1_SYSTEM} USER: {IMAGE_PLACEHOLDER}\n{{question}} ASSISTANT: "
 """LLaVA-v1 system/USER/ASSISTANT template of CLIP-FlanT5 (t2v_metrics `t5_chat`); the image's tokens go where

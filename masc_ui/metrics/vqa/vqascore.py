@@ -14,20 +14,24 @@ Extras per value: the exact `question`, `p_yes` (= the value), `p_no`, `answer_t
 `answer_token_ids`, the teacher-forced tokens), `input_tokens`. Provenance params: family, template, answer and
 its token id(s), question template, preprocessing; the dtype is the provenance's own field.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...errors import ModelUnavailableError
-from ...models.nets.clip_flant5 import MODEL_TYPE, read_config
-from ...models.loading import load_pretrained, pick_device, pick_dtype
-from ...models.profiles import ModelIds
 from ...models.loaded_models import ModelRegistry
+from ...models.loading import load_pretrained, pick_device, pick_dtype
+from ...models.nets.clip_flant5 import MODEL_TYPE, read_config
+from ...models.profiles import ModelIds
 from ...settings import Settings
+from .chat_vlm import FAMILY as CHAT_VLM
+from .chat_vlm import load_chat_vlm_vqa
+from .clip_flant5 import FAMILY as CLIP_FLANT5
+from .clip_flant5 import load_clip_flant5_vqa
 from .pair_engine import PairEngine
 from .pair_scorer import PairScorer
-from .chat_vlm import FAMILY as CHAT_VLM, load_chat_vlm_vqa
-from .clip_flant5 import FAMILY as CLIP_FLANT5, load_clip_flant5_vqa
 
 WHAT = "VQAScore model (MASC_VQA_MODEL)"
 LOADERS: dict[str, Callable[..., PairEngine]] = {CLIP_FLANT5: load_clip_flant5_vqa, CHAT_VLM: load_chat_vlm_vqa}
@@ -53,7 +57,8 @@ def vqa_family(config: dict[str, Any], model_id: str) -> str:
     raise ModelUnavailableError(
         f"{WHAT}: {model_id} is a {model_type!r} checkpoint, neither CLIP-FlanT5 (model_type {MODEL_TYPE!r}, e.g. "
         "zhiqiulin/clip-flant5-xxl) nor a chat VLM that AutoModelForImageTextToText loads (e.g. "
-        "Qwen/Qwen2.5-VL-7B-Instruct); set MASC_VQA_MODEL to one of those")
+        "Qwen/Qwen2.5-VL-7B-Instruct); set MASC_VQA_MODEL to one of those"
+    )
 
 
 def load_vqa_engine(model_id: str, settings: Settings) -> PairEngine:

@@ -4,13 +4,14 @@ same code path as real weights. Used by tests and by the offline `demo` profile;
 Each area registers one builder: `DEMO_BUILDERS[name] = build(out_dir: Path, seed: int) -> None`, which writes
 a complete checkpoint into `out_dir` (= `<weights dir>/<name>`).
 """
+
 from __future__ import annotations
 
 import importlib
 import json
 import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 DEMO_SEED = 0
 _MARKER = "masc-demo.json"
@@ -40,8 +41,9 @@ def list_demo_weights() -> list[str]:
     return list(DEMO_BUILDERS)
 
 
-def write_demo_weights(weights_dir: Path, names: Iterable[str] | None = None, *, seed: int = DEMO_SEED,
-                       force: bool = False) -> dict[str, Path]:
+def write_demo_weights(
+    weights_dir: Path, names: Iterable[str] | None = None, *, seed: int = DEMO_SEED, force: bool = False
+) -> dict[str, Path]:
     """Write the tiny checkpoints `names` (default: all) under `weights_dir`; returns name -> folder.
 
     Idempotent: a folder with a completion marker for the same seed is kept unless `force`.

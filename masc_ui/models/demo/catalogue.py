@@ -9,6 +9,7 @@ loaders (`masc_ui.models.nets.blip_reward`, `masc_ui.metrics.quality.artscore`).
 - `build_artscore`: the released ArtScore state-dict layout on a narrow Bottleneck ResNet (stem 8, one block
   per stage) with ArtScore's head Linear(256, 1000) - ReLU - Dropout - Linear(1000, 1).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import torch
 
-TEXT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-            max_position_embeddings=40)
+TEXT = dict(
+    hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=40
+)
 VISION = dict(vision_width=64, vision_layers=2, vision_mlp=128, patch=16)
 _WORDS = ["a", "face", "the", "of", "photo", "person"]
 
@@ -36,26 +38,54 @@ def build_tokenizer():
     core.normalizer = normalizers.BertNormalizer(lowercase=True)
     core.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     core.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
     core.decoder = decoders.WordPiece()
-    return BertTokenizerFast(tokenizer_object=core, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
-                             cls_token="[CLS]", mask_token="[MASK]", do_lower_case=True, model_max_length=512)
+    return BertTokenizerFast(
+        tokenizer_object=core,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+        model_max_length=512,
+    )
 
 
 def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None) -> None:
     """Write the tiny FaceScore checkpoint into `out_dir`; `text` / `vision` override the sizes (`TEXT`, `VISION`),
     e.g. for the benchmarks' base-size checkpoint."""
-    from ..nets.blip_reward import (CONFIG_FILE, ITC_PROJECTION, MODEL_FILE, POSITION_IDS, FaceScoreModel,
-                                            FaceScoreSizes, released_name)
+    from ..nets.blip_reward import (
+        CONFIG_FILE,
+        ITC_PROJECTION,
+        MODEL_FILE,
+        POSITION_IDS,
+        FaceScoreModel,
+        FaceScoreSizes,
+        released_name,
+    )
 
     text_sizes, vision_sizes = {**TEXT, **(text or {})}, {**VISION, **(vision or {})}
     tokenizer = build_tokenizer()
     tokenizer.save_pretrained(out_dir)
-    med_config = {"architectures": ["BertModel"], "model_type": "bert", "hidden_act": "gelu",
-                  "attention_probs_dropout_prob": 0.1, "hidden_dropout_prob": 0.1, "initializer_range": 0.02,
-                  "layer_norm_eps": 1e-12, "pad_token_id": 0, "type_vocab_size": 2, "encoder_width": 768,
-                  "add_cross_attention": True, "vocab_size": len(tokenizer) + 2, **text_sizes}
+    med_config = {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_act": "gelu",
+        "attention_probs_dropout_prob": 0.1,
+        "hidden_dropout_prob": 0.1,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-12,
+        "pad_token_id": 0,
+        "type_vocab_size": 2,
+        "encoder_width": 768,
+        "add_cross_attention": True,
+        "vocab_size": len(tokenizer) + 2,
+        **text_sizes,
+    }
     (out_dir / CONFIG_FILE).write_text(json.dumps(med_config, indent=2))
     torch.manual_seed(seed)
     model = FaceScoreModel(FaceScoreSizes(text_config=med_config, **vision_sizes))

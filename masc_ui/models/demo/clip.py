@@ -9,6 +9,7 @@ same `load_pretrained` path as `openai/clip-vit-base-patch32` and PickScore. The
 The tokenizer is a real CLIP byte-level BPE tokenizer built locally: a vocabulary of the 256 byte symbols
 (each alone and with the end-of-word suffix `</w>`), a few merges, and CLIP's special tokens last.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,9 @@ _MERGES = ["t h", "h e</w>", "o n</w>", "i n", "o f</w>", "th e</w>", "in g</w>"
 
 def build_clip(out_dir: Path, seed: int) -> None:
     """Write a tiny random CLIP-B/32-shaped checkpoint + processor into `out_dir`."""
-    _build(out_dir, seed, patch_size=32, hidden_act="quick_gelu", pad_token="<|endoftext|>",
-           logit_scale=math.log(1 / 0.07))
+    _build(
+        out_dir, seed, patch_size=32, hidden_act="quick_gelu", pad_token="<|endoftext|>", logit_scale=math.log(1 / 0.07)
+    )
 
 
 def build_clip_h(out_dir: Path, seed: int) -> None:
@@ -46,20 +48,39 @@ def build_tokenizer(pad_token: str = "<|endoftext|>"):
     return CLIPTokenizer(vocab=vocab, merges=merges, pad_token=pad_token, model_max_length=TEXT_LENGTH)
 
 
-def _build(out_dir: Path, seed: int, *, patch_size: int, hidden_act: str, pad_token: str,
-           logit_scale: float) -> None:
+def _build(out_dir: Path, seed: int, *, patch_size: int, hidden_act: str, pad_token: str, logit_scale: float) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     tokenizer = build_tokenizer(pad_token)
-    ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
-           "pad_token_id": tokenizer.pad_token_id}
+    ids = {
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
     config = CLIPConfig(
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=TEXT_LENGTH, hidden_act=hidden_act,
-                         projection_dim=16, **ids),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=224, patch_size=patch_size, hidden_act=hidden_act, projection_dim=16),
-        projection_dim=16, logit_scale_init_value=logit_scale,
+        text_config=dict(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=TEXT_LENGTH,
+            hidden_act=hidden_act,
+            projection_dim=16,
+            **ids,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=224,
+            patch_size=patch_size,
+            hidden_act=hidden_act,
+            projection_dim=16,
+        ),
+        projection_dim=16,
+        logit_scale_init_value=logit_scale,
     )
     torch.manual_seed(seed)
     model = CLIPModel(config).eval()

@@ -6,6 +6,7 @@ numbers mean nothing.
 - `build_retinaface`: the real RetinaFace-MobileNet0.25 network (it is small: 0.4 M parameters) with random
   weights, saved as `mobilenet0.25_Final.pth` with the `module.` prefixes of the released file.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,8 +26,7 @@ def build_recognizer(out_dir: Path, seed: int) -> None:
 
 
 def build_retinaface(out_dir: Path, seed: int) -> None:
-    from ..nets.retinaface import RELEASED_FILE
-    from ..nets.retinaface import RetinaFaceMobileNet
+    from ..nets.retinaface import RELEASED_FILE, RetinaFaceMobileNet
 
     torch.manual_seed(seed)
     model = RetinaFaceMobileNet()

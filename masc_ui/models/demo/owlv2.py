@@ -7,6 +7,7 @@ The box and logit heads' last layers are drawn 100x smaller than the default ini
 their patch (about 16 px in the 64 px input, as a trained model's do) and confidences spread around 0.5 instead of
 saturating: the detection thresholds then have something to cut.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,12 +27,27 @@ def build(out_dir: Path, seed: int) -> None:
 
     tokenizer = build_tokenizer("!")
     config = Owlv2Config(
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=16, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=IMAGE_SIZE, patch_size=16),
-        projection_dim=16)
+        text_config=dict(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=16,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=IMAGE_SIZE,
+            patch_size=16,
+        ),
+        projection_dim=16,
+    )
     torch.manual_seed(seed)
     model = Owlv2ForObjectDetection(config).eval()
     with torch.no_grad():
@@ -39,6 +55,9 @@ def build(out_dir: Path, seed: int) -> None:
             layer.weight.mul_(0.01)
             layer.bias.zero_()
     model.save_pretrained(out_dir)
-    image_processor = Owlv2ImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
-                                          image_mean=list(OPENAI_CLIP_MEAN), image_std=list(OPENAI_CLIP_STD))
+    image_processor = Owlv2ImageProcessor(
+        size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
+        image_mean=list(OPENAI_CLIP_MEAN),
+        image_std=list(OPENAI_CLIP_STD),
+    )
     Owlv2Processor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out_dir)

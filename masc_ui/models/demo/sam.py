@@ -1,4 +1,5 @@
 """Tiny random Segment Anything checkpoint (`vit_tiny`), saved as a plain state dict like the official files."""
+
 from __future__ import annotations
 
 from pathlib import Path

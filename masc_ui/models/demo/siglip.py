@@ -11,6 +11,7 @@ Both are saved with `save_pretrained` (model, image processor, tokenizer) and lo
 The tokenizer is a Gemma-style byte-fallback BPE (`Siglip2Tokenizer`, lower-casing) whose vocabulary
 is the special tokens, a few characters and the 256 byte tokens; text length 64 as in SigLIP2.
 """
+
 from __future__ import annotations
 
 import string
@@ -25,8 +26,17 @@ _SPECIALS = ("<pad>", "<eos>", "<bos>", "<unk>", "<mask>")
 _TOKEN_IDS = {"pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2}
 
 
-def build_naflex(out_dir: Path, seed: int, *, hidden: int = 32, layers: int = 2, heads: int = 2,
-                 intermediate: int = 64, num_patches: int = 256, patch_size: int = 16) -> None:
+def build_naflex(
+    out_dir: Path,
+    seed: int,
+    *,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate: int = 64,
+    num_patches: int = 256,
+    patch_size: int = 16,
+) -> None:
     """Write a tiny random SigLIP2 NaFlex checkpoint (`model_type` siglip2) into `out_dir`.
 
     The keyword arguments size the vision and text towers (the benchmark builds a base-size one:
@@ -35,11 +45,17 @@ def build_naflex(out_dir: Path, seed: int, *, hidden: int = 32, layers: int = 2,
     from transformers import Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
 
     tokenizer = _tokenizer()
-    tower = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                 intermediate_size=intermediate)
+    tower = dict(
+        hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=intermediate
+    )
     config = Siglip2Config(
-        text_config=dict(tower, vocab_size=len(tokenizer), max_position_embeddings=TEXT_MAX_LENGTH,
-                         projection_size=hidden, **_TOKEN_IDS),
+        text_config=dict(
+            tower,
+            vocab_size=len(tokenizer),
+            max_position_embeddings=TEXT_MAX_LENGTH,
+            projection_size=hidden,
+            **_TOKEN_IDS,
+        ),
         vision_config=dict(tower, num_patches=num_patches, patch_size=patch_size),
     )
     model = _seeded(Siglip2Model, config, seed)
@@ -47,17 +63,32 @@ def build_naflex(out_dir: Path, seed: int, *, hidden: int = 32, layers: int = 2,
     _save(out_dir, model, Siglip2Processor(image_processor=image_processor, tokenizer=tokenizer))
 
 
-def build_fixed(out_dir: Path, seed: int, *, hidden: int = 32, layers: int = 2, heads: int = 2,
-                intermediate: int = 64, image_size: int = 64, patch_size: int = 16) -> None:
+def build_fixed(
+    out_dir: Path,
+    seed: int,
+    *,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate: int = 64,
+    image_size: int = 64,
+    patch_size: int = 16,
+) -> None:
     """Write a tiny random fixed-size SigLIP checkpoint (`model_type` siglip, square `image_size`)."""
     from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
 
     tokenizer = _tokenizer()
-    tower = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                 intermediate_size=intermediate)
+    tower = dict(
+        hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=intermediate
+    )
     config = SiglipConfig(
-        text_config=dict(tower, vocab_size=len(tokenizer), max_position_embeddings=TEXT_MAX_LENGTH,
-                         projection_size=hidden, **_TOKEN_IDS),
+        text_config=dict(
+            tower,
+            vocab_size=len(tokenizer),
+            max_position_embeddings=TEXT_MAX_LENGTH,
+            projection_size=hidden,
+            **_TOKEN_IDS,
+        ),
         vision_config=dict(tower, image_size=image_size, patch_size=patch_size),
     )
     model = _seeded(SiglipModel, config, seed + 1)

@@ -5,11 +5,12 @@ plain state dict of that module (keys `conv1.weight`, `bn1.*`, `layer1.0.conv1.w
 (64, [3, 4, 6, 3]) is torchvision's `resnet50()`; other values build the same Bottleneck ResNet narrower (the tiny
 demo checkpoint).
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from torch import nn
 from torchvision import models as tv_models
@@ -21,6 +22,7 @@ RELEASED_FILE = "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.
 RESNET50_LAYERS = (3, 4, 6, 3)
 HEAD_HIDDEN = 1000
 DROPOUT = 0.5
+
 
 def artscore_head(features: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(features, HEAD_HIDDEN), nn.ReLU(), nn.Dropout(DROPOUT), nn.Linear(HEAD_HIDDEN, 1))
@@ -57,8 +59,9 @@ def load_artscore_network(path: Path) -> tuple[tv_models.ResNet, str]:
     what = f"ArtScore checkpoint {path} (MASC_ARTSCORE_CHECKPOINT)"
     state = read_state_dict(path, what=what)
     if "conv1.weight" not in state:
-        raise ModelUnavailableError(f"{what}: the checkpoint lacks the key 'conv1.weight'; it is not ArtScore's "
-                                    "ResNet state dict")
+        raise ModelUnavailableError(
+            f"{what}: the checkpoint lacks the key 'conv1.weight'; it is not ArtScore's ResNet state dict"
+        )
     width = int(state["conv1.weight"].shape[0])
     layers = [len({m.group(1) for k in state if (m := re.match(rf"layer{i}\.(\d+)\.", k))}) for i in range(1, 5)]
     if min(layers) < 1:

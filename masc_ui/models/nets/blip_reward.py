@@ -24,6 +24,7 @@ file: ViT width/depth/patch from the tensors (heads = width / 64, BLIP's ViT con
 16), text encoder from `med_config.json` (its cross-attention reads the ViT width, as ImageReward sets
 `encoder_width`). The image side must be 224 px (the position table must hold (224 / patch)^2 + 1 rows).
 """
+
 from __future__ import annotations
 
 import json
@@ -91,20 +92,41 @@ class FaceScoreModel(nn.Module):
 
         super().__init__()
         self.sizes = sizes
-        self.vision = BlipVisionModel(BlipVisionConfig(
-            hidden_size=sizes.vision_width, intermediate_size=sizes.vision_mlp, num_hidden_layers=sizes.vision_layers,
-            num_attention_heads=sizes.vision_width // VIT_HEAD_DIM, image_size=IMAGE_SIZE, patch_size=sizes.patch,
-            hidden_act="gelu", layer_norm_eps=VIT_LAYER_NORM_EPS, attention_dropout=0.0))
+        self.vision = BlipVisionModel(
+            BlipVisionConfig(
+                hidden_size=sizes.vision_width,
+                intermediate_size=sizes.vision_mlp,
+                num_hidden_layers=sizes.vision_layers,
+                num_attention_heads=sizes.vision_width // VIT_HEAD_DIM,
+                image_size=IMAGE_SIZE,
+                patch_size=sizes.patch,
+                hidden_act="gelu",
+                layer_norm_eps=VIT_LAYER_NORM_EPS,
+                attention_dropout=0.0,
+            )
+        )
         cfg = sizes.text_config
-        self.text = BlipTextModel(BlipTextConfig(
-            vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden_size"], encoder_hidden_size=sizes.vision_width,
-            intermediate_size=cfg["intermediate_size"], num_hidden_layers=cfg["num_hidden_layers"],
-            num_attention_heads=cfg["num_attention_heads"], max_position_embeddings=cfg["max_position_embeddings"],
-            hidden_act=cfg.get("hidden_act", "gelu"), layer_norm_eps=cfg.get("layer_norm_eps", 1e-12),
-            pad_token_id=cfg.get("pad_token_id", 0), bos_token_id=None, eos_token_id=None, sep_token_id=None,
-            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-            is_decoder=True),  # transformers builds the cross-attention only for decoders; forward passes
-            add_pooling_layer=False)  # is_decoder=False, so the text attends bidirectionally (BLIP's "multimodal")
+        self.text = BlipTextModel(
+            BlipTextConfig(
+                vocab_size=cfg["vocab_size"],
+                hidden_size=cfg["hidden_size"],
+                encoder_hidden_size=sizes.vision_width,
+                intermediate_size=cfg["intermediate_size"],
+                num_hidden_layers=cfg["num_hidden_layers"],
+                num_attention_heads=cfg["num_attention_heads"],
+                max_position_embeddings=cfg["max_position_embeddings"],
+                hidden_act=cfg.get("hidden_act", "gelu"),
+                layer_norm_eps=cfg.get("layer_norm_eps", 1e-12),
+                pad_token_id=cfg.get("pad_token_id", 0),
+                bos_token_id=None,
+                eos_token_id=None,
+                sep_token_id=None,
+                hidden_dropout_prob=0.0,
+                attention_probs_dropout_prob=0.0,
+                is_decoder=True,
+            ),  # transformers builds the cross-attention only for decoders; forward passes
+            add_pooling_layer=False,
+        )  # is_decoder=False, so the text attends bidirectionally (BLIP's "multimodal")
         widths = (cfg["hidden_size"],) + HEAD_WIDTHS
         layers: list[nn.Module] = []
         for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
@@ -117,11 +139,19 @@ class FaceScoreModel(nn.Module):
         """(B, 1 + (224/patch)^2, D) ViT tokens after the final LayerNorm."""
         return self.vision(pixel_values=pixel_values).last_hidden_state
 
-    def forward(self, pixel_values: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, pixel_values: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    ) -> torch.Tensor:
         tokens = self.image_tokens(pixel_values)
         image_mask = torch.ones(tokens.shape[:2], dtype=torch.long, device=tokens.device)
-        text = self.text(input_ids=input_ids, attention_mask=attention_mask, encoder_hidden_states=tokens,
-                         encoder_attention_mask=image_mask, is_decoder=False, return_dict=True).last_hidden_state
+        text = self.text(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            encoder_hidden_states=tokens,
+            encoder_attention_mask=image_mask,
+            is_decoder=False,
+            return_dict=True,
+        ).last_hidden_state
         return self.head(text[:, 0, :]).float().squeeze(-1)  # head in float32 under the policy: see facescore
 
 
@@ -131,35 +161,54 @@ def read_med_config(path: Path) -> dict:
         cfg = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise ModelUnavailableError(f"FaceScore: {path} is not a readable med_config.json ({exc})") from exc
-    needed = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-              "max_position_embeddings")
+    needed = (
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+    )
     lacking = [k for k in needed if k not in cfg]
     if lacking:
         raise ModelUnavailableError(f"FaceScore: {path} lacks {', '.join(lacking)}; it is not BLIP's med_config.json")
     if not cfg.get("add_cross_attention", False):
-        raise ModelUnavailableError(f"FaceScore: {path} has add_cross_attention false; FaceScore's text encoder "
-                                    "cross-attends to the image")
+        raise ModelUnavailableError(
+            f"FaceScore: {path} has add_cross_attention false; FaceScore's text encoder cross-attends to the image"
+        )
     return cfg
 
 
 def sizes_from_checkpoint(state: dict[str, torch.Tensor], text_config: dict, *, what: str) -> FaceScoreSizes:
     """The ViT sizes stored in `state` and the text sizes of `text_config`."""
-    for key in ("blip.visual_encoder.cls_token", "blip.visual_encoder.pos_embed",
-                "blip.visual_encoder.patch_embed.proj.weight", "blip.visual_encoder.blocks.0.mlp.fc1.weight"):
+    for key in (
+        "blip.visual_encoder.cls_token",
+        "blip.visual_encoder.pos_embed",
+        "blip.visual_encoder.patch_embed.proj.weight",
+        "blip.visual_encoder.blocks.0.mlp.fc1.weight",
+    ):
         if key not in state:
-            raise ModelUnavailableError(f"{what}: the checkpoint lacks the key {key!r}; it is not FaceScore's "
-                                        f"{MODEL_FILE}")
+            raise ModelUnavailableError(
+                f"{what}: the checkpoint lacks the key {key!r}; it is not FaceScore's {MODEL_FILE}"
+            )
     width = int(state["blip.visual_encoder.cls_token"].shape[-1])
     patch = int(state["blip.visual_encoder.patch_embed.proj.weight"].shape[-1])
     positions = int(state["blip.visual_encoder.pos_embed"].shape[1])
     if width % VIT_HEAD_DIM:
         raise ModelUnavailableError(f"{what}: ViT width {width} is not a multiple of {VIT_HEAD_DIM} (BLIP's head size)")
     if math.isqrt(positions - 1) * patch != IMAGE_SIZE or math.isqrt(positions - 1) ** 2 != positions - 1:
-        raise ModelUnavailableError(f"{what}: the ViT position table has {positions} rows; FaceScore's 224 px "
-                                    f"input with patch {patch} needs {(IMAGE_SIZE // patch) ** 2 + 1}")
+        raise ModelUnavailableError(
+            f"{what}: the ViT position table has {positions} rows; FaceScore's 224 px "
+            f"input with patch {patch} needs {(IMAGE_SIZE // patch) ** 2 + 1}"
+        )
     layers = len({m.group(1) for k in state if (m := re.match(r"blip\.visual_encoder\.blocks\.(\d+)\.", k))})
-    return FaceScoreSizes(vision_width=width, vision_layers=layers, patch=patch, text_config=text_config,
-                          vision_mlp=int(state["blip.visual_encoder.blocks.0.mlp.fc1.weight"].shape[0]))
+    return FaceScoreSizes(
+        vision_width=width,
+        vision_layers=layers,
+        patch=patch,
+        text_config=text_config,
+        vision_mlp=int(state["blip.visual_encoder.blocks.0.mlp.fc1.weight"].shape[0]),
+    )
 
 
 def load_facescore_model(model_file: Path, config_file: Path) -> FaceScoreModel:
@@ -173,10 +222,15 @@ def load_facescore_model(model_file: Path, config_file: Path) -> FaceScoreModel:
     own = model.state_dict()
     expected = {released_name(k): tuple(v.shape) for k, v in own.items()}
     text_width = sizes.text_config["hidden_size"]
-    expected.update({"blip.vision_proj.weight": (ITC_PROJECTION, sizes.vision_width),
-                     "blip.vision_proj.bias": (ITC_PROJECTION,),
-                     "blip.text_proj.weight": (ITC_PROJECTION, text_width), "blip.text_proj.bias": (ITC_PROJECTION,),
-                     POSITION_IDS: (1, sizes.text_config["max_position_embeddings"])})
+    expected.update(
+        {
+            "blip.vision_proj.weight": (ITC_PROJECTION, sizes.vision_width),
+            "blip.vision_proj.bias": (ITC_PROJECTION,),
+            "blip.text_proj.weight": (ITC_PROJECTION, text_width),
+            "blip.text_proj.bias": (ITC_PROJECTION,),
+            POSITION_IDS: (1, sizes.text_config["max_position_embeddings"]),
+        }
+    )
     check_keys(expected, state, what=what, optional=("num_batches_tracked", "position_ids"))
     if POSITION_IDS in state:
         if not torch.equal(state[POSITION_IDS].reshape(-1).long(), torch.arange(expected[POSITION_IDS][1])):

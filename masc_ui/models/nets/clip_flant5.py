@@ -23,13 +23,15 @@ older transformers (it must be 0..n-1). A checkpoint with no vision-tower key at
 embeddings and LM head are then cut to the tokenizer's length (32100 of FlanT5's 32128 rows): softmaxes and
 cross-entropies run over the tokenizer's vocabulary.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from torch import nn
@@ -46,12 +48,30 @@ LEGACY_POSITION_IDS = VISION_PREFIX + "embeddings.position_ids"
 FLANT5_TOKENIZER = "google/flan-t5-xxl"
 """Tokenizer used when the checkpoint holds none (t2v_metrics loads google/flan-t5-xxl / -xl: one SentencePiece
 vocabulary for every FlanT5 size)."""
-T5_FIELDS = ("vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads",
-             "relative_attention_num_buckets", "relative_attention_max_distance", "dropout_rate",
-             "layer_norm_epsilon", "initializer_factor", "feed_forward_proj", "tie_word_embeddings", "pad_token_id",
-             "eos_token_id", "decoder_start_token_id", "is_encoder_decoder")
-WEIGHT_FILES = (("model.safetensors.index.json", "model.safetensors"),
-                ("pytorch_model.bin.index.json", "pytorch_model.bin"))
+T5_FIELDS = (
+    "vocab_size",
+    "d_model",
+    "d_kv",
+    "d_ff",
+    "num_layers",
+    "num_decoder_layers",
+    "num_heads",
+    "relative_attention_num_buckets",
+    "relative_attention_max_distance",
+    "dropout_rate",
+    "layer_norm_epsilon",
+    "initializer_factor",
+    "feed_forward_proj",
+    "tie_word_embeddings",
+    "pad_token_id",
+    "eos_token_id",
+    "decoder_start_token_id",
+    "is_encoder_decoder",
+)
+WEIGHT_FILES = (
+    ("model.safetensors.index.json", "model.safetensors"),
+    ("pytorch_model.bin.index.json", "pytorch_model.bin"),
+)
 _PROJECTOR_TYPE = re.compile(r"^mlp(\d+)x_gelu$")
 
 
@@ -74,8 +94,15 @@ class ClipFlanT5Spec:
 class ClipFlanT5(nn.Module):
     """FlanT5 encoder-decoder reading CLIP patch tokens through a projector (see the module docstring)."""
 
-    def __init__(self, language_model: nn.Module, vision_tower: nn.Module, projector: nn.Module,
-                 spec: ClipFlanT5Spec, *, vision_weights: str = "checkpoint") -> None:
+    def __init__(
+        self,
+        language_model: nn.Module,
+        vision_tower: nn.Module,
+        projector: nn.Module,
+        spec: ClipFlanT5Spec,
+        *,
+        vision_weights: str = "checkpoint",
+    ) -> None:
         super().__init__()
         self.language_model = language_model
         self.vision_tower = vision_tower
@@ -105,8 +132,14 @@ class ClipFlanT5(nn.Module):
         return self.language_model.get_input_embeddings()(input_ids)
 
     @classmethod
-    def from_pretrained(cls, model_id: str, *, dtype: torch.dtype = torch.float32, vocab_size: int | None = None,
-                        name: str = "CLIP-FlanT5") -> "ClipFlanT5":
+    def from_pretrained(
+        cls,
+        model_id: str,
+        *,
+        dtype: torch.dtype = torch.float32,
+        vocab_size: int | None = None,
+        name: str = "CLIP-FlanT5",
+    ) -> ClipFlanT5:
         """Load a released CLIP-FlanT5 checkpoint (folder or HF id; config.json + weights, sharded or not,
         safetensors or torch). `vocab_size`: cut embeddings and LM head to that many rows (the tokenizer's length).
         Raises `ModelUnavailableError` starting with `name` and naming the offending key; `OSError` when files are
@@ -115,11 +148,13 @@ class ClipFlanT5(nn.Module):
         spec = clip_flant5_spec(config)
         t5_config = t5_config_from(config)
         vision_source = vision_tower_source(model_id, spec)
-        vision_config = load_pretrained(CLIPVisionConfigLoader, vision_source,
-                                        what=f"{name} vision tower config ({vision_source})")
+        vision_config = load_pretrained(
+            CLIPVisionConfigLoader, vision_source, what=f"{name} vision tower config ({vision_source})"
+        )
         state = read_weights(model_id)
-        model = assemble(state, t5_config, vision_config, spec, dtype=dtype, what=f"{name} ({model_id})",
-                         vision_source=vision_source)
+        model = assemble(
+            state, t5_config, vision_config, spec, dtype=dtype, what=f"{name} ({model_id})", vision_source=vision_source
+        )
         if vocab_size is not None and vocab_size != model.language_model.config.vocab_size:
             model.language_model.resize_token_embeddings(vocab_size, mean_resizing=False)
         return model.eval()
@@ -135,15 +170,18 @@ def read_config(model_id: str) -> dict[str, Any]:
 
 def clip_flant5_spec(config: Mapping[str, Any]) -> ClipFlanT5Spec:
     if config.get("model_type") != MODEL_TYPE:
-        raise ModelUnavailableError(f"not a CLIP-FlanT5 checkpoint: model_type is {config.get('model_type')!r}, "
-                                    f"expected {MODEL_TYPE!r}")
+        raise ModelUnavailableError(
+            f"not a CLIP-FlanT5 checkpoint: model_type is {config.get('model_type')!r}, expected {MODEL_TYPE!r}"
+        )
     if not config.get("mm_vision_tower"):
         raise ModelUnavailableError("CLIP-FlanT5 config.json has no mm_vision_tower: the vision tower is unknown")
-    return ClipFlanT5Spec(vision_tower=config["mm_vision_tower"],
-                          select_layer=int(config.get("mm_vision_select_layer", -2)),
-                          select_feature=config.get("mm_vision_select_feature", "patch"),
-                          projector_type=config.get("mm_projector_type", "linear"),
-                          mm_hidden_size=int(config.get("mm_hidden_size", 1024)))
+    return ClipFlanT5Spec(
+        vision_tower=config["mm_vision_tower"],
+        select_layer=int(config.get("mm_vision_select_layer", -2)),
+        select_feature=config.get("mm_vision_select_feature", "patch"),
+        projector_type=config.get("mm_projector_type", "linear"),
+        mm_hidden_size=int(config.get("mm_hidden_size", 1024)),
+    )
 
 
 def t5_config_from(config: Mapping[str, Any]) -> Any:
@@ -223,8 +261,9 @@ def build_projector(spec: ClipFlanT5Spec, d_model: int) -> nn.Module:
         return nn.Linear(spec.mm_hidden_size, d_model)
     match = _PROJECTOR_TYPE.match(spec.projector_type)
     if not match:
-        raise ModelUnavailableError(f"CLIP-FlanT5 projector type {spec.projector_type!r} is not supported "
-                                    "(linear or mlp<N>x_gelu)")
+        raise ModelUnavailableError(
+            f"CLIP-FlanT5 projector type {spec.projector_type!r} is not supported (linear or mlp<N>x_gelu)"
+        )
     layers: list[nn.Module] = [nn.Linear(spec.mm_hidden_size, d_model)]
     for _ in range(1, int(match.group(1))):
         layers += [nn.GELU(), nn.Linear(d_model, d_model)]
@@ -245,8 +284,9 @@ def released_layout(t5_config: Any, vision_config: Any, spec: ClipFlanT5Spec) ->
     return layout
 
 
-def check_released_keys(state: Mapping[str, torch.Tensor], layout: Mapping[str, tuple[int, ...]], *,
-                        what: str, vision_optional: bool = True) -> bool:
+def check_released_keys(
+    state: Mapping[str, torch.Tensor], layout: Mapping[str, tuple[int, ...]], *, what: str, vision_optional: bool = True
+) -> bool:
     """Raise `ModelUnavailableError` naming the first missing, unexpected or mis-shaped key of `state`.
 
     Returns whether `state` holds the vision tower (with `vision_optional`, a state with no vision key at all is
@@ -258,12 +298,14 @@ def check_released_keys(state: Mapping[str, torch.Tensor], layout: Mapping[str, 
     for label, keys in (("lacks the key", missing), ("has the unexpected key", unexpected)):
         if keys:
             more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
-            raise ModelUnavailableError(f"{what}: the checkpoint {label} {keys[0]!r}{more}; it is not a released "
-                                        "CLIP-FlanT5 state dict")
+            raise ModelUnavailableError(
+                f"{what}: the checkpoint {label} {keys[0]!r}{more}; it is not a released CLIP-FlanT5 state dict"
+            )
     for key, shape in required.items():
         if tuple(state[key].shape) != tuple(shape):
-            raise ModelUnavailableError(f"{what}: key {key!r} has shape {tuple(state[key].shape)}, the config "
-                                        f"implies {tuple(shape)}")
+            raise ModelUnavailableError(
+                f"{what}: key {key!r} has shape {tuple(state[key].shape)}, the config implies {tuple(shape)}"
+            )
     for alias in TIED_ALIASES:
         if alias in state and not torch.equal(state[alias], state["shared.weight"]):
             raise ModelUnavailableError(f"{what}: {alias!r} differs from 'shared.weight' (they are one tied tensor)")
@@ -274,8 +316,16 @@ def check_released_keys(state: Mapping[str, torch.Tensor], layout: Mapping[str, 
     return has_vision
 
 
-def assemble(state: Mapping[str, torch.Tensor], t5_config: Any, vision_config: Any, spec: ClipFlanT5Spec, *,
-             dtype: torch.dtype, what: str, vision_source: str | None = None) -> ClipFlanT5:
+def assemble(
+    state: Mapping[str, torch.Tensor],
+    t5_config: Any,
+    vision_config: Any,
+    spec: ClipFlanT5Spec,
+    *,
+    dtype: torch.dtype,
+    what: str,
+    vision_source: str | None = None,
+) -> ClipFlanT5:
     """A `ClipFlanT5` from a released state dict, after `check_released_keys`."""
     from transformers import CLIPVisionModel, T5ForConditionalGeneration
 
@@ -288,16 +338,21 @@ def assemble(state: Mapping[str, torch.Tensor], t5_config: Any, vision_config: A
     source = vision_source or spec.vision_tower
     if has_vision:
         # transformers' CLIPVisionModel checkpoint format is `vision_model.*`
-        vision_state = {k.removeprefix("vision_tower.vision_tower."): v for k, v in state.items()
-                        if k.startswith(VISION_PREFIX) and k != LEGACY_POSITION_IDS}
+        vision_state = {
+            k.removeprefix("vision_tower.vision_tower."): v
+            for k, v in state.items()
+            if k.startswith(VISION_PREFIX) and k != LEGACY_POSITION_IDS
+        }
         vision_tower = _from_state(CLIPVisionModel, vision_config, vision_state, dtype, what)
     else:
         vision_tower = load_pretrained(CLIPVisionModel, source, what=f"{what} vision tower ({source})", dtype=dtype)
     projector = build_projector(spec, t5_config.d_model)
-    projector.load_state_dict({k.removeprefix(PROJECTOR_PREFIX): v for k, v in state.items()
-                               if k.startswith(PROJECTOR_PREFIX)}, strict=True)
-    return ClipFlanT5(language_model, vision_tower, projector.to(dtype), spec,
-                      vision_weights="checkpoint" if has_vision else source)
+    projector.load_state_dict(
+        {k.removeprefix(PROJECTOR_PREFIX): v for k, v in state.items() if k.startswith(PROJECTOR_PREFIX)}, strict=True
+    )
+    return ClipFlanT5(
+        language_model, vision_tower, projector.to(dtype), spec, vision_weights="checkpoint" if has_vision else source
+    )
 
 
 def released_state_dict(model: ClipFlanT5) -> dict[str, torch.Tensor]:

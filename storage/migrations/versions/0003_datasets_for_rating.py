@@ -15,13 +15,14 @@ Create Date: 2026-12-02 10:00:00
 Downgrade drops the column, so which datasets were marked is forgotten (a later upgrade marks them all again,
 as for any database older than this revision); no sample, mask, value or rating is touched.
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0003'
-down_revision = '0002'
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
@@ -30,12 +31,12 @@ SCRATCH_DATASET = "workbench"
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('datasets') as batch:
-        batch.add_column(sa.Column('for_rating', sa.Boolean(), server_default=sa.false(), nullable=False))
-    datasets = sa.table('datasets', sa.column('name', sa.String), sa.column('for_rating', sa.Boolean))
+    with op.batch_alter_table("datasets") as batch:
+        batch.add_column(sa.Column("for_rating", sa.Boolean(), server_default=sa.false(), nullable=False))
+    datasets = sa.table("datasets", sa.column("name", sa.String), sa.column("for_rating", sa.Boolean))
     op.execute(datasets.update().where(datasets.c.name != SCRATCH_DATASET).values(for_rating=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('datasets') as batch:
-        batch.drop_column('for_rating')
+    with op.batch_alter_table("datasets") as batch:
+        batch.drop_column("for_rating")

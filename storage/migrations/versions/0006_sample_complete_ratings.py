@@ -11,36 +11,41 @@ Create Date: 2026-12-01 10:00:00
 
 Downgrade drops the column; it is derived from the ratings, so nothing is lost.
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0006'
-down_revision = '0005'
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
-TASK_CRITERIA = ('cp', 'pf')
+TASK_CRITERIA = ("cp", "pf")
 """`storage.schema.CRITERIA` at this revision (written out: a migration does not follow later code)."""
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('samples') as batch:
-        batch.add_column(sa.Column('complete_ratings', sa.Integer(), server_default='0', nullable=False))
+    with op.batch_alter_table("samples") as batch:
+        batch.add_column(sa.Column("complete_ratings", sa.Integer(), server_default="0", nullable=False))
     conn = op.get_bind()
-    counts = conn.execute(sa.text(
-        "SELECT sample_id, COUNT(*) FROM ("
-        " SELECT r.sample_id AS sample_id FROM ratings r JOIN raters w ON w.id = r.rater_id"
-        " WHERE r.status = 'rated' AND w.is_external = :no AND r.criterion IN :criteria"
-        " GROUP BY r.sample_id, r.rater_id HAVING COUNT(*) = :n) complete GROUP BY sample_id"
-    ).bindparams(sa.bindparam('criteria', expanding=True)),
-        {"no": False, "criteria": list(TASK_CRITERIA), "n": len(TASK_CRITERIA)}).all()
+    counts = conn.execute(
+        sa.text(
+            "SELECT sample_id, COUNT(*) FROM ("
+            " SELECT r.sample_id AS sample_id FROM ratings r JOIN raters w ON w.id = r.rater_id"
+            " WHERE r.status = 'rated' AND w.is_external = :no AND r.criterion IN :criteria"
+            " GROUP BY r.sample_id, r.rater_id HAVING COUNT(*) = :n) complete GROUP BY sample_id"
+        ).bindparams(sa.bindparam("criteria", expanding=True)),
+        {"no": False, "criteria": list(TASK_CRITERIA), "n": len(TASK_CRITERIA)},
+    ).all()
     if counts:
-        conn.execute(sa.text("UPDATE samples SET complete_ratings = :n WHERE id = :id"),
-                     [{"id": sample_id, "n": n} for sample_id, n in counts])
+        conn.execute(
+            sa.text("UPDATE samples SET complete_ratings = :n WHERE id = :id"),
+            [{"id": sample_id, "n": n} for sample_id, n in counts],
+        )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('samples') as batch:
-        batch.drop_column('complete_ratings')
+    with op.batch_alter_table("samples") as batch:
+        batch.drop_column("complete_ratings")

@@ -1,5 +1,6 @@
 """CLIP-I, CLIP-T and CLIPScore against an independent computation on the same tiny CLIP weights: the vision
 and text towers and projections called directly, normalization and cosines in numpy."""
+
 from __future__ import annotations
 
 import math
@@ -68,8 +69,17 @@ def test_clip_i_one_reference_and_identity(demo_settings):
     assert len(value.extras["per_ref"]) == 1
 
 
-PROMPTS = ["a photo of the cat on a beach", "zzz", "the red thing", "qqq xx", "a dog", "ON THE MOON!!",
-           "in the garden of the house", "x", "a photo of a cat " * 40]
+PROMPTS = [
+    "a photo of the cat on a beach",
+    "zzz",
+    "the red thing",
+    "qqq xx",
+    "a dog",
+    "ON THE MOON!!",
+    "in the garden of the house",
+    "x",
+    "a photo of a cat " * 40,
+]
 
 
 def test_clip_t_and_clipscore_match_independent_cosines(demo_settings, clip_ref):
@@ -111,12 +121,15 @@ def test_provenance_records_model_params_device_dtype_version(demo_settings, dem
     assert prov["params"] == {}
 
 
-@pytest.mark.parametrize("name, sample, needed", [
-    ("clip_t", Sample(refs=(), out=_image(9)), "prompt"),
-    ("clip_t", Sample(refs=(), out=_image(9), prompt="   "), "prompt"),
-    ("clipscore", Sample(refs=(), out=_image(9), prompt=None), "prompt"),
-    ("clip_i", Sample(refs=(), out=_image(9), prompt="p"), "reference"),
-])
+@pytest.mark.parametrize(
+    "name, sample, needed",
+    [
+        ("clip_t", Sample(refs=(), out=_image(9)), "prompt"),
+        ("clip_t", Sample(refs=(), out=_image(9), prompt="   "), "prompt"),
+        ("clipscore", Sample(refs=(), out=_image(9), prompt=None), "prompt"),
+        ("clip_i", Sample(refs=(), out=_image(9), prompt="p"), "reference"),
+    ],
+)
 def test_missing_required_input_is_named(demo_settings, name, sample, needed):
     scorer = get_scorer(name, demo_settings)
     with pytest.raises(InputError, match=rf"{name} needs {needed}.*sample 0"):

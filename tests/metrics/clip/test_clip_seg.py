@@ -1,5 +1,6 @@
 """CLIP-I-Seg: fill and crop on synthetic images where the answer is known, the value against an independent
 CLIP computation on the expected crop, the reference option, and the NaN / error paths."""
+
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ def test_fill_and_crop_with_margin():
     got = np.asarray(crop)
     assert got.shape == (22, 44, 3)
     np.testing.assert_array_equal(got, expected_crop(pixels, mask > 0, box, (255, 255, 255)))
-    assert (got[0] == 255).all() and (got[:, 0] == 255).all()          # the margin is fill colour
+    assert (got[0] == 255).all() and (got[:, 0] == 255).all()  # the margin is fill colour
     np.testing.assert_array_equal(got[1:-1, 2:-2], pixels[10:30, 20:60])  # the subject is untouched
 
 
@@ -58,8 +59,8 @@ def test_margin_rounds_half_up_and_clips_to_the_image():
 def test_custom_fill_mask_values_and_mask_of_another_size():
     pixels = _noise(1)
     full = np.zeros((H, W), np.float32)
-    full[20:60, 30:70] = 0.7   # >= 0.5 is foreground
-    full[0:10, 0:10] = 0.4     # < 0.5 is background
+    full[20:60, 30:70] = 0.7  # >= 0.5 is foreground
+    full[0:10, 0:10] = 0.4  # < 0.5 is background
     crop, box = segment_subject(Image.fromarray(pixels), full, fill=(0, 128, 255), margin=0.0)
     assert box == (30, 20, 70, 60)
     np.testing.assert_array_equal(np.asarray(crop), pixels[20:60, 30:70])
@@ -95,7 +96,8 @@ def test_clip_i_seg_value_against_independent_crop(demo_settings, clip_ref):
     out, refs = _noise(3), (_noise(4), _noise(5, 64, 64))
     mask = _rect_mask(20, 10, 60, 30)
     [value] = get_scorer("clip_i_seg", demo_settings).score(
-        [Sample(refs=tuple(Image.fromarray(r) for r in refs), out=Image.fromarray(out), out_mask=mask)])
+        [Sample(refs=tuple(Image.fromarray(r) for r in refs), out=Image.fromarray(out), out_mask=mask)]
+    )
     crop = Image.fromarray(expected_crop(out, mask > 0, (18, 9, 62, 31), (255, 255, 255)))
     e = _emb(clip_ref, [crop, *(Image.fromarray(r) for r in refs)])
     per_ref = e[1:] @ e[0]
@@ -109,13 +111,16 @@ def test_segment_reference_option(demo_settings, clip_ref):
     out, ref = _noise(6), _noise(7)
     out_mask, ref_mask = _rect_mask(10, 10, 50, 50), _rect_mask(40, 20, 90, 70)
     scorer = get_scorer("clip_i_seg", demo_settings, segment_reference=True, fill="black", margin=0.1)
-    [value] = scorer.score([Sample(refs=(Image.fromarray(ref),), out=Image.fromarray(out), ref_masks=(ref_mask,),
-                                   out_mask=out_mask)])
+    [value] = scorer.score(
+        [Sample(refs=(Image.fromarray(ref),), out=Image.fromarray(out), ref_masks=(ref_mask,), out_mask=out_mask)]
+    )
     out_box = margin_box(out_mask > 0, 0.1)
     ref_box = margin_box(ref_mask > 0, 0.1)
     assert value.extras["ref_boxes"] == [list(ref_box)]
-    crops = [Image.fromarray(expected_crop(out, out_mask > 0, out_box, (0, 0, 0))),
-             Image.fromarray(expected_crop(ref, ref_mask > 0, ref_box, (0, 0, 0)))]
+    crops = [
+        Image.fromarray(expected_crop(out, out_mask > 0, out_box, (0, 0, 0))),
+        Image.fromarray(expected_crop(ref, ref_mask > 0, ref_box, (0, 0, 0))),
+    ]
     e = _emb(clip_ref, crops)
     assert value.value == pytest.approx(float(e[1] @ e[0]), abs=1e-5)
 
@@ -123,11 +128,19 @@ def test_segment_reference_option(demo_settings, clip_ref):
 def test_empty_masks_give_nan_with_reason(demo_settings):
     out, ref = Image.fromarray(_noise(8)), Image.fromarray(_noise(9))
     [value] = get_scorer("clip_i_seg", demo_settings).score(
-        [Sample(refs=(ref,), out=out, out_mask=np.zeros((H, W), np.uint8))])
+        [Sample(refs=(ref,), out=out, out_mask=np.zeros((H, W), np.uint8))]
+    )
     assert math.isnan(value.value) and "output mask is empty" in value.reason
     [value] = get_scorer("clip_i_seg", demo_settings, segment_reference=True).score(
-        [Sample(refs=(ref, ref), out=out, out_mask=_rect_mask(0, 0, 10, 10),
-                ref_masks=(_rect_mask(0, 0, 10, 10), np.zeros((H, W), bool)))])
+        [
+            Sample(
+                refs=(ref, ref),
+                out=out,
+                out_mask=_rect_mask(0, 0, 10, 10),
+                ref_masks=(_rect_mask(0, 0, 10, 10), np.zeros((H, W), bool)),
+            )
+        ]
+    )
     assert math.isnan(value.value) and "reference mask(s) [1] empty" in value.reason
 
 
@@ -137,19 +150,23 @@ def test_missing_masks_are_named(demo_settings):
         get_scorer("clip_i_seg", demo_settings).score([Sample(refs=(ref,), out=out)])
     with pytest.raises(InputError, match=r"clip_i_seg needs ref_masks\[0\]"):
         get_scorer("clip_i_seg", demo_settings, segment_reference=True).score(
-            [Sample(refs=(ref,), out=out, out_mask=_rect_mask(0, 0, 10, 10))])
+            [Sample(refs=(ref,), out=out, out_mask=_rect_mask(0, 0, 10, 10))]
+        )
     with pytest.raises(InputError, match="out_mask must be 2-D"):
         get_scorer("clip_i_seg", demo_settings).score([Sample(refs=(ref,), out=out, out_mask=np.ones((H, W, 3)))])
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"fill": "not-a-colour"}, "is not a colour"),
-    ({"fill": (0, 0, 300)}, "integers in 0..255"),
-    ({"margin": -0.1}, "margin must be a number in"),
-    ({"margin": "5%"}, "margin must be a number in"),
-    ({"segment_reference": "yes"}, "segment_reference must be true or false"),
-    ({"colour": "white"}, "has no parameter"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"fill": "not-a-colour"}, "is not a colour"),
+        ({"fill": (0, 0, 300)}, "integers in 0..255"),
+        ({"margin": -0.1}, "margin must be a number in"),
+        ({"margin": "5%"}, "margin must be a number in"),
+        ({"segment_reference": "yes"}, "segment_reference must be true or false"),
+        ({"colour": "white"}, "has no parameter"),
+    ],
+)
 def test_bad_parameters(demo_settings, params, message):
     with pytest.raises(InputError, match=message):
         get_scorer("clip_i_seg", demo_settings, **params)
@@ -165,8 +182,9 @@ def test_batch_with_empty_masks_keeps_order(demo_settings):
     ref = Image.fromarray(_noise(10))
     a = Sample(refs=(ref,), out=Image.fromarray(_noise(11)), out_mask=_rect_mask(5, 5, 40, 40))
     empty = Sample(refs=(ref,), out=Image.fromarray(_noise(12)), out_mask=np.zeros((H, W)))
-    b = Sample(refs=(ref, Image.fromarray(_noise(13))), out=Image.fromarray(_noise(14)),
-               out_mask=_rect_mask(50, 20, 90, 70))
+    b = Sample(
+        refs=(ref, Image.fromarray(_noise(13))), out=Image.fromarray(_noise(14)), out_mask=_rect_mask(50, 20, 90, 70)
+    )
     scorer = get_scorer("clip_i_seg", demo_settings)
     batch = scorer.score([a, empty, b])
     assert batch[0].value == pytest.approx(scorer.score([a])[0].value, abs=1e-6)

@@ -1,5 +1,6 @@
 """PickScore against an independent computation on the tiny PickScore-shaped (CLIP-H-style) checkpoint:
 raw logit_scale.exp() * cosine, no clamping, the processor read from its own id."""
+
 from __future__ import annotations
 
 import numpy as np

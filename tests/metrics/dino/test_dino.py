@@ -1,5 +1,6 @@
 """DINO-I against an independent computation: METRICS.md's preprocessing written with PIL + numpy (shorter side
 256 bicubic, centre crop 224, ImageNet normalization), the CLS token of the tiny ViT, cosines in numpy."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,7 @@ def _preprocess(img: Image.Image) -> np.ndarray:
     img = img.resize(size, Image.Resampling.BICUBIC)
     w, h = img.size
     top, left = int(round((h - 224) / 2.0)), int(round((w - 224) / 2.0))
-    arr = np.asarray(img, dtype=np.float64)[top:top + 224, left:left + 224] / 255.0
+    arr = np.asarray(img, dtype=np.float64)[top : top + 224, left : left + 224] / 255.0
     return ((arr - MEAN) / STD).transpose(2, 0, 1)
 
 

@@ -1,5 +1,6 @@
 """ArcFace-template alignment: our closed-form least-squares similarity against scikit-image's Umeyama estimate
 (what insightface's `norm_crop` uses), and the warp/resize recipe of FaceSim."""
+
 from __future__ import annotations
 
 import cv2

@@ -1,6 +1,7 @@
 """Face detectors (the packaged MTCNN: test_mtcnn.py): SCRFD decoding against an independent
 computation on a tiny graph in SCRFD's output layout, RetinaFace's anchors/decoding against the reference's
 loops, NMS, and the detection service (one detection per image and detector)."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,10 +20,11 @@ from masc_ui.metrics.faces.boxes import nms
 from masc_ui.metrics.faces.detection import FaceDetectionService, choose_detector
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.faces.retinaface import RetinaFaceDetector
-from masc_ui.models.nets.retinaface import load_retinaface
 from masc_ui.metrics.faces.scrfd import ScrfdDetector
 from masc_ui.metrics.faces.types import Face
+from masc_ui.models.nets.retinaface import load_retinaface
 from masc_ui.models.profiles import model_ids
+
 
 def _plain_nms(boxes: np.ndarray, scores: np.ndarray, thresh: float) -> list[int]:
     order = sorted(range(len(scores)), key=lambda i: -scores[i])
@@ -54,6 +56,7 @@ def test_nms_keeps_the_best_of_overlapping_boxes():
 
 
 # --- SCRFD on a tiny graph in its output layout -----------------------------------------------------------------
+
 
 def _independent_scrfd(model, rgb: np.ndarray, threshold: float = 0.5):
     h, w = rgb.shape[:2]
@@ -123,6 +126,7 @@ def test_scrfd_pack_errors_name_the_setting(tmp_path):
 
 # --- RetinaFace -------------------------------------------------------------------------------------------------
 
+
 def _reference_priors(h: int, w: int) -> np.ndarray:
     anchors = []
     for step, sizes in zip((8, 16, 32), ((16, 32), (64, 128), (256, 512))):
@@ -144,7 +148,7 @@ def test_retinaface_decoding_equals_the_reference_loops(demo_weights):
     centre = priors[:, :2] + loc[:, :2] * 0.1 * priors[:, 2:]
     size = priors[:, 2:] * np.exp(loc[:, 2:] * 0.2)
     boxes = np.c_[centre - size / 2, centre + size / 2] * [160, 120, 160, 120]
-    pts = np.concatenate([priors[:, :2] + landms[:, 2 * k:2 * k + 2] * 0.1 * priors[:, 2:] for k in range(5)], 1)
+    pts = np.concatenate([priors[:, :2] + landms[:, 2 * k : 2 * k + 2] * 0.1 * priors[:, 2:] for k in range(5)], 1)
     pts = pts.reshape(-1, 5, 2) * [160, 120]
     idx = np.where(conf[:, 1] > 0.5)[0]
     keep = [idx[i] for i in _plain_nms(boxes[idx], conf[idx, 1], 0.4)][:750]
@@ -156,8 +160,9 @@ def test_retinaface_decoding_equals_the_reference_loops(demo_weights):
 
 
 def test_retinaface_batches_same_size_images_like_single_ones(demo_weights):
-    detector = RetinaFaceDetector(load_retinaface(demo_weights / "retinaface" / "mobilenet0.25_Final.pth"),
-                                  weights="demo")
+    detector = RetinaFaceDetector(
+        load_retinaface(demo_weights / "retinaface" / "mobilenet0.25_Final.pth"), weights="demo"
+    )
     a = np.asarray(Image.fromarray(data.astronaut()).resize((96, 64)))
     b = np.ascontiguousarray(a[::-1])
     c = np.asarray(Image.fromarray(data.astronaut()).resize((64, 80)))
@@ -170,6 +175,7 @@ def test_retinaface_batches_same_size_images_like_single_ones(demo_weights):
 
 
 # --- the service and the policy ---------------------------------------------------------------------------------
+
 
 def test_each_image_is_detected_once_per_detector():
     service = FaceDetectionService(MtcnnFaceDetector())

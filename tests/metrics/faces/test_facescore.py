@@ -2,6 +2,7 @@
 written here from the released key names, PIL preprocessing), batched == one at a time, cached reruns, NaN
 without a face (real MTCNN detection), RetinaFace's 0.9 threshold, bad inputs, the released `FS_model.pt` key
 layout, and strict loading (a missing, unexpected or mis-shaped key is an error naming it)."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,10 @@ from transformers import BertTokenizerFast
 from masc_ui.errors import ModelUnavailableError
 from masc_ui.imaging import as_input_image
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
-from masc_ui.models.nets.blip_reward import FaceScoreModel, FaceScoreSizes, released_name
 from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.models.nets.blip_reward import FaceScoreModel, FaceScoreSizes, released_name
 
 CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073])
 CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711])
@@ -67,17 +68,29 @@ def _vit(sd, x):
 
 def _bert(sd, cfg, ids, mask, image):
     p = "blip.text_encoder."
-    h = sd[p + "embeddings.word_embeddings.weight"][ids] + sd[p + "embeddings.position_embeddings.weight"][:ids.shape[1]]
+    h = (
+        sd[p + "embeddings.word_embeddings.weight"][ids]
+        + sd[p + "embeddings.position_embeddings.weight"][: ids.shape[1]]
+    )
     h = _ln(h, sd, p + "embeddings.LayerNorm", 1e-12)
     ext = (1.0 - mask[:, None, None, :].float()) * -10000.0
     heads = cfg["num_attention_heads"]
     for i in range(cfg["num_hidden_layers"]):
         b = f"{p}encoder.layer.{i}."
-        a = _attention(_lin(h, sd, b + "attention.self.query"), _lin(h, sd, b + "attention.self.key"),
-                       _lin(h, sd, b + "attention.self.value"), heads, ext)
+        a = _attention(
+            _lin(h, sd, b + "attention.self.query"),
+            _lin(h, sd, b + "attention.self.key"),
+            _lin(h, sd, b + "attention.self.value"),
+            heads,
+            ext,
+        )
         h = _ln(_lin(a, sd, b + "attention.output.dense") + h, sd, b + "attention.output.LayerNorm", 1e-12)
-        c = _attention(_lin(h, sd, b + "crossattention.self.query"), _lin(image, sd, b + "crossattention.self.key"),
-                       _lin(image, sd, b + "crossattention.self.value"), heads)
+        c = _attention(
+            _lin(h, sd, b + "crossattention.self.query"),
+            _lin(image, sd, b + "crossattention.self.key"),
+            _lin(image, sd, b + "crossattention.self.value"),
+            heads,
+        )
         h = _ln(_lin(c, sd, b + "crossattention.output.dense") + h, sd, b + "crossattention.output.LayerNorm", 1e-12)
         m = F.gelu(_lin(h, sd, b + "intermediate.dense"))
         h = _ln(_lin(m, sd, b + "output.dense") + h, sd, b + "output.LayerNorm", 1e-12)
@@ -87,14 +100,16 @@ def _bert(sd, cfg, ids, mask, image):
 def _independent_scores(folder: Path, img: Image.Image) -> list[float]:
     sd = torch.load(folder / "FS_model.pt")
     cfg = json.loads((folder / "med_config.json").read_text())
-    tok = BertTokenizerFast.from_pretrained(folder)(["A face."], padding="max_length", max_length=35,
-                                                    return_tensors="pt")
+    tok = BertTokenizerFast.from_pretrained(folder)(
+        ["A face."], padding="max_length", max_length=35, return_tensors="pt"
+    )
     rgb = img.convert("RGB")
     scores = []
     for face in MtcnnFaceDetector().detect(np.asarray(rgb)).faces:
         x0, y0, x1, y1 = face.box
-        crop = rgb.crop((max(int(x0 - 1), 0), max(int(y0 - 1), 0), min(int(x1 + 1), rgb.width),
-                         min(int(y1 + 1), rgb.height)))
+        crop = rgb.crop(
+            (max(int(x0 - 1), 0), max(int(y0 - 1), 0), min(int(x1 + 1), rgb.width), min(int(y1 + 1), rgb.height))
+        )
         w, h = crop.size
         size = (224, int(224 * h / w)) if w <= h else (int(224 * w / h), 224)
         crop = crop.resize(size, Image.BICUBIC)
@@ -150,8 +165,12 @@ def test_batched_equals_one_at_a_time_and_reruns_are_cached(demo_settings):
 def test_no_face_and_bad_inputs(demo_settings, shared_data: Path):
     scorer = get_scorer("facescore", demo_settings)
     photos = shared_data / "dreambooth" / "dataset"
-    outs = [Image.open(photos / "teapot" / "00.jpg"), Image.open(photos / "backpack" / "05.jpg"),
-            Image.new("RGB", (1, 1)), Image.new("L", (30, 30))]
+    outs = [
+        Image.open(photos / "teapot" / "00.jpg"),
+        Image.open(photos / "backpack" / "05.jpg"),
+        Image.new("RGB", (1, 1)),
+        Image.new("L", (30, 30)),
+    ]
     for value in scorer.score([Sample(refs=(), out=o) for o in outs]):
         assert math.isnan(value.value) and value.reason == "no face found in the output"
         assert value.extras["count"] == 0
@@ -180,18 +199,29 @@ def test_retinaface_detector_keeps_faces_scoring_at_least_0_9(demo_settings, dem
 
 def test_released_fs_model_key_layout():
     """Written from THUDM/ImageReward (ImageReward + BLIP_Pretrain(vit="large") + med_config.json of BLIP)."""
-    med = {"vocab_size": 30524, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-           "intermediate_size": 3072, "max_position_embeddings": 512, "add_cross_attention": True}
+    med = {
+        "vocab_size": 30524,
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "max_position_embeddings": 512,
+        "add_cross_attention": True,
+    }
     with torch.device("meta"):
-        model = FaceScoreModel(FaceScoreSizes(vision_width=1024, vision_layers=24, vision_mlp=4096, patch=16,
-                                              text_config=med))
+        model = FaceScoreModel(
+            FaceScoreSizes(vision_width=1024, vision_layers=24, vision_mlp=4096, patch=16, text_config=med)
+        )
     layout = {released_name(k): tuple(v.shape) for k, v in model.state_dict().items()}
     expected = {
-        "blip.visual_encoder.cls_token": (1, 1, 1024), "blip.visual_encoder.pos_embed": (1, 197, 1024),
+        "blip.visual_encoder.cls_token": (1, 1, 1024),
+        "blip.visual_encoder.pos_embed": (1, 197, 1024),
         "blip.visual_encoder.patch_embed.proj.weight": (1024, 3, 16, 16),
         "blip.visual_encoder.blocks.23.attn.qkv.weight": (3072, 1024),
-        "blip.visual_encoder.blocks.0.attn.proj.bias": (1024,), "blip.visual_encoder.blocks.5.mlp.fc1.weight": (4096, 1024),
-        "blip.visual_encoder.blocks.11.norm2.weight": (1024,), "blip.visual_encoder.norm.bias": (1024,),
+        "blip.visual_encoder.blocks.0.attn.proj.bias": (1024,),
+        "blip.visual_encoder.blocks.5.mlp.fc1.weight": (4096, 1024),
+        "blip.visual_encoder.blocks.11.norm2.weight": (1024,),
+        "blip.visual_encoder.norm.bias": (1024,),
         "blip.text_encoder.embeddings.word_embeddings.weight": (30524, 768),
         "blip.text_encoder.embeddings.position_embeddings.weight": (512, 768),
         "blip.text_encoder.embeddings.LayerNorm.weight": (768,),
@@ -200,8 +230,12 @@ def test_released_fs_model_key_layout():
         "blip.text_encoder.encoder.layer.11.crossattention.output.LayerNorm.bias": (768,),
         "blip.text_encoder.encoder.layer.3.intermediate.dense.weight": (3072, 768),
         "blip.text_encoder.encoder.layer.3.output.dense.weight": (768, 3072),
-        "mlp.layers.0.weight": (1024, 768), "mlp.layers.2.weight": (128, 1024), "mlp.layers.4.weight": (64, 128),
-        "mlp.layers.6.weight": (16, 64), "mlp.layers.7.weight": (1, 16), "mlp.layers.7.bias": (1,),
+        "mlp.layers.0.weight": (1024, 768),
+        "mlp.layers.2.weight": (128, 1024),
+        "mlp.layers.4.weight": (64, 128),
+        "mlp.layers.6.weight": (16, 64),
+        "mlp.layers.7.weight": (1, 16),
+        "mlp.layers.7.bias": (1,),
     }
     for key, shape in expected.items():
         assert layout[key] == shape, key
@@ -214,11 +248,16 @@ def _copy_demo(demo_weights: Path, tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("change, key", [
-    ("extra", "blip.itm_head.weight"), ("missing", "mlp.layers.7.bias"), ("missing", "blip.vision_proj.weight"),
-    ("shape", "blip.text_encoder.encoder.layer.1.crossattention.self.value.weight"),
-    ("positions", "blip.text_encoder.embeddings.position_ids"),
-])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ("extra", "blip.itm_head.weight"),
+        ("missing", "mlp.layers.7.bias"),
+        ("missing", "blip.vision_proj.weight"),
+        ("shape", "blip.text_encoder.encoder.layer.1.crossattention.self.value.weight"),
+        ("positions", "blip.text_encoder.embeddings.position_ids"),
+    ],
+)
 def test_strict_loading_names_the_key(demo_settings, demo_weights, tmp_path, change, key):
     folder = _copy_demo(demo_weights, tmp_path)
     sd = torch.load(folder / "FS_model.pt")
@@ -233,7 +272,8 @@ def test_strict_loading_names_the_key(demo_settings, demo_weights, tmp_path, cha
     torch.save(sd, folder / "FS_model.pt")
     with pytest.raises(ModelUnavailableError, match=key.replace(".", r"\.")):
         get_scorer("facescore", demo_settings.replace(facescore_model=str(folder))).score(
-            [Sample(refs=(), out=_astronaut())])
+            [Sample(refs=(), out=_astronaut())]
+        )
 
 
 def test_loading_variants_and_errors(demo_settings, demo_weights, tmp_path):
@@ -243,13 +283,16 @@ def test_loading_variants_and_errors(demo_settings, demo_weights, tmp_path):
     torch.save(sd, folder / "FS_model.pt")
     reference = get_scorer("facescore", demo_settings).score([Sample(refs=(), out=_astronaut())])[0].value
     as_file = demo_settings.replace(facescore_model=str(folder / "FS_model.pt"))
-    assert get_scorer("facescore", as_file).score([Sample(refs=(), out=_astronaut())])[0].value == \
-        pytest.approx(reference, abs=1e-6)
+    assert get_scorer("facescore", as_file).score([Sample(refs=(), out=_astronaut())])[0].value == pytest.approx(
+        reference, abs=1e-6
+    )
     config = json.loads((folder / "med_config.json").read_text())
     (folder / "med_config.json").write_text(json.dumps({**config, "add_cross_attention": False}))
     with pytest.raises(ModelUnavailableError, match="add_cross_attention"):
         get_scorer("facescore", demo_settings.replace(facescore_model=str(folder))).score(
-            [Sample(refs=(), out=_astronaut())])
+            [Sample(refs=(), out=_astronaut())]
+        )
     with pytest.raises(ModelUnavailableError, match="MASC_FACESCORE_MODEL"):
         get_scorer("facescore", demo_settings.replace(facescore_model=str(tmp_path / "none"))).score(
-            [Sample(refs=(), out=_astronaut())])
+            [Sample(refs=(), out=_astronaut())]
+        )

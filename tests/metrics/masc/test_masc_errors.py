@@ -1,5 +1,6 @@
 """Bad input raises InputError naming the argument; unavailable weights raise ModelUnavailableError;
 uncomputable scores are NaN with a reason."""
+
 from __future__ import annotations
 
 import math
@@ -27,29 +28,33 @@ def parts():
     img = Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8))
     mask = np.zeros((48, 64), dtype=np.uint8)
     mask[10:40, 20:50] = 255
-    return dict(ref_image=img, ref_mask=mask, out_image=img.copy(), out_mask=mask.copy(), prompt=PROMPT,
-                object_name="kitten")
+    return dict(
+        ref_image=img, ref_mask=mask, out_image=img.copy(), out_mask=mask.copy(), prompt=PROMPT, object_name="kitten"
+    )
 
 
-@pytest.mark.parametrize("arg, value, message", [
-    ("ref_mask", np.zeros((4, 4, 3)), "ref_mask must be 2-D"),
-    ("out_mask", np.zeros(10), "out_mask must be 2-D"),
-    ("ref_mask", np.array([["a", "b"], ["c", "d"]]), "ref_mask must hold numbers"),
-    ("out_mask", np.array([[None, 1], [0, 1]], dtype=object), "out_mask must hold numbers"),
-    ("ref_mask", np.full((4, 4), np.nan), "ref_mask contains NaN"),
-    ("out_mask", -np.ones((4, 4)), "out_mask has negative values"),
-    ("ref_mask", None, "ref_mask is missing"),
-    ("out_mask", None, "out_mask is missing"),
-    ("ref_image", b"definitely not an image", "ref_image"),
-    ("out_image", "/no/such/image.png", "out_image: file not found"),
-    ("ref_image", 42, "ref_image"),
-    ("out_image", np.zeros((5, 5, 7), dtype=np.uint8), "out_image"),
-    ("prompt", "", "prompt is empty"),
-    ("prompt", "   ", "prompt is empty"),
-    ("prompt", None, "prompt must be a string"),
-    ("prompt", ["a", "b"], "prompt must be a string"),
-    ("object_name", 3, "object_name must be a string or None"),
-])
+@pytest.mark.parametrize(
+    "arg, value, message",
+    [
+        ("ref_mask", np.zeros((4, 4, 3)), "ref_mask must be 2-D"),
+        ("out_mask", np.zeros(10), "out_mask must be 2-D"),
+        ("ref_mask", np.array([["a", "b"], ["c", "d"]]), "ref_mask must hold numbers"),
+        ("out_mask", np.array([[None, 1], [0, 1]], dtype=object), "out_mask must hold numbers"),
+        ("ref_mask", np.full((4, 4), np.nan), "ref_mask contains NaN"),
+        ("out_mask", -np.ones((4, 4)), "out_mask has negative values"),
+        ("ref_mask", None, "ref_mask is missing"),
+        ("out_mask", None, "out_mask is missing"),
+        ("ref_image", b"definitely not an image", "ref_image"),
+        ("out_image", "/no/such/image.png", "out_image: file not found"),
+        ("ref_image", 42, "ref_image"),
+        ("out_image", np.zeros((5, 5, 7), dtype=np.uint8), "out_image"),
+        ("prompt", "", "prompt is empty"),
+        ("prompt", "   ", "prompt is empty"),
+        ("prompt", None, "prompt must be a string"),
+        ("prompt", ["a", "b"], "prompt must be a string"),
+        ("object_name", 3, "object_name must be a string or None"),
+    ],
+)
 def test_bad_input_names_the_argument(scorer: MaSC, parts: dict, arg: str, value, message: str) -> None:
     parts[arg] = value
     with pytest.raises(InputError, match=message):
@@ -87,15 +92,18 @@ def test_provenance_is_recorded(scorer: MaSC, parts: dict) -> None:
     assert prov["device"] == "cpu" and prov["dtype"] == "float32" and prov["code_version"]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(stripper="nltk"), "stripper must be one of"),
-    (dict(fg_threshold=1.5), "fg_threshold"),
-    (dict(fg_threshold="half"), "fg_threshold"),
-    (dict(naflex_max_patches=0), "naflex_max_patches"),
-    (dict(model_id=""), "model_id"),
-    (dict(device="tpu:0"), "device"),
-    (dict(dtype="float64"), "dtype"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(stripper="nltk"), "stripper must be one of"),
+        (dict(fg_threshold=1.5), "fg_threshold"),
+        (dict(fg_threshold="half"), "fg_threshold"),
+        (dict(naflex_max_patches=0), "naflex_max_patches"),
+        (dict(model_id=""), "model_id"),
+        (dict(device="tpu:0"), "device"),
+        (dict(dtype="float64"), "dtype"),
+    ],
+)
 def test_bad_constructor_arguments(demo_weights: Path, kwargs: dict, message: str) -> None:
     kwargs.setdefault("model_id", str(demo_weights / "siglip2-naflex"))
     with pytest.raises(InputError, match=message):
@@ -119,11 +127,14 @@ def test_offline_hub_id_names_the_model(monkeypatch: pytest.MonkeyPatch) -> None
         MaSC("masc-ui-tests/siglip2-absent", device="cpu")
 
 
-@pytest.mark.parametrize("samples, batch_size, message", [
-    ("not a list", 2, "samples must be a list"),
-    ([object()], 2, r"samples\[0\] must be a masc_ui.metrics.Sample"),
-    ([], 0, "batch_size"),
-])
+@pytest.mark.parametrize(
+    "samples, batch_size, message",
+    [
+        ("not a list", 2, "samples must be a list"),
+        ([object()], 2, r"samples\[0\] must be a masc_ui.metrics.Sample"),
+        ([], 0, "batch_size"),
+    ],
+)
 def test_bad_batches(scorer: MaSC, samples, batch_size: int, message: str) -> None:
     with pytest.raises(InputError, match=message):
         scorer.score_many(samples, batch_size=batch_size)
@@ -132,8 +143,7 @@ def test_bad_batches(scorer: MaSC, samples, batch_size: int, message: str) -> No
 def test_bad_sample_fields_name_the_sample(scorer: MaSC, parts: dict) -> None:
     img, mask = parts["ref_image"], parts["ref_mask"]
     with pytest.raises(InputError, match=r"samples\[1\].ref_masks\[0\] must be 2-D"):
-        scorer.score_many([Sample(refs=(img,), out=img),
-                           Sample(refs=(img,), out=img, ref_masks=(mask[None],))])
+        scorer.score_many([Sample(refs=(img,), out=img), Sample(refs=(img,), out=img, ref_masks=(mask[None],))])
     with pytest.raises(InputError, match=r"samples\[0\] has no reference image"):
         scorer.score_many([Sample(refs=(), out=img)])
     with pytest.raises(InputError, match=r"Sample.out"):

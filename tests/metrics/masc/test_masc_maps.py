@@ -1,4 +1,5 @@
 """Patch maps: shapes, and consistency with the scores and with a direct computation."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -59,11 +60,26 @@ def test_maps_match_a_direct_computation(scorer: MaSC, result) -> None:
     ref, out, rm, om, r = result
     ref_enc, out_enc = scorer.backbone.encode_images([ref, out])
     sims = F.normalize(ref_enc.patches, dim=-1) @ F.normalize(out_enc.patches, dim=-1).T
-    w = F.interpolate(torch.from_numpy(rm.astype(np.float32) / 255)[None, None], size=ref_enc.grid,
-                      mode="bilinear", align_corners=False).clamp(0, 1).flatten() > 0.5
+    w = (
+        F.interpolate(
+            torch.from_numpy(rm.astype(np.float32) / 255)[None, None],
+            size=ref_enc.grid,
+            mode="bilinear",
+            align_corners=False,
+        )
+        .clamp(0, 1)
+        .flatten()
+        > 0.5
+    )
     np.testing.assert_allclose(r.maps.out_best.ravel(), sims[w].max(0).values.numpy(), atol=1e-5)
-    hidden = F.interpolate(torch.from_numpy(om.astype(np.float32))[None, None], size=out_enc.grid,
-                           mode="bilinear", align_corners=False).clamp(0, 1).flatten() >= 0.5
+    hidden = (
+        F.interpolate(
+            torch.from_numpy(om.astype(np.float32))[None, None], size=out_enc.grid, mode="bilinear", align_corners=False
+        )
+        .clamp(0, 1)
+        .flatten()
+        >= 0.5
+    )
     attention = r.maps.pf_attention.ravel()
     assert (attention[hidden.numpy()] == 0).all() and (attention[~hidden.numpy()] > 0).all()
 

@@ -1,5 +1,6 @@
 """The spaCy subject stripper (METRICS.md "Subject stripping"): every example there, more cases, and
 agreement with masc-metric 0.3.0's stripper on the same pipeline."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -10,8 +11,9 @@ from masc_ui.errors import ModelUnavailableError
 from masc_ui.metrics import strip_subject_from_prompt
 from masc_ui.metrics.masc.strippers import SPACY_PIPELINES, SpacyStripper, default_spacy_model, load_spacy_pipeline
 
-pytestmark = pytest.mark.skipif(not any(importlib.util.find_spec(n) for n in SPACY_PIPELINES),
-                                reason="no en_core_web_sm pipeline installed")
+pytestmark = pytest.mark.skipif(
+    not any(importlib.util.find_spec(n) for n in SPACY_PIPELINES), reason="no en_core_web_sm pipeline installed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +29,11 @@ CASES = [
     ("A Kitten sleeping on a sofa", "kitten", "sleeping on a sofa"),
     ("three kittens on a sofa", "kitten", "on a sofa"),
     # noun-phrase pre-modifiers go with the mention, right-hand attachments stay
-    ("A photo of a kitten chasing a butterfly in a sunny garden", "kitten",
-     "A photo of chasing a butterfly in a sunny garden"),
+    (
+        "A photo of a kitten chasing a butterfly in a sunny garden",
+        "kitten",
+        "A photo of chasing a butterfly in a sunny garden",
+    ),
     ("a small, fluffy kitten sleeping", "kitten", "sleeping"),
     ("a red backpack next to a cat", "backpack", "next to a cat"),
     # possessives: the possessor and its marker go

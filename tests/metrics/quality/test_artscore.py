@@ -1,6 +1,7 @@
 """ArtScore: equal to an independent computation (PIL squash-resize, a functional Bottleneck-ResNet forward
 written here from the state dict), batched == one at a time, cached reruns, bad inputs, the released ResNet-50
 key layout, strict loading."""
+
 from __future__ import annotations
 
 import math
@@ -14,10 +15,10 @@ from skimage import data
 from torch.nn import functional as F
 
 from masc_ui.errors import ModelUnavailableError
-from masc_ui.models.nets.artscore import RELEASED_FILE, build_artscore_network
 from masc_ui.metrics.registry import get_scorer, get_spec
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.loaded_models import ModelRegistry
+from masc_ui.models.nets.artscore import RELEASED_FILE, build_artscore_network
 
 MEAN = np.array([0.485, 0.456, 0.406])
 STD = np.array([0.229, 0.224, 0.225])
@@ -25,14 +26,19 @@ STD = np.array([0.229, 0.224, 0.225])
 
 def _images() -> list[Image.Image]:
     rng = np.random.default_rng(0)
-    return [Image.fromarray(data.astronaut()), Image.fromarray(data.coffee()),
-            Image.fromarray(rng.integers(0, 256, (50, 90, 3), dtype=np.uint8)), Image.fromarray(data.chelsea())]
+    return [
+        Image.fromarray(data.astronaut()),
+        Image.fromarray(data.coffee()),
+        Image.fromarray(rng.integers(0, 256, (50, 90, 3), dtype=np.uint8)),
+        Image.fromarray(data.chelsea()),
+    ]
 
 
 def _resnet_forward(sd, x):
     def bn(t, p):
-        return F.batch_norm(t, sd[p + ".running_mean"], sd[p + ".running_var"], sd[p + ".weight"], sd[p + ".bias"],
-                            False, 0.0, 1e-5)
+        return F.batch_norm(
+            t, sd[p + ".running_mean"], sd[p + ".running_var"], sd[p + ".weight"], sd[p + ".bias"], False, 0.0, 1e-5
+        )
 
     x = F.max_pool2d(F.relu(bn(F.conv2d(x, sd["conv1.weight"], stride=2, padding=3), "bn1")), 3, 2, 1)
     for stage in range(1, 5):
@@ -43,8 +49,11 @@ def _resnet_forward(sd, x):
             out = F.relu(bn(F.conv2d(x, sd[p + ".conv1.weight"]), p + ".bn1"))
             out = F.relu(bn(F.conv2d(out, sd[p + ".conv2.weight"], stride=stride, padding=1), p + ".bn2"))
             out = bn(F.conv2d(out, sd[p + ".conv3.weight"]), p + ".bn3")
-            short = bn(F.conv2d(x, sd[p + ".downsample.0.weight"], stride=stride), p + ".downsample.1") \
-                if p + ".downsample.0.weight" in sd else x
+            short = (
+                bn(F.conv2d(x, sd[p + ".downsample.0.weight"], stride=stride), p + ".downsample.1")
+                if p + ".downsample.0.weight" in sd
+                else x
+            )
             x = F.relu(out + short)
             block += 1
     x = x.mean((2, 3))
@@ -93,10 +102,18 @@ def test_released_resnet50_key_layout():
     """Written from jchen175/ArtScore `models.get_resnet` (torchvision resnet50, fc = Sequential head)."""
     with torch.device("meta"):
         layout = {k: tuple(v.shape) for k, v in build_artscore_network().state_dict().items()}
-    expected = {"conv1.weight": (64, 3, 7, 7), "bn1.running_mean": (64,), "layer1.0.downsample.0.weight": (256, 64, 1, 1),
-                "layer2.3.conv3.weight": (512, 128, 1, 1), "layer3.5.bn2.weight": (256,),
-                "layer4.2.bn3.running_var": (2048,), "fc.0.weight": (1000, 2048), "fc.0.bias": (1000,),
-                "fc.3.weight": (1, 1000), "fc.3.bias": (1,)}
+    expected = {
+        "conv1.weight": (64, 3, 7, 7),
+        "bn1.running_mean": (64,),
+        "layer1.0.downsample.0.weight": (256, 64, 1, 1),
+        "layer2.3.conv3.weight": (512, 128, 1, 1),
+        "layer3.5.bn2.weight": (256,),
+        "layer4.2.bn3.running_var": (2048,),
+        "fc.0.weight": (1000, 2048),
+        "fc.0.bias": (1000,),
+        "fc.3.weight": (1, 1000),
+        "fc.3.bias": (1,),
+    }
     for key, shape in expected.items():
         assert layout[key] == shape, key
     assert "fc.weight" not in layout and "layer3.6.conv1.weight" not in layout and len(layout) == 322
@@ -104,13 +121,17 @@ def test_released_resnet50_key_layout():
 
 def test_strict_loading_names_the_key(demo_settings, demo_weights, tmp_path: Path):
     sd = torch.load(demo_weights / "artscore" / RELEASED_FILE)
-    for key, broken in {"fc.weight": {**sd, "fc.weight": torch.zeros(1, 256)},
-                        "fc.3.bias": {k: v for k, v in sd.items() if k != "fc.3.bias"}}.items():
+    for key, broken in {
+        "fc.weight": {**sd, "fc.weight": torch.zeros(1, 256)},
+        "fc.3.bias": {k: v for k, v in sd.items() if k != "fc.3.bias"},
+    }.items():
         path = tmp_path / f"{len(broken)}.pth"
         torch.save(broken, path)
         with pytest.raises(ModelUnavailableError, match=key.replace(".", r"\.")):
             get_scorer("artscore", demo_settings.replace(artscore_checkpoint=str(path))).score(
-                [Sample(refs=(), out=_images()[0])])
+                [Sample(refs=(), out=_images()[0])]
+            )
     with pytest.raises(ModelUnavailableError, match="MASC_ARTSCORE_CHECKPOINT"):
         get_scorer("artscore", demo_settings.replace(artscore_checkpoint=str(tmp_path / "no.pth"))).score(
-            [Sample(refs=(), out=_images()[0])])
+            [Sample(refs=(), out=_images()[0])]
+        )

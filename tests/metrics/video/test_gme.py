@@ -1,4 +1,5 @@
 """GME-Qwen2-VL embeddings and GmeScore on the tiny demo checkpoint, against plain transformers calls."""
+
 import numpy as np
 import pytest
 import torch
@@ -6,10 +7,15 @@ from PIL import Image
 
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.imaging import linspace_indices, open_image, open_video, read_frames
-from masc_ui.metrics.video.gme import (GME_DEFAULT_INSTRUCTION, GME_QUERY_INSTRUCTION, IMAGE_CONTENT, gme_prompt,
-                                 load_gme)
-from masc_ui.metrics.video.gmescore import gme_score
 from masc_ui.metrics.registry import get_scorer, get_spec
+from masc_ui.metrics.video.gme import (
+    GME_DEFAULT_INSTRUCTION,
+    GME_QUERY_INSTRUCTION,
+    IMAGE_CONTENT,
+    gme_prompt,
+    load_gme,
+)
+from masc_ui.metrics.video.gmescore import gme_score
 from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
@@ -36,9 +42,12 @@ def reference(gme_dir):
     model = Qwen2VLModel.from_pretrained(gme_dir).eval()
     processor = Qwen2VLProcessor(
         image_processor=AutoImageProcessor.from_pretrained(
-            gme_dir, backend="pil", size={"shortest_edge": 256 * 28 * 28, "longest_edge": 1280 * 28 * 28}),
-        tokenizer=AutoTokenizer.from_pretrained(gme_dir), video_processor=AutoVideoProcessor.from_pretrained(gme_dir),
-        chat_template=AutoTokenizer.from_pretrained(gme_dir).chat_template)
+            gme_dir, backend="pil", size={"shortest_edge": 256 * 28 * 28, "longest_edge": 1280 * 28 * 28}
+        ),
+        tokenizer=AutoTokenizer.from_pretrained(gme_dir),
+        video_processor=AutoVideoProcessor.from_pretrained(gme_dir),
+        chat_template=AutoTokenizer.from_pretrained(gme_dir).chat_template,
+    )
 
     def fetch(img: Image.Image) -> Image.Image:
         h, w = smart_resize(img.height, img.width, factor=28, min_pixels=4 * 28 * 28, max_pixels=16384 * 28 * 28)
@@ -47,11 +56,15 @@ def reference(gme_dir):
     @torch.inference_mode()
     def embed(text: str | None = None, image: Image.Image | None = None, one_d: bool = False) -> np.ndarray:
         if image is None:
-            messages = [{"role": "system", "content": GME_QUERY_INSTRUCTION},
-                        {"role": "user", "content": [{"type": "text", "text": text}]}]
+            messages = [
+                {"role": "system", "content": GME_QUERY_INSTRUCTION},
+                {"role": "user", "content": [{"type": "text", "text": text}]},
+            ]
         else:
-            messages = [{"role": "system", "content": GME_DEFAULT_INSTRUCTION},
-                        {"role": "user", "content": [{"type": "image"}]}]
+            messages = [
+                {"role": "system", "content": GME_DEFAULT_INSTRUCTION},
+                {"role": "user", "content": [{"type": "image"}]},
+            ]
         prompt = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True) + "<|endoftext|>"
         inputs = processor(text=[prompt], images=None if image is None else [fetch(image)], return_tensors="pt")
         if one_d:  # the release's positions: 0..L-1 on every axis
@@ -73,10 +86,12 @@ def test_prompt_is_the_checkpoints_chat_template_plus_endoftext(gme_dir):
     tok = AutoTokenizer.from_pretrained(gme_dir)
     text = [{"role": "system", "content": GME_QUERY_INSTRUCTION}, {"role": "user", "content": "a red cup"}]
     image = [{"role": "user", "content": [{"type": "image"}]}]  # the template's default system message
-    assert tok.apply_chat_template(text, tokenize=False, add_generation_prompt=True) + "<|endoftext|>" == \
-        gme_prompt(GME_QUERY_INSTRUCTION, "a red cup")
-    assert tok.apply_chat_template(image, tokenize=False, add_generation_prompt=True) + "<|endoftext|>" == \
-        gme_prompt(GME_DEFAULT_INSTRUCTION, IMAGE_CONTENT)
+    assert tok.apply_chat_template(text, tokenize=False, add_generation_prompt=True) + "<|endoftext|>" == gme_prompt(
+        GME_QUERY_INSTRUCTION, "a red cup"
+    )
+    assert tok.apply_chat_template(image, tokenize=False, add_generation_prompt=True) + "<|endoftext|>" == gme_prompt(
+        GME_DEFAULT_INSTRUCTION, IMAGE_CONTENT
+    )
 
 
 def test_embeddings_match_transformers_within_1e_5(embedder, reference):
@@ -111,8 +126,11 @@ def test_batched_equals_one_at_a_time_and_cache_hits(embedder, gme_dir):
     embedder.image_embeddings(images)
     assert embedder.image_forwards == before
     texts = ["one", "a much longer text about a cup on a table in the sun"]
-    np.testing.assert_allclose(embedder.text_embeddings(texts, "x"),
-                               np.stack([embedder.text_embeddings([t], "x")[0] for t in texts[::-1]][::-1]), atol=1e-5)
+    np.testing.assert_allclose(
+        embedder.text_embeddings(texts, "x"),
+        np.stack([embedder.text_embeddings([t], "x")[0] for t in texts[::-1]][::-1]),
+        atol=1e-5,
+    )
 
 
 def test_gme_score_is_the_mean_frame_cosine(embedder, reference):

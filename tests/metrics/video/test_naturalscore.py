@@ -1,4 +1,5 @@
 """NaturalScore against a real HTTP server on loopback that speaks the OpenAI chat-completions protocol."""
+
 import base64
 import io
 import json
@@ -13,8 +14,8 @@ from PIL import Image
 
 from masc_ui.errors import ModelUnavailableError
 from masc_ui.imaging import open_video, read_frames, stride_indices
-from masc_ui.metrics.video.naturalscore import RUBRIC, RUBRIC_SHA256, parse_rating
 from masc_ui.metrics.registry import get_scorer
+from masc_ui.metrics.video.naturalscore import RUBRIC, RUBRIC_SHA256, parse_rating
 from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.settings import Settings
 from tests.video_files import encode_video, frame_number, synthetic_frames
@@ -38,8 +39,7 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with fake.lock:
-                    fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                          "body": body})
+                    fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
                     action = fake.script.pop(0) if fake.script else ("answer", "4")
                 if action[0] == "sleep":
                     time.sleep(action[1])
@@ -53,11 +53,22 @@ class FakeOpenAI:
                     payload = b"<html>not json</html>"
                     self.send_response(200)
                 else:
-                    payload = json.dumps({
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "judge-2024-11-20",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": action[1]}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101}}).encode()
+                    payload = json.dumps(
+                        {
+                            "id": "chatcmpl-1",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "judge-2024-11-20",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": action[1]},
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101},
+                        }
+                    ).encode()
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -90,8 +101,15 @@ def video():
 
 
 def _settings(server, **changes) -> Settings:
-    base = dict(judge_base_url=server.url, judge_api_key="test-key", judge_model="judge-model",
-                judge_backoff_s=0.01, judge_timeout_s=2.0, judge_max_attempts=3, judge_workers=1)
+    base = dict(
+        judge_base_url=server.url,
+        judge_api_key="test-key",
+        judge_model="judge-model",
+        judge_backoff_s=0.01,
+        judge_timeout_s=2.0,
+        judge_max_attempts=3,
+        judge_workers=1,
+    )
     return Settings(profile="demo", device="cpu", **{**base, **changes})
 
 
@@ -199,8 +217,20 @@ def test_openai_without_a_key_is_refused_clearly(video):
         scorer.score([VideoSample(video=video)])
 
 
-@pytest.mark.parametrize(("answer", "rating"), [("4", 4.0), ("**2**", 2.0), ("Score: 3/5", 3.0), ("4.5", 4.5),
-                                                ("1", 1.0), ("5.", 5.0), ("0", None), ("six", None), ("", None)])
+@pytest.mark.parametrize(
+    ("answer", "rating"),
+    [
+        ("4", 4.0),
+        ("**2**", 2.0),
+        ("Score: 3/5", 3.0),
+        ("4.5", 4.5),
+        ("1", 1.0),
+        ("5.", 5.0),
+        ("0", None),
+        ("six", None),
+        ("", None),
+    ],
+)
 def test_parse_rating(answer, rating):
     assert parse_rating(answer)[0] == rating
 

@@ -1,5 +1,6 @@
 """NexusScore's detector (OWLv2 image-guided) and rule on the tiny demo checkpoints, against plain transformers /
 torchvision calls and a by-hand evaluation of the rule."""
+
 import numpy as np
 import pytest
 import torch
@@ -7,10 +8,10 @@ from PIL import Image
 
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.imaging import VideoFrame, linspace_indices, open_image, open_video, read_frames
+from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.video.gme import load_gme
 from masc_ui.metrics.video.nexus_detector import load_nexus_detector
 from masc_ui.metrics.video.nexusscore import nexus_score
-from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.settings import Settings
@@ -104,15 +105,17 @@ def test_nexus_score_follows_the_rule(detector, gme, conf_threshold, text_thresh
     frames = [VideoFrame(index=i, time_s=i / 8, image=open_image(_image(40 + i))) for i in range(4)]
     refs = [open_image(_image(50, (40, 40))), open_image(_image(51, (30, 50)))]
     labels = ["cup", "dog"]
-    value, reason, extras = nexus_score(iter(frames), refs, labels, detector, gme, conf_threshold=conf_threshold,
-                                        text_threshold=text_threshold)
+    value, reason, extras = nexus_score(
+        iter(frames), refs, labels, detector, gme, conf_threshold=conf_threshold, text_threshold=text_threshold
+    )
     expected, n_kept, n_frames = _by_hand(frames, refs, labels, detector, gme, conf_threshold, text_threshold)
     assert reason is None and value == pytest.approx(expected, abs=1e-5)
     assert extras["n_kept"] == n_kept and extras["n_frames_with_detection"] == n_frames
     if text_threshold < 0:
         assert n_kept > 0 and extras["mean_kept"] == pytest.approx(value * n_frames, abs=1e-5)
-    assert {"frame", "ref", "box", "confidence", "text_similarity", "image_similarity", "kept"} <= \
-        set(extras["detections"][0])
+    assert {"frame", "ref", "box", "confidence", "text_similarity", "image_similarity", "kept"} <= set(
+        extras["detections"][0]
+    )
 
 
 def test_nexus_score_skips_unlabelled_references(detector, gme):

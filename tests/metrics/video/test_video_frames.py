@@ -2,6 +2,7 @@
 mean of the sampled frames scored as images one by one (frames decoded here with PyAV directly, scored through a
 separate model registry so that no cache is shared), per-frame values and the sampling in extras and provenance,
 references encoded once, frames without a value, missing inputs, mixed image/video batches, video FaceSim."""
+
 from __future__ import annotations
 
 import io
@@ -15,9 +16,9 @@ from skimage import data as skdata
 
 from masc_ui.errors import InputError
 from masc_ui.imaging import open_image, open_video
-from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.metrics.registry import score_metrics, score_video_metrics
 from masc_ui.metrics.sample import Sample
+from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.metrics.video.frames import as_video_sample
 from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import dreambooth_frames, encode_video, synthetic_frames
@@ -34,7 +35,7 @@ def decoded(data: bytes, indices: list[int]) -> list[np.ndarray]:
 
 def box_mask(height: int, width: int) -> np.ndarray:
     mask = np.zeros((height, width), bool)
-    mask[height // 4: 3 * height // 4, width // 5: 3 * width // 5] = True
+    mask[height // 4 : 3 * height // 4, width // 5 : 3 * width // 5] = True
     return mask
 
 
@@ -64,8 +65,14 @@ def test_video_value_is_the_mean_of_its_frames_scored_one_by_one(clip, demo_sett
     ref = open_image(ref_pixels, name="reference")
     w, h = video.size
     ref_mask, out_mask = box_mask(ref.size[1], ref.size[0]), box_mask(h, w)
-    sample = Sample(refs=(ref,), out=video, prompt=prompt, subject=subject, ref_masks=(ref_mask,),
-                    out_mask=FrameMasks.static(out_mask, 3))
+    sample = Sample(
+        refs=(ref,),
+        out=video,
+        prompt=prompt,
+        subject=subject,
+        ref_masks=(ref_mask,),
+        out_mask=FrameMasks.static(out_mask, 3),
+    )
     values = score_metrics([sample], METRICS, settings, ModelRegistry())
 
     indices = [int(i) for i in np.linspace(0, video.frame_count - 1, 6, dtype=int)]
@@ -73,8 +80,14 @@ def test_video_value_is_the_mean_of_its_frames_scored_one_by_one(clip, demo_sett
     for name in METRICS:
         per_frame = []
         for arr in decoded(data, indices):
-            frame = Sample(refs=(ref_pixels,), out=Image.fromarray(arr), prompt=prompt, subject=subject,
-                           ref_masks=(ref_mask,), out_mask=out_mask)
+            frame = Sample(
+                refs=(ref_pixels,),
+                out=Image.fromarray(arr),
+                prompt=prompt,
+                subject=subject,
+                ref_masks=(ref_mask,),
+                out_mask=out_mask,
+            )
             per_frame.append(score_metrics([frame], [name], settings, alone)[name][0].value)
         value = values[name][0]
         assert value.value == pytest.approx(float(np.mean(per_frame)), abs=1e-5), name
@@ -93,23 +106,29 @@ def test_reference_encoded_once_and_frames_go_through_each_backbone_together(dem
     ref = open_image(frames[0], name="reference")
     videos = [open_video(encode_video(frames, "mp4")), open_video(encode_video(frames[::-1], "mp4"))]
     mask = box_mask(64, 96)
-    samples = [Sample(refs=(ref,), out=v, prompt="a green square", subject="square", ref_masks=(mask,),
-                      out_mask=mask) for v in videos]
+    samples = [
+        Sample(refs=(ref,), out=v, prompt="a green square", subject="square", ref_masks=(mask,), out_mask=mask)
+        for v in videos
+    ]
     models = ModelRegistry()
     engine = __import__("masc_ui.metrics.registry", fromlist=["get_scorer"]).get_scorer("cp", settings, models).engine()
     batches: list[int] = []
     engine.backbone.model.vision_model.register_forward_hook(
-        lambda module, args, kwargs, out: batches.append(int(kwargs["pixel_values"].shape[0])), with_kwargs=True)
+        lambda module, args, kwargs, out: batches.append(int(kwargs["pixel_values"].shape[0])), with_kwargs=True
+    )
     texts: list[int] = []
     engine.backbone.model.text_model.register_forward_hook(
-        lambda module, args, kwargs, out: texts.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True)
+        lambda module, args, kwargs, out: texts.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
+    )
     values = score_metrics(samples, ["cp", "pf", "clip_i", "clip_t", "dino_i"], settings, models)
 
     distinct = 6  # linspace(0, 9, 6) = 0, 1, 3, 5, 7, 9: no repeats; the second video's frames are other frames
     assert all(math.isfinite(v.value) for vs in values.values() for v in vs)
     assert sum(batches) == 1 + 2 * distinct and max(batches) > 1  # the reference once, frames in batches
     assert sum(texts) == 1  # PF's stripped prompt once for both videos
-    backbones = {key[0]: models.get(key, None) for key in models.loaded() if key[0] in ("clip-backbone", "dino-backbone")}
+    backbones = {
+        key[0]: models.get(key, None) for key in models.loaded() if key[0] in ("clip-backbone", "dino-backbone")
+    }
     assert backbones["clip-backbone"].image_forwards == 1 + 2 * distinct
     assert backbones["clip-backbone"].text_forwards == 1
     assert backbones["dino-backbone"].image_forwards == 1 + 2 * distinct
@@ -132,18 +151,23 @@ def test_frames_without_a_value_are_left_out_with_their_reason(demo_settings):
     video = open_video(encode_video(synthetic_frames(4), "mp4"))
     ref = open_image(synthetic_frames(1)[0])
     full, empty = box_mask(64, 96), np.zeros((64, 96), bool)
-    masks = FrameMasks.per_frame({0: full, 1: empty, 2: full, 3: empty}, "text",
-                                 {"model_id": "sam3-test", "threshold": 0.5})
+    masks = FrameMasks.per_frame(
+        {0: full, 1: empty, 2: full, 3: empty}, "text", {"model_id": "sam3-test", "threshold": 0.5}
+    )
     sample = Sample(refs=(ref,), out=video, prompt="a square", subject="square", out_mask=masks)
     value = score_metrics([sample], ["clip_i_seg"], settings, ModelRegistry())["clip_i_seg"][0]
     assert value.extras["per_frame"][1] is None and value.extras["per_frame"][3] is None
     assert value.extras["n_frames_with_value"] == 2 and set(value.extras["frame_reasons"]) == {"1", "3"}
     assert value.value == pytest.approx(np.mean([value.extras["per_frame"][0], value.extras["per_frame"][2]]))
-    assert value.provenance["params"]["out_mask_frames"] == {"method": "text", "model_id": "sam3-test",
-                                                            "threshold": 0.5}
+    assert value.provenance["params"]["out_mask_frames"] == {
+        "method": "text",
+        "model_id": "sam3-test",
+        "threshold": 0.5,
+    }
     nothing = FrameMasks.per_frame({i: empty for i in range(4)}, "text", {"model_id": "m", "threshold": 0.5})
-    none = score_metrics([Sample(refs=(ref,), out=video, out_mask=nothing)], ["clip_i_seg"], settings,
-                         ModelRegistry())["clip_i_seg"][0]
+    none = score_metrics([Sample(refs=(ref,), out=video, out_mask=nothing)], ["clip_i_seg"], settings, ModelRegistry())[
+        "clip_i_seg"
+    ][0]
     assert math.isnan(none.value) and none.reason.startswith("no sampled frame has a value (")
 
 

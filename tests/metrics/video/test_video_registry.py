@@ -1,4 +1,5 @@
 """Video metrics in the registry: declared once, kept apart from the image metrics' "all"."""
+
 import math
 
 import numpy as np
@@ -7,8 +8,15 @@ import pytest
 from masc_ui.errors import InputError
 from masc_ui.imaging import open_video
 from masc_ui.metrics.base import MetricSpec
-from masc_ui.metrics.registry import (get_scorer, get_spec, list_metrics, metric_names, parse_metric_names,
-                                      score_metrics, score_video_metrics)
+from masc_ui.metrics.registry import (
+    get_scorer,
+    get_spec,
+    list_metrics,
+    metric_names,
+    parse_metric_names,
+    score_metrics,
+    score_video_metrics,
+)
 from masc_ui.metrics.sample import Sample
 from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models.loaded_models import ModelRegistry
@@ -49,10 +57,13 @@ def test_score_video_metrics_checks_every_metric_first_and_shares_gme(demo_setti
     with pytest.raises(InputError, match="gmescore needs prompt"):
         score_video_metrics([VideoSample(video=video)], "gmescore,nexusscore", demo_settings, models)
     assert not [k for k in models.loaded() if k[0] == "gme"]
-    results = score_video_metrics([VideoSample(video=video, prompt="a square")], "gmescore,nexusscore",
-                                  demo_settings, models, missing="nan")
+    results = score_video_metrics(
+        [VideoSample(video=video, prompt="a square")], "gmescore,nexusscore", demo_settings, models, missing="nan"
+    )
     assert math.isfinite(results["gmescore"][0].value)
     assert math.isnan(results["nexusscore"][0].value) and "needs reference" in results["nexusscore"][0].reason
     assert len([k for k in models.loaded() if k[0] == "gme"]) == 1
-    assert get_scorer("gmescore", demo_settings, models).embedder() is \
-        get_scorer("nexusscore", demo_settings, models).parts()[1]
+    assert (
+        get_scorer("gmescore", demo_settings, models).embedder()
+        is get_scorer("nexusscore", demo_settings, models).parts()[1]
+    )

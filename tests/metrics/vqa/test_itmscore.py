@@ -1,5 +1,6 @@
 """ITMScore on the tiny BLIP-2 ITM checkpoint: against the model's own ITM forward and t2v_metrics' preprocessing
 written here, batching, one image encoding for N prompts, no forward on rerun, truncation, bad input."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,9 +40,13 @@ def t2v_metrics_pixels(image: Image.Image) -> torch.Tensor:
     """t2v_metrics' blip2-itm transform: Resize((224, 224), bicubic), ToTensor, CLIP normalization."""
     from torchvision import transforms
 
-    transform = transforms.Compose([
-        transforms.Resize((224, 224), interpolation=transforms.InterpolationMode.BICUBIC),
-        transforms.ToTensor(), transforms.Normalize(CLIP_MEAN, CLIP_STD)])
+    transform = transforms.Compose(
+        [
+            transforms.Resize((224, 224), interpolation=transforms.InterpolationMode.BICUBIC),
+            transforms.ToTensor(),
+            transforms.Normalize(CLIP_MEAN, CLIP_STD),
+        ]
+    )
     return transform(image.convert("RGB"))[None]
 
 
@@ -50,8 +55,12 @@ def reference_itm(reference, image: Image.Image, prompt: str) -> float:
     """The model's own ITM forward, text padded/truncated to 35 tokens as t2v_metrics."""
     model, tokenizer = reference
     text = tokenizer([prompt], padding="max_length", truncation=True, max_length=35, return_tensors="pt")
-    out = model(pixel_values=t2v_metrics_pixels(image), input_ids=text.input_ids, attention_mask=text.attention_mask,
-                use_image_text_matching_head=True)
+    out = model(
+        pixel_values=t2v_metrics_pixels(image),
+        input_ids=text.input_ids,
+        attention_mask=text.attention_mask,
+        use_image_text_matching_head=True,
+    )
     return out.logits_per_image.softmax(dim=-1)[0, 1].item()
 
 
@@ -93,7 +102,8 @@ def test_one_image_encoding_for_n_prompts_and_no_forward_on_rerun(demo_settings)
     calls = {"vision": 0, "qformer": 0}
     engine.model.vision_model.register_forward_hook(
         lambda module, args, kwargs, out: calls.__setitem__("vision", calls["vision"] + len(kwargs["pixel_values"])),
-        with_kwargs=True)
+        with_kwargs=True,
+    )
     engine.model.qformer.register_forward_hook(lambda *_: calls.__setitem__("qformer", calls["qformer"] + 1))
     first = scorer.score(samples)
     assert (engine.image_encodings, engine.pair_forwards, engine.batch_forwards) == (2, 6, 1)
@@ -105,7 +115,8 @@ def test_one_image_encoding_for_n_prompts_and_no_forward_on_rerun(demo_settings)
 
 def test_a_prompt_over_35_tokens_is_truncated_and_says_so(demo_settings, reference):
     short, long = get_scorer("itmscore", demo_settings).score(
-        [Sample(refs=(), out=_image(8), prompt="a cat"), Sample(refs=(), out=_image(8), prompt=LONG)])
+        [Sample(refs=(), out=_image(8), prompt="a cat"), Sample(refs=(), out=_image(8), prompt=LONG)]
+    )
     assert short.extras == {"text_tokens": 4, "truncated": False, "max_text_tokens": 35}
     assert long.extras["truncated"] is True and long.extras["text_tokens"] > 35
     _, tokenizer = reference
@@ -122,8 +133,9 @@ def test_empty_prompt_tiny_transparent_and_grey_images(demo_settings, reference)
     rgba = Image.new("RGBA", (30, 20), (250, 0, 0, 90))
     flat = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba).convert("RGB")
     grey = _image(2).convert("L")
-    tiny, transparent, grey_value = scorer.score([Sample(refs=(), out=img, prompt="a cat")
-                                                  for img in (Image.new("RGB", (1, 1), (5, 6, 7)), rgba, grey)])
+    tiny, transparent, grey_value = scorer.score(
+        [Sample(refs=(), out=img, prompt="a cat") for img in (Image.new("RGB", (1, 1), (5, 6, 7)), rgba, grey)]
+    )
     assert tiny.value == close(reference_itm(reference, Image.new("RGB", (1, 1), (5, 6, 7)), "a cat"))
     assert transparent.value == close(reference_itm(reference, flat, "a cat"))
     assert "flattened onto white" in transparent.extras["image_notes"][0]

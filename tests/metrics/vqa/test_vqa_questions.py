@@ -1,11 +1,18 @@
 """The texts VQAScore asks and the LLaVA padding, as pure functions."""
+
 from __future__ import annotations
 
 import numpy as np
 from PIL import Image
 
-from masc_ui.metrics.vqa.questions import (LLAVA_V1_TEMPLATE, chat_vlm_question, clip_flant5_question, llava_v1_text,
-                                           mean_colour, pad_to_square)
+from masc_ui.metrics.vqa.questions import (
+    LLAVA_V1_TEMPLATE,
+    chat_vlm_question,
+    clip_flant5_question,
+    llava_v1_text,
+    mean_colour,
+    pad_to_square,
+)
 
 
 def test_questions_of_the_two_families():
@@ -15,8 +22,10 @@ def test_questions_of_the_two_families():
 
 def test_llava_v1_template_splits_at_the_image():
     before, after = llava_v1_text("Q?")
-    assert before == ("A chat between a curious user and an artificial intelligence assistant. The assistant gives "
-                      "helpful, detailed, and polite answers to the user's questions. USER: ")
+    assert before == (
+        "A chat between a curious user and an artificial intelligence assistant. The assistant gives "
+        "helpful, detailed, and polite answers to the user's questions. USER: "
+    )
     assert after == "\nQ? ASSISTANT: "
     assert LLAVA_V1_TEMPLATE.format(question="Q?") == before + "<image>" + after
 

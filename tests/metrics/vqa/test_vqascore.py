@@ -1,6 +1,7 @@
 """VQAScore, both families, on the tiny demo checkpoints: against independent computations written here from the
 METRICS.md recipe (plain transformers/torch calls on the same weights), batching, sharing and caching (forwards
 counted), the template, the answer tokens, teacher forcing, the single forward, generation settings, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -13,15 +14,23 @@ import torch
 from PIL import Image
 
 from masc_ui.errors import InputError, ModelUnavailableError
-from masc_ui.metrics.vqa import chat_vlm as vqa_chat_vlm
 from masc_ui.metrics.registry import get_scorer, get_spec, score_metrics
 from masc_ui.metrics.sample import Sample
+from masc_ui.metrics.vqa import chat_vlm as vqa_chat_vlm
 from masc_ui.models.loaded_models import ModelRegistry
 
-SYSTEM = ("A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
-          "detailed, and polite answers to the user's questions.")
-PROMPTS = ["a cat", "a photo of a red dog on the beach", "x", 'the "quoted" thing, with commas', "blue",
-           "Does this figure show a cat?"]
+SYSTEM = (
+    "A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+    "detailed, and polite answers to the user's questions."
+)
+PROMPTS = [
+    "a cat",
+    "a photo of a red dog on the beach",
+    "x",
+    'the "quoted" thing, with commas',
+    "blue",
+    "Does this figure show a cat?",
+]
 FAMILIES = ["clip-flant5", "qwen2.5-vl"]
 
 
@@ -45,33 +54,61 @@ def _scorer(demo_settings, demo_weights, family: str, models: ModelRegistry | No
 
 # --- independent computations -----------------------------------------------------------------------------------
 
+
 class ReferenceClipFlanT5:
     """CLIP-FlanT5 as t2v_metrics runs it, assembled here from the released state dict with plain transformers
     parts (no code of masc_ui): expand2square, CLIP processor, hidden_states[-2][:, 1:], projector, LLaVA-v1
     template tokenized per chunk with the image token -200 between, T5 with labels, CrossEntropyLoss(mean)."""
 
     def __init__(self, folder):
-        from transformers import (CLIPImageProcessorPil, CLIPVisionConfig, CLIPVisionModel, T5Config,
-                                  T5ForConditionalGeneration, T5Tokenizer)
+        from transformers import (
+            CLIPImageProcessorPil,
+            CLIPVisionConfig,
+            CLIPVisionModel,
+            T5Config,
+            T5ForConditionalGeneration,
+            T5Tokenizer,
+        )
 
         state = {}
         for shard in set(json.loads((folder / "pytorch_model.bin.index.json").read_text())["weight_map"].values()):
             state.update(torch.load(folder / shard, weights_only=True))
         config = json.loads((folder / "config.json").read_text())
-        t5_keys = ("vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads",
-                   "feed_forward_proj", "tie_word_embeddings", "pad_token_id", "eos_token_id", "decoder_start_token_id")
+        t5_keys = (
+            "vocab_size",
+            "d_model",
+            "d_kv",
+            "d_ff",
+            "num_layers",
+            "num_decoder_layers",
+            "num_heads",
+            "feed_forward_proj",
+            "tie_word_embeddings",
+            "pad_token_id",
+            "eos_token_id",
+            "decoder_start_token_id",
+        )
         self.t5 = T5ForConditionalGeneration(T5Config(**{k: config[k] for k in t5_keys})).eval()
         self.t5.lm_head = torch.nn.Linear(config["d_model"], config["vocab_size"], bias=False)  # FlanT5: untied
-        self.t5.load_state_dict({k: v for k, v in state.items() if not k.startswith(("vision_tower", "mm_projector"))
-                                 and k != "embed_tokens.weight"})
+        self.t5.load_state_dict(
+            {
+                k: v
+                for k, v in state.items()
+                if not k.startswith(("vision_tower", "mm_projector")) and k != "embed_tokens.weight"
+            }
+        )
         self.vision = CLIPVisionModel(CLIPVisionConfig.from_pretrained(folder / "vision_tower")).eval()
         prefix = "vision_tower.vision_tower.vision_model."
-        self.vision.load_state_dict({k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)})
+        self.vision.load_state_dict({k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)})
         width = config["mm_hidden_size"]
-        self.projector = torch.nn.Sequential(torch.nn.Linear(width, config["d_model"]), torch.nn.GELU(),
-                                             torch.nn.Linear(config["d_model"], config["d_model"]))
-        self.projector.load_state_dict({k[len("mm_projector."):]: v for k, v in state.items()
-                                        if k.startswith("mm_projector.")})
+        self.projector = torch.nn.Sequential(
+            torch.nn.Linear(width, config["d_model"]),
+            torch.nn.GELU(),
+            torch.nn.Linear(config["d_model"], config["d_model"]),
+        )
+        self.projector.load_state_dict(
+            {k[len("mm_projector.") :]: v for k, v in state.items() if k.startswith("mm_projector.")}
+        )
         self.tokenizer = T5Tokenizer.from_pretrained(folder)
         self.processor = CLIPImageProcessorPil.from_pretrained(folder / "vision_tower")
 
@@ -93,7 +130,7 @@ class ReferenceClipFlanT5:
         embed = self.t5.get_input_embeddings()
         embeds = torch.cat([embed(torch.tensor(chunks[0])), self.image_tokens(image), embed(torch.tensor(chunks[1]))])
         labels = self.tokenizer(answer, return_tensors="pt").input_ids
-        logits = self.t5(inputs_embeds=embeds[None], labels=labels).logits[0, :, :len(self.tokenizer)]
+        logits = self.t5(inputs_embeds=embeds[None], labels=labels).logits[0, :, : len(self.tokenizer)]
         return math.exp(-torch.nn.CrossEntropyLoss()(logits, labels[0]).item())
 
 
@@ -122,8 +159,10 @@ class ReferenceChatVlm:
 
 @pytest.fixture(scope="module")
 def references(demo_weights):
-    return {"clip-flant5": ReferenceClipFlanT5(demo_weights / "clip-flant5"),
-            "qwen2.5-vl": ReferenceChatVlm(demo_weights / "qwen2.5-vl")}
+    return {
+        "clip-flant5": ReferenceClipFlanT5(demo_weights / "clip-flant5"),
+        "qwen2.5-vl": ReferenceChatVlm(demo_weights / "qwen2.5-vl"),
+    }
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -206,8 +245,9 @@ def test_clip_flant5_template_answer_tokens_and_teacher_forcing(demo_settings, d
     assert value.extras["input_tokens"] == len(chunks[0]) + 1 + len(chunks[1])
     with torch.no_grad():
         embed = reference.t5.get_input_embeddings()
-        embeds = torch.cat([embed(torch.tensor(chunks[0])), reference.image_tokens(image),
-                            embed(torch.tensor(chunks[1]))])[None]
+        embeds = torch.cat(
+            [embed(torch.tensor(chunks[0])), reference.image_tokens(image), embed(torch.tensor(chunks[1]))]
+        )[None]
         vocab = len(tokenizer)
         step1 = reference.t5(inputs_embeds=embeds, decoder_input_ids=torch.tensor([[0]])).logits[0, -1, :vocab]
         step2 = reference.t5(inputs_embeds=embeds, decoder_input_ids=torch.tensor([[0, yes]])).logits[0, -1, :vocab]
@@ -216,9 +256,11 @@ def test_clip_flant5_template_answer_tokens_and_teacher_forcing(demo_settings, d
     assert not math.isclose(value.value, p_yes, rel_tol=0.01)  # the EOS step counts
 
 
-QWEN_CHAT_TEXT = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-                  "<|vision_start|><|image_pad|><|vision_end|>Does this figure show \"a cat\"? Please answer Yes or "
-                  "No.<|im_end|>\n<|im_start|>assistant\n")
+QWEN_CHAT_TEXT = (
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+    '<|vision_start|><|image_pad|><|vision_end|>Does this figure show "a cat"? Please answer Yes or '
+    "No.<|im_end|>\n<|im_start|>assistant\n"
+)
 
 
 def test_chat_vlm_template_answer_token_and_single_forward(demo_settings, demo_weights, references):
@@ -256,14 +298,26 @@ def test_generation_config_logits_processors_do_not_touch_the_score(demo_setting
     engine = scorer.backbone()
     model = engine.model.language_model if family == "clip-flant5" else engine.model
     yes = engine.answer_ids[0] if family == "clip-flant5" else engine.answer_id
-    model.generation_config.update(do_sample=True, temperature=0.05, top_k=1, top_p=0.5, repetition_penalty=5.0,
-                                   suppress_tokens=[yes], bad_words_ids=[[yes]])
+    model.generation_config.update(
+        do_sample=True,
+        temperature=0.05,
+        top_k=1,
+        top_p=0.5,
+        repetition_penalty=5.0,
+        suppress_tokens=[yes],
+        bad_words_ids=[[yes]],
+    )
     engine.clear_caches()
     after = [v.value for v in scorer.score(samples)]
     assert after == before and min(before) > 0
     if family == "qwen2.5-vl":  # the same settings in `generate` would have changed the probability of "Yes"
-        out = engine.model.generate(**references[family].inputs(samples[0].out.pixels, samples[0].prompt), max_new_tokens=1,
-                                    output_scores=True, output_logits=True, return_dict_in_generate=True)
+        out = engine.model.generate(
+            **references[family].inputs(samples[0].out.pixels, samples[0].prompt),
+            max_new_tokens=1,
+            output_scores=True,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
         assert out.logits[0][0].softmax(-1)[yes].item() == pytest.approx(before[0], rel=1e-5, abs=1e-8)
         assert out.scores[0][0].softmax(-1)[yes].item() == 0.0
 
@@ -280,6 +334,7 @@ def test_chat_vlm_without_precomputed_image_encodings_gives_the_same_values(demo
 
 
 # --- bad input ------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_empty_prompt_is_refused_or_nan(demo_settings, demo_weights, family):
@@ -298,8 +353,9 @@ def test_tiny_transparent_and_grey_images(demo_settings, demo_weights, reference
     rgba_image = Image.fromarray(rgba, "RGBA")
     flattened = Image.alpha_composite(Image.new("RGBA", rgba_image.size, (255, 255, 255, 255)), rgba_image)
     grey = _image(4).convert("L")
-    samples = [Sample(refs=(), out=img, prompt="a cat") for img in (Image.new("RGB", (1, 1), (9, 200, 30)),
-                                                                    rgba_image, grey)]
+    samples = [
+        Sample(refs=(), out=img, prompt="a cat") for img in (Image.new("RGB", (1, 1), (9, 200, 30)), rgba_image, grey)
+    ]
     tiny, transparent, grey_value = _scorer(demo_settings, demo_weights, family).score(samples)
     assert tiny.reason is None and 0 < tiny.value < 1
     reference = references[family]
@@ -309,12 +365,15 @@ def test_tiny_transparent_and_grey_images(demo_settings, demo_weights, reference
     assert grey_value.value == close(reference.probability(grey.convert("RGB"), "a cat"))
 
 
-@pytest.mark.parametrize("family, prompt, limit", [("clip-flant5", "qz " * 1100, "2048-token context"),
-                                                   ("qwen2.5-vl", "abcdefghij " * 200, "over the model's 2048")])
+@pytest.mark.parametrize(
+    "family, prompt, limit",
+    [("clip-flant5", "qz " * 1100, "2048-token context"), ("qwen2.5-vl", "abcdefghij " * 200, "over the model's 2048")],
+)
 def test_prompt_over_the_token_limit_is_nan_with_the_reason(demo_settings, demo_weights, family, prompt, limit):
     scorer = _scorer(demo_settings, demo_weights, family)
-    long, short = scorer.score([Sample(refs=(), out=_image(2), prompt=prompt),
-                                Sample(refs=(), out=_image(2), prompt="a")])
+    long, short = scorer.score(
+        [Sample(refs=(), out=_image(2), prompt=prompt), Sample(refs=(), out=_image(2), prompt="a")]
+    )
     assert long.is_nan and limit in long.reason and "shorten the prompt" in long.reason
     assert long.extras["input_tokens"] > 2048 and long.extras["question"].startswith("Does this figure show")
     assert not short.is_nan and scorer.backbone().pair_forwards == 1
@@ -322,8 +381,9 @@ def test_prompt_over_the_token_limit_is_nan_with_the_reason(demo_settings, demo_
 
 def test_chat_vlm_image_its_processor_refuses_is_nan_with_the_reason(demo_settings, demo_weights):
     scorer = _scorer(demo_settings, demo_weights, "qwen2.5-vl")
-    thin, fine = scorer.score([Sample(refs=(), out=Image.new("RGB", (600, 2)), prompt="a"),
-                               Sample(refs=(), out=_image(3), prompt="a")])
+    thin, fine = scorer.score(
+        [Sample(refs=(), out=Image.new("RGB", (600, 2)), prompt="a"), Sample(refs=(), out=_image(3), prompt="a")]
+    )
     assert thin.is_nan and "image processor cannot take this 600x2 image" in thin.reason
     assert "aspect ratio" in thin.reason
     assert not fine.is_nan
@@ -331,19 +391,24 @@ def test_chat_vlm_image_its_processor_refuses_is_nan_with_the_reason(demo_settin
 
 # --- family, settings, errors ---------------------------------------------------------------------------------------
 
+
 def test_family_is_read_from_the_config_not_the_name(demo_settings, demo_weights, tmp_path):
     folder = tmp_path / "Qwen2.5-VL-7B-Instruct"
     shutil.copytree(demo_weights / "clip-flant5", folder)
     [value] = get_scorer("vqascore", demo_settings.replace(vqa_model=str(folder))).score(
-        [Sample(refs=(), out=_image(1), prompt="a cat")])
+        [Sample(refs=(), out=_image(1), prompt="a cat")]
+    )
     assert value.provenance["params"]["family"] == "clip-flant5" and value.provenance["model_id"] == str(folder)
 
 
-@pytest.mark.parametrize("name, message", [
-    ("blip2-itm", "has no chat template"),
-    ("clip", "is a 'clip' checkpoint, neither CLIP-FlanT5"),
-    ("no-such-folder", "does not exist"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("blip2-itm", "has no chat template"),
+        ("clip", "is a 'clip' checkpoint, neither CLIP-FlanT5"),
+        ("no-such-folder", "does not exist"),
+    ],
+)
 def test_a_checkpoint_that_is_no_vqa_model_is_explained(demo_settings, demo_weights, name, message):
     scorer = get_scorer("vqascore", demo_settings.replace(vqa_model=str(demo_weights / name)))
     with pytest.raises(ModelUnavailableError, match=message) as caught:

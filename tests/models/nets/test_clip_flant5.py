@@ -7,6 +7,7 @@ is its attribute `vision_tower`) and `self.mm_projector = nn.Sequential(Linear, 
 the model was saved by transformers 4.31 from a DeepSpeed ZeRO-3 consolidated state dict, which keeps every
 registered name (tied ones included). Sizes: google/flan-t5-xl / -xxl and openai/clip-vit-large-patch14-336.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,17 @@ from masc_ui.models.nets import clip_flant5 as cf
 
 def released_keys(encoder_layers: int, decoder_layers: int, vision_layers: int) -> set[str]:
     """Every key of a released CLIP-FlanT5 state dict (FlanT5 gated-GELU blocks, CLIP ViT, 2-layer projector)."""
-    keys = {"shared.weight", "embed_tokens.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight",
-            "lm_head.weight", "encoder.final_layer_norm.weight", "decoder.final_layer_norm.weight",
-            "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
-            "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"}
+    keys = {
+        "shared.weight",
+        "embed_tokens.weight",
+        "encoder.embed_tokens.weight",
+        "decoder.embed_tokens.weight",
+        "lm_head.weight",
+        "encoder.final_layer_norm.weight",
+        "decoder.final_layer_norm.weight",
+        "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+    }
     attention = ("q", "k", "v", "o")
     ffn = ("wi_0", "wi_1", "wo")
     for i in range(encoder_layers):
@@ -39,33 +47,75 @@ def released_keys(encoder_layers: int, decoder_layers: int, vision_layers: int) 
         keys |= {f"{block}{j}.layer_norm.weight" for j in range(3)}
         keys |= {f"{block}2.DenseReluDense.{p}.weight" for p in ffn}
     vision = "vision_tower.vision_tower.vision_model."
-    keys |= {vision + k for k in ("embeddings.class_embedding", "embeddings.patch_embedding.weight",
-                                  "embeddings.position_embedding.weight", "pre_layrnorm.weight", "pre_layrnorm.bias",
-                                  "post_layernorm.weight", "post_layernorm.bias")}
+    keys |= {
+        vision + k
+        for k in (
+            "embeddings.class_embedding",
+            "embeddings.patch_embedding.weight",
+            "embeddings.position_embedding.weight",
+            "pre_layrnorm.weight",
+            "pre_layrnorm.bias",
+            "post_layernorm.weight",
+            "post_layernorm.bias",
+        )
+    }
     for i in range(vision_layers):
         layer = f"{vision}encoder.layers.{i}."
-        for part in ("self_attn.k_proj", "self_attn.v_proj", "self_attn.q_proj", "self_attn.out_proj",
-                     "layer_norm1", "mlp.fc1", "mlp.fc2", "layer_norm2"):
+        for part in (
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.q_proj",
+            "self_attn.out_proj",
+            "layer_norm1",
+            "mlp.fc1",
+            "mlp.fc2",
+            "layer_norm2",
+        ):
             keys |= {f"{layer}{part}.weight", f"{layer}{part}.bias"}
     keys |= {"mm_projector.0.weight", "mm_projector.0.bias", "mm_projector.2.weight", "mm_projector.2.bias"}
     return keys
 
 
 CLIP_FLANT5_XL_CONFIG = {
-    "model_type": "clip_t5", "architectures": ["CLIPT5ForConditionalGeneration"], "vocab_size": 32128,
-    "d_model": 2048, "d_kv": 64, "d_ff": 5120, "num_layers": 24, "num_decoder_layers": 24, "num_heads": 32,
-    "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128, "dropout_rate": 0.1,
-    "layer_norm_epsilon": 1e-6, "feed_forward_proj": "gated-gelu", "tie_word_embeddings": False,
-    "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
-    "mm_vision_tower": "openai/clip-vit-large-patch14-336", "mm_hidden_size": 1024, "mm_projector_type": "mlp2x_gelu",
-    "mm_vision_select_layer": -2, "mm_vision_select_feature": "patch", "image_aspect_ratio": "pad",
+    "model_type": "clip_t5",
+    "architectures": ["CLIPT5ForConditionalGeneration"],
+    "vocab_size": 32128,
+    "d_model": 2048,
+    "d_kv": 64,
+    "d_ff": 5120,
+    "num_layers": 24,
+    "num_decoder_layers": 24,
+    "num_heads": 32,
+    "relative_attention_num_buckets": 32,
+    "relative_attention_max_distance": 128,
+    "dropout_rate": 0.1,
+    "layer_norm_epsilon": 1e-6,
+    "feed_forward_proj": "gated-gelu",
+    "tie_word_embeddings": False,
+    "pad_token_id": 0,
+    "eos_token_id": 1,
+    "decoder_start_token_id": 0,
+    "mm_vision_tower": "openai/clip-vit-large-patch14-336",
+    "mm_hidden_size": 1024,
+    "mm_projector_type": "mlp2x_gelu",
+    "mm_vision_select_layer": -2,
+    "mm_vision_select_feature": "patch",
+    "image_aspect_ratio": "pad",
 }
 """flan-t5-xl's T5 fields and the `mm_*` fields the stage-2 training script sets (clip-flant5-xl.sh)."""
-CLIP_L_336 = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16,
-                  image_size=336, patch_size=14, hidden_act="quick_gelu")
+CLIP_L_336 = dict(
+    hidden_size=1024,
+    intermediate_size=4096,
+    num_hidden_layers=24,
+    num_attention_heads=16,
+    image_size=336,
+    patch_size=14,
+    hidden_act="quick_gelu",
+)
 """openai/clip-vit-large-patch14-336's vision config."""
 XL_SHAPES = {
-    "shared.weight": (32128, 2048), "lm_head.weight": (32128, 2048),
+    "shared.weight": (32128, 2048),
+    "lm_head.weight": (32128, 2048),
     "encoder.block.0.layer.0.SelfAttention.q.weight": (2048, 2048),
     "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight": (32, 32),
     "encoder.block.23.layer.1.DenseReluDense.wi_0.weight": (5120, 2048),
@@ -74,7 +124,8 @@ XL_SHAPES = {
     "vision_tower.vision_tower.vision_model.embeddings.patch_embedding.weight": (1024, 3, 14, 14),
     "vision_tower.vision_tower.vision_model.embeddings.position_embedding.weight": (577, 1024),
     "vision_tower.vision_tower.vision_model.encoder.layers.23.mlp.fc1.weight": (4096, 1024),
-    "mm_projector.0.weight": (2048, 1024), "mm_projector.2.weight": (2048, 2048),
+    "mm_projector.0.weight": (2048, 1024),
+    "mm_projector.2.weight": (2048, 2048),
 }
 
 
@@ -105,8 +156,10 @@ def test_the_demo_loads_through_the_real_loader(demo_weights):
     state = cf.read_weights(str(folder))
     assert model.vision_weights == "checkpoint"
     assert torch.equal(model.projector[2].weight, state["mm_projector.2.weight"])
-    assert torch.equal(model.vision_tower.state_dict()["encoder.layers.1.mlp.fc1.weight"],
-                       state["vision_tower.vision_tower.vision_model.encoder.layers.1.mlp.fc1.weight"])
+    assert torch.equal(
+        model.vision_tower.state_dict()["encoder.layers.1.mlp.fc1.weight"],
+        state["vision_tower.vision_tower.vision_model.encoder.layers.1.mlp.fc1.weight"],
+    )
     # FlanT5's LM head is its own matrix; both cut to the tokenizer's length as t2v_metrics' resize_token_embeddings
     assert model.language_model.lm_head.weight.data_ptr() != model.language_model.shared.weight.data_ptr()
     assert torch.equal(model.language_model.lm_head.weight, state["lm_head.weight"][:300])
@@ -128,8 +181,15 @@ def _assemble(state, t5_config, vision_config, spec):
     return cf.assemble(state, t5_config, vision_config, spec, dtype=torch.float32, what="test model")
 
 
-@pytest.mark.parametrize("key", ["decoder.block.1.layer.2.DenseReluDense.wo.weight", "mm_projector.0.bias",
-                                 "vision_tower.vision_tower.vision_model.post_layernorm.weight", "lm_head.weight"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "decoder.block.1.layer.2.DenseReluDense.wo.weight",
+        "mm_projector.0.bias",
+        "vision_tower.vision_tower.vision_model.post_layernorm.weight",
+        "lm_head.weight",
+    ],
+)
 def test_a_missing_key_is_named(demo_state, key):
     state, *rest = demo_state
     del state[key]
@@ -137,8 +197,15 @@ def test_a_missing_key_is_named(demo_state, key):
         _assemble(state, *rest)
 
 
-@pytest.mark.parametrize("key", ["mm_projector.4.weight", "vision_tower.vision_tower.vision_model.head.weight",
-                                 "encoder.block.9.layer.0.layer_norm.weight", "model.shared.weight"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "mm_projector.4.weight",
+        "vision_tower.vision_tower.vision_model.head.weight",
+        "encoder.block.9.layer.0.layer_norm.weight",
+        "model.shared.weight",
+    ],
+)
 def test_an_unexpected_key_is_named(demo_state, key):
     state, *rest = demo_state
     state[key] = torch.zeros(2)

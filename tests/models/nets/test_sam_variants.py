@@ -1,4 +1,5 @@
 """SAM variant table and builder: same parts as segment_anything's official builders, state-dict loading."""
+
 from __future__ import annotations
 
 import pytest
