@@ -15,7 +15,7 @@ def warn(problem: object) -> str:
     """Show `problem` (a message or an exception) as a toast and return it as the button's message, `⚠ ...`.
     Only an event that went through Gradio's queue can show a toast; for one posted straight to its handler (the
     Rate tab's answers, `rate_tab.ANSWER_QUEUE`) Gradio would print the text to the server's log instead, so only
-    the message is returned (the page brings a warning there into view, `launch.KEYBOARD_JS`)."""
+    the message is returned (the page brings a warning there into view, `page_assets.KEYBOARD_JS`)."""
     text = str(problem).removeprefix("⚠").strip()
     if LocalContext.event_id.get(None) is not None:
         gr.Warning(text, duration=WARNING_SECONDS)

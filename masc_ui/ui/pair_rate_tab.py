@@ -49,7 +49,7 @@ REF_COLUMNS = 3
 """Sizes (pixels) of each output and of the references' strip (its cells are square: a third of its width):
 the references and both outputs fit a 1400x1000 window without scrolling, even under the demo banner."""
 
-# The Rate tab's keys (launch.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
+# The Rate tab's keys (page_assets.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
 # is: the two tabs never both answer a key.
 KEYS_JS = """
 if (!window.mascPairKeys) {

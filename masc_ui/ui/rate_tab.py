@@ -1,4 +1,4 @@
-"""Rate tab: blind 0-4 ratings of the next assigned sample, keyboard first (see launch.KEYBOARD_JS).
+"""Rate tab: blind 0-4 ratings of the next assigned sample, keyboard first (see page_assets.KEYBOARD_JS).
 
 Tasks come only from datasets marked for rating. A skip never erases an answer given before (going back and
 pressing S moves on, the answer kept); a flag needs a reason, typed in the box under the buttons. The browser
