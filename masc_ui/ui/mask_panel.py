@@ -17,6 +17,7 @@ from ..errors import InputError, WorkbenchError
 from ..imaging import InputImage
 from ..workbench import Workbench
 from ..workbench.masks import MaskSession, target_names
+from .editor_blobs import BrushEditor
 from .feedback import warn
 from .gpu import gpu
 from .users import user_of
@@ -34,7 +35,7 @@ class MaskPanel:
     session: gr.State
     target: gr.Radio
     mode: gr.Radio
-    editor: gr.ImageEditor
+    editor: BrushEditor
     use_brush: gr.Button
     sam_image: gr.Image
     click_mode: gr.Radio
@@ -123,7 +124,7 @@ def build(wb: Workbench) -> MaskPanel:
         with gr.Column(scale=3, min_width=300):
             with gr.Group(visible=True) as brush_box:
                 gr.Markdown(BRUSH_HELP, elem_id="mask-brush-help", padding=True)
-                editor = gr.ImageEditor(type="numpy", show_label=False, label="Brush layer",
+                editor = BrushEditor(type="numpy", show_label=False, label="Brush layer",
                                         brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),
                                         eraser=gr.Eraser(default_size=24), layers=False, transforms=(),
                                         sources=(), elem_id="mask-editor", height=420)
