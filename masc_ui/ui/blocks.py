@@ -13,6 +13,7 @@ from . import (
     agreement_tab,
     browse_tab,
     compare_tab,
+    editor_blobs,
     leaderboard_tab,
     mask_panel,
     pair_rate_tab,
@@ -112,6 +113,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
         # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
         app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
         app.load(status_text, None, [status_line])
+        end_editor_session = editor_blobs.attach(app, wb.settings)
     # `api_open=False`: an event registered for the queue is reached only through it, so its concurrency limit
     # holds for every caller (Gradio otherwise also answers a direct `POST /gradio_api/run/<name>` for it, outside
     # the queue, off a Space). The events registered with `queue=False` (the Rate tab's answers, `rate_tab`) keep
@@ -121,5 +123,5 @@ def build_app(wb: Workbench) -> gr.Blocks:
     # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer.
     # Recompute it never in practice.
     app._queue.ANAYLTICS_CACHE_FREQUENCY = NO_EVENT_SUMMARY
-    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, *pairs.handlers))
+    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, end_editor_session, *pairs.handlers))
     return app

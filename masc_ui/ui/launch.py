@@ -17,6 +17,7 @@ from ..settings import Settings
 from ..workbench.users import Accounts, LoginThrottled, check_login, startup_warnings
 from .page_assets import CSS, KEYBOARD_JS
 from .roles import client_address
+from .route_gate import RouteGate
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
 
@@ -27,7 +28,7 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
     directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
     shown without their text (`show_error=False`), and, when logins are configured, Argon2 password checks
     throttled per login name and per client address (`accounts.throttle`; 429 while a name or address must
-    wait)."""
+    wait) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     kwargs: dict[str, Any] = dict(
@@ -49,6 +50,7 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
         app_kwargs={"middleware": [Middleware(ClientAddressMiddleware)]},
     )
     if accounts.logins_enabled:
+        kwargs["app_kwargs"]["middleware"].append(Middleware(RouteGate, accounts=accounts))
         kwargs["auth"] = login_checker(accounts)
         kwargs["auth_message"] = "MaSC Workbench: log in with your account."
     return kwargs

@@ -19,6 +19,7 @@ from ..errors import InputError, WorkbenchError
 from ..imaging import InputImage
 from ..workbench import Workbench
 from ..workbench.masks import MaskSession, target_names
+from .editor_blobs import BrushEditor
 from .feedback import warn
 from .gpu import gpu
 from .users import user_of
@@ -39,7 +40,7 @@ class MaskPanel:
     session: gr.State
     target: gr.Radio
     mode: gr.Radio
-    editor: gr.ImageEditor
+    editor: BrushEditor
     use_brush: gr.Button
     sam_image: gr.Image
     click_mode: gr.Radio
@@ -139,7 +140,7 @@ def build(wb: Workbench) -> MaskPanel:
         with gr.Column(scale=3, min_width=300):
             with gr.Group(visible=True) as brush_box:
                 gr.Markdown(BRUSH_HELP, elem_id="mask-brush-help", padding=True)
-                editor = gr.ImageEditor(
+                editor = BrushEditor(
                     type="numpy",
                     show_label=False,
                     label="Brush layer",

@@ -9,6 +9,8 @@ so `guard_endpoints` wraps every registered function after the app is built:
   is the login name, or the client's address when the app runs without logins;
 - an exception a handler did not turn into a message is logged with its traceback and shown as a plain
   "something went wrong" (no traceback, SQL or server path reaches the browser).
+The HTTP routes themselves (Gradio's files, uploads, queue, component server functions) are behind the same roles
+one step earlier, in `route_gate`.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ HEAVY = {
     "browse_poster": "preview",
 }
 """Api name -> rate-limit kind (`masc_ui.workbench.quotas.LIMITS`)."""
+ADMIN_LOGIN_NEEDED = "this part of the app needs an admin login; raters only rate their own tasks"
+"""What a rater is told for an endpoint or a route (`route_gate`) that only admins reach."""
 UNEXPECTED = "something went wrong on the server; the error was logged. Try again, or tell the administrator."
 
 
@@ -103,7 +107,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
         request = LocalContext.request.get(None)
         user = getattr(request, "username", None)
         if user is not None and not raters_ok and not wb.accounts.is_admin(user):
-            raise refusal("this part of the app needs an admin login; raters only rate their own tasks")
+            raise refusal(ADMIN_LOGIN_NEEDED)
         if kind is not None:
             try:
                 limits.take(client_of(request), kind)

@@ -28,6 +28,7 @@ from ..workbench import ScoreReport, Workbench
 from ..workbench.explain import Explanation
 from ..workbench.video_session import VideoSession
 from .catalogue_panel import metric_choices as labelled_choices
+from .editor_blobs import BrushEditor
 from .upload import upload_limit, uploaded_path
 from .video_plot import frame_series_figure
 
@@ -61,7 +62,7 @@ class VideoPanel:
     note: gr.Markdown
     strip: gr.Gallery
     frame_title: gr.Markdown
-    editor: gr.ImageEditor
+    editor: BrushEditor
     use_brush: gr.Button
     by_name: gr.Button
     undo: gr.Button
@@ -107,7 +108,7 @@ def build() -> VideoPanel:
             frame_title = gr.Markdown(elem_id="frame-title")
             with gr.Row():
                 with gr.Column(scale=3, min_width=260):
-                    editor = gr.ImageEditor(
+                    editor = BrushEditor(
                         type="numpy",
                         label="Brush on the selected frame",
                         brush=gr.Brush(colors=["#ff2a78"], color_mode="fixed", default_size=24),

@@ -1,0 +1,256 @@
+"""Every HTTP route of the server behind the caller's role, checked before Gradio reads the request.
+
+Gradio serves some eighty routes of its own (pages, files, uploads, the queue, the component server functions,
+...); some ask for a login, none knows the app's roles, and `roles.guard_endpoints` sees only the event functions.
+`RouteGate` (ASGI middleware that `launch.launch_kwargs` installs when logins are configured) answers each request
+by the route it names and the caller's role:
+
+- `ROUTES` lists every route Gradio serves, as FastAPI declares it ("METHOD path"), with the roles that reach it:
+  anonymous visitors (no valid session cookie) reach the login page and what it loads, raters what the Rate tabs
+  and API clients of the `rate_*` endpoints use, admins everything;
+- default deny: a request no listed route matches is answered 404 for every role, so a route that a later Gradio
+  adds stays closed until someone decides who may reach it (`tests/ui/test_route_gate.py` names the routes a new
+  Gradio serves that `ROUTES` does not list);
+- the login is the one Gradio itself reads from the session cookie (its `GET /gradio_api/user` handler), the role
+  the account's (`Accounts.role_of`).
+
+Raters still reach the queue and the event routes: which event they may run is decided per function by
+`roles.guard_endpoints`. Without logins (single-user local mode) no gate is installed: every caller acts as admin.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse
+from starlette.routing import compile_path
+
+from ..workbench.users import AccessDenied, Accounts
+from .roles import ADMIN_LOGIN_NEEDED
+
+ANONYMOUS, RATER, ADMIN = "anonymous", "rater", "admin"
+EVERYONE = frozenset({ANONYMOUS, RATER, ADMIN})
+LOGGED_IN = frozenset({RATER, ADMIN})
+ADMINS = frozenset({ADMIN})
+
+LOGIN_PAGE_ROUTES = (
+    "GET /",
+    "HEAD /",
+    "GET /assets/{path:path}",
+    "GET /static/{path:path}",
+    "GET /theme.css",
+    "GET /gradio_api/theme.css",
+    "GET /favicon.ico",
+    "GET /robots.txt",
+    "POST /login",
+    "POST /login/",
+    "GET /logout",
+    # Asked once by the launching process itself, without a cookie (`Blocks.launch`): it starts the queue.
+    "GET /gradio_api/startup-events",
+)
+"""What a visitor who is not logged in reaches: the login page (Gradio's answer to `GET /` without a login), its
+scripts, styles and fonts, the login and logout."""
+RATER_ROUTES = (
+    "GET /config",
+    "GET /config/",
+    "GET /gradio_api/info",
+    "GET /gradio_api/info/",
+    "POST /gradio_api/queue/join",
+    "GET /gradio_api/queue/data",
+    "GET /gradio_api/heartbeat/{session_hash}",
+    "POST /gradio_api/run/{api_name}",
+    "POST /gradio_api/run/{api_name}/",
+    "POST /gradio_api/api/{api_name}",
+    "POST /gradio_api/api/{api_name}/",
+    "POST /gradio_api/call/{api_name}",
+    "POST /gradio_api/call/{api_name}/",
+    "GET /gradio_api/call/{api_name}/{event_id}",
+    "GET /gradio_api/file={path_or_url:path}",
+    "HEAD /gradio_api/file={path_or_url:path}",
+    "POST /gradio_api/cancel",
+    "POST /gradio_api/reset",
+    "POST /gradio_api/reset/",
+)
+"""What a rater reaches besides the login page: the app's config, the queue and the direct event routes (the Rate
+tabs' events and answers; gradio_client's `predict`), the heartbeat that keeps a page session, and Gradio's file
+route (the task images; it serves only Gradio's cache and the app's static folders)."""
+ADMIN_ROUTES = (
+    "GET /openapi.json",
+    "HEAD /openapi.json",
+    "GET /svelte/{path:path}",
+    "GET /gradio_api/deep_link",
+    "GET /pwa_icon",
+    "GET /pwa_icon/{size}",
+    "GET /manifest.json",
+    "GET /monitoring",
+    "GET /monitoring/summary",
+    "GET /monitoring/{key}",
+    "GET /gradio_api/user",
+    "GET /gradio_api/user/",
+    "GET /gradio_api/login_check",
+    "GET /gradio_api/login_check/",
+    "GET /gradio_api/token",
+    "GET /gradio_api/token/",
+    "GET /gradio_api/app_id",
+    "GET /gradio_api/app_id/",
+    "GET /gradio_api/dev/reload",
+    "GET /gradio_api/runs",
+    "GET /gradio_api/runs/",
+    "POST /gradio_api/run-history/connect",
+    "GET /gradio_api/run-history/buckets",
+    "GET /gradio_api/run-history/records",
+    "GET /gradio_api/run-history/records/{endpoint}/{record_id}/assets/{asset_id}",
+    "GET /gradio_api/openapi.json",
+    "GET /gradio_api/custom_component/{id}/{environment}/{type}/{file_name}",
+    "GET /gradio_api/proxy={url_path:path}",
+    "HEAD /gradio_api/proxy={url_path:path}",
+    "GET /gradio_api/file/{path:path}",
+    "POST /gradio_api/stream/{event_id}",
+    "POST /gradio_api/stream/{event_id}/close",
+    "GET /gradio_api/stream/{session_hash}/{run}/{component_id}/playlist.m3u8",
+    "GET /gradio_api/stream/{session_hash}/{run}/{component_id}/{segment_id}.{ext}",
+    "GET /gradio_api/stream/{session_hash}/{run}/{component_id}/playlist-file",
+    "POST /gradio_api/call/v2/{api_name}",
+    "POST /gradio_api/call/v2/{api_name}/",
+    "GET /gradio_api/call/v2/{api_name}/{event_id}",
+    "POST /gradio_api/component_server",
+    "POST /gradio_api/component_server/",
+    "GET /gradio_api/queue/status",
+    "GET /gradio_api/upload_progress",
+    "POST /gradio_api/upload",
+    "POST /gradio_api/process_recording",
+    "POST /gradio_api/vibe-edit",
+    "POST /gradio_api/vibe-edit/",
+    "POST /gradio_api/undo-vibe-edit",
+    "POST /gradio_api/undo-vibe-edit/",
+    "GET /gradio_api/vibe-code",
+    "GET /gradio_api/vibe-code/",
+    "POST /gradio_api/vibe-code",
+    "POST /gradio_api/vibe-code/",
+    "POST /gradio_api/vibe-starter-queries",
+    "POST /gradio_api/vibe-starter-queries/",
+)
+"""What only admins reach: uploads and the component server functions (the Score tab's), streams, API docs,
+Gradio's monitoring, run history, proxy and developer routes, and the login introspection routes no page uses."""
+
+
+def _roles_of(groups: Iterable[tuple[Iterable[str], frozenset[str]]]) -> dict[str, frozenset[str]]:
+    table: dict[str, frozenset[str]] = {}
+    for routes, roles in groups:
+        for route in routes:
+            if route in table:
+                raise ValueError(f"route {route!r} is listed twice")
+            table[route] = roles
+    return table
+
+
+ROUTES: dict[str, frozenset[str]] = _roles_of(
+    ((LOGIN_PAGE_ROUTES, EVERYONE), (RATER_ROUTES, LOGGED_IN), (ADMIN_ROUTES, ADMINS))
+)
+"""Every route Gradio 6.31 serves for this app ("METHOD path") -> the roles that reach it."""
+CURRENT_USER_ROUTE = "GET /gradio_api/user"
+"""Gradio's handler that reads the logged-in name from the session cookie; the gate asks it."""
+NEEDS_LOGIN = "log in first: this part of the app needs a login"
+NOT_SERVED = "this app serves nothing at that address"
+WEBSOCKET_POLICY_VIOLATION = 1008
+"""The close code of a refused web socket (RFC 6455: the message violates the server's policy)."""
+
+
+def served_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """("METHOD path", route) for every route of a FastAPI app's `routes`, routers included by FastAPI opened up:
+    one entry per method, "WEBSOCKET path" for web sockets and "* path" for what has no methods (a mount)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            context = getattr(route, "include_context", None)
+            yield from served_routes(included.routes, prefix + (getattr(context, "prefix", "") or ""))
+            continue
+        path = prefix + getattr(route, "path", "")
+        methods = getattr(route, "methods", None)
+        if methods:
+            yield from ((f"{method} {path}", route) for method in sorted(methods))
+        elif "websocket" in type(route).__name__.lower():
+            yield f"WEBSOCKET {path}", route
+        else:
+            yield f"* {path}", route
+
+
+class RouteGate:
+    """ASGI middleware: each HTTP or web-socket request reaches the app only when `ROUTES` lets the caller's role
+    reach the route it names (see the module docstring); otherwise 401 (not logged in), 403 (a rater) or 404 (no
+    listed route), as JSON `{"detail": ...}`, before the request body is read."""
+
+    def __init__(self, app: Any, accounts: Accounts) -> None:
+        self.app = app
+        self.accounts = accounts
+        self._patterns = [
+            (key.split(" ", 1)[0], compile_path(key.split(" ", 1)[1])[0], roles) for key, roles in ROUTES.items()
+        ]
+        """(method, path regex as Starlette matches it, roles) of every listed route."""
+        self._current_user: Callable[[HTTPConnection], Any] | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        method = scope.get("method", "GET") if scope["type"] == "http" else "WEBSOCKET"
+        roles = self.roles_reaching(method, _route_path(scope))
+        if not roles:
+            await self._refuse(scope, receive, send, 404, NOT_SERVED)
+            return
+        role = await self._role(scope)
+        if role in roles:
+            await self.app(scope, receive, send)
+        elif role == ANONYMOUS:
+            await self._refuse(scope, receive, send, 401, NEEDS_LOGIN)
+        else:
+            await self._refuse(scope, receive, send, 403, ADMIN_LOGIN_NEEDED)
+
+    @staticmethod
+    async def _refuse(scope: Any, receive: Any, send: Any, status: int, message: str) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": WEBSOCKET_POLICY_VIOLATION})
+            return
+        await JSONResponse({"detail": message}, status_code=status)(scope, receive, send)
+
+    def roles_reaching(self, method: str, path: str) -> frozenset[str]:
+        """The roles that reach `method path`: those of every listed route it matches (all of them, when several
+        do: FastAPI serves the first, the gate does not guess which); empty when none does."""
+        found: frozenset[str] | None = None
+        for route_method, pattern, roles in self._patterns:
+            if route_method == method and pattern.match(path):
+                found = roles if found is None else found & roles
+        return found or frozenset()
+
+    async def _role(self, scope: Any) -> str:
+        connection = Request(scope) if scope["type"] == "http" else HTTPConnection(scope)
+        user = self._current_user_reader(scope["app"])(connection)
+        if inspect.isawaitable(user):
+            user = await user
+        if not user:
+            return ANONYMOUS
+        try:
+            return self.accounts.role_of(user)
+        except AccessDenied:
+            return ANONYMOUS
+
+    def _current_user_reader(self, app: Any) -> Callable[[HTTPConnection], Any]:
+        if self._current_user is None:
+            found = [route.endpoint for key, route in served_routes(app.routes) if key == CURRENT_USER_ROUTE]
+            if not found:
+                raise RuntimeError(
+                    f"Gradio no longer serves {CURRENT_USER_ROUTE}: the route gate cannot tell who is logged in"
+                )
+            self._current_user = found[0]
+        return self._current_user
+
+
+def _route_path(scope: Any) -> str:
+    """The request's path inside the app (the part after the ASGI root path), as the router matches it."""
+    path, root = scope["path"], scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("/", ""):
+        return path[len(root) :] or "/"
+    return path
