@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ...errors import InputError
+from ...errors import InputError, ModelUnavailableError
 from ...imaging import FrameSampling, InputImage, as_input_image
 from ...models.conv_layout import conv_input, in_conv_layout
 from ...models.loaded_models import ModelRegistry
@@ -111,6 +111,11 @@ class FaceSimBackbone:
 
     def aligned_crop(self, image: InputImage, face: Face) -> np.ndarray:
         """(112, 112, 3) uint8 RGB crop of `face` as the recognizer sees it."""
+        if face.landmarks is None:
+            raise ModelUnavailableError(
+                f"FaceSim aligns each face by its landmarks, and the {self.detection.name} face detector gives none; "
+                "use a detector that gives 5 landmarks (scrfd, retinaface or mtcnn)"
+            )
         return aligned_face(np.asarray(image.pixels.convert("RGB")), face.landmarks)
 
     @torch.inference_mode()
