@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from .errors import InputError
 
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,14 @@ class LruCache(Generic[V]):
             pending.release()
 
     def get_many_or_compute(
-        self, keys: Sequence[Hashable], items: Sequence[object], compute: Callable[[list[object]], Sequence[V]]
+        self, keys: Sequence[Hashable], items: Sequence[T], compute: Callable[[list[T]], Sequence[V]]
     ) -> list[V]:
         """The values of `items` (keyed by `keys`), in order: cached ones as they are, the distinct missing ones
         from ONE `compute(missing_items)` call (first-seen order), which are then cached. Values are returned even
         when the cache is smaller than the batch. Unlike `get_or_compute`, two threads missing the same key at once
         may both compute it (batches are not split to wait for each other)."""
         found: dict[Hashable, V] = {}
-        todo: dict[Hashable, object] = {}
+        todo: dict[Hashable, T] = {}
         for key, item in zip(keys, items):
             if key in found or key in todo:
                 continue

@@ -49,7 +49,7 @@ def migration_connection(engine: sa.Engine) -> Iterator[sa.Connection]:
     with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn:
         sqlite = conn.dialect.name == "sqlite"
         if sqlite:  # on the driver connection: the pragma only takes effect outside a transaction
-            conn.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+            _driver_execute(conn, "PRAGMA foreign_keys = OFF")
         try:
             with conn.begin():
                 yield conn
@@ -63,7 +63,15 @@ def migration_connection(engine: sa.Engine) -> Iterator[sa.Connection]:
                         )
         finally:
             if sqlite:
-                conn.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
+                _driver_execute(conn, "PRAGMA foreign_keys = ON")
+
+
+def _driver_execute(conn: sa.Connection, sql: str) -> None:
+    """Run `sql` on the DB-API connection under `conn`, outside SQLAlchemy's transaction handling."""
+    driver = conn.connection.driver_connection
+    if driver is None:  # only an invalidated connection has none
+        raise sa.exc.InvalidRequestError(f"cannot run {sql!r}: the connection has been invalidated")
+    driver.execute(sql)
 
 
 def head_revision() -> str:

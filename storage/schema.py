@@ -44,7 +44,7 @@ MASKS_KEY_MAX = 500
 """Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
 
-class UTCDateTime(sa.types.TypeDecorator):
+class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):
     """Timezone-aware UTC datetimes on every backend (SQLite stores them naive, in UTC)."""
 
     impl = sa.DateTime(timezone=True)

@@ -79,7 +79,7 @@ class Transactions:
         transaction, committed)."""
         return self._run(self._read, fn, commit=self._commit_reads)
 
-    def _run(self, factory: sessionmaker, fn: Callable[[Session], T], *, commit: bool = True) -> T:
+    def _run(self, factory: sessionmaker[Session], fn: Callable[[Session], T], *, commit: bool = True) -> T:
         deadline = time.monotonic() + self.max_wait_s
         delay = 0.002
         while True:

@@ -25,6 +25,7 @@ from .masks import as_mask_array, load_mask_alpha, load_mask_file
 from .video import (
     VIDEO_RULES,
     FrameRule,
+    FrameSampling,
     InputVideo,
     VideoFrame,
     VideoLimits,
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "VIDEO_RULES",
     "FrameRule",
+    "FrameSampling",
     "ImageSource",
     "InputImage",
     "InputVideo",

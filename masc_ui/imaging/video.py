@@ -25,9 +25,10 @@ import io
 import queue as _queue
 import tempfile as _tempfile
 import threading as _threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 from PIL import Image
@@ -117,6 +118,17 @@ class InputVideo:
         )
 
 
+class FrameSampling(TypedDict):
+    """The sampling of one video under a `FrameRule` (JSON-able: extras and provenance record it)."""
+
+    rule: str
+    count: int
+    frame_count: int
+    """T, the video's frame count."""
+    indices: list[int]
+    """The 0-based frame indices read, in order."""
+
+
 @dataclass(frozen=True)
 class FrameRule:
     """Which frames of a video a metric reads (see the module's video section for the two rules)."""
@@ -138,7 +150,7 @@ class FrameRule:
             return linspace_indices(frame_count, self.count)
         return stride_indices(frame_count, self.count)
 
-    def describe(self, frame_count: int) -> dict[str, object]:
+    def describe(self, frame_count: int) -> FrameSampling:
         """JSON-able record of the sampling (for provenance/extras): rule, count, T and the indices."""
         return {
             "rule": self.kind,
@@ -387,7 +399,7 @@ def read_frames(video: InputVideo, indices: Sequence[int]) -> list[VideoFrame]:
     return list(_sampled_frames(video, _check_indices(video, indices), threading_event=None))
 
 
-def iter_frames(video: InputVideo, indices: Sequence[int], *, prefetch: int = 4) -> Iterator[VideoFrame]:
+def iter_frames(video: InputVideo, indices: Sequence[int], *, prefetch: int = 4) -> Generator[VideoFrame, None, None]:
     """Like `read_frames`, but a background thread decodes (and PNG-encodes and hashes) up to `prefetch` frames ahead
     while the caller works on the ones it has: decoding overlaps scoring. Closing the iterator early stops the
     thread; a decoding error is raised in the caller at the frame where it happened."""
@@ -493,7 +505,7 @@ def _sampled_frames(video: InputVideo, wanted: list[int], threading_event) -> It
 _DONE = object()
 
 
-def _prefetched(video: InputVideo, wanted: list[int], prefetch: int) -> Iterator[VideoFrame]:
+def _prefetched(video: InputVideo, wanted: list[int], prefetch: int) -> Generator[VideoFrame, None, None]:
     items: _queue.Queue = _queue.Queue(maxsize=prefetch)
     stop = _threading.Event()
 

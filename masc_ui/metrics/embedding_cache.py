@@ -7,14 +7,18 @@ reading that backbone (CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore) shares one forward
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..caching import LruCache
 from ..errors import InputError
 
+T = TypeVar("T")
 
-class EmbeddingCache(LruCache[np.ndarray]):
+
+class EmbeddingCache(LruCache[NDArray[np.float32]]):
     """An `LruCache` of float32 vectors (D,) with a batched lookup (at least one entry is kept)."""
 
     def __init__(self, max_items: int = 4096) -> None:
@@ -23,8 +27,8 @@ class EmbeddingCache(LruCache[np.ndarray]):
         super().__init__(max_items)
 
     def get_or_compute_many(
-        self, keys: Sequence[Hashable], items: Sequence[object], compute: Callable[[list[object]], np.ndarray]
-    ) -> np.ndarray:
+        self, keys: Sequence[Hashable], items: Sequence[T], compute: Callable[[list[T]], np.ndarray]
+    ) -> NDArray[np.float32]:
         """Vectors (N, D) for `items` (keyed by `keys`): cached ones as they are, the distinct missing ones in
         one `compute(missing_items) -> (M, D)` call, in first-seen order."""
         vecs = self.get_many_or_compute(

@@ -17,13 +17,16 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InputError
 from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .base import MetricSpec, Scorer
 from .sample import MetricValue, Sample
+
+if TYPE_CHECKING:
+    from .video.scorer import VideoScorer
 
 _COS = (-1.0, 1.0)
 _MASC_PAPER = "MaSC (arXiv 2605.22469); reference implementation masc-metric 0.3.0"
@@ -353,7 +356,14 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     spec = get_spec(name)
     module, cls = _FACTORIES[name].split(":")
     factory = getattr(importlib.import_module(module), cls)
-    return factory(spec, settings, models, **params)
+    scorer: Scorer = factory(spec, settings, models, **params)
+    return scorer
+
+
+def _video_scorers(scorers: Mapping[str, Scorer]) -> dict[str, VideoScorer]:
+    """The scorers among `scorers` whose metric judges videos (`spec.media`): `VideoScorer`s, which take
+    `VideoSample`s and have `VideoNeeds` (what the one return type of `get_scorer` does not say)."""
+    return {name: cast("VideoScorer", s) for name, s in scorers.items() if s.spec.media == "video"}
 
 
 def metrics_for(
@@ -420,7 +430,7 @@ def score_metrics(
             raise InputError(f"parameters given for metric {name!r}, which is not among the requested {wanted}")
     scorers = {name: get_scorer(name, settings, models, **params.get(name, {})) for name in wanted}
     on_images = {n: s for n, s in scorers.items() if s.spec.media == "image"}
-    on_videos = {n: s for n, s in scorers.items() if s.spec.media == "video"}
+    on_videos = _video_scorers(scorers)
     is_video = [isinstance(s, Sample) and s.is_video for s in samples]
     videos = [i for i, v in enumerate(is_video) if v]
     images = [i for i, v in enumerate(is_video) if not v]
@@ -429,13 +439,13 @@ def score_metrics(
 
         for name, scorer in on_images.items():
             check_inputs(name, scorer.needs, samples, missing)
-        for name, scorer in on_videos.items():
+        for name, video_scorer in on_videos.items():
             if images:
                 raise InputError(
                     f"{name} judges videos: the output of sample {images[0]} is an image; give a video "
                     "output or leave this metric out"
                 )
-            check_video_inputs(name, scorer.needs, [as_video_sample(samples[i]) for i in videos], missing)
+            check_video_inputs(name, video_scorer.needs, [as_video_sample(samples[i]) for i in videos], missing)
     results: dict[str, list[MetricValue | None]] = {name: [None] * len(samples) for name in wanted}
     for start in range(0, len(images), chunk_size):
         chunk = images[start : start + chunk_size]
@@ -447,8 +457,8 @@ def score_metrics(
         scored = (
             score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos) if on_images else {}
         )
-        for name, scorer in on_videos.items():
-            scored[name] = scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
+        for name, video_scorer in on_videos.items():
+            scored[name] = video_scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
         for name, values in scored.items():
             for i, value in zip(videos, values):
                 results[name][i] = value
@@ -491,7 +501,7 @@ def score_video_metrics(
 
     wanted = parse_metric_names(names, media="video")
     models = models if models is not None else ModelRegistry()
-    scorers = {name: get_scorer(name, settings, models) for name in wanted}
+    scorers = _video_scorers({name: get_scorer(name, settings, models) for name in wanted})
     samples = list(samples)
     if missing == "raise":
         for name, scorer in scorers.items():

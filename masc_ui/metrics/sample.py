@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..imaging import InputImage, InputVideo, as_input_image
 
 
@@ -59,6 +60,24 @@ class Sample:
     def is_video(self) -> bool:
         """True when the output is a video."""
         return isinstance(self.out, InputVideo)
+
+    @property
+    def out_image(self) -> InputImage:
+        """The output of an image sample; `InputError` when it is a video (an image metric reads a video's sampled
+        frames as image samples: `masc_ui.metrics.score_metrics` does that)."""
+        if isinstance(self.out, InputVideo):
+            raise InputError(
+                f"the output {self.out.name!r} is a video and this scores images; score it with "
+                "masc_ui.metrics.score_metrics, which applies image metrics to its sampled frames"
+            )
+        return self.out
+
+    @property
+    def out_video(self) -> InputVideo:
+        """The output of a video sample; `InputError` when it is an image."""
+        if not isinstance(self.out, InputVideo):
+            raise InputError(f"the output {self.out.name!r} is an image; a video metric needs a video output")
+        return self.out
 
     def class_labels(self) -> tuple[str | None, ...]:
         """`ref_labels`, or the subject's name for every reference when none were given (() without a subject)."""

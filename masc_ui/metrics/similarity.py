@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
-from PIL import Image
+
+ImageT = TypeVar("ImageT")
+"""Whatever the `embed` of `reference_cosines` reads (PIL or `InputImage`s)."""
 
 CLIPSCORE_WEIGHT = 2.5
 """Hessel et al. 2021's w in CLIPScore = w * max(cos, 0)."""
@@ -27,7 +30,7 @@ def pickscore(cos: float, logit_scale: float) -> float:
 
 
 def reference_cosines(
-    embed: Callable[[list[Image.Image]], np.ndarray], pairs: Sequence[tuple[Image.Image, Sequence[Image.Image]]]
+    embed: Callable[[list[ImageT]], np.ndarray], pairs: Sequence[tuple[ImageT, Sequence[ImageT]]]
 ) -> list[tuple[float, list[float]]]:
     """For each (output, references) pair: (mean over references of cos(out, ref), the per-reference cosines).
     `embed(images) -> (N, D)` unit vectors is called once for all the images of all pairs."""

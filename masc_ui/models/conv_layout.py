@@ -10,8 +10,12 @@ computations). Not measured on a GPU, so CUDA keeps the default layout.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import torch
 from torch import nn
+
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 def conv_layout(device: str | torch.device) -> torch.memory_format:
@@ -19,7 +23,7 @@ def conv_layout(device: str | torch.device) -> torch.memory_format:
     return torch.channels_last if torch.device(device).type == "cpu" else torch.contiguous_format
 
 
-def in_conv_layout(model: nn.Module, device: str | torch.device) -> nn.Module:
+def in_conv_layout(model: ModuleT, device: str | torch.device) -> ModuleT:
     """`model` with its 4-D weights in `conv_layout(device)` (in place; returns `model`)."""
     return model.to(memory_format=conv_layout(device))
 

@@ -6,7 +6,9 @@ import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar, cast
+
+M = TypeVar("M")
 
 
 class ModelRegistry:
@@ -36,9 +38,10 @@ class ModelRegistry:
         finally:
             self._watchers.reset(token)
 
-    def get(self, key: Hashable, loader: Callable[[], Any]) -> Any:
+    def get(self, key: Hashable, loader: Callable[[], M]) -> M:
+        """The object loaded for `key` (by the first caller's `loader`; a key always names one kind of object)."""
         if key in self._items:
-            return self._items[key]
+            return cast(M, self._items[key])
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
@@ -46,7 +49,7 @@ class ModelRegistry:
                 for on_load in self._watchers.get():
                     on_load(key)
                 self._items[key] = loader()
-            return self._items[key]
+            return cast(M, self._items[key])
 
     def loaded(self) -> list[Hashable]:
         """Keys of the models loaded so far, in load order."""

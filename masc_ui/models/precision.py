@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
 
 from ..errors import InputError
+
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 """The dtypes a user can ask for by name (besides `auto`)."""
@@ -163,8 +165,8 @@ FLOAT32_PART = "_masc_float32_part"
 
 
 def cast_model(
-    model: nn.Module, device: str | torch.device, dtype: torch.dtype, *, float32_parts: Sequence[str] = ()
-) -> nn.Module:
+    model: ModuleT, device: str | torch.device, dtype: torch.dtype, *, float32_parts: Sequence[str] = ()
+) -> ModuleT:
     """`model` moved to `device` and cast to `dtype`, except its submodules named in `float32_parts` (dotted names,
     e.g. `head`, `class_head`), which keep the weights they have now and run in float32 (`keep_float32`).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import sqlalchemy as sa
 from alembic import context
 
 from storage.engine import create_engine
@@ -14,7 +15,7 @@ from storage.schema import Base
 config = context.config
 
 
-def _run(connection) -> None:
+def _run(connection: sa.Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,

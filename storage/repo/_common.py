@@ -6,7 +6,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -15,6 +15,9 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..errors import InvalidInput, NotFound, StorageError
 from ..record_types import RaterRecord, RatingRecord, SampleRecord
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 IN_CHUNK = 5000
 """Largest IN (...) list sent at once (SQLite limits bound parameters)."""
@@ -80,26 +83,43 @@ def check_timestamp(value: object, name: str) -> dt.datetime:
     return value.astimezone(dt.timezone.utc)
 
 
+def table_of(model: type[t.Base]) -> sa.Table:
+    """The table `model` maps (declarative models type `__table__` as any FROM clause; ours are all tables)."""
+    table = model.__table__
+    if not isinstance(table, sa.Table):
+        raise TypeError(f"{model.__name__} maps {type(table).__name__}, not a table")
+    return table
+
+
+def affected_rows(result: sa.Result[Any]) -> int:
+    """How many rows the INSERT/UPDATE/DELETE that gave `result` touched (`Session.execute` is typed to return a
+    plain `Result`; for these statements it is a `CursorResult`)."""
+    return cast("sa.CursorResult[Any]", result).rowcount
+
+
+def _dialect_insert(session: Session, target: type[t.Base] | sa.Table) -> postgresql.Insert | sqlite.Insert:
+    """INSERT into `target` in the session's dialect (the one that has ON CONFLICT)."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(target)
+    if dialect == "sqlite":
+        return sqlite.insert(target)
+    raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+
+
 def insert_ignore(session: Session, model: type[t.Base], values: dict[str, Any]) -> bool:
     """INSERT ... ON CONFLICT DO NOTHING; True if a row was inserted (race-free get-or-create)."""
-    dialect = session.get_bind().dialect.name
-    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if make is None:
-        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
-    stmt = make(model).values(**values).on_conflict_do_nothing()
-    if dialect == "postgresql":  # psycopg reports no rowcount here; RETURNING says whether a row went in
+    stmt = _dialect_insert(session, model).values(**values).on_conflict_do_nothing()
+    # psycopg reports no rowcount here; RETURNING says whether a row went in
+    if session.get_bind().dialect.name == "postgresql":
         return session.execute(stmt.returning(sa.literal_column("1"))).first() is not None
-    return bool(session.execute(stmt).rowcount)
+    return bool(affected_rows(session.execute(stmt)))
 
 
 def insert_returning_id(session: Session, model: type[t.Base], values: dict[str, Any]) -> int | None:
     """INSERT ... ON CONFLICT DO NOTHING RETURNING id: the new row's id, or None when a unique key clashed
     (another writer stored that row first)."""
-    dialect = session.get_bind().dialect.name
-    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if make is None:
-        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
-    stmt = make(model).values(**values).on_conflict_do_nothing().returning(model.__table__.c.id)
+    stmt = _dialect_insert(session, model).values(**values).on_conflict_do_nothing().returning(table_of(model).c.id)
     found = session.execute(stmt).first()
     return None if found is None else int(found[0])
 
@@ -108,13 +128,9 @@ def insert_ignore_many(session: Session, model: type[t.Base], rows: list[dict[st
     """INSERT ... ON CONFLICT DO NOTHING of many rows in one statement (rows that clash are left out)."""
     if not rows:
         return
-    dialect = session.get_bind().dialect.name
-    make = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if make is None:
-        raise StorageError(f"database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
     # One statement without values, run with a list of parameter sets (executemany, batched by SQLAlchemy's
     # "insertmanyvalues" on PostgreSQL): compiled once and cached, where a multi-row VALUES is compiled on every call.
-    session.connection().execute(make(model.__table__).on_conflict_do_nothing(), rows)
+    session.connection().execute(_dialect_insert(session, table_of(model)).on_conflict_do_nothing(), rows)
 
 
 def dataset_id(session: Session, name: str) -> int:
@@ -153,7 +169,7 @@ def chunks(items: Sequence[Any], size: int = IN_CHUNK) -> Iterable[Sequence[Any]
         yield items[start : start + size]
 
 
-def rater_record(row: t.Rater | sa.Row) -> RaterRecord:
+def rater_record(row: t.Rater | sa.Row[int, str, bool, dt.datetime]) -> RaterRecord:
     return RaterRecord(id=row.id, username=row.username, is_external=row.is_external, created_at=row.created_at)
 
 
@@ -236,7 +252,7 @@ def load_sample(session: Session, sample_id: int) -> SampleRecord:
     return found[0]
 
 
-def _sample_records(session: Session, rows: Sequence[sa.Row]) -> list[SampleRecord]:
+def _sample_records(session: Session, rows: Sequence[sa.Row[Unpack[tuple[Any, ...]]]]) -> list[SampleRecord]:
     images: dict[int, dict[str, list[tuple[int, str]]]] = {}
     conn = session.connection()
     for part in chunks([row.id for row in rows]):

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
-from ._common import chunks
+from ._common import affected_rows, chunks, table_of
 
 
 def lock_samples(s: Session, sample_ids: Iterable[int]) -> set[int] | None:
@@ -75,7 +75,7 @@ COUNTED = _counted()
 
 
 _RECOUNT = (
-    sa.update(t.Sample.__table__)
+    sa.update(table_of(t.Sample))
     .where(t.Sample.id.in_(sa.bindparam("sample_ids", expanding=True)))
     .values(complete_ratings=COUNTED)
 )
@@ -92,8 +92,8 @@ def recount(s: Session, sample_ids: Iterable[int]) -> None:
 def mismatches(s: Session) -> list[tuple[int, int, int]]:
     """(sample id, stored count, count the ratings give) for every sample whose stored count is wrong."""
     return [
-        tuple(row)
-        for row in s.execute(
+        (sample_id, stored, counted)
+        for sample_id, stored, counted in s.execute(
             sa.select(t.Sample.id, t.Sample.complete_ratings, COUNTED)
             .where(t.Sample.complete_ratings != COUNTED)
             .order_by(t.Sample.id)
@@ -103,9 +103,11 @@ def mismatches(s: Session) -> list[tuple[int, int, int]]:
 
 def recount_all(s: Session) -> int:
     """Repair every stored count from the ratings (after a hand edit of the database); how many were wrong."""
-    return s.execute(
-        sa.update(t.Sample)
-        .where(t.Sample.complete_ratings != COUNTED)
-        .values(complete_ratings=COUNTED)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    return affected_rows(
+        s.execute(
+            sa.update(t.Sample)
+            .where(t.Sample.complete_ratings != COUNTED)
+            .values(complete_ratings=COUNTED)
+            .execution_options(synchronize_session=False)
+        )
+    )

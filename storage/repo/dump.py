@@ -142,13 +142,13 @@ def _read(source: Path | str | TextIO | dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _encode(column: sa.Column, value: Any) -> Any:
+def _encode(column: sa.Column[Any], value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return value.isoformat()
     return value
 
 
-def _decode(column: sa.Column, value: Any) -> Any:
+def _decode(column: sa.Column[Any], value: Any) -> Any:
     if value is not None and isinstance(column.type, t.UTCDateTime):
         return dt.datetime.fromisoformat(value)
     return value

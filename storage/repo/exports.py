@@ -22,8 +22,8 @@ keeps every text exactly as stored.
 from __future__ import annotations
 
 import csv
-import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -112,7 +112,7 @@ def export_table(rows: list[SampleRow]) -> tuple[list[str], list[dict[str, Any]]
     return columns, out
 
 
-def _status_text(by_criterion: dict[str, str]) -> str | None:
+def _status_text(by_criterion: Mapping[str, str]) -> str | None:
     """One rater's status on a sample: the status when every criterion has the same one, else
     `criterion=status` pairs joined by `;`; None when the rater has no rating of the sample."""
     if not by_criterion:
@@ -148,14 +148,14 @@ class _open:
 
     def __init__(self, target: Path | str | TextIO) -> None:
         self._target = target
-        self._owned: io.TextIOBase | None = None
+        self._owned: TextIO | None = None
 
     def __enter__(self) -> TextIO:
         if isinstance(self._target, (str, Path)):
             path = Path(self._target)
             path.parent.mkdir(parents=True, exist_ok=True)
             self._owned = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-            return self._owned  # type: ignore[return-value]
+            return self._owned
         return self._target
 
     def __exit__(self, *exc: object) -> None:

@@ -333,7 +333,7 @@ def insert_values(
             continue
         s.add_all([t.MetricValueMask(metric_value_id=new_id, mask_version_id=m) for m in masks])
         s.flush()
-        out.append((_record(s.get(t.MetricValue, new_id), masks), True))
+        out.append((_record(s.get_one(t.MetricValue, new_id), masks), True))
     return out
 
 

@@ -17,7 +17,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -49,6 +49,11 @@ from ._common import (
     utcnow,
 )
 from .pair_exports import pair_export_table, write_pair_csv, write_pair_jsonl
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+AnySelect = TypeVar("AnySelect", bound="sa.Select[Unpack[tuple[Any, ...]]]")
 
 TOKEN_BYTES = 16
 """Random bytes of a task token (128 bits: unguessable)."""
@@ -329,8 +334,8 @@ def _check_answer(
 
 
 def _scoped(
-    query: sa.Select, table: type[t.PairTask] | type[t.PairJudgment], s: Session, dataset: str | None
-) -> sa.Select:
+    query: AnySelect, table: type[t.PairTask] | type[t.PairJudgment], s: Session, dataset: str | None
+) -> AnySelect:
     """`query` restricted to pairs of `dataset` (both samples of a pair are in one dataset)."""
     if dataset is None:
         return query
@@ -372,7 +377,8 @@ def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, .
     )
     return tuple(
         PairCandidateRecord(i, name, method, prompt, tuple(sorted(refs.get(i, ()))), media_type)
-        for i, name, method, prompt, media_type in rows
+        # the scope has no NULL method or prompt
+        for i, name, method, prompt, media_type in cast("Iterable[tuple[int, str, str, str, str]]", rows)
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -41,7 +42,7 @@ class _Checked:
     images: list[tuple[str, int, str]]
     """(sha256, size in bytes, media type) of each image."""
     masks: list[PreparedMask]
-    values: list[tuple[dict, tuple[tuple[str, int, str], ...]]]
+    values: list[tuple[dict[str, Any], tuple[tuple[str, int, str], ...]]]
     """(value columns without sample_id, (role, position, sha256) of each mask used)."""
 
 
@@ -167,7 +168,7 @@ def _record_one(s: Session, item: _Checked) -> Recorded:
     return Recorded(sample=sample, new_masks=new_masks, new_values=tuple(values), masks=current)
 
 
-def _already_recorded(s: Session, sample_id: int, columns: dict, masks: tuple[int, ...]) -> tuple[bool, int]:
+def _already_recorded(s: Session, sample_id: int, columns: dict[str, Any], masks: tuple[int, ...]) -> tuple[bool, int]:
     """(whether the value is already stored, the `sequence` it takes when appended)."""
     old, count = most_recent_with(s, sample_id, columns["metric"], columns["provenance_key"], masks)
     if old is None:

@@ -18,6 +18,7 @@ rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used a
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import threading
 from collections import OrderedDict
@@ -203,7 +204,7 @@ class _State:
         self.complete = complete
         self.scope = set(complete)
         self.mine = mine
-        self._first_seen: dict[int, object] | None = None
+        self._first_seen: dict[int, dt.datetime] | None = None
         self._waiting: dict[int, list[int]] = {}
 
     @classmethod
@@ -224,7 +225,7 @@ class _State:
         }
         return cls(s, who, complete, mine)
 
-    def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, object]:
+    def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, dt.datetime]:
         """sample id -> when the rater first rated a criterion of it, for `sample_ids` (default: every sample the
         rater has answered in scope)."""
         if self._first_seen is not None:

@@ -148,9 +148,11 @@ def shared_clip_backbone(
 
 
 def _projected(out: Any) -> torch.Tensor:
-    return out.pooler_output if hasattr(out, "pooler_output") else out
+    projected: torch.Tensor = out.pooler_output if hasattr(out, "pooler_output") else out
+    return projected
 
 
 def _unit(emb: torch.Tensor) -> np.ndarray:
     emb = emb.float()
-    return (emb / emb.norm(dim=-1, keepdim=True)).cpu().numpy()
+    unit: torch.Tensor = emb / emb.norm(dim=-1, keepdim=True)
+    return unit.cpu().numpy()

@@ -29,7 +29,7 @@ class ClipImageScorer(ClipScorer):
     """CLIP-I = mean over references r of cos(image_emb(out), image_emb(r)); `extras["per_ref"]` lists them."""
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        pairs = [(s.out, s.refs) for s in samples]
+        pairs = [(s.out_image, s.refs) for s in samples]
         return [
             (mean, None, {"per_ref": per_ref}) for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)
         ]
@@ -38,8 +38,9 @@ class ClipImageScorer(ClipScorer):
 def text_image_cosines(samples: list[Sample], backbone: ClipBackbone) -> np.ndarray:
     """(N,) float32 cos(text_emb(full prompt), image_emb(out)); prompts truncated to the text length (77)."""
     texts = backbone.text_embeddings([s.prompt or "" for s in samples])
-    images = backbone.image_embeddings([s.out for s in samples])
-    return np.einsum("nd,nd->n", texts, images).astype(np.float32)
+    images = backbone.image_embeddings([s.out_image for s in samples])
+    cosines: np.ndarray = np.einsum("nd,nd->n", texts, images).astype(np.float32)
+    return cosines
 
 
 class ClipTextScorer(ClipScorer):

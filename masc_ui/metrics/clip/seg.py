@@ -17,6 +17,7 @@ NaN with a reason when the output mask (or, with `segment_reference`, a referenc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -92,13 +93,13 @@ def parse_fill(value: Any) -> tuple[int, int, int]:
             raise InputError(
                 f"clip_i_seg fill {value!r} is not a colour; use e.g. white, black, #808080 or (r, g, b)"
             ) from None
-        return tuple(int(c) for c in rgb[:3])  # type: ignore[return-value]
+        return int(rgb[0]), int(rgb[1]), int(rgb[2])
     if (
         isinstance(value, (tuple, list))
         and len(value) == 3
         and all(isinstance(c, (int, np.integer)) and 0 <= c <= 255 for c in value)
     ):
-        return tuple(int(c) for c in value)  # type: ignore[return-value]
+        return int(value[0]), int(value[1]), int(value[2])
     raise InputError(f"clip_i_seg fill must be (r, g, b) integers in 0..255 or a colour name, got {value!r}")
 
 
@@ -129,24 +130,25 @@ class ClipSegScorer(ClipScorer):
         return replace(needs, ref_masks=True) if self.params["segment_reference"] else needs
 
     def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        results: list[Computed | None] = []
-        jobs: list[tuple[int, Image.Image, list[Image.Image], dict[str, Any]]] = []
-        for sample in samples:
+        results: dict[int, Computed] = {}
+        jobs: list[tuple[int, Image.Image, Sequence[InputImage | Image.Image], dict[str, Any]]] = []
+        for k, sample in enumerate(samples):
             prepared = self._segment(sample)
             if isinstance(prepared[0], Image.Image):
-                jobs.append((len(results), *prepared))  # type: ignore[arg-type]
-                results.append(None)
+                jobs.append((k, *prepared))
             else:
-                results.append(prepared)  # type: ignore[arg-type]
+                results[k] = prepared
         pairs = [(out, refs) for _, out, refs, _ in jobs]
         for (i, _, _, extras), (mean, per_ref) in zip(jobs, reference_cosines(backbone.image_embeddings, pairs)):
             results[i] = (mean, None, {**extras, "per_ref": per_ref})
-        return results  # type: ignore[return-value]
+        return [results[k] for k in range(len(samples))]
 
-    def _segment(self, sample: Sample) -> tuple[Image.Image, list[Image.Image], dict[str, Any]] | Computed:
+    def _segment(
+        self, sample: Sample
+    ) -> tuple[Image.Image, Sequence[InputImage | Image.Image], dict[str, Any]] | Computed:
         """(segmented output, references (segmented or not), extras), or the NaN result of an empty mask."""
         fill, margin = self.params["fill"], self.params["margin"]
-        out = segment_subject(sample.out, sample.out_mask, fill=fill, margin=margin, name="out_mask")
+        out = segment_subject(sample.out_image, sample.out_mask, fill=fill, margin=margin, name="out_mask")
         if out is None:
             return math.nan, "the output mask is empty (no pixel >= 0.5)", {}
         extras: dict[str, Any] = {"out_box": list(out[1])}
@@ -159,5 +161,6 @@ class ClipSegScorer(ClipScorer):
         empty = [i for i, seg in enumerate(segmented) if seg is None]
         if empty:
             return math.nan, f"reference mask(s) {empty} empty (no pixel >= 0.5)", extras
-        extras["ref_boxes"] = [list(seg[1]) for seg in segmented]  # type: ignore[index]
-        return out[0], [seg[0] for seg in segmented], extras  # type: ignore[index]
+        crops = [seg for seg in segmented if seg is not None]
+        extras["ref_boxes"] = [list(box) for _, box in crops]
+        return out[0], [crop for crop, _ in crops], extras

@@ -41,8 +41,9 @@ class DinoInfo:
     revision: str
     device: str
     dtype: torch.dtype
-    mean: tuple[float, float, float]
-    std: tuple[float, float, float]
+    mean: tuple[float, ...]
+    """Per channel (R, G, B), from the checkpoint's processor."""
+    std: tuple[float, ...]
 
 
 def dino_transform(mean: Sequence[float], std: Sequence[float]) -> transforms.Compose:
@@ -108,7 +109,7 @@ def load_dino_backbone(model_id: str, settings: Settings) -> DinoBackbone:
     std = tuple(float(v) for v in processor.image_std)
     info = DinoInfo(
         model_id=model_id, revision=checkpoint_revision(model_id), device=device, dtype=dtype, mean=mean, std=std
-    )  # type: ignore[arg-type]
+    )
     return DinoBackbone(model, info)
 
 
@@ -126,7 +127,7 @@ class DinoImageScorer(BackboneScorer):
         return shared_dino_backbone(self.models, self.settings, ids.dino)
 
     def _compute(self, samples: list[Sample], backbone: DinoBackbone) -> list[Computed]:
-        pairs = [(s.out, s.refs) for s in samples]
+        pairs = [(s.out_image, s.refs) for s in samples]
         return [
             (mean, None, {"per_ref": per_ref}) for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)
         ]

@@ -3,7 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+Box = tuple[float, float, float, float]
+"""(x0, y0, x1, y1) pixels, x right, y down."""
+
+
+def as_box(values: Sequence[float] | np.ndarray) -> Box:
+    """The 4 numbers `values` (x0, y0, x1, y1) as a tuple of Python floats."""
+    x0, y0, x1, y1 = (float(v) for v in values)
+    return x0, y0, x1, y1
 
 
 def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float) -> np.ndarray:

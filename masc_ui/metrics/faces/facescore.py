@@ -40,6 +40,7 @@ from ...settings import Settings
 from ..backbone_scorer import BackboneScorer, Computed
 from ..input_images import input_images
 from ..sample import Sample
+from .boxes import as_box
 from .detection import DetectorChoice, FaceDetectionService, choose_detector, shared_face_detection
 from .drawing import draw_faces
 from .types import Face
@@ -137,9 +138,9 @@ class FaceScoreBackbone:
                         continue
                     crops.append(FACE_TRANSFORM(rgb.crop(box)))
                     owners.append((img.sha256, list(box)))
-            for (sha, box), score in zip(owners, self._score(crops)):
+            for (sha, grown), score in zip(owners, self._score(crops)):
                 found[sha][0].append(float(score))
-                found[sha][1].append(box)
+                found[sha][1].append(grown)
             for sha in todo:
                 self.cache.put((sha, self.detection.name), found[sha])
         return [found[img.sha256] for img in images]
@@ -161,19 +162,16 @@ class FaceScoreBackbone:
 def facescore_files(ref: str, settings: Settings) -> tuple[Path, Path]:
     """(`FS_model.pt`, `med_config.json`) of `ref`: a folder, the model file itself (config beside it), or a HF repo."""
     path = Path(ref).expanduser()
-    common = dict(setting="facescore_model", cache_dir=settings.resolved_cache_dir)
+
+    def resolve(source: str, filename: str, what: str) -> Path:
+        return resolve_weights_file(
+            source, filename=filename, what=what, setting="facescore_model", cache_dir=settings.resolved_cache_dir
+        )
+
     if path.is_file():
         config = path.parent / CONFIG_FILE
-        return path, resolve_weights_file(
-            str(config) if config.exists() else str(path.parent),
-            filename=CONFIG_FILE,
-            what="FaceScore config",
-            **common,
-        )
-    return (
-        resolve_weights_file(ref, filename=MODEL_FILE, what="FaceScore model", **common),
-        resolve_weights_file(ref, filename=CONFIG_FILE, what="FaceScore config", **common),
-    )
+        return path, resolve(str(config) if config.exists() else str(path.parent), CONFIG_FILE, "FaceScore config")
+    return resolve(ref, MODEL_FILE, "FaceScore model"), resolve(ref, CONFIG_FILE, "FaceScore config")
 
 
 def load_tokenizer(model_dir: Path) -> tuple[Any, str]:
@@ -253,8 +251,8 @@ class FaceScoreScorer(BackboneScorer):
         return self.models.get(key, lambda: load_facescore_backbone(self.settings, self.models, ids))
 
     def _compute(self, samples: list[Sample], backbone: FaceScoreBackbone) -> list[Computed]:
-        outs = input_images([s.out for s in samples], ["output"] * len(samples))
-        results = []
+        outs = input_images([s.out_image for s in samples], ["output"] * len(samples))
+        results: list[Computed] = []
         for scores, boxes in backbone.face_scores(outs):
             extras = {"count": len(scores), "per_face": scores, "boxes": boxes, "detector": backbone.detection.name}
             if not scores:
@@ -282,7 +280,7 @@ class FaceScoreScorer(BackboneScorer):
         faces = list(zip(value.extras.get("boxes", []), value.extras.get("per_face", [])))
         drawn = draw_faces(
             as_input_image(out, name="output").pixels,
-            [Face(box=tuple(float(v) for v in box), score=score, landmarks=None) for box, score in faces],
+            [Face(box=as_box(box), score=score, landmarks=None) for box, score in faces],
             [f"{score:.3f}" for _, score in faces],
         )
         return FaceScoreExplanation(

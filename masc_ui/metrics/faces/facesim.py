@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ...errors import InputError
-from ...imaging import InputImage, as_input_image
+from ...errors import InputError, ModelUnavailableError
+from ...imaging import FrameSampling, InputImage, as_input_image
 from ...models.conv_layout import conv_input, in_conv_layout
 from ...models.loaded_models import ModelRegistry
 from ...models.loading import pick_device, pick_dtype
@@ -99,18 +99,23 @@ class FaceSimBackbone:
     def embeddings(self, images: Sequence[InputImage]) -> list[np.ndarray | None]:
         """Per image: the (E,) float32 unit embedding of its largest face, or None when it has none."""
         detections = self.faces(images)
-        with_face = [i for i, d in enumerate(detections) if d.largest is not None]
+        with_face = [(i, d.largest) for i, d in enumerate(detections) if d.largest is not None]
         out: list[np.ndarray | None] = [None] * len(images)
         if with_face:
-            keys = [(images[i].sha256, self.detection.name) for i in with_face]
-            items = [(images[i], detections[i].largest) for i in with_face]
+            keys = [(images[i].sha256, self.detection.name) for i, _ in with_face]
+            items = [(images[i], face) for i, face in with_face]
             vectors = self.embedding_cache.get_or_compute_many(keys, items, self._encode)
-            for i, vec in zip(with_face, vectors):
+            for (i, _), vec in zip(with_face, vectors):
                 out[i] = vec
         return out
 
     def aligned_crop(self, image: InputImage, face: Face) -> np.ndarray:
         """(112, 112, 3) uint8 RGB crop of `face` as the recognizer sees it."""
+        if face.landmarks is None:
+            raise ModelUnavailableError(
+                f"FaceSim aligns each face by its landmarks, and the {self.detection.name} face detector gives none; "
+                "use a detector that gives 5 landmarks (scrfd, retinaface or mtcnn)"
+            )
         return aligned_face(np.asarray(image.pixels.convert("RGB")), face.landmarks)
 
     @torch.inference_mode()
@@ -187,7 +192,7 @@ class FaceSimScorer(BackboneScorer):
     VIDEO_AGGREGATE = VIDEO_AGGREGATE
 
     def score_videos(
-        self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]], samplings: Sequence[dict[str, Any]]
+        self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]], samplings: Sequence[FrameSampling]
     ) -> list[MetricValue]:
         """FaceSim of each video sample (its 32 sampled `frames`, `samplings[i]` = how they were sampled), by the
         module docstring's video rule. The references and frames of all samples go through detection and the
@@ -196,11 +201,11 @@ class FaceSimScorer(BackboneScorer):
         base = self.provenance()
         refs = [input_images(s.refs, [f"reference {j + 1}" for j in range(len(s.refs))]) for s in samples]
         everything = [img for rs in refs for img in rs] + [img for fs in frames for img in fs]
-        vectors = dict(zip((img.sha256 for img in everything), backbone.embeddings(everything)))
+        vectors = _with_face(everything, backbone.embeddings(everything))
         values = []
         for rs, fs, sampling in zip(refs, frames, samplings):
             provenance = value_provenance(self, self.settings, base, int(sampling["frame_count"]))
-            used = [j for j, r in enumerate(rs) if vectors[r.sha256] is not None]
+            used = [j for j, r in enumerate(rs) if r.sha256 in vectors]
             extras: dict[str, Any] = {
                 "detector": backbone.detection.name,
                 "frames": dict(sampling),
@@ -211,14 +216,15 @@ class FaceSimScorer(BackboneScorer):
                     MetricValue(self.spec.name, float("nan"), "no face found in any reference", extras, provenance)
                 )
                 continue
-            per_ref, per_frame_ref, first = [], [], None
+            per_ref, per_frame_ref, details = [], [], []
             for j in used:
                 ref = vectors[rs[j].sha256]
-                cosines = [None if vectors[f.sha256] is None else float(np.dot(ref, vectors[f.sha256])) for f in fs]
+                cosines = [float(np.dot(ref, vectors[f.sha256])) if f.sha256 in vectors else None for f in fs]
                 value, detail = video_facesim(cosines)
                 per_ref.append(value)
                 per_frame_ref.append(detail["per_frame"])
-                first = first or detail
+                details.append(detail)
+            first = details[0]
             per_frame = [None if col[0] is None else float(np.mean(col)) for col in zip(*per_frame_ref)]
             extras.update(
                 per_frame=per_frame,
@@ -235,20 +241,20 @@ class FaceSimScorer(BackboneScorer):
         return self.models.get(key, lambda: load_facesim_backbone(self.settings, self.models, ids))
 
     def _compute(self, samples: list[Sample], backbone: FaceSimBackbone) -> list[Computed]:
-        flat = [(s.out, "output") for s in samples] + [
+        flat = [(s.out_image, "output") for s in samples] + [
             (r, f"reference {j + 1}") for s in samples for j, r in enumerate(s.refs)
         ]
         images = input_images([f[0] for f in flat], [f[1] for f in flat])
         outs, rest = images[: len(samples)], iter(images[len(samples) :])
         refs = [[next(rest) for _ in s.refs] for s in samples]
-        vectors = dict(zip((img.sha256 for img in images), backbone.embeddings(images)))
+        vectors = _with_face(images, backbone.embeddings(images))
         detections = dict(zip((img.sha256 for img in images), backbone.faces(images)))
-        results = []
+        results: list[Computed] = []
         for out, rs in zip(outs, refs):
             missing = [
                 name
                 for name, img in [("the output", out)] + [(f"reference {j + 1}", r) for j, r in enumerate(rs)]
-                if vectors[img.sha256] is None
+                if img.sha256 not in vectors
             ]
             extras: dict[str, Any] = {
                 "detector": backbone.detection.name,
@@ -295,6 +301,11 @@ class FaceSimScorer(BackboneScorer):
             detector=backbone.detection.name,
             reference_detector=backbone.detection.detector.reference,
         )
+
+
+def _with_face(images: Sequence[InputImage], vectors: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+    """sha256 -> face embedding of the `images` that have one (`vectors[i]` is None for an image without a face)."""
+    return {img.sha256: vec for img, vec in zip(images, vectors) if vec is not None}
 
 
 def _faces_json(detections: FaceDetections) -> dict[str, Any]:

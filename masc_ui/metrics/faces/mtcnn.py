@@ -133,7 +133,8 @@ class MtcnnFaceDetector:
         boxes = moved(with_scores(boxes, prob.cpu().numpy()), offsets.cpu().numpy())
         rows = np.concatenate([boxes, points_x, points_y], axis=1)
         rows = by_score(rows[rows[:, 4] > self.onet_threshold])
-        return rows[nms(rows, NMS_ONET, over="min")]
+        kept: np.ndarray = rows[nms(rows, NMS_ONET, over="min")]
+        return kept
 
 
 def pyramid(height: int, width: int) -> np.ndarray:

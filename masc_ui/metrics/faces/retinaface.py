@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ...models.nets.retinaface import RetinaFaceMobileNet
-from .boxes import nms
+from .boxes import as_box, nms
 from .types import Face, FaceDetections
 
 BGR_MEAN = (104.0, 117.0, 123.0)
@@ -63,12 +63,12 @@ class RetinaFaceDetector:
     @torch.inference_mode()
     def detect_many(self, images: list[np.ndarray]) -> list[FaceDetections]:
         """Faces in each of `images` ((H, W, 3) uint8 RGB), in order; same-size images share a forward pass."""
-        results: list[FaceDetections | None] = [None] * len(images)
+        results: dict[int, FaceDetections] = {}
         by_size: dict[tuple[int, int], list[int]] = {}
         for i, img in enumerate(images):
             by_size.setdefault(img.shape[:2], []).append(i)
         for (h, w), idx in by_size.items():
-            bgr = np.stack([images[i][..., ::-1] for i in idx]).astype(np.float32) - np.float32(BGR_MEAN)
+            bgr = np.stack([images[i][..., ::-1] for i in idx]).astype(np.float32) - np.asarray(BGR_MEAN, np.float32)
             x = torch.from_numpy(bgr).permute(0, 3, 1, 2).contiguous().to(self.device)
             loc, conf, landms = (t.float().cpu().numpy() for t in self.network(x))
             priors = prior_boxes(h, w)
@@ -76,7 +76,7 @@ class RetinaFaceDetector:
                 results[i] = FaceDetections(
                     faces=tuple(self._decode(loc[j], conf[j], landms[j], priors, h, w)), detector=self.name
                 )
-        return results  # type: ignore[return-value]
+        return [results[i] for i in range(len(images))]
 
     def _decode(
         self, loc: np.ndarray, conf: np.ndarray, landms: np.ndarray, priors: np.ndarray, h: int, w: int
@@ -90,7 +90,7 @@ class RetinaFaceDetector:
         kept = nms(boxes[keep], scores[keep], NMS_THRESHOLD)[:KEEP_TOP_K]
         return [
             Face(
-                box=tuple(float(v) for v in boxes[keep[k]]),
+                box=as_box(boxes[keep[k]]),
                 score=float(scores[keep[k]]),
                 landmarks=points[keep[k]].astype(np.float32),
             )

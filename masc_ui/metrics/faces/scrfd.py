@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from ...errors import ModelUnavailableError
-from .boxes import nms
+from .boxes import as_box, nms
 from .types import Face, FaceDetections
 
 DET_SIZE = 320
@@ -90,7 +90,7 @@ class ScrfdDetector:
             Face(
                 box=(f.box[0] - left, f.box[1] - top, f.box[2] - left, f.box[3] - top),
                 score=f.score,
-                landmarks=f.landmarks - shift,
+                landmarks=None if f.landmarks is None else f.landmarks - shift,
             )
             for f in self._detect(padded)
         ]
@@ -107,8 +107,7 @@ class ScrfdDetector:
         boxes, scores, points = boxes[order] / scale, scores[order], points[order] / scale
         keep = nms(boxes, scores, NMS_THRESHOLD)
         return [
-            Face(box=tuple(float(v) for v in boxes[i]), score=float(scores[i]), landmarks=points[i].astype(np.float32))
-            for i in keep
+            Face(box=as_box(boxes[i]), score=float(scores[i]), landmarks=points[i].astype(np.float32)) for i in keep
         ]
 
 

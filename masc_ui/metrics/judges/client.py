@@ -179,7 +179,7 @@ class ChatJudge:
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         cap = BACKOFF_CAP * self.config.backoff_s
-        wait = min(self.config.backoff_s * 2 ** (attempt - 1), cap)
+        wait = min(self.config.backoff_s * 2.0 ** (attempt - 1), cap)
         return min(max(wait, retry_after or 0.0), cap)
 
 

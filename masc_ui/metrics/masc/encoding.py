@@ -66,11 +66,13 @@ class SiglipBackbone:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        param: torch.nn.Parameter = next(self.model.parameters())
+        return param.device
 
     @property
     def dtype(self) -> torch.dtype:
-        return next(self.model.parameters()).dtype
+        param: torch.nn.Parameter = next(self.model.parameters())
+        return param.dtype
 
     @torch.inference_mode()
     def encode_images(self, images: Sequence[Image.Image], batch_size: int | None = None) -> list[ImageEncoding]:
@@ -86,24 +88,24 @@ class SiglipBackbone:
         size = batch_size or len(images)
         if not self.is_naflex:
             per_forward = self._images_per_forward(size, self.fixed_grid[0] * self.fixed_grid[1])
-            result = []
+            encodings: list[ImageEncoding] = []
             for start in range(0, len(images), per_forward):
-                result.extend(self._encode_fixed(images[start : start + per_forward]))
-            return result
+                encodings.extend(self._encode_fixed(images[start : start + per_forward]))
+            return encodings
         inputs = self.processor.image_processor(
             images=list(images), max_num_patches=self.naflex_max_patches, return_tensors="pt"
         )
         lengths = (inputs["pixel_attention_mask"] > 0).sum(1).tolist()
         order = sorted(range(len(images)), key=lambda i: lengths[i])
-        result: list[ImageEncoding | None] = [None] * len(images)
+        by_index: dict[int, ImageEncoding] = {}
         start = 0
         while start < len(order):
             per_forward = self._images_per_forward(size, lengths[order[min(start + size, len(order)) - 1]])
             chunk = order[start : start + per_forward]
             for i, enc in zip(chunk, self._encode_naflex({k: v[chunk] for k, v in inputs.items()})):
-                result[i] = enc
+                by_index[i] = enc
             start += len(chunk)
-        return result  # type: ignore[return-value]
+        return [by_index[i] for i in range(len(images))]
 
     def _images_per_forward(self, batch_size: int, tokens_per_image: int) -> int:
         """`batch_size`, lowered on CPU so that a forward carries at most `CPU_FORWARD_TOKENS` tokens (>= 1)."""
@@ -147,4 +149,5 @@ class SiglipBackbone:
         ids = self.processor.tokenizer(
             list(texts), padding="max_length", truncation=True, max_length=self.text_length, return_tensors="pt"
         )["input_ids"]
-        return self.model.text_model(input_ids=ids.to(self.device)).pooler_output
+        pooled: torch.Tensor = self.model.text_model(input_ids=ids.to(self.device)).pooler_output
+        return pooled

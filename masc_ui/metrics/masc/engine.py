@@ -59,7 +59,7 @@ class MaSCResult:
     pf: float
     """Prompt Following in [-1, 1] (higher = the scene follows the prompt better); NaN when every output patch is
     foreground, or when the prompt or output mask is missing (reason in `extras["pf_reason"]`)."""
-    extras: dict = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
     """JSON-able diagnostics: `prompt_text`, `prompt_stripped`, `stripper`, `stripper_model`, `cp_n_ref_fg`,
     `cp_n_ref_total`, `cp_fg_frac_ref`, `pf_n_fg`, `pf_n_total`, `pf_n_bg_pooled`, `cp_per_ref` (None for NaN),
     `cp_reason`/`pf_reason` (only when NaN), `provenance` (model_id, revision, params, code_version, device,
@@ -79,7 +79,7 @@ class _Prepared:
     out_key: str
     out_mask: np.ndarray | None
     text: str | None
-    text_extras: dict
+    text_extras: dict[str, Any]
 
 
 class MaSC:
@@ -157,8 +157,8 @@ class MaSC:
         self.backbone = SiglipBackbone(
             model, processor, naflex_max_patches=int(naflex_max_patches), compile=self.compile
         )
-        self._encodings = LruCache(cache_size)
-        self._texts = LruCache(text_cache_size)
+        self._encodings: LruCache[ImageEncoding] = LruCache(cache_size)
+        self._texts: LruCache[torch.Tensor] = LruCache(text_cache_size)
         self._revision = checkpoint_revision(model_id, model.config)
 
     @property
@@ -303,7 +303,7 @@ class MaSC:
             None if sample.ref_mask(j) is None else as_mask_array(sample.ref_mask(j), name=f"{where}.ref_masks[{j}]")
             for j in range(len(refs))
         ]
-        out = as_input_image(sample.out, name=f"{where}.out")
+        out = sample.out_image
         out_mask = None if sample.out_mask is None else as_mask_array(sample.out_mask, name=f"{where}.out_mask")
         if sample.subject is not None and not isinstance(sample.subject, str):
             raise InputError(
@@ -325,7 +325,7 @@ class MaSC:
             text_extras=text_extras,
         )
 
-    def _pf_prompt(self, prompt: str, object_name: str | None) -> tuple[str, dict]:
+    def _pf_prompt(self, prompt: str, object_name: str | None) -> tuple[str, dict[str, Any]]:
         """The text PF encodes, and how it was obtained (`prompt_stripped` is whitespace-insensitive)."""
         if not (object_name and object_name.strip()):
             return prompt, {"prompt_stripped": False, "stripper": None, "stripper_model": None}
@@ -383,12 +383,13 @@ class MaSC:
 
     def _prompt_following(
         self, group: list[_Prepared], enc: dict[str, ImageEncoding], texts: dict[str, torch.Tensor]
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """PF of each sample of `group`, the visible-patch poolings batched: list of dicts with `pf`, counts,
         `reason` and `attention` ((N_out,) float32 tensor or None)."""
         device = self.backbone.device
         rows: list[tuple[int, torch.Tensor, torch.Tensor]] = []
-        info: list[dict] = []
+        row_texts: list[str] = []
+        info: list[dict[str, Any]] = []
         for i, p in enumerate(group):
             out = enc[p.out_key]
             n_total = out.grid[0] * out.grid[1]
@@ -410,6 +411,7 @@ class MaSC:
                     entry["reason"] = "no prompt: PF needs the prompt the output was generated from"
                 else:
                     rows.append((i, out.patches, hidden))
+                    row_texts.append(p.text)
             else:
                 entry["reason"] = "no output mask: PF needs the subject's mask in the output to hide it"
             info.append(entry)
@@ -422,14 +424,16 @@ class MaSC:
                 x[r, : patches.shape[0]] = patches
                 hide[r, : patches.shape[0]] = hidden
             pooled, attention = pool_visible(self.backbone.model.vision_model.head, x, hide)
-            text = torch.stack([texts[group[i].text] for i, _, _ in rows])
+            text = torch.stack([texts[t] for t in row_texts])
             scores = cosine(pooled, text).tolist()
             for r, (i, patches, _) in enumerate(rows):
                 info[i]["pf"] = float(scores[r])
                 info[i]["attention"] = attention[r, : patches.shape[0]].masked_fill(hide[r, : patches.shape[0]], 0.0)
         return info
 
-    def _assemble(self, p: _Prepared, enc: dict[str, ImageEncoding], pf: dict, return_maps: bool) -> MaSCResult:
+    def _assemble(
+        self, p: _Prepared, enc: dict[str, ImageEncoding], pf: dict[str, Any], return_maps: bool
+    ) -> MaSCResult:
         out = enc[p.out_key]
         device = self.backbone.device
         matches: list[ConceptMatch | None] = []
@@ -489,7 +493,9 @@ def _patch_maps(
 ) -> PatchMaps:
     out_grid = enc[p.out_key].grid
     n_out = out_grid[0] * out_grid[1]
-    ref_grids, cp_ref, correspondences = [], [], []
+    ref_grids: list[tuple[int, int]] = []
+    cp_ref: list[np.ndarray] = []
+    correspondences: list[tuple[int, int, int, float]] = []
     out_best = torch.full((n_out,), float("-inf"))
     for r, (key, match) in enumerate(zip(p.ref_keys, matches)):
         grid = enc[key].grid

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...models.auto_profile import effective_model_ids, ensure_demo_checkpoints
 from ...models.loaded_models import ModelRegistry
@@ -18,6 +18,9 @@ from ...settings import Settings
 from ..base import MetricSpec, Needs, check_inputs, check_params, nan_value
 from ..sample import MetricValue, Sample
 from ..value_records import json_safe
+
+if TYPE_CHECKING:
+    from .engine import MaSC
 
 PAIR = ("cp", "pf")
 _OWN_EXTRAS = {
@@ -44,7 +47,7 @@ class MaSCScorer:
     def needs(self) -> Needs:
         return self.spec.needs
 
-    def engine(self) -> Any:
+    def engine(self) -> MaSC:
         """The process-wide MaSC engine for these settings (built on first use)."""
         from .engine import MaSC
 
@@ -68,8 +71,8 @@ class MaSCScorer:
         )
 
     def provenance(self) -> dict[str, Any]:
-        engine = self.engine()
-        return json_safe(engine.provenance)
+        provenance: dict[str, Any] = json_safe(self.engine().provenance)
+        return provenance
 
     def score(self, samples: Sequence[Sample], *, missing: str = "raise") -> list[MetricValue]:
         return self.score_pair(samples, [self.spec.name], missing=missing)[self.spec.name]

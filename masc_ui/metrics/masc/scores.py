@@ -6,6 +6,7 @@ All cosines are float32 on L2-normalized vectors.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -54,9 +55,18 @@ def concept_preservation(
     return ConceptMatch(cp=cp, best=best, argmax=argmax, fg=fg, out_best=out_best)
 
 
-def pool_visible(
-    head: torch.nn.Module, patches: torch.Tensor, hidden: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
+class PoolingHead(Protocol):
+    """SigLIP's attention-pooling head (transformers' `SiglipMultiheadAttentionPoolingHead`): what `pool_visible`
+    runs."""
+
+    probe: torch.Tensor
+    """(1, 1, D) the learned query token."""
+    attention: torch.nn.MultiheadAttention
+    layernorm: torch.nn.Module
+    mlp: torch.nn.Module
+
+
+def pool_visible(head: PoolingHead, patches: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """SigLIP's attention-pooling head over the patches NOT hidden, batched.
 
     patches (B, N, D) in the head's dtype; hidden (B, N) bool, True = invisible to the probe (foreground

@@ -91,6 +91,7 @@ def static_rule() -> dict[str, Any]:
     return {"method": "static", "rule": "one mask reused on every frame"}
 
 
-def text_rule(model_id: str, threshold: float) -> dict[str, Any]:
-    """`describe()` of text-prompted frame masks made by `model_id` at `threshold`."""
+def text_rule(model_id: str | None, threshold: float | None) -> dict[str, Any]:
+    """`describe()` of text-prompted frame masks made by `model_id` at `threshold` (None: not recorded in their
+    params)."""
     return {"method": "text", "model_id": model_id, "threshold": threshold}

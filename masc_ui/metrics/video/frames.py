@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ...imaging import FrameRule, InputImage, InputVideo, read_frames
+from ...imaging import FrameRule, FrameSampling, InputImage, InputVideo, read_frames
 from ..base import check_inputs, nan_value
 from ..sample import MetricValue, Sample
 from .frame_masks import FrameMasks, static_rule
@@ -114,7 +114,7 @@ def as_video_sample(sample: Sample) -> VideoSample:
     """The `VideoSample` the video scorers read from a sample whose output is a video (class labels: `ref_labels`,
     else the subject's name for every reference)."""
     return VideoSample(
-        video=sample.out,
+        video=sample.out_video,
         refs=sample.refs,
         prompt=sample.prompt,
         class_labels=sample.class_labels(),
@@ -133,7 +133,7 @@ class DecodedFrames:
             wanted = sorted({i for rule in rules for i in rule.indices(video.frame_count)})
             self._frames[video.sha256] = {f.index: f.image for f in read_frames(video, wanted)}
 
-    def get(self, video: InputVideo, rule: FrameRule) -> tuple[dict[str, Any], list[InputImage]]:
+    def get(self, video: InputVideo, rule: FrameRule) -> tuple[FrameSampling, list[InputImage]]:
         """(sampling record, the frames in sampling order) of `video` under `rule`."""
         sampling = rule.describe(video.frame_count)
         frames = self._frames[video.sha256]
@@ -214,13 +214,13 @@ def _score_chunk(
 ) -> dict[str, list[MetricValue]]:
     checks = {name: _check(name, scorer.needs, chunk, positions) for name, scorer in scorers.items()}
     rules = [rule] + [video_rule(s, settings) for s in scorers.values() if hasattr(s, "score_videos")]
-    frames = DecodedFrames([s.out for i, s in enumerate(chunk) if any(i in c.ok for c in checks.values())], rules)
+    frames = DecodedFrames([s.out_video for i, s in enumerate(chunk) if any(i in c.ok for c in checks.values())], rules)
     out: dict[str, list[MetricValue]] = {}
     own = {name: s for name, s in scorers.items() if hasattr(s, "score_videos")}
     generic = {name: s for name, s in scorers.items() if name not in own}
     for name, scorer in own.items():
         ok = checks[name].ok
-        sampled = [frames.get(chunk[i].out, video_rule(scorer, settings)) for i in ok]
+        sampled = [frames.get(chunk[i].out_video, video_rule(scorer, settings)) for i in ok]
         scored = (
             dict(zip(ok, scorer.score_videos([chunk[i] for i in ok], [f for _, f in sampled], [s for s, _ in sampled])))
             if ok
@@ -248,13 +248,13 @@ def _score_generic(
     wanted = sorted({i for name in scorers for i in checks[name].ok})
     flat: list[Sample] = []
     where: dict[tuple[int, int], int] = {}
-    samplings: dict[int, dict[str, Any]] = {}
+    samplings: dict[int, FrameSampling] = {}
     for i in wanted:
-        sampling, _ = frames.get(chunk[i].out, rule)
+        sampling, _ = frames.get(chunk[i].out_video, rule)
         samplings[i] = sampling
         for index in dict.fromkeys(sampling["indices"]):
             where[i, index] = len(flat)
-            flat.append(frame_sample(chunk[i], index, frames.frame(chunk[i].out, index)))
+            flat.append(frame_sample(chunk[i], index, frames.frame(chunk[i].out_video, index)))
     scored = score_chunk(flat, scorers, "nan") if flat else {}
     out: dict[str, list[MetricValue]] = {}
     for name, scorer in scorers.items():
@@ -270,7 +270,7 @@ def _score_generic(
                 scorer,
                 settings,
                 next(iter(per_index.values())).provenance,
-                sample.out.frame_count,
+                sample.out_video.frame_count,
                 out_mask_rule(sample),
             )
             values.append(MetricValue(name, mean.value, mean.reason, mean.extras, provenance))
@@ -305,5 +305,5 @@ def _lacking(name: str, scorer: Any, sample: Sample, reason: str, settings: Any)
     return nan_value(
         name,
         reason or "not computable",
-        value_provenance(scorer, settings, scorer.provenance(), sample.out.frame_count, out_mask_rule(sample)),
+        value_provenance(scorer, settings, scorer.provenance(), sample.out_video.frame_count, out_mask_rule(sample)),
     )

@@ -35,7 +35,7 @@ import torch
 from PIL import Image
 
 from ...errors import InputError, ModelUnavailableError
-from ...imaging import InputImage, as_input_image
+from ...imaging import ImageSource, InputImage, as_input_image
 from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...settings import Settings
@@ -128,7 +128,7 @@ class GmeEmbedder:
             keys, [gme_prompt(instruction, t) for t in texts], self._encode_texts
         )
 
-    def image_embeddings(self, images: Sequence[object]) -> np.ndarray:
+    def image_embeddings(self, images: Sequence[ImageSource | InputImage]) -> np.ndarray:
         """(N, D) unit vectors of `images` (`InputImage`s, or anything `as_input_image` accepts)."""
         inputs = [as_input_image(img, name=f"image {i + 1}") for i, img in enumerate(images)]
         return self.image_cache.get_or_compute_many([img.sha256 for img in inputs], inputs, self._encode_images)

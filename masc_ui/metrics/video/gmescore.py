@@ -51,6 +51,6 @@ class GmeScoreScorer(VideoScorer):
         return {**gme_info_fields(self.embedder().info), "instruction": GME_QUERY_INSTRUCTION}
 
     def _score_video(self, sample: VideoSample, frames: Iterator[VideoFrame]) -> Computed:
-        prompt = sample.prompt.strip()
+        prompt = (sample.prompt or "").strip()  # present: NEEDS checked it
         value, per_frame = gme_score(self.embedder(), (frame.image for frame in frames), prompt)
         return value, None, {"per_frame": per_frame, "prompt_text": prompt}

@@ -65,7 +65,7 @@ RUBRIC_SHA256 = hashlib.sha256(RUBRIC.encode()).hexdigest()
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
-def parse_rating(answer: str) -> tuple[float | None, str | None]:
+def parse_rating(answer: str | None) -> tuple[float | None, str | None]:
     """(rating, None) when the answer's first number lies in [1, 5] (e.g. "4", "**4**", "Score: 4 - ...", "4.5");
     (None, reason) otherwise."""
     match = _NUMBER.search(answer or "")

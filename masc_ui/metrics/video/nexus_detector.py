@@ -27,13 +27,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from ...errors import ModelUnavailableError
-from ...imaging import InputImage, as_input_image
+from ...imaging import ImageSource, InputImage, as_input_image
 from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
 from ...models.precision import cast_model, float32_parts
@@ -74,6 +74,22 @@ class DetectorInfo:
     """Parts kept in float32 whatever `dtype` is (the heads)."""
 
 
+class ImagePromptedDetector(Protocol):
+    """What NexusScore reads of a detector (a loader of `DETECTOR_LOADERS` returns one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def info(self) -> DetectorInfo: ...
+
+    def detect(
+        self, frames: Sequence[ImageSource | InputImage], queries: Sequence[ImageSource | InputImage]
+    ) -> list[list[list[Detection]]]:
+        """`[frame][query] -> [Detection, ...]`, each list sorted by confidence (highest first)."""
+        ...
+
+
 class Owlv2ImageGuidedDetector:
     """OWLv2 image-guided detection (see the module docstring). `detect(frames, queries)` -> for each frame, for each
     query image, its detections sorted by confidence (highest first). Query embeddings are cached by content."""
@@ -91,27 +107,33 @@ class Owlv2ImageGuidedDetector:
     def name(self) -> str:
         return self.info.name
 
-    def detect(self, frames: Sequence[object], queries: Sequence[object]) -> list[list[list[Detection]]]:
+    def detect(
+        self, frames: Sequence[ImageSource | InputImage], queries: Sequence[ImageSource | InputImage]
+    ) -> list[list[list[Detection]]]:
         """`[frame][query] -> [Detection, ...]` for `frames` and `queries` (`InputImage`s or what `as_input_image`
         takes)."""
-        frames = [as_input_image(f, name=f"frame {i + 1}") for i, f in enumerate(frames)]
-        queries = [as_input_image(q, name=f"reference image {i + 1}") for i, q in enumerate(queries)]
-        if not frames or not queries:
-            return [[[] for _ in queries] for _ in frames]
-        query_vecs = self.query_cache.get_or_compute_many([q.sha256 for q in queries], queries, self._embed_queries)
+        frame_images = [as_input_image(f, name=f"frame {i + 1}") for i, f in enumerate(frames)]
+        query_images = [as_input_image(q, name=f"reference image {i + 1}") for i, q in enumerate(queries)]
+        if not frame_images or not query_images:
+            return [[[] for _ in query_images] for _ in frame_images]
+        query_vecs = self.query_cache.get_or_compute_many(
+            [q.sha256 for q in query_images], query_images, self._embed_queries
+        )
         results: list[list[list[Detection]]] = []
-        for start in range(0, len(frames), self.batch_size):
-            results += self._detect_batch(frames[start : start + self.batch_size], query_vecs)
+        for start in range(0, len(frame_images), self.batch_size):
+            results += self._detect_batch(frame_images[start : start + self.batch_size], query_vecs)
         return results
 
     def _pixels(self, images: list[InputImage]) -> torch.Tensor:
         pixels = self.image_processor(images=[img.pixels for img in images], return_tensors="pt")["pixel_values"]
-        return pixels.to(self.info.device, self.info.dtype)
+        placed: torch.Tensor = pixels.to(self.info.device, self.info.dtype)
+        return placed
 
     @torch.inference_mode()
     def _embed_queries(self, queries: list[InputImage]) -> np.ndarray:
         feature_map = self.model.image_embedder(pixel_values=self._pixels(queries))[0]
         b, h, w, d = feature_map.shape
+        query_embeds: torch.Tensor
         query_embeds, _, _ = self.model.embed_image_query(feature_map.reshape(b, h * w, d), feature_map)
         return query_embeds[:, 0].float().cpu().numpy()
 
@@ -123,7 +145,9 @@ class Owlv2ImageGuidedDetector:
         feature_map = self.model.image_embedder(pixel_values=self._pixels(frames))[0]
         b, h, w, d = feature_map.shape
         image_feats = feature_map.reshape(b, h * w, d)
-        boxes = center_to_corners_format(self.model.box_predictor(image_feats, feature_map)).float()
+        corners = center_to_corners_format(self.model.box_predictor(image_feats, feature_map))
+        # transformers annotates it with its `TensorType` enum (of names); it returns the kind of array it is given
+        boxes = corners.float()  # type: ignore[attr-defined]
         queries = torch.as_tensor(query_vecs, device=self.info.device, dtype=self.model.class_head.dense0.weight.dtype)
         query_embeds = queries[None].expand(b, -1, -1)
         logits = self.model.class_predictor(image_feats, query_embeds)[0].float()  # (b, patches, queries)
@@ -141,9 +165,11 @@ class Owlv2ImageGuidedDetector:
                 conf = confidences[k, :, q]
                 keep = torch.nonzero(conf > DETECTION_THRESHOLD).flatten()
                 keep = keep[nms(pixel_boxes[keep], conf[keep], NMS_IOU)][:MAX_BOXES]
-                per_query.append(
-                    [Detection(tuple(float(v) for v in pixel_boxes[i].tolist()), float(conf[i])) for i in keep.tolist()]
-                )
+                found = []
+                for i in keep.tolist():
+                    x0, y0, x1, y1 = (float(v) for v in pixel_boxes[i].tolist())
+                    found.append(Detection((x0, y0, x1, y1), float(conf[i])))
+                per_query.append(found)
             out.append(per_query)
         return out
 
@@ -169,17 +195,17 @@ def load_owlv2_detector(model_id: str, settings: Settings) -> Owlv2ImageGuidedDe
     return Owlv2ImageGuidedDetector(model, processor, info)
 
 
-DETECTOR_LOADERS: dict[str, Callable[[str, Settings], Any]] = {"owlv2": load_owlv2_detector}
+DETECTOR_LOADERS: dict[str, Callable[[str, Settings], ImagePromptedDetector]] = {"owlv2": load_owlv2_detector}
 """Checkpoint `model_type` -> loader of an image-prompted detector with `.name`, `.info` and `.detect(frames,
 queries)`."""
 
 
-def load_nexus_detector(model_id: str, settings: Settings) -> Any:
+def load_nexus_detector(model_id: str, settings: Settings) -> ImagePromptedDetector:
     """The detector for checkpoint `model_id`, by its `model_type` (see `DETECTOR_LOADERS`)."""
     from transformers import AutoConfig
 
     config = load_pretrained(AutoConfig, model_id, what=_WHAT)
-    loader = DETECTOR_LOADERS.get(getattr(config, "model_type", None))
+    loader = DETECTOR_LOADERS.get(getattr(config, "model_type", ""))
     if loader is None:
         raise ModelUnavailableError(
             f"{_WHAT}: {model_id!r} is a {getattr(config, 'model_type', '?')} checkpoint; supported image-prompted "
@@ -189,6 +215,6 @@ def load_nexus_detector(model_id: str, settings: Settings) -> Any:
     return loader(model_id, settings)
 
 
-def shared_nexus_detector(models: ModelRegistry, settings: Settings, model_id: str) -> Any:
+def shared_nexus_detector(models: ModelRegistry, settings: Settings, model_id: str) -> ImagePromptedDetector:
     key = ("nexus-detector", model_id, settings.device, settings.dtype)
     return models.get(key, lambda: load_nexus_detector(model_id, settings))

@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...imaging import FrameRule, VideoFrame, open_image
+from ...imaging import FrameRule, ImageSource, InputImage, VideoFrame, open_image
 from ...models.auto_profile import effective_model_ids, ensure_demo_checkpoints
 from ...models.precision import precision_params
 from .gme import GME_QUERY_INSTRUCTION, GmeEmbedder, batched, gme_info_fields, shared_gme
-from .nexus_detector import DETECTION_THRESHOLD, MAX_BOXES, NMS_IOU, shared_nexus_detector
+from .nexus_detector import DETECTION_THRESHOLD, MAX_BOXES, NMS_IOU, ImagePromptedDetector, shared_nexus_detector
 from .sample import VideoNeeds, VideoSample
 from .scorer import Computed, VideoScorer
 
@@ -46,9 +46,9 @@ TEXT_THRESHOLD = 0.30
 
 def nexus_score(
     frames: Iterable[VideoFrame],
-    refs: Sequence[object],
+    refs: Sequence[ImageSource | InputImage],
     labels: Sequence[str | None],
-    detector: Any,
+    detector: ImagePromptedDetector,
     gme: GmeEmbedder,
     *,
     conf_threshold: float = CONF_THRESHOLD,
@@ -110,7 +110,7 @@ def nexus_score(
     extras.update(
         detections=detections, n_frames_with_detection=frames_with_detection, n_kept=len(kept), mean_kept=mean_kept
     )
-    if not kept:
+    if mean_kept is None:
         return 0.0, None, extras
     return mean_kept / frames_with_detection, None, extras
 
@@ -129,7 +129,7 @@ class NexusScoreScorer(VideoScorer):
                 raise InputError(f"nexusscore parameter {name} must be a number in [-1, 1], got {value!r}")
         return {name: float(value) for name, value in params.items()}
 
-    def parts(self) -> tuple[Any, GmeEmbedder]:
+    def parts(self) -> tuple[ImagePromptedDetector, GmeEmbedder]:
         """(detector, GME embedder), loaded on first call and shared through `self.models`."""
         ensure_demo_checkpoints(self.settings, ("gme", "nexus_detector"), self.models)
         ids = effective_model_ids(self.settings, self.models)

@@ -56,7 +56,8 @@ class Blip2Itm(PairEngine):
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        param: torch.nn.Parameter = next(self.model.parameters())
+        return param.device
 
     @torch.inference_mode()
     def encode_images(self, images: list[InputImage]) -> list[torch.Tensor]:
@@ -96,7 +97,7 @@ def itm_probabilities(
         encoder_hidden_states=image_embeds,
         encoder_attention_mask=torch.ones(image_embeds.shape[:-1], dtype=torch.long, device=image_embeds.device),
     )
-    logits = model.itm_head(out[0][:, : queries.shape[1]]).mean(dim=1)
+    logits: torch.Tensor = model.itm_head(out[0][:, : queries.shape[1]]).mean(dim=1)
     return logits.float().softmax(-1)[:, 1].cpu()
 
 

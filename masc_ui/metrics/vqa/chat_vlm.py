@@ -106,7 +106,8 @@ class ChatVlmVqa(PairEngine):
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        param: torch.nn.Parameter = next(self.model.parameters())
+        return param.device
 
     def question(self, prompt: str) -> str:
         return chat_vlm_question(prompt)
@@ -114,18 +115,22 @@ class ChatVlmVqa(PairEngine):
     def chat_text(self, question: str) -> str:
         """The templated text of one user turn [image, question] with the generation prompt."""
         messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]}]
-        return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text: str = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return text
 
     @torch.inference_mode()
     def encode_images(self, images: list[InputImage]) -> list[ChatImage | Refusal]:
         """Per image: its `ChatImage`, or a `Refusal` when the image processor refuses it. The accepted images'
         pixels go through one vision call when the model's inputs and outputs allow it (one per image otherwise)."""
         prepared = [self._image_inputs(image) for image in images]
-        accepted = [i for i, p in enumerate(prepared) if not isinstance(p, Refusal)]
-        encodings = self._encode([prepared[i] for i in accepted]) if self.shared else [None] * len(accepted)
-        out: list[ChatImage | Refusal] = list(prepared)
-        for i, encoding in zip(accepted, encodings):
-            out[i] = ChatImage({k: v for k, v in prepared[i].items() if k not in PIXEL_KEYS}, encoding)
+        accepted = [p for p in prepared if not isinstance(p, Refusal)]
+        encodings = iter(self._encode(accepted) if self.shared else [None] * len(accepted))
+        out: list[ChatImage | Refusal] = []
+        for p in prepared:
+            if isinstance(p, Refusal):
+                out.append(p)
+            else:
+                out.append(ChatImage({k: v for k, v in p.items() if k not in PIXEL_KEYS}, next(encodings)))
         return out
 
     def _image_inputs(self, image: InputImage) -> dict[str, torch.Tensor] | Refusal:

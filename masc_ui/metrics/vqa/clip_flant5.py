@@ -140,7 +140,7 @@ class ClipFlanT5Vqa(PairEngine):
 
     def answer_probabilities(self, embeds: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B,) exp(-mean token cross-entropy) of `Yes</s>` and of `No</s>`, teacher-forced, one encoder pass."""
-        language_model = self.model.language_model
+        language_model: Any = self.model.language_model  # transformers' T5ForConditionalGeneration
         encoded = language_model.get_encoder()(inputs_embeds=embeds, attention_mask=mask)
         out = []
         for answer in (self.answer_ids, self.negative_ids):

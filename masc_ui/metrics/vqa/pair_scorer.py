@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...imaging import as_input_image
 from ..backbone_scorer import BackboneScorer, Computed
 from ..sample import Sample
 from .pair_engine import EngineInfo, PairEngine
@@ -16,7 +15,7 @@ class PairScorer(BackboneScorer):
     """Scores each sample's output image against its full prompt; subclasses implement `_load_backbone`."""
 
     def _compute(self, samples: list[Sample], backbone: PairEngine) -> list[Computed]:
-        images = [as_input_image(s.out, name=f"sample {i}'s output image") for i, s in enumerate(samples)]
+        images = [s.out_image for s in samples]
         scores = backbone.score(images, [s.prompt or "" for s in samples])
         computed = []
         for image, score in zip(images, scores):

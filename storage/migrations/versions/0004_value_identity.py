@@ -53,7 +53,7 @@ def _backfill(conn: sa.Connection) -> None:
         sa.text("SELECT metric_value_id, mask_version_id FROM metric_value_masks ORDER BY mask_version_id")
     ):
         masks[value_id].append(mask_id)
-    seen: dict[tuple, int] = defaultdict(int)
+    seen: dict[tuple[int, str, str, str], int] = defaultdict(int)
     updates = []
     for value_id, sample_id, metric, key in conn.execute(
         sa.text("SELECT id, sample_id, metric, provenance_key FROM metric_values ORDER BY id")

@@ -19,7 +19,9 @@ from torch.nn import functional as F
 
 from masc_ui.errors import InputError, ModelUnavailableError
 from masc_ui.imaging import as_input_image
+from masc_ui.metrics.faces.detection import FaceDetectionService
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
+from masc_ui.metrics.faces.types import Face, FaceDetections
 from masc_ui.metrics.registry import get_scorer, score_metrics
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.loaded_models import ModelRegistry
@@ -261,3 +263,26 @@ def test_recognizer_loading_errors_name_the_key(demo_weights, demo_settings, tmp
         get_scorer("facesim", demo_settings.replace(face_recognizer=str(tmp_path / "nope.bin"))).score(
             [Sample(refs=(_astronaut(),), out=_astronaut())]
         )
+
+
+class _BoxesOnlyDetector:
+    """A detector backend that finds one face filling the image and gives no landmarks."""
+
+    name = "boxes-only"
+    reference = False
+
+    def describe(self) -> dict[str, object]:
+        return {"detector": self.name, "reference_detector": False, "weights": None, "params": ""}
+
+    def detect(self, rgb: np.ndarray) -> FaceDetections:
+        h, w = rgb.shape[:2]
+        return FaceDetections(
+            faces=(Face(box=(0.0, 0.0, float(w), float(h)), score=0.99, landmarks=None),), detector=self.name
+        )
+
+
+def test_a_detector_without_landmarks_is_refused_clearly(demo_settings):
+    scorer = get_scorer("facesim", demo_settings, ModelRegistry())
+    scorer.backbone().detection = FaceDetectionService(_BoxesOnlyDetector())
+    with pytest.raises(ModelUnavailableError, match="boxes-only face detector gives none"):
+        scorer.score([Sample(refs=(_astronaut(),), out=_variants()["rot8"])])
