@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -316,6 +317,40 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
         ),
         "masc_ui.metrics.video.naturalscore:NaturalScoreScorer",
     ),
+    (
+        MetricSpec(
+            "motion",
+            "Motion",
+            (0.0, math.inf),
+            True,
+            "|mean| of OpenCV Farneback optical flow between consecutive frames, over every frame (grey as OpenCV's "
+            "BGR weights read RGB), each flow map area-resized to 16 px wide, averaged over frames, positions and "
+            "both (signed) components; 0 = still.",
+            _OPENS2V + " (get_motionscore.py, motion_fb)",
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.motion:MotionScorer",
+    ),
+    (
+        MetricSpec(
+            "opens2v_total",
+            "OpenS2V Total",
+            (-0.15, 1.0),
+            True,
+            "OpenS2V-Eval v1.0's weighted Total of six scores of one video, each clipped and min-max normalised as "
+            "its leaderboard does: Open domain 0.12 Aesthetics + 0.12 Motion + 0.20 FaceSim + 0.12 GmeScore + "
+            "0.20 NexusScore + 0.24 NaturalScore (Human domain: 0.15, 0.15, 0.25, 0.15, -, 0.30); FaceSim or "
+            "NexusScore absent (NaN, NexusScore 0): left out, the other weights rescaled to sum 1; another NaN: NaN.",
+            _OPENS2V + " (v1.0 leaderboard, merge_result.py)",
+            needs_prompt=True,
+            needs_reference=True,
+            backbone_settings=("judge_model", "gme_model", "nexus_detector", "face_recognizer"),
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.opens2v_total:OpenS2VTotalScorer",
+    ),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
 _FACTORIES = {spec.name: factory for spec, factory in _METRICS}
@@ -393,6 +428,8 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     spec = get_spec(name)
     module, cls = _FACTORIES[name].split(":")
     factory = getattr(importlib.import_module(module), cls)
+    if getattr(factory, "COMPOSITE", False):  # computed from other metrics: it reaches them through this module
+        params = {**params, "registry": sys.modules[__name__]}
     scorer: Scorer = factory(spec, settings, models, **params)
     return scorer
 
@@ -409,13 +446,23 @@ def metrics_for(
     when `video` says so). With `settings`, a judge that cannot be asked (OpenAI's API without
     `MASC_JUDGE_API_KEY`: NaturalScore, and the DreamBench++ judge in `api` mode) is left out, with the metrics
     computed from it: "all" never fails on a paid API that is not configured; naming such a metric gives the error
-    that says what to set."""
+    that says what to set. A metric whose components are not all in the registry is left out too."""
     video = any(isinstance(s, Sample) and s.is_video for s in samples) or bool(video)
     specs = list_metrics(None if video else "image")
     if video:
         specs = [spec for spec in specs if spec.name not in PER_FRAME_LEFT_OUT]
     left_out = _unaskable(settings) if settings is not None else set()
+    for name, parts in _components().items():
+        if any(part not in _SPECS or part in left_out for part in parts):
+            left_out.add(name)
     return [spec for spec in specs if spec.name not in left_out]
+
+
+def _components() -> dict[str, tuple[str, ...]]:
+    """Metrics computed from other metrics -> the metrics they need (any domain)."""
+    from .video.opens2v_total import COMPONENT_METRICS
+
+    return {"opens2v_total": COMPONENT_METRICS}
 
 
 def _unaskable(settings: Settings) -> set[str]:
@@ -507,8 +554,12 @@ def score_metrics(
         )
         as_videos = [as_video_sample(s) for s in video_samples]
         video_scorers: dict[str, Any] = dict(on_videos)  # they take VideoSamples
+        composite = {n for n, s in video_scorers.items() if getattr(s, "COMPOSITE", False)}
         for name, scorer in video_scorers.items():
-            scored[name] = scorer.score(as_videos, missing="nan")
+            if name not in composite:
+                scored[name] = scorer.score(as_videos, missing="nan")
+        for name in composite:  # from the values of this call where it has them, the others computed
+            scored[name] = video_scorers[name].score(as_videos, missing="nan", known=scored)
         for name, values in scored.items():
             for i, value in zip(videos, values):
                 results[name][i] = value

@@ -22,7 +22,7 @@ from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
 
-VIDEO = ["gmescore", "nexusscore", "naturalscore"]
+VIDEO = ["gmescore", "nexusscore", "naturalscore", "motion", "opens2v_total"]
 
 
 def test_video_metrics_are_declared_with_their_metadata():
