@@ -18,6 +18,7 @@ from .space_storage import space_data_dir
 PROFILES = ("auto", "paper", "fast", "demo")
 STRIPPERS = ("regex", "spacy", "none")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+DBPP_JUDGES = ("api", "local")
 MAX_NAFLEX_PATCHES = 16_384
 """Largest MaSC NaFlex patch budget (16x the paper's 1024): larger ones only exhaust memory."""
 
@@ -144,6 +145,18 @@ class Settings:
     """First wait between attempts, doubled each time up to 5x (OpenS2V: 2 s .. 10 s); 0 .. 60."""
     judge_workers: int = 4
     """Judge calls in flight at once (1 .. 64)."""
+    dbpp_judge: str = "api"
+    """Who answers the DreamBench++ judge metrics (`dbpp_cp`, `dbpp_pf`): `api` (a chat model behind the
+    OpenAI-compatible API of the `judge_*` settings, `dbpp_api_model`) or `local` (a chat VLM loaded here,
+    `dbpp_local_model`)."""
+    dbpp_api_model: str = "gpt-4o-2024-05-13"
+    """Chat model the DreamBench++ judge asks in `api` mode (the GPT-4o snapshot DreamBench++'s published ratings
+    come from), at `judge_base_url` with `judge_api_key`."""
+    dbpp_local_model: str | None = None
+    """Chat VLM (HF id or local dir, `AutoModelForImageTextToText` with a chat template) of the DreamBench++ judge in
+    `local` mode; None = the profile's (`Qwen/Qwen2.5-VL-7B-Instruct`)."""
+    dbpp_max_new_tokens: int = 512
+    """Most tokens the local DreamBench++ judge writes per answer (1 .. 8192)."""
     host: str = "127.0.0.1"
     """Address the web app binds to (default `0.0.0.0` when `SPACE_ID` is set, i.e. on Hugging Face Spaces)."""
     port: int = 7860
@@ -187,6 +200,10 @@ class Settings:
             raise InputError(f"judge_timeout_s must be within (0, 600], got {self.judge_timeout_s}")
         if not (self.judge_model or "").strip():
             raise InputError("judge_model must name a chat model, e.g. gpt-4o-2024-11-20")
+        _check_choice("dbpp_judge", self.dbpp_judge, DBPP_JUDGES)
+        if not (self.dbpp_api_model or "").strip():
+            raise InputError("dbpp_api_model must name a chat model, e.g. gpt-4o-2024-05-13")
+        _check_bounds("dbpp_max_new_tokens", self.dbpp_max_new_tokens, 1, 8192)
         for name in ("data_dir", "cache_dir", "demo_weights_dir", "users_file", "space_storage_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):

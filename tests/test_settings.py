@@ -59,7 +59,7 @@ def test_bad_number_in_env_names_the_variable():
         Settings.from_env({"MASC_NAFLEX_MAX_PATCHES": "many"})
 
 
-CHOICES = {"profile": "demo", "stripper": "spacy", "dtype": "bfloat16"}
+CHOICES = {"profile": "demo", "stripper": "spacy", "dtype": "bfloat16", "dbpp_judge": "local"}
 """A valid value other than the default for the settings that take a fixed set of values."""
 
 

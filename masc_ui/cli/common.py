@@ -86,6 +86,18 @@ CATALOGUE_FLAGS = (
         "FILE|DIR|URL|REPO",
         "ArtScore's ResNet-50 state dict (MASC_ARTSCORE_CHECKPOINT)",
     ),
+    (
+        "--dbpp-judge",
+        "dbpp_judge",
+        "api|local",
+        "who answers dbpp_cp / dbpp_pf: the judge API or a local chat VLM (MASC_DBPP_JUDGE)",
+    ),
+    (
+        "--dbpp-local-model",
+        "dbpp_local_model",
+        "ID|DIR",
+        "the local DreamBench++ judge, a chat VLM (MASC_DBPP_LOCAL_MODEL)",
+    ),
 )
 """The scorer catalogue's checkpoint settings: (flag, Settings field, metavar, help); default: the profile's."""
 

@@ -39,7 +39,9 @@ def add_import(sub: argparse._SubParsersAction) -> None:
         help="import format (or give it before PATH: masc-ui import imagenhub PATH)",
     )
     p.add_argument(
-        "--judge", help="dreambench: metric name prefix of the GPT judge ratings (default gpt4o -> gpt4o_cp, gpt4o_pf)"
+        "--judge",
+        help="dreambench: the published GPT-4o ratings are values of dbpp_cp, dbpp_pf (the DreamBench++ judge); "
+        "a name NAME stores them as the external metrics NAME_cp, NAME_pf instead",
     )
     p.add_argument(
         "--outputs", type=Path, help="dreambooth: generated images, <method>/<subject>/<prompt_idx>_<seed>.png"

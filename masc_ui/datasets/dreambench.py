@@ -16,8 +16,12 @@ and `human` are written `live_subject_animal` / `live_subject_human`).
 Stored keys: a sample is `<method>/<collection>-<prompt_idx>`; when a prompt has outputs for several seeds,
 the lowest seed gets that key (the one the published ratings refer to) and the others
 `<method>/<collection>-<prompt_idx>@<seed>`. Human groups become the external raters `dreambench:group1`
-and `dreambench:group2` (one rater per group and criterion file). Judge ratings become the external
-metrics `<judge>_cp` and `<judge>_pf` (values 0..4 as published; `<judge>` is the name the user gives).
+and `dreambench:group2` (one rater per group and criterion file). The published GPT-4o ratings
+(`data_gpt_rating/*_full/`) become values of the DreamBench++ judge metrics `dbpp_cp` and `dbpp_pf` (0..4 as
+published), with the provenance of their making: model `gpt-4o-2024-05-13` and the rubric template the scripts used
+(`masc_ui.metrics.judges.dreambench.template_params`: the style rubric for CP of `style` collections), so that they
+are the same metric as the values the judge computes here with that model. With a `judge` name they become the
+external metrics `<judge>_cp` and `<judge>_pf` instead, as before (provenance `import:<judge>_cp`).
 A rating or judge value whose output image is not in this tree makes a *ratings-only* sample (no images)
 with the key `<method>/<collection>-<prompt_idx>`, method, subject and category from captions/ when it has
 the collection (else from the collection id: subject lower-cased with spaces), and the prompt from
@@ -33,6 +37,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .entries import MetricEntry, Parsed, RatingEntry, SampleEntry
@@ -76,15 +81,16 @@ class _Collection:
     where: str
 
 
-def parse_dreambench(root: Path, judge: str = "gpt4o") -> Parsed:
-    """Read a DreamBench++ tree (any subset of it) into samples, human ratings and judge metric values."""
+def parse_dreambench(root: Path, judge: str | None = None) -> Parsed:
+    """Read a DreamBench++ tree (any subset of it) into samples, human ratings and judge metric values (`judge`:
+    None = `dbpp_cp` / `dbpp_pf`, a name = `<judge>_cp` / `<judge>_pf`; see the module docstring)."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(
             f"DreamBench++ folder {root}: not found; pass the folder holding captions/, images/, "
             "samples/, data_human_rating/ or data_gpt_rating/"
         )
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", judge):
+    if judge is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", judge):
         raise InputError(
             f"judge name {judge!r}: use letters, digits, '_', '.', '-' (it becomes the metric names "
             f"<judge>_cp and <judge>_pf)"
@@ -282,23 +288,40 @@ def _human_ratings(root: Path, parsed: Parsed) -> None:
                     parsed.ratings.append(RatingEntry(where, f"{method}/{key}", RATER_PREFIX + group, criterion, score))
 
 
-def _judge_ratings(root: Path, judge: str, parsed: Parsed) -> None:
+def _judge_ratings(root: Path, judge: str | None, parsed: Parsed) -> None:
     for criterion, folder in JUDGE_FOLDERS.items():
         for method, path in _rating_files(root / "data_gpt_rating" / folder, ".json"):
             for where, key, value in _rating_values(root, path, parsed):
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 4:
                     parsed.skip(where, f"bad score: {value!r} is not a number 0..4")
                     continue
+                made = {} if judge is not None else _published_judge(criterion, key)
                 parsed.metrics.append(
                     MetricEntry(
                         where,
                         f"{method}/{key}",
-                        f"{judge}_{criterion}",
+                        f"{judge or 'dbpp'}_{criterion}",
                         float(value),
                         relative(path, root),
                         rating_range=(0.0, 4.0),
+                        **made,
                     )
                 )
+
+
+def _published_judge(criterion: str, key: str) -> dict[str, Any]:
+    """`model_id` and `params` of a published GPT-4o rating of `criterion` for the rating key `key`: the scripts'
+    model and rubric template (CP of a `style` collection: the style rubric)."""
+    from ..metrics.judges.dreambench import PUBLISHED_MODEL, template, template_params
+
+    m = _RATING_KEY.match(key)
+    split = split_collection(m["collection"]) if m is not None else None
+    rubric = "style" if criterion == "cp" and split is not None and split[0] == "style" else "subject"
+    opening = template(criterion, rubric)
+    params = {**template_params(opening), "source": "DreamBench++ data_gpt_rating (published)"}
+    if criterion == "cp":
+        params["rubric"] = rubric
+    return {"model_id": PUBLISHED_MODEL, "params": params}
 
 
 def _rating_values(root: Path, path: Path, parsed: Parsed):

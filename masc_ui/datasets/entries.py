@@ -76,6 +76,11 @@ class MetricEntry:
     rating_range: tuple[float, float] | None = None
     """(lo, hi) when the values are ratings on a fixed scale (a judge's 0-4): agreement maps them to [0, 1]
     by that range instead of min-max; None = a continuous metric."""
+    model_id: str | None = None
+    """What computed the values, when the source says (e.g. the judge model `gpt-4o-2024-05-13`); None = unknown
+    (stored as `import:<metric>`)."""
+    params: dict = field(default_factory=dict, hash=False)
+    """Provenance params the source states (e.g. the judge's rubric template), stored with the scale."""
 
 
 @dataclass(frozen=True)

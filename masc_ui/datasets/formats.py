@@ -43,7 +43,7 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "dreambench",
         "a DreamBench++ folder (captions/, images/, samples/, data_human_rating/, data_gpt_rating/; any subset)",
         parse_dreambench,
-        {"judge": "gpt4o"},
+        {"judge": None},
     ),
     "dreambooth": ImporterSpec(
         "dreambooth",

@@ -23,6 +23,7 @@ from .images import (
 )
 from .masks import as_mask_array, load_mask_alpha, load_mask_file
 from .video import (
+    ALL_FRAMES,
     VIDEO_RULES,
     FrameRule,
     FrameSampling,
@@ -41,6 +42,7 @@ from .video import (
 )
 
 __all__ = [
+    "ALL_FRAMES",
     "DEFAULT_MAX_PIXELS",
     "KEPT_FORMATS",
     "MAX_FILE_BYTES",

@@ -15,6 +15,7 @@ Sampling rules (`FrameRule`):
   frames repeat (OpenS2V keeps the repeats, so they weigh in the means).
 - `stride` (NaturalScore): frame `i * max(T // n, 1)` for i = 0 .. n - 1, dropping indices >= T, as OpenS2V's
   `extract_frames` (OpenCV) does; the last frames of the clip are never shown to the judge.
+- `all` (Motion): every decoded frame once, in order (`ALL_FRAMES`; its `count` is not used).
 RGB conversion is FFmpeg's swscale (`to_ndarray("rgb24")`), the conversion decord and OpenCV also use.
 """
 
@@ -37,7 +38,7 @@ from ..errors import InputError
 from .files import bytes_text, read_file_bytes
 from .images import DEFAULT_MAX_PIXELS, InputImage, open_image
 
-VIDEO_RULES = ("linspace", "stride")
+VIDEO_RULES = ("linspace", "stride", "all")
 
 _VIDEO_MEDIA_TYPES = {
     "mov,mp4,m4a,3gp,3g2,mj2": "video/mp4",
@@ -134,9 +135,9 @@ class FrameRule:
     """Which frames of a video a metric reads (see the module's video section for the two rules)."""
 
     kind: str
-    """`linspace` (evenly spaced, first and last included) or `stride` (`i * (T // count)`)."""
+    """`linspace` (evenly spaced, first and last included), `stride` (`i * (T // count)`) or `all` (every frame)."""
     count: int
-    """How many frames (n)."""
+    """How many frames (n); not used by `all`."""
 
     def __post_init__(self) -> None:
         if self.kind not in VIDEO_RULES:
@@ -148,16 +149,24 @@ class FrameRule:
         """The 0-based frame indices (non-decreasing) to read from a video of `frame_count` frames."""
         if self.kind == "linspace":
             return linspace_indices(frame_count, self.count)
+        if self.kind == "all":
+            _check_counts(frame_count, 1)
+            return list(range(frame_count))
         return stride_indices(frame_count, self.count)
 
     def describe(self, frame_count: int) -> FrameSampling:
-        """JSON-able record of the sampling (for provenance/extras): rule, count, T and the indices."""
+        """JSON-able record of the sampling (for provenance/extras): rule, count (for `all`: T), T and the
+        indices."""
         return {
             "rule": self.kind,
-            "count": self.count,
+            "count": frame_count if self.kind == "all" else self.count,
             "frame_count": frame_count,
             "indices": self.indices(frame_count),
         }
+
+
+ALL_FRAMES = FrameRule("all", 1)
+"""Every decoded frame (Motion reads them all, as OpenS2V's `get_motionscore.py`)."""
 
 
 def linspace_indices(frame_count: int, count: int) -> list[int]:

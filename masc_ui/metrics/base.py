@@ -27,6 +27,10 @@ FAMILIES = {
     "faces": ("Faces", "Face identity and face quality, on detected and aligned faces."),
     "quality": ("Quality and preference", "Single-image scores of how an output looks (art-likeness, preference)."),
     "video": ("Video (subject-to-video)", "OpenS2V's video scores, and the image metrics frame by frame."),
+    "judges": (
+        "Chat-model judges",
+        "A chat model asked a benchmark's rubric about the output (the DreamBench++ judge: CP and PF, 0-4).",
+    ),
     "external": ("Imported values", "Values imported with a benchmark (e.g. a judge's ratings); no scorer here."),
 }
 """Family name -> (title, one line): how the metrics are grouped in the docs and the `metrics` listing."""

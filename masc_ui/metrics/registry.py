@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,6 +33,15 @@ _COS = (-1.0, 1.0)
 _MASC_PAPER = "MaSC (arXiv 2605.22469); reference implementation masc-metric 0.3.0"
 _DREAMBOOTH = "DreamBooth (Ruiz et al., CVPR 2023); DreamBench++ (Peng et al., ICLR 2025)"
 _OPENS2V = "OpenS2V-Nexus (Yuan et al., NeurIPS 2025 D&B, arXiv 2505.20292), eval/ scripts"
+_DREAMBENCH_PP = "DreamBench++ (Peng et al., ICLR 2025), yuangpeng/dreambench_plus eval scripts and prompts/"
+_DBPP_SETTINGS = (
+    "dbpp_judge",
+    "dbpp_api_model",
+    "dbpp_local_model",
+    "judge_base_url",
+    "judge_temperature",
+    "judge_seed",
+)
 
 _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     (
@@ -232,6 +242,37 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     ),
     (
         MetricSpec(
+            "dbpp_cp",
+            "DreamBench++ CP",
+            (0.0, 4.0),
+            True,
+            "A chat model (GPT-4o by default, or a local chat VLM) asked DreamBench++'s concept-preservation rubric "
+            "(its prompts/, verbatim) about the reference and the output, both 512x512 JPEG; the score is the "
+            "answer's one 'Score: N', an integer 0-4; several references: mean of their scores.",
+            _DREAMBENCH_PP,
+            needs_reference=True,
+            backbone_settings=_DBPP_SETTINGS,
+            family="judges",
+        ),
+        "masc_ui.metrics.judges.dbpp:DreamBenchJudgeScorer",
+    ),
+    (
+        MetricSpec(
+            "dbpp_pf",
+            "DreamBench++ PF",
+            (0.0, 4.0),
+            True,
+            "A chat model (GPT-4o by default, or a local chat VLM) asked DreamBench++'s prompt-following rubric about "
+            "the full prompt and the output (512x512 JPEG); the score is the answer's one 'Score: N', an integer 0-4.",
+            _DREAMBENCH_PP,
+            needs_prompt=True,
+            backbone_settings=_DBPP_SETTINGS,
+            family="judges",
+        ),
+        "masc_ui.metrics.judges.dbpp:DreamBenchJudgeScorer",
+    ),
+    (
+        MetricSpec(
             "gmescore",
             "GmeScore",
             _COS,
@@ -278,6 +319,40 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
             family="video",
         ),
         "masc_ui.metrics.video.naturalscore:NaturalScoreScorer",
+    ),
+    (
+        MetricSpec(
+            "motion",
+            "Motion",
+            (0.0, math.inf),
+            True,
+            "|mean| of OpenCV Farneback optical flow between consecutive frames, over every frame (grey as OpenCV's "
+            "BGR weights read RGB), each flow map area-resized to 16 px wide, averaged over frames, positions and "
+            "both (signed) components; 0 = still.",
+            _OPENS2V + " (get_motionscore.py, motion_fb)",
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.motion:MotionScorer",
+    ),
+    (
+        MetricSpec(
+            "opens2v_total",
+            "OpenS2V Total",
+            (-0.15, 1.0),
+            True,
+            "OpenS2V-Eval v1.0's weighted Total of six scores of one video, each clipped and min-max normalised as "
+            "its leaderboard does: Open domain 0.12 Aesthetics + 0.12 Motion + 0.20 FaceSim + 0.12 GmeScore + "
+            "0.20 NexusScore + 0.24 NaturalScore (Human domain: 0.15, 0.15, 0.25, 0.15, -, 0.30); FaceSim or "
+            "NexusScore absent (NaN, NexusScore 0): left out, the other weights rescaled to sum 1; another NaN: NaN.",
+            _OPENS2V + " (v1.0 leaderboard, merge_result.py)",
+            needs_prompt=True,
+            needs_reference=True,
+            backbone_settings=("judge_model", "gme_model", "nexus_detector", "face_recognizer"),
+            media="video",
+            family="video",
+        ),
+        "masc_ui.metrics.video.opens2v_total:OpenS2VTotalScorer",
     ),
 )
 _SPECS = {spec.name: spec for spec, _ in _METRICS}
@@ -356,6 +431,8 @@ def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = Non
     spec = get_spec(name)
     module, cls = _FACTORIES[name].split(":")
     factory = getattr(importlib.import_module(module), cls)
+    if getattr(factory, "COMPOSITE", False):  # computed from other metrics: it reaches them through this module
+        params = {**params, "registry": sys.modules[__name__]}
     scorer: Scorer = factory(spec, settings, models, **params)
     return scorer
 
@@ -366,24 +443,51 @@ def _video_scorers(scorers: Mapping[str, Scorer]) -> dict[str, VideoScorer]:
     return {name: cast("VideoScorer", s) for name, s in scorers.items() if s.spec.media == "video"}
 
 
+PER_FRAME_LEFT_OUT = ("dbpp_cp", "dbpp_pf")
+"""Image metrics that "all" does not apply to the frames of a video: one judge request per frame and criterion."""
+
+
 def metrics_for(
     samples: Sequence[Any], settings: Settings | None = None, *, video: bool | None = None
 ) -> list[MetricSpec]:
-    """The built-in metrics that apply to `samples`: every image metric (applied per frame to a video output), plus
-    the video metrics when some sample's output is a video (or when `video` says so). With `settings`, NaturalScore
-    is left out while its judge cannot be asked (OpenAI's API without `MASC_JUDGE_API_KEY`): "all" never fails on a
-    paid API that is not configured; naming `naturalscore` gives the error that says what to set."""
+    """The built-in metrics that apply to `samples`: every image metric (applied per frame to a video output, except
+    the DreamBench++ judge, `PER_FRAME_LEFT_OUT`), plus the video metrics when some sample's output is a video (or
+    when `video` says so). With `settings`, a judge that cannot be asked (OpenAI's API without
+    `MASC_JUDGE_API_KEY`: NaturalScore, and the DreamBench++ judge in `api` mode) is left out, with the metrics
+    computed from it: "all" never fails on a paid API that is not configured; naming such a metric gives the error
+    that says what to set. A metric whose components are not all in the registry is left out too."""
     video = any(isinstance(s, Sample) and s.is_video for s in samples) or bool(video)
     specs = list_metrics(None if video else "image")
-    if video and settings is not None:
-        from ..errors import ModelUnavailableError
-        from .judges.client import JudgeConfig
+    if video:
+        specs = [spec for spec in specs if spec.name not in PER_FRAME_LEFT_OUT]
+    left_out = _unaskable(settings) if settings is not None else set()
+    for name, parts in _components().items():
+        if any(part not in _SPECS or part in left_out for part in parts):
+            left_out.add(name)
+    return [spec for spec in specs if spec.name not in left_out]
 
-        try:
-            JudgeConfig.from_settings(settings)
-        except ModelUnavailableError:
-            specs = [spec for spec in specs if spec.name != "naturalscore"]
-    return specs
+
+def _components() -> dict[str, tuple[str, ...]]:
+    """Metrics computed from other metrics -> the metrics they need (any domain)."""
+    from .video.opens2v_total import COMPONENT_METRICS
+
+    return {"opens2v_total": COMPONENT_METRICS}
+
+
+def _unaskable(settings: Settings) -> set[str]:
+    """The judge metrics that `settings` cannot ask (no key for OpenAI's API)."""
+    from ..errors import ModelUnavailableError
+    from .judges.client import JudgeConfig
+    from .judges.dbpp import judge_available
+
+    out = set()
+    try:
+        JudgeConfig.from_settings(settings)
+    except ModelUnavailableError:
+        out.add("naturalscore")
+    if not judge_available(settings):
+        out.update(("dbpp_cp", "dbpp_pf"))
+    return out
 
 
 def resolve_metric_names(
@@ -457,8 +561,14 @@ def score_metrics(
         scored = (
             score_videos(video_samples, on_images, settings, score_image_chunk, positions=videos) if on_images else {}
         )
-        for name, video_scorer in on_videos.items():
-            scored[name] = video_scorer.score([as_video_sample(s) for s in video_samples], missing="nan")
+        as_videos = [as_video_sample(s) for s in video_samples]
+        video_scorers: dict[str, Any] = dict(on_videos)  # they take VideoSamples
+        composite = {n for n, s in video_scorers.items() if getattr(s, "COMPOSITE", False)}
+        for name, scorer in video_scorers.items():
+            if name not in composite:
+                scored[name] = scorer.score(as_videos, missing="nan")
+        for name in composite:  # from the values of this call where it has them, the others computed
+            scored[name] = video_scorers[name].score(as_videos, missing="nan", known=scored)
         for name, values in scored.items():
             for i, value in zip(videos, values):
                 results[name][i] = value

@@ -34,6 +34,7 @@ _SETTING = {
     "artscore": "artscore_checkpoint",
     "vqa": "vqa_model",
     "itm": "itm_model",
+    "dbpp_judge": "dbpp_local_model",
 }
 
 

@@ -46,6 +46,8 @@ class ModelIds:
     """FaceScore's RetinaFace-MobileNet0.25 weights (file, URL or HF repo); None = the packaged MTCNN fallback."""
     artscore: str | None = None
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo)."""
+    dbpp_judge: str | None = None
+    """The local DreamBench++ judge: a chat VLM (`AutoModelForImageTextToText` with a chat template)."""
 
 
 PAPER = ModelIds(
@@ -69,6 +71,7 @@ PAPER = ModelIds(
         "https://github.com/jchen175/ArtScore/raw/main/ckpt/"
         "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"
     ),
+    dbpp_judge="Qwen/Qwen2.5-VL-7B-Instruct",
 )
 FAST = replace(
     PAPER,
@@ -77,6 +80,7 @@ FAST = replace(
     gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct",
     nexus_detector="google/owlv2-base-patch16-ensemble",
     vqa="zhiqiulin/clip-flant5-xl",
+    dbpp_judge="Qwen/Qwen2.5-VL-3B-Instruct",
 )
 CHAT_VLM_CHOICES = ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct")
 """The chat-VLM family of VQAScore (set `vqa_model`): METRICS.md's default and its smaller choice."""
@@ -95,6 +99,7 @@ DEMO_NAMES = {
     "facescore": "facescore",
     "face_recognizer": "face-recognizer",
     "artscore": "artscore",
+    "dbpp_judge": "qwen2.5-vl",
 }
 """ModelIds field -> demo folder. The demo profile has no face detector weights: face metrics use the packaged
 MTCNN there (real weights, shipped inside the PyPI package `mtcnn`; a random detector would find random faces);
@@ -133,5 +138,6 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "face_detector_dir": settings.face_detector_dir,
         "retinaface": settings.retinaface_weights,
         "artscore": settings.artscore_checkpoint,
+        "dbpp_judge": settings.dbpp_local_model,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

@@ -352,9 +352,9 @@ def _ingest_metrics(
             )
             continue
         provenance = {
-            "model_id": EXTERNAL_SOURCE_PREFIX + m.metric,
+            "model_id": m.model_id or EXTERNAL_SOURCE_PREFIX + m.metric,
             "code_version": EXTERNAL_CODE_VERSION,
-            "params": _scale_params(m),
+            "params": {**m.params, **_scale_params(m)},
         }
         by_sample.setdefault(known[m.key], []).append(
             MetricValue(m.metric, m.value, extras={"file": m.source}, provenance=provenance)

@@ -34,6 +34,7 @@ CHECKPOINT_FIELDS: dict[str, str] = {
     "face_detector_dir": "face_detector_dir",
     "retinaface_weights": "retinaface",
     "artscore_checkpoint": "artscore",
+    "dbpp_local_model": "dbpp_judge",
 }
 """`MetricSpec.backbone_settings` entry -> the `ModelIds` field of the checkpoint it chooses. Backbone settings
 that choose no checkpoint of their own (`pickscore_processor`: a processor; `naflex_max_patches`, `stripper`, the

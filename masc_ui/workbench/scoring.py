@@ -221,10 +221,11 @@ class Scoring:
     # --- scoring ---------------------------------------------------------------------------------------------
 
     def metric_specs(self, sample: Sample | None = None) -> list:
-        """The metrics the Score tab offers: the image metrics, and for a video output the video metrics too."""
-        from ..metrics.registry import list_metrics, metrics_for
+        """The metrics the Score tab offers: the image metrics, and for a video output the video metrics too; a judge
+        that cannot be asked (no API key) is not offered (`metrics_for`)."""
+        from ..metrics.registry import metrics_for
 
-        return list_metrics() if sample is None else metrics_for([sample], self.settings)
+        return metrics_for([] if sample is None else [sample], self.settings)
 
     def score(
         self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None, progress: Progress | None = None

@@ -97,14 +97,14 @@ def test_agreement_table_and_json(tmp_path: Path, capsys):
         == 0
     )
     table = capsys.readouterr().out
-    assert "gpt4o_cp" in table and "human-human" in table and "blip_diffusion" in table
+    assert "dbpp_cp" in table and "human-human" in table and "blip_diffusion" in table
     assert (
-        main(["agreement", "--dataset", "dbpp", "--metrics", "gpt4o_cp", "--n-boot", "0", "--json", *_common(tmp_path)])
+        main(["agreement", "--dataset", "dbpp", "--metrics", "dbpp_cp", "--n-boot", "0", "--json", *_common(tmp_path)])
         == 0
     )
     data = json.loads(capsys.readouterr().out)
     rows = {r["metric"]: r for r in data["rows"]}
-    assert rows["gpt4o_cp"]["n"] == 12 and rows["gpt4o_cp"]["n_raters"] == 2
+    assert rows["dbpp_cp"]["n"] == 12 and rows["dbpp_cp"]["n_raters"] == 2
 
 
 def test_batch_command(tmp_path: Path, demo_weights: Path, capsys):

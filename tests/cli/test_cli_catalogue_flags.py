@@ -11,6 +11,7 @@ from PIL import Image
 from skimage import data
 
 from masc_ui.cli import CATALOGUE_FLAGS, build_parser, main, settings_from_args
+from masc_ui.settings import Settings
 
 FLAGS = {
     "--vqa-model": "vqa_model",
@@ -20,7 +21,11 @@ FLAGS = {
     "--face-recognizer": "face_recognizer",
     "--retinaface-weights": "retinaface_weights",
     "--artscore-checkpoint": "artscore_checkpoint",
+    "--dbpp-judge": "dbpp_judge",
+    "--dbpp-local-model": "dbpp_local_model",
 }
+CHOICES = {"dbpp_judge": ("local", "api")}
+"""(given by the flag, set in the environment) for a setting with a fixed set of values."""
 REQUIRED = {"score": ["--ref", "r.png", "--out", "o.png"], "batch": ["--dataset", "d"]}
 
 
@@ -32,14 +37,16 @@ def test_the_flags_are_the_catalogue_settings():
 @pytest.mark.parametrize("flag", sorted(FLAGS))
 def test_each_flag_reaches_settings_and_beats_the_environment(command, flag, monkeypatch):
     field = FLAGS[flag]
+    given, environment = CHOICES.get(field, (f"/given/{field}", "/from/the/environment"))
     for other in FLAGS.values():
         monkeypatch.delenv(f"MASC_{other.upper()}", raising=False)
-    monkeypatch.setenv(f"MASC_{field.upper()}", "/from/the/environment")
-    settings = settings_from_args(build_parser().parse_args([command, *REQUIRED[command], flag, f"/given/{field}"]))
-    assert getattr(settings, field) == f"/given/{field}"
-    assert all(getattr(settings, other) is None for other in FLAGS.values() if other != field)
+    monkeypatch.setenv(f"MASC_{field.upper()}", environment)
+    settings = settings_from_args(build_parser().parse_args([command, *REQUIRED[command], flag, given]))
+    assert getattr(settings, field) == given
+    defaults = Settings()
+    assert all(getattr(settings, other) == getattr(defaults, other) for other in FLAGS.values() if other != field)
     unset = settings_from_args(build_parser().parse_args([command, *REQUIRED[command]]))
-    assert getattr(unset, field) == "/from/the/environment"
+    assert getattr(unset, field) == environment
 
 
 def test_score_loads_the_checkpoint_named_by_the_flag(demo_weights, tmp_path, capsys):

@@ -144,3 +144,30 @@ def test_folder_errors(tmp_path: Path):
     write_dreambench(tmp_path / "ok")
     with pytest.raises(InputError, match="judge name"):
         parse_dreambench(tmp_path / "ok", judge="gpt 4o")
+
+
+def test_published_gpt_ratings_are_values_of_the_dreambench_judge(tmp_path: Path):
+    """Without a judge name the published GPT-4o ratings are `dbpp_cp` / `dbpp_pf` values, with the scripts' model
+    and rubric template as provenance: the same metric the judge computes here with that model."""
+    from masc_ui.metrics.judges.dreambench import template
+
+    root = write_dreambench(tmp_path / "db", images=False, samples=False, human=False)
+    style = {"style_01_van_gogh-0": 3, "style_01_van_gogh-1": 4}
+    (root / "data_gpt_rating" / "concept_preservation_full" / "dreambooth_sd.json").write_text(
+        json.dumps({"object_03_red_backpack-1": 2, **style})
+    )
+    parsed = parse_dreambench(root)
+    assert parsed.problems == []
+    assert {m.metric for m in parsed.metrics} == {"dbpp_cp", "dbpp_pf"}
+    by = {(m.key, m.metric): m for m in parsed.metrics}
+    cp = by["dreambooth_sd/object_03_red_backpack-1", "dbpp_cp"]
+    assert cp.value == 2.0 and cp.model_id == "gpt-4o-2024-05-13" and cp.rating_range == (0.0, 4.0)
+    assert cp.params["template_version"] == template("cp", "subject").version and cp.params["rubric"] == "subject"
+    assert cp.params["template_sha256"] == template("cp", "subject").sha256
+    styled = by["dreambooth_sd/style_01_van_gogh-1", "dbpp_cp"]
+    assert styled.params["rubric"] == "style" and styled.params["template_sha256"] == template("cp", "style").sha256
+    pf = by["blip_diffusion/object_03_red_backpack-1", "dbpp_pf"]
+    assert pf.params["template_version"].endswith("/pf-text") and "rubric" not in pf.params
+    named = parse_dreambench(root, judge="gpt4o")
+    assert {m.metric for m in named.metrics} == {"gpt4o_cp", "gpt4o_pf"}
+    assert all(m.model_id is None and m.params == {} for m in named.metrics)

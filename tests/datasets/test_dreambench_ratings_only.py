@@ -108,3 +108,25 @@ def test_mixed_tree_makes_ratings_only_samples_for_outputs_not_there(database_ur
         only = [s for s in store.samples.list("dbpp") if s.ratings_only]
         assert {s.method for s in only} == {"blip_diffusion"}
         assert len(store.ratings.current(dataset="dbpp")) == 48
+
+
+def test_published_judge_values_keep_their_provenance_and_scale(database_url, tmp_path):
+    """Imported without a judge name: `dbpp_cp` / `dbpp_pf` with model gpt-4o-2024-05-13 and the rubric template in
+    their provenance; agreement maps them by their 0-4 scale, as the values the judge computes here."""
+    from masc_ui.metrics.judges.dreambench import template
+
+    ratings = write_dreambench(tmp_path / "ratings", images=False, samples=False)
+    with open_store(database_url, tmp_path / "data") as store:
+        summary = ingest(store, "dbpp", "dreambench", read_layout("dreambench", ratings))
+        assert summary.problems == [] and summary.added_metrics == 24
+        sample = {s.external_key: s for s in store.samples.list("dbpp")}["dreambooth_sd/object_03_red_backpack-1"]
+        value = store.metrics.latest(sample.id)["dbpp_cp"]
+        prov = value.provenance
+        assert value.value == 2.0 and prov.model_id == "gpt-4o-2024-05-13" and prov.code_version == "external"
+        assert prov.params["template_sha256"] == template("cp").sha256 and prov.params["scale"] == "rating"
+        assert prov.params["range"] == [0.0, 4.0]
+        data = load_agreement_data(store, "dbpp")
+        assert data.scales["dbpp_cp"].kind == "rating" and data.scales["dbpp_cp"].value_range == (0.0, 4.0)
+        assert agreement_table(data, None, "cp", n_boot=0).row("dbpp_cp").n == 12
+        again = ingest(store, "dbpp", "dreambench", read_layout("dreambench", ratings))
+        assert again.added_metrics == 0 and again.existing_metrics == 24

@@ -10,6 +10,7 @@ from PIL import Image
 
 from masc_ui.errors import InputError
 from masc_ui.imaging import (
+    ALL_FRAMES,
     FrameRule,
     InputImage,
     InputVideo,
@@ -64,6 +65,15 @@ def test_linspace_truncates_toward_zero_and_keeps_first_and_last():
         "frame_count": 40,
         "indices": [2 * i for i in range(16)],
     }
+
+
+def test_the_all_rule_reads_every_frame_once():
+    assert ALL_FRAMES.indices(5) == [0, 1, 2, 3, 4]
+    assert ALL_FRAMES.describe(3) == {"rule": "all", "count": 3, "frame_count": 3, "indices": [0, 1, 2]}
+    with pytest.raises(InputError, match="at least one frame"):
+        ALL_FRAMES.indices(0)
+    with pytest.raises(InputError, match="frame rule must be one of"):
+        FrameRule("every", 1)
 
 
 def test_decoded_frames_are_the_sampled_ones(clip):

@@ -87,7 +87,8 @@ def test_score_all_metrics_json(capsys, files, demo_weights):
     )
     assert rc == 0
     record = json.loads(capsys.readouterr().out)
-    assert list(record) == [s.name for s in list_metrics()]
+    # "all" leaves out the DreamBench++ judge: its API has no key here (tests/metrics/judges)
+    assert list(record) == [s.name for s in list_metrics() if s.family != "judges"]
     for name, entry in record.items():
         if name in ("facesim", "facescore"):  # no face in these random images: NaN (null) with the reason
             assert entry["value"] is None and entry["reason"].startswith("no face found"), name

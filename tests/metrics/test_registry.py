@@ -39,6 +39,8 @@ NAMES = [
     "facescore",
     "artscore",
 ]
+JUDGES = ["dbpp_cp", "dbpp_pf"]
+"""Image metrics asked of a chat model (tests/metrics/judges): no judge can be asked with the demo settings' API."""
 FACE_METRICS = {"facesim", "facescore"}
 """Metrics that cannot apply to images without a face (NaN with the reason): the random images here have none."""
 
@@ -62,7 +64,7 @@ def _sample(seed: int, ref: Image.Image | None = None, prompt="a photo of a cat 
 
 def test_every_metric_declared_once_with_its_metadata():
     specs = list_metrics()
-    assert [s.name for s in specs] == NAMES
+    assert [s.name for s in specs] == NAMES + JUDGES
     assert metrics.list_metrics() == specs
     for spec in specs:
         assert isinstance(spec, MetricSpec) and spec.display_name and spec.convention and spec.paper
@@ -96,7 +98,7 @@ def test_unknown_metric_names_the_known_ones():
 
 
 def test_parse_metric_names():
-    assert parse_metric_names("all") == NAMES
+    assert parse_metric_names("all") == NAMES + JUDGES
     assert parse_metric_names("cp, pf,clip_i,cp") == ["cp", "pf", "clip_i"]
     assert parse_metric_names(["dino_i"]) == ["dino_i"]
     with pytest.raises(InputError, match="no metric named"):
@@ -266,7 +268,8 @@ def test_every_scorers_provenance_is_storable_as_is(demo_settings):
     from storage.record_types import Provenance
 
     models = ModelRegistry()
+    settings = demo_settings.replace(dbpp_judge="local")  # the demo settings have no API key for the judge
     for spec in list_metrics():
-        prov = get_scorer(spec.name, demo_settings, models).provenance()
+        prov = get_scorer(spec.name, settings, models).provenance()
         assert set(prov) == {"model_id", "revision", "params", "code_version", "device", "dtype"}, spec.name
         Provenance.from_mapping(prov)

@@ -27,6 +27,8 @@ NOT_CHECKPOINTS = {
     "judge_base_url",
     "judge_temperature",
     "judge_seed",
+    "dbpp_judge",
+    "dbpp_api_model",
 }
 
 

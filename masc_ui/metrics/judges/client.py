@@ -43,18 +43,22 @@ class JudgeConfig:
     backoff_s: float
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> JudgeConfig:
-        """Raises `ModelUnavailableError` when OpenAI's API would be asked without a key."""
+    def from_settings(
+        cls, settings: Settings, *, model: str | None = None, what: str = "the NaturalScore judge", hint: str = ""
+    ) -> JudgeConfig:
+        """The judge of `settings` asking `model` (default `judge_model`); `what` and `hint` word the error.
+        Raises `ModelUnavailableError` when OpenAI's API would be asked without a key."""
+        model = model or settings.judge_model
         base_url = (settings.judge_base_url or OPENAI_BASE_URL).rstrip("/")
         key = settings.judge_api_key
         if not key and base_url == OPENAI_BASE_URL:
             raise ModelUnavailableError(
-                f"the NaturalScore judge ({settings.judge_model} at {OPENAI_BASE_URL}) needs an API key: set "
-                "MASC_JUDGE_API_KEY, or point MASC_JUDGE_BASE_URL at a self-hosted OpenAI-compatible server"
+                f"{what} ({model} at {OPENAI_BASE_URL}) needs an API key: set MASC_JUDGE_API_KEY, or point "
+                f"MASC_JUDGE_BASE_URL at a self-hosted OpenAI-compatible server{hint}"
             )
         return cls(
             base_url=base_url,
-            model=settings.judge_model,
+            model=model,
             api_key=key or _NO_KEY,
             temperature=settings.judge_temperature,
             seed=settings.judge_seed,
@@ -80,12 +84,12 @@ class CallBudget:
             if self.calls >= self.max_calls:
                 return (
                     f"the judge call cap of {self.max_calls} requests for this run is reached "
-                    "(MASC_JUDGE_MAX_CALLS); raise it or score fewer videos"
+                    "(MASC_JUDGE_MAX_CALLS); raise it or score fewer samples"
                 )
             if self.max_tokens is not None and self.tokens >= self.max_tokens:
                 return (
                     f"the judge token cap of {self.max_tokens:,} tokens for this run is reached "
-                    "(MASC_JUDGE_MAX_TOKENS); raise it or score fewer videos"
+                    "(MASC_JUDGE_MAX_TOKENS); raise it or score fewer samples"
                 )
             self.calls += 1
             return None
@@ -111,6 +115,9 @@ class JudgeReply:
     """The model the server says answered (e.g. a dated snapshot)."""
     tokens: int | None = None
     """Prompt + completion tokens the server reported."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What else a judge reports about the answer (the local judge: `input_tokens`, `new_tokens`,
+    `max_positions`); in `as_dict` only when there is something."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -120,11 +127,13 @@ class JudgeReply:
             "failures": list(self.failures),
             "served_model": self.served_model,
             "tokens": self.tokens,
+            **({"details": dict(self.details)} if self.details else {}),
         }
 
 
 class ChatJudge:
-    """Asks one user message (a list of content parts) and returns a `JudgeReply`; see the module docstring."""
+    """Asks a conversation (`chat`) or one user message (`ask`) and returns a `JudgeReply`; see the module
+    docstring."""
 
     def __init__(self, config: JudgeConfig, budget: CallBudget) -> None:
         from openai import OpenAI
@@ -134,13 +143,15 @@ class ChatJudge:
         self.client = OpenAI(api_key=config.api_key, base_url=config.base_url, timeout=config.timeout_s, max_retries=0)
 
     def ask(self, content: list[dict[str, Any]]) -> JudgeReply:
+        """One user message holding the content parts `content` (text, `image_url`)."""
+        return self.chat([{"role": "user", "content": content}])
+
+    def chat(self, messages: list[dict[str, Any]]) -> JudgeReply:
+        """The chat-completions `messages` (roles `system`, `user`, `assistant`; content a string or a list of
+        parts) sent as they are, with the configured model, temperature and seed."""
         import openai
 
-        request: dict[str, Any] = {
-            "model": self.config.model,
-            "stream": False,
-            "messages": [{"role": "user", "content": content}],
-        }
+        request: dict[str, Any] = {"model": self.config.model, "stream": False, "messages": messages}
         if self.config.temperature is not None:
             request["temperature"] = self.config.temperature
         if self.config.seed is not None:

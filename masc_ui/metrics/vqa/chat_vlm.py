@@ -299,9 +299,10 @@ def join_images(features: list[Any]) -> Any:
     raise TypeError(f"image encodings of mixed types: {sorted({type(f).__name__ for f in features})}")
 
 
-def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: str) -> ChatVlmVqa:
-    """Model (`AutoModelForImageTextToText`) and processor (`AutoProcessor`, image processor on the PIL backend
-    where the model has one) of `model_id`; `what` names the setting in errors."""
+def load_chat_vlm(model_id: str, *, device: str, dtype: torch.dtype, what: str, user: str) -> tuple[Any, Any]:
+    """(model, processor) of the chat VLM `model_id`: `AutoModelForImageTextToText` on `device` in `dtype`, and
+    `AutoProcessor` with its image processor on the PIL backend where the model has one. `what` names the setting
+    and `user` the metric in errors (`ModelUnavailableError` for a checkpoint without a chat template)."""
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoProcessor
 
     processor = load_pretrained(AutoProcessor, model_id, what=f"{what} processor")
@@ -310,12 +311,18 @@ def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: s
 
         raise ModelUnavailableError(
             f"{what}: {model_id} has no chat template, so it is not a chat VLM that "
-            "VQAScore can ask; use a chat model such as Qwen/Qwen2.5-VL-7B-Instruct"
+            f"{user} can ask; use a chat model such as Qwen/Qwen2.5-VL-7B-Instruct"
         )
     processor.image_processor = load_pretrained(
         AutoImageProcessor, model_id, what=f"{what} image processor", backend="pil"
     )
     model = load_pretrained(AutoModelForImageTextToText, model_id, what=what, dtype=dtype).to(device).eval()
+    return model, processor
+
+
+def load_chat_vlm_vqa(model_id: str, *, device: str, dtype: torch.dtype, what: str) -> ChatVlmVqa:
+    """The VQAScore engine of the chat VLM `model_id` (`load_chat_vlm`); `what` names the setting in errors."""
+    model, processor = load_chat_vlm(model_id, device=device, dtype=dtype, what=what, user="VQAScore")
     image_processor = processor.image_processor
     params = {
         "family": FAMILY,

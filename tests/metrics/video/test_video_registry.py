@@ -22,13 +22,13 @@ from masc_ui.metrics.video.sample import VideoSample
 from masc_ui.models.loaded_models import ModelRegistry
 from tests.video_files import encode_video, synthetic_frames
 
-VIDEO = ["gmescore", "nexusscore", "naturalscore"]
+VIDEO = ["gmescore", "nexusscore", "naturalscore", "motion", "opens2v_total"]
 
 
 def test_video_metrics_are_declared_with_their_metadata():
     assert [s.name for s in list_metrics("video")] == VIDEO == metric_names("video")
     assert all(s.media == "image" for s in list_metrics())
-    assert [s.name for s in list_metrics(None)][-3:] == VIDEO
+    assert [s.name for s in list_metrics(None)][-len(VIDEO) :] == VIDEO
     assert get_spec("gmescore").range == (-1.0, 1.0) and get_spec("gmescore").needs_prompt
     assert get_spec("nexusscore").range == (0.0, 1.0) and get_spec("nexusscore").needs_reference
     assert get_spec("naturalscore").range == (0.0, 1.0) and "judge_model" in get_spec("naturalscore").backbone_settings
