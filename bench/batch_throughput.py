@@ -7,7 +7,7 @@ generates a DreamBench++-shaped dataset on disk (--subjects references of mixed 
 
 - `masc-metric` 0.3.0: for each sample, open its images and masks from disk and call `MaSC.score()` (what its
   users run);
-- `masc_ui.workbench.batch.run_batch` for CP and PF: read samples, images and masks from the database and blob store,
+- `masc-ui batch`'s use case (`BatchScoring.run`) for CP and PF: read samples, images and masks from the database and blob store,
   score in batches with the reference cache, write every value with its provenance (one transaction per chunk);
 - resuming: the same dataset imported again, scored half-way with `--limit`, then the rest (the resumed run
   skips the done half by provenance); and a rerun with nothing left to do (planning and skipping only).
@@ -43,7 +43,8 @@ from masc_ui.imaging import load_image, load_mask_file  # noqa: E402
 from masc_ui.metrics.registry import get_scorer  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
 from masc_ui.settings import Settings  # noqa: E402
-from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.workbench import build_workbench  # noqa: E402
+from masc_ui.workbench.batch import BatchOptions  # noqa: E402
 from masc_ui.workbench.ingest import ingest  # noqa: E402
 from storage import open_store  # noqa: E402
 
@@ -142,7 +143,8 @@ def _bench_size(size: str, ckpt: Path, run_dir: Path, args: argparse.Namespace, 
 
         get_scorer("cp", settings, models).engine().clear_caches()
         start = time.perf_counter()
-        full = run_batch(store, settings, BatchOptions("full", METRICS, batch_size=args.batch_size), models=models)
+        batch = build_workbench(settings, store=store, models=models).batch
+        full = batch.run(BatchOptions("full", METRICS, batch_size=args.batch_size))
         ours_s = time.perf_counter() - start
         assert full.values_written == 2 * len(rows) and not full.failures, full.lines()
         d_cp, d_pf = _differences(store, rows, reference)
@@ -151,16 +153,14 @@ def _bench_size(size: str, ckpt: Path, run_dir: Path, args: argparse.Namespace, 
         half = len(rows) // 2
         engine.clear_caches()  # the "resume" dataset holds the same images: no encodings carried over
         start = time.perf_counter()
-        run_batch(
-            store, settings, BatchOptions("resume", METRICS, batch_size=args.batch_size, limit=half), models=models
-        )
+        batch.run(BatchOptions("resume", METRICS, batch_size=args.batch_size, limit=half))
         half_s = time.perf_counter() - start
         engine.clear_caches()  # as after a kill: the resumed process starts with empty caches
         start = time.perf_counter()
-        rest = run_batch(store, settings, BatchOptions("resume", METRICS, batch_size=args.batch_size), models=models)
+        rest = batch.run(BatchOptions("resume", METRICS, batch_size=args.batch_size))
         rest_s = time.perf_counter() - start
         start = time.perf_counter()
-        noop = run_batch(store, settings, BatchOptions("resume", METRICS, batch_size=args.batch_size), models=models)
+        noop = batch.run(BatchOptions("resume", METRICS, batch_size=args.batch_size))
         noop_s = time.perf_counter() - start
         assert noop.scored_samples == 0
     return dict(

@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import masc_ui
+    import masc_ui.workbench as workbench
     from masc_ui.models.demo import write_demo_weights
     from masc_ui.settings import Settings
-    from masc_ui.workbench import Workbench
 
     try:
         from masc_ui.workbench.examples import load_example
@@ -69,9 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     weights = tmp / "demo-weights"
     write_demo_weights(weights)
     settings = Settings(profile="demo", demo_weights_dir=weights, device="cpu", dtype="float32", data_dir=tmp / "data")
-    wb = Workbench(settings)
+    if hasattr(workbench, "build_workbench"):
+        wb = workbench.build_workbench(settings)
+        make, score, explain, save = wb.scoring.make_sample, wb.scoring.score, wb.scoring.explain, wb.saving.save
+    else:  # a checkout from before the one composition root
+        wb = workbench.Workbench(settings)
+        make, score, explain, save = wb.make_sample, wb.score, wb.explain, wb.save_sample
     ex = load_example(args.pair)
-    sample = wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
+    sample = make([ex.ref], ex.out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
 
     def call(fn, *a, **kw):
         try:
@@ -82,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     handle = torch.nn.modules.module.register_module_forward_hook(hook, with_kwargs=True)
     steps = {}
     try:
-        call(wb.score, sample, METRICS)
+        call(score, sample, METRICS)
         steps["Run"] = Counter(counts)
-        call(wb.explain, sample)
+        call(explain, sample)
         steps["Run + Explain"] = Counter(counts)
-        call(wb.save_sample, sample, dataset="forwards", names=METRICS)
+        call(save, sample, dataset="forwards", names=METRICS)
         steps["Run + Explain + Save"] = Counter(counts)
     finally:
         handle.remove()

@@ -137,7 +137,7 @@ def run(
     from masc_ui.settings import Settings
     from masc_ui.ui import rate_tab
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     names = [f"rater{i:02d}" for i in range(raters)]
     users = ",".join(["saver:saver-pw-1:admin"] + [f"{n}:pw-{n}-1:rater" for n in names])
@@ -152,7 +152,7 @@ def run(
         port=free_port(),
         rating_overlap=raters,
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     _seed(wb.database.store, SAMPLES)
     before = rate_tab.ANSWER_QUEUE
     rate_tab.ANSWER_QUEUE = 1 if mode == "global" else before

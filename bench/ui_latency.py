@@ -83,7 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     from masc_ui.metrics.registry import list_metrics
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+
+    try:
+        from masc_ui.workbench import build_workbench
+    except ImportError:  # a checkout from before the one composition root
+        from masc_ui.workbench import Workbench
+
+        build_workbench = Workbench.open
 
     try:
         from masc_ui.workbench.examples import list_examples
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         demo_weights_dir=tmp / "demo-weights",
         port=free_port(),
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     app = serve(wb, block=False)
     url = app.local_url
     n_metrics = len(list_metrics())

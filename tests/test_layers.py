@@ -144,6 +144,68 @@ def test_the_ui_never_imports_storage_or_the_models(module, imports):
     assert not _uses(imports, "storage", "masc_ui.models", "masc_ui.datasets", "masc_ui.cli"), module
 
 
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.ui").items()))
+def test_the_ui_shows_what_the_use_cases_hand_it(module, imports):
+    """The UI builds no metric `Sample`, reads no registry and calls no analysis or segmentation function: the use
+    cases hand it what it shows (`Scoring.make_sample`, `Scoring.metric_specs`, `CriterionReport.agreement_text`)."""
+    assert not _uses(imports, "masc_ui.metrics", "masc_ui.analysis", "masc_ui.segmentation"), module
+
+
+CLI_MAY_USE = ("masc_ui.workbench", "masc_ui.errors", "masc_ui.settings", "masc_ui.cli")
+"""What the command line imports: its use cases come from the workbench (`masc-ui serve` also starts the UI)."""
+
+
+@pytest.mark.parametrize("module, imports", sorted(_modules("masc_ui.cli").items()))
+def test_the_cli_takes_everything_from_the_workbench(module, imports):
+    allowed = CLI_MAY_USE + (("masc_ui.ui.launch",) if module == "masc_ui.cli.serve" else ())
+    ours = {name for name in imports if name == "masc_ui" or name.startswith("masc_ui.")}
+    assert not [name for name in ours if not _uses({name}, *allowed)], module
+
+
+USE_CASE_CLASSES = {
+    "Workbench",
+    "Database",
+    "Scoring",
+    "Segmentation",
+    "VideoViews",
+    "Recorder",
+    "Saving",
+    "StoredSamples",
+    "Comparisons",
+    "RatingTasks",
+    "PairwiseTasks",
+    "Agreement",
+    "Leaderboards",
+    "PairwiseAnalysis",
+    "Imports",
+    "BatchScoring",
+    "ModelRegistry",
+    "Accounts",
+}
+"""What only the composition root (`masc_ui.workbench.factory.build_workbench` and the `Workbench`) builds."""
+
+
+def _constructed(path: Path) -> set[str]:
+    """Names of the use-case classes `path` calls (constructs)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name in USE_CASE_CLASSES:
+                found.add(name)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", sorted([*ROOT.joinpath("masc_ui", "cli").glob("*.py"), *ROOT.joinpath("masc_ui", "ui").glob("*.py")])
+)
+def test_the_edge_builds_no_use_case(path):
+    """One composition root: the CLI and the UI get every use case from the workbench (the CLI's local operator
+    acts with no logins: `Accounts()` is what it hands the factory)."""
+    allowed = {"Accounts"} if path.name == "common.py" and path.parent.name == "cli" else set()
+    assert _constructed(path) <= allowed, path
+
+
 def test_only_the_use_cases_import_storage():
     everything = _modules("masc_ui")
     users = {m for m, imports in everything.items() if _uses(imports, "storage")}

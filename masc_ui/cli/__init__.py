@@ -1,5 +1,6 @@
-"""`masc-ui` command line (one module per command group): parse, call a use case (`masc_ui.workbench`, `masc_ui.workbench.batch`), print. No business
-logic and no storage here.
+"""`masc-ui` command line (one module per command group): parse and check the arguments, take the use cases from the
+workbench (`common.open_workbench`, the app's composition root), print. No business logic, no storage, no models here:
+an argument error is said before anything heavy (torch, transformers, gradio) is imported.
 
 The acting user of every command is `CLI_USER` (None: the local operator, who runs it on their own machine)."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..settings import Settings
-from .common import CLI_USER, SEED, add_common, bounded, metric_names_arg, open_database, settings_from_args
+from .common import CLI_USER, SEED, add_common, bounded, metric_names_arg, open_workbench, settings_from_args
 
 
 def add_agreement(sub: argparse._SubParsersAction) -> None:
@@ -53,16 +53,12 @@ def add_agreement(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from ..analysis import format_table, to_json
-    from ..workbench.agreement import agreement_report
-
     settings = settings or settings_from_args(args)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     if args.pairwise:
         return _print_pairwise(args, settings, metrics)
-    with open_database(settings) as database:
-        table = agreement_report(
-            database,
+    with open_workbench(settings) as wb:
+        view = wb.agreement.report(
             user=CLI_USER,
             dataset=args.dataset,
             criterion=args.criterion or "cp",
@@ -72,7 +68,7 @@ def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -
             seed=args.seed,
             human_level=args.human_level,
         )
-    print(to_json(table) if args.json else format_table(table))
+    print(view.to_json() if args.json else view.text)
     return 0
 
 
@@ -102,12 +98,8 @@ def add_leaderboard(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_leaderboard(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from ..workbench.leaderboard import leaderboard_view
-
-    settings = settings or settings_from_args(args)
-    with open_database(settings) as database:
-        view = leaderboard_view(
-            database,
+    with open_workbench(settings or settings_from_args(args)) as wb:
+        view = wb.leaderboard.view(
             user=CLI_USER,
             dataset=args.dataset,
             by=args.by,
@@ -137,16 +129,13 @@ def _cmd_leaderboard(args: argparse.Namespace, settings: Settings | None = None)
 
 def _print_pairwise(args: argparse.Namespace, settings: Settings, metrics: list[str] | None) -> int:
     """`agreement --pairwise`: the pairwise report as text or JSON."""
-    from ..workbench.pairwise_analysis import pairwise_report
-
     for flag, given in (("--by", args.by), ("--human-level", args.human_level != "interval")):
         if given:
             raise InputError(f"{flag} is for the 0-4 ratings; leave it out with --pairwise")
     if args.criterion not in (None, "cp", "pf"):
         raise InputError(f"--criterion {args.criterion} has no pairwise judgments; use cp or pf with --pairwise")
-    with open_database(settings) as database:
-        report = pairwise_report(
-            database,
+    with open_workbench(settings) as wb:
+        report = wb.pairwise_analysis.report(
             user=CLI_USER,
             dataset=args.dataset,
             criterion=args.criterion,

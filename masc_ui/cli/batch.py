@@ -6,13 +6,15 @@ import argparse
 
 from ..settings import MAX_NAFLEX_PATCHES, STRIPPERS, Settings
 from .common import (
+    CLI_USER,
     FRACTION,
     PATCHES,
     POSITIVE,
     add_catalogue_flags,
     add_common,
     bounded,
-    open_database,
+    open_workbench,
+    say_profile,
     settings_from_args,
 )
 
@@ -23,7 +25,8 @@ def add_batch(sub: argparse._SubParsersAction) -> None:
         help="score every sample of a dataset that lacks values (resumable, multi-process)",
         description="Score the samples of DATASET that have no value yet for the current provenance "
         "(model, revision, parameters, dtype) and masks. Safe to interrupt and rerun. "
-        "Several processes/GPUs: accelerate launch -m masc_ui.workbench.batch ...",
+        "Several processes/GPUs: accelerate launch -m masc_ui batch ... "
+        "Standard error says which model profile is in use and why (in the demo profile: the numbers mean nothing).",
     )
     p.add_argument("--dataset", required=True, help="dataset name in the database")
     p.add_argument("--metrics", default="cp,pf", help="comma-separated metric names, or 'all' (default cp,pf)")
@@ -57,12 +60,11 @@ def add_batch(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from tqdm import tqdm
+    import dataclasses
 
-    from ..workbench.batch import BatchOptions, gather_summaries, process_context, run_batch
+    from ..workbench.batch import BatchOptions, gather_summaries, process_context
 
-    context = process_context(settings or settings_from_args(args))
-    options = BatchOptions(
+    options = BatchOptions(  # every argument error before a model (or torch) is loaded
         args.dataset,
         tuple(args.metrics.split(",")),
         masks=args.masks,
@@ -70,9 +72,11 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
         batch_size=args.batch_size,
         limit=args.limit,
         retry_failed=args.retry_failed,
-        process_index=context.index,
-        num_processes=context.count,
     )
+    from tqdm import tqdm
+
+    context = process_context(settings or settings_from_args(args))
+    options = dataclasses.replace(options, process_index=context.index, num_processes=context.count)
     label = "batch" if context.count == 1 else f"batch [process 1 of {context.count}]"
     bars: list[tqdm] = []
 
@@ -80,10 +84,11 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
         bars.append(tqdm(total=total, unit="sample", desc=label, disable=not context.is_main, dynamic_ncols=True))
 
     try:
-        with open_database(context.settings) as database:
-            summary = run_batch(
-                database.store, context.settings, options, on_start=start, progress=lambda n: bars[0].update(n)
-            )
+        with open_workbench(context.settings, loads_models=True, announce=False) as wb:
+            wb.batch.check(options, user=CLI_USER)
+            if context.is_main:
+                say_profile(wb)
+            summary = wb.batch.run(options, user=CLI_USER, on_start=start, progress=lambda n: bars[0].update(n))
     finally:
         for bar in bars:
             bar.close()

@@ -1,12 +1,18 @@
-"""What every command shares: the settings flags and `settings_from_args`, bounded argument types, the acting user, one-line errors."""
+"""What every command shares: the settings flags and `settings_from_args`, bounded argument types, the acting user,
+the workbench of a command (`open_workbench`: which profile and why, said once), one-line errors."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..settings import MAX_NAFLEX_PATCHES, PROFILES, Settings
+
+if TYPE_CHECKING:
+    from ..workbench import Workbench
 
 CLI_USER: str | None = None
 """The acting user the CLI passes to the use cases (a local process: no login)."""
@@ -127,11 +133,34 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings.from_env(**{n: getattr(args, n, None) for n in names})
 
 
-def open_database(settings: Settings):
-    """The database of `settings` (database URL or SQLite in the data dir), opened on first use."""
-    from ..workbench.database import Database
+def open_workbench(settings: Settings, *, loads_models: bool = False, announce: bool = True) -> Workbench:
+    """The workbench of one command (`masc_ui.workbench.factory.build_workbench`, the app's composition root). The
+    local operator acts as admin: the users file's logins are the web app's. A command that `loads_models` has the
+    profile resolved by the app's quick rule (`auto`: paper or demo, demo checkpoints written when missing) and, when
+    `announce`, says on standard error which profile and why (`say_profile`: one line, and the demo notice in the demo
+    profile); a command that still checks its arguments against the database announces after that."""
+    from ..workbench.factory import build_workbench
+    from ..workbench.users import Accounts
 
-    return Database(settings)
+    wb = build_workbench(settings, accounts=Accounts(), resolve=loads_models)
+    if loads_models and announce:
+        say_profile(wb)
+    return wb
+
+
+def say_profile(wb: Workbench) -> None:
+    """Which profile is in use and why (one line on standard error), then the demo notice in the demo profile."""
+    status = wb.status()
+    print(status.startup_line(), file=sys.stderr)
+    if status.notice:
+        print(f"warning: {status.notice}", file=sys.stderr)
+
+
+def profile_record(wb: Workbench) -> dict[str, Any]:
+    """What `--json` outputs carry about the models: `profile` (name, requested, why) and `notice` (the demo notice,
+    or None)."""
+    status = wb.status()
+    return {"profile": status.profile.to_dict(), "notice": status.notice}
 
 
 def metric_names_arg(text: str | None) -> list[str] | None:
@@ -141,10 +170,3 @@ def metric_names_arg(text: str | None) -> list[str] | None:
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def model_registry():
-    """A fresh owner of loaded models for one command (`masc_ui.models.loaded_models.ModelRegistry`)."""
-    from ..models.loaded_models import ModelRegistry
-
-    return ModelRegistry()

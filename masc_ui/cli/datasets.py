@@ -8,13 +8,15 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..settings import Settings
-from .common import CLI_USER, COUNT, add_common, open_database, settings_from_args
+from .common import CLI_USER, COUNT, add_common, open_workbench, settings_from_args
 
 
 def add_import(sub: argparse._SubParsersAction) -> None:
-    from ..datasets import list_importers
+    from ..workbench.imports import import_formats
 
-    formats = "; ".join(f"{i.name}: {i.description}" for i in list_importers())
+    known = import_formats()
+    names = [name for name, _ in known]
+    formats = "; ".join(f"{name}: {description}" for name, description in known)
     p = sub.add_parser(
         "import",
         help="import a benchmark (manifest, DreamBench++, DreamBooth, ImagenHub ratings, "
@@ -25,7 +27,7 @@ def add_import(sub: argparse._SubParsersAction) -> None:
         "format_name",
         nargs="?",
         metavar="FORMAT",
-        choices=[i.name for i in list_importers()],
+        choices=names,
         help="import format (or --format)",
     )
     p.add_argument("path", type=Path, help="manifest file or benchmark folder")
@@ -34,7 +36,7 @@ def add_import(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=[i.name for i in list_importers()],
+        choices=names,
         dest="fmt",
         help="import format (or give it before PATH: masc-ui import imagenhub PATH)",
     )
@@ -74,12 +76,11 @@ def add_import(sub: argparse._SubParsersAction) -> None:
 def _cmd_import(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from tqdm import tqdm
 
-    from ..workbench.imports import Imports, sample_count
+    from ..workbench.imports import sample_count
 
-    settings = settings or settings_from_args(args)
     fmt = _import_format(args)
-    with open_database(settings) as database:
-        imports = Imports(database, settings)
+    with open_workbench(settings or settings_from_args(args)) as wb:
+        imports = wb.imports
         dataset, parsed = imports.read(
             fmt,
             args.path,
@@ -150,14 +151,10 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from ..workbench.browse import StoredSamples
-
-    settings = settings or settings_from_args(args)
     fmt = args.fmt or _SUFFIX_FORMATS.get(Path(args.output).suffix, "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
-    with open_database(settings) as database:
-        samples = StoredSamples(database, settings)
-        write = samples.export_pairwise if args.pairwise else samples.export
+    with open_workbench(settings or settings_from_args(args)) as wb:
+        write = wb.samples.export_pairwise if args.pairwise else wb.samples.export
         _, n = write(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
         print(f"{n} {'pairwise judgments' if args.pairwise else 'samples'} written to {args.output} ({fmt})")

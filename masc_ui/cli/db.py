@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..settings import Settings
-from .common import CLI_USER, add_common, open_database, settings_from_args
+from .common import CLI_USER, add_common, open_workbench, settings_from_args
 
 
 def add_db(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,8 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     if args.action in ("datasets", "for-rating"):
         return _db_datasets(args, settings)
     args.file = Path(args.file) if args.file is not None else None
-    with open_database(settings) as database:
+    with open_workbench(settings) as wb:
+        database = wb.database
         if args.action == "upgrade":
             print(f"schema at revision {database.upgrade(CLI_USER)}")
             return 0
@@ -73,10 +74,8 @@ def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
 
 
 def _db_datasets(args: argparse.Namespace, settings: Settings) -> int:
-    from ..workbench.browse import StoredSamples
-
-    with open_database(settings) as database:
-        samples = StoredSamples(database, settings)
+    with open_workbench(settings) as wb:
+        samples = wb.samples
         if args.action == "for-rating":
             print(samples.set_for_rating(args.file, not args.off, user=CLI_USER))
             return 0

@@ -15,8 +15,8 @@ def add_demo_weights(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_demo_weights(args: argparse.Namespace) -> int:
-    from ..models.demo import write_demo_weights
+    from ..workbench.profile import write_demo_checkpoints
 
-    for name, path in write_demo_weights(args.dir, args.only, force=args.force).items():
+    for name, path in write_demo_checkpoints(args.dir, args.only, force=args.force).items():
         print(f"{name}\t{path}")
     return 0

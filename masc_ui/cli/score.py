@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
 from ..settings import MAX_NAFLEX_PATCHES, STRIPPERS, Settings
-from .common import CLI_USER, FRACTION, PATCHES, add_catalogue_flags, add_common, model_registry, settings_from_args
+from .common import (
+    CLI_USER,
+    FRACTION,
+    PATCHES,
+    add_catalogue_flags,
+    add_common,
+    open_workbench,
+    profile_record,
+    settings_from_args,
+)
+
+if TYPE_CHECKING:
+    from ..workbench.scoring import FileScores
 
 
 def add_score(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +30,9 @@ def add_score(sub: argparse._SubParsersAction) -> None:
         help="score one output against its reference(s): MaSC CP and PF, or any metric with --metrics",
         description="Print MaSC Concept Preservation (CP) and Prompt Following (PF) of OUT against the "
         "reference image(s), with the diagnostics (extras). Masks are image files "
-        "(foreground = white, or opaque where the file has transparency). The precision "
-        "in use (dtype, and why the precision policy chose it) is printed to stderr.",
+        "(foreground = white, or opaque where the file has transparency) of their image's size. "
+        "Standard error says which model profile is in use and why, and the precision "
+        "(dtype, and why the precision policy chose it); in the demo profile, that the numbers mean nothing.",
     )
     p.add_argument(
         "--ref",
@@ -93,54 +107,39 @@ def add_score(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    import json
+    from ..workbench.score_files import DEFAULT_METRICS, ScoreFiles
 
-    from ..metrics.registry import parse_metric_names, resolve_metric_names
-    from ..models.loading import pick_device
-    from ..models.precision import precision_policy
-    from ..workbench.scoring import Scoring
-
-    settings = settings or settings_from_args(args)
-    asked = getattr(args, "metrics", None) or "cp,pf"
-    masc_only = parse_metric_names(asked, media=None) == ["cp", "pf"]
-    if masc_only:
-        for flag, value in (("--ref-mask", args.ref_mask), ("--out-mask", args.out_mask), ("--prompt", args.prompt)):
-            if not value:
-                raise InputError(f"{flag} is required for MaSC CP and PF; give it, or choose other --metrics")
-        if not args.prompt.strip():
-            raise InputError("--prompt is empty: give the prompt the output image was generated from")
-    scoring = Scoring(settings, model_registry(), settings.device)
-    labels = getattr(args, "label", None) or ()
-    if labels and len(labels) != len(args.ref):
-        raise InputError(
-            f"{len(args.ref)} --ref image(s) but {len(labels)} --label(s): give one label per reference, "
-            "in the same order"
-        )
-    sample = scoring.sample_from_files(
-        args.ref,
-        args.out,
-        ref_masks=args.ref_mask or (),
+    files = ScoreFiles(
+        refs=tuple(args.ref),
+        out=args.out,
+        ref_masks=tuple(args.ref_mask or ()),
         out_mask=args.out_mask,
+        out_mask_frame=getattr(args, "out_mask_frame", 0) or 0,
         prompt=args.prompt,
         subject=args.object_name,
-        out_mask_frame=getattr(args, "out_mask_frame", 0) or 0,
-        ref_labels=labels,
+        ref_labels=tuple(getattr(args, "label", None) or ()),
+        metrics=getattr(args, "metrics", None) or DEFAULT_METRICS,
     )
-    names = resolve_metric_names(asked, [sample], settings)
-    print(f"precision: {precision_policy(settings.dtype, pick_device(settings.device)).describe()}", file=sys.stderr)
-    if sample.is_video:
-        if not args.json:
-            video = sample.out
-            print(
-                f"video\t{args.out}\t{video.frame_count} frames\t{video.fps:g} fps\t{video.size[0]}x{video.size[1]}"
-                f"\timage metrics: mean over {settings.video_frames} sampled frames"
-            )
-        return _print_values(scoring.score_values(sample, names, user=CLI_USER), args.json)
-    if not masc_only:
-        return _print_values(scoring.score_values(sample, names, user=CLI_USER), args.json)
-    record = scoring.masc_record(sample, user=CLI_USER)
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
+    files.check()  # every argument error before a model (or torch) is loaded
+    settings = settings or settings_from_args(args)
+    sample = files.open(settings)  # and every bad file before the profile is decided
+    with open_workbench(settings, loads_models=True) as wb:
+        print(f"precision: {wb.precision.describe()}", file=sys.stderr)
+        scores = wb.scoring.score_files(files, user=CLI_USER, sample=sample)
+        about = profile_record(wb)
+    for warning in scores.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if scores.masc is not None:
+        return _print_masc(scores.masc, about, args.json)
+    if scores.video_summary and not args.json:
+        print(scores.video_summary)
+    return _print_values(scores, about, args.json)
+
+
+def _print_masc(record: dict[str, Any], about: dict[str, Any], as_json: bool) -> int:
+    """The default output: MaSC CP and PF with every diagnostic (one JSON object with `profile` and `notice`)."""
+    if as_json:
+        print(json.dumps({**record, **about}, indent=2, allow_nan=False))
         return 0
     for name in ("cp", "pf"):
         value = record[name]
@@ -154,54 +153,52 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     return 0
 
 
-def _print_values(values: dict, as_json: bool) -> int:
-    """`score --metrics ...`: each metric's value, range, direction and model (or JSON records)."""
-    import json
-    import math
-
-    from ..metrics.registry import get_spec
-    from ..metrics.value_records import metric_record
-
+def _print_values(scores: FileScores, about: dict[str, Any], as_json: bool) -> int:
+    """`score --metrics ...`: each metric's value, range, direction and model (or one JSON object: the records by
+    metric name, with `profile` and `notice`)."""
     if as_json:
-        print(json.dumps({name: metric_record(v) for name, v in values.items()}, indent=2, allow_nan=False))
+        print(json.dumps({**scores.records, **about}, indent=2, allow_nan=False))
         return 0
-    for name, v in values.items():
-        spec = get_spec(name)
-        shown = f"n/a ({v.reason})" if math.isnan(v.value) else f"{v.value:.6f}"
-        direction = "higher is better" if spec.higher_is_better else "lower is better"
+    for row in scores.rows:
+        provenance = scores.values[row.metric].provenance
+        shown = f"n/a ({row.reason})" if row.value is None else f"{row.value:.6f}"
         print(
-            f"{spec.display_name}\t{shown}\t[{spec.range[0]:g}, {spec.range[1]:g}]\t{direction}\t"
-            f"{v.provenance.get('model_id')}\t{v.provenance.get('dtype')}"
+            f"{row.display_name}\t{shown}\t[{row.lo:g}, {row.hi:g}]\t{row.direction}\t"
+            f"{provenance.get('model_id')}\t{provenance.get('dtype')}"
         )
     return 0
 
 
 def add_metrics(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("metrics", help="list every metric with its range, direction and convention")
-    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p = sub.add_parser(
+        "metrics",
+        help="list every metric (image and video) with its range, direction, convention and what it needs",
+        description="Every built-in metric, grouped by the media it judges: image metrics (also applied to each "
+        "sampled frame of a video output), then video metrics (a video output only).",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON list (each entry has its `media`)")
     p.set_defaults(func=_cmd_metrics)
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    import dataclasses
-    import json
+    from ..workbench.metric_list import MEDIA_TITLES, metrics_by_media, spec_record
 
-    from ..metrics.registry import list_metrics
-
-    specs = list_metrics()
+    groups = metrics_by_media()
     if args.json:
-        print(json.dumps([dataclasses.asdict(s) for s in specs], indent=2))
+        print(json.dumps([spec_record(s) for specs in groups.values() for s in specs], indent=2))
         return 0
-    for s in specs:
-        direction = "higher is better" if s.higher_is_better else "lower is better"
-        needs = [
-            f"{s.needs_masks} mask" if s.needs_masks != "none" else "",
-            "prompt" if s.needs_prompt else "",
-            "reference" if s.needs_reference else "",
-        ]
-        print(
-            f"{s.name}\t{s.display_name}\t[{s.range[0]:g}, {s.range[1]:g}]\t{direction}\t"
-            f"needs: {', '.join(n for n in needs if n) or 'output only'}"
-        )
-        print(f"\t{s.convention} ({s.paper})")
+    for i, (media, specs) in enumerate(groups.items()):
+        print(("\n" if i else "") + f"{MEDIA_TITLES[media]}:")
+        for s in specs:
+            direction = "higher is better" if s.higher_is_better else "lower is better"
+            needs = [
+                f"{s.needs_masks} mask" if s.needs_masks != "none" else "",
+                "prompt" if s.needs_prompt else "",
+                "reference" if s.needs_reference else "",
+            ]
+            print(
+                f"{s.name}\t{s.display_name}\t[{s.range[0]:g}, {s.range[1]:g}]\t{direction}\t"
+                f"needs: {', '.join(n for n in needs if n) or 'output only'}"
+            )
+            print(f"\t{s.convention} ({s.paper})")
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..settings import Settings
-from .common import CLI_USER, COUNT, FRACTION, add_common, model_registry, settings_from_args
+from .common import CLI_USER, COUNT, FRACTION, add_common, open_workbench, settings_from_args
 
 
 def add_segment(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +16,9 @@ def add_segment(sub: argparse._SubParsersAction) -> None:
         "segment",
         help="mask an image from clicks/a box (Segment Anything) or the subject's name (SAM 3)",
         description="Write a mask PNG (255 = subject) for IMAGE. Coordinates are pixels of IMAGE, x to the right, "
-        "y down. Exit status 3: a --text mask was written but is doubtful (nothing found, or too small).",
+        "y down. Exit status 3: a --text mask was written but is doubtful (nothing found, or too small). "
+        "Standard error says which model profile is in use and why (in the demo profile: tiny random "
+        "weights, the mask means nothing).",
     )
     p.add_argument("image", type=Path, help="image file")
     p.add_argument(
@@ -48,9 +50,9 @@ def add_segment(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_segment(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    from ..segmentation import mask_to_png
-    from ..workbench.masks import Segmentation
+    from ..workbench.masks import check_file_prompts, open_file_image
 
+    check_file_prompts(args.point, args.box, args.text)  # before a model (or torch) is loaded
     if settings is None:
         extra = {
             "sam_variant": args.sam_variant,
@@ -59,22 +61,24 @@ def _cmd_segment(args: argparse.Namespace, settings: Settings | None = None) -> 
             "cache_dir": args.cache_dir,
         }
         settings = settings_from_args(args).replace(**{k: v for k, v in extra.items() if v is not None})
-    made = Segmentation(settings, model_registry()).segment_file(
-        args.image,
-        user=CLI_USER,
-        points=args.point,
-        box=args.box,
-        text=args.text,
-        multimask=not args.single_mask,
-        threshold=args.threshold,
-        min_fraction=args.min_fraction,
-        fill_holes=args.fill_holes,
-        min_speck=args.min_speck,
-        keep_largest=args.keep_largest,
-    )
+    image = open_file_image(args.image, settings)  # a bad file is said before the profile is decided
+    with open_workbench(settings, loads_models=True) as wb:
+        made = wb.segmentation.segment_file(
+            image,
+            user=CLI_USER,
+            points=args.point,
+            box=args.box,
+            text=args.text,
+            multimask=not args.single_mask,
+            threshold=args.threshold,
+            min_fraction=args.min_fraction,
+            fill_holes=args.fill_holes,
+            min_speck=args.min_speck,
+            keep_largest=args.keep_largest,
+        )
     try:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_bytes(mask_to_png(made.mask))
+        args.output.write_bytes(made.png())
     except OSError as exc:
         raise InputError(f"cannot write the mask to {args.output}: {exc}") from None
     print(f"{args.output}\t{made.size[0]}x{made.size[1]}\tcovers {made.mask.mean():.1%}\t{made.summary}")

@@ -20,7 +20,7 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> int:
     from ..ui.launch import serve
-    from ..workbench import Workbench
+    from ..workbench.factory import build_workbench
 
     settings = settings or settings_from_args(args).replace(
         **{
@@ -29,7 +29,7 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings | None = None) -> in
             if v is not None
         }
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     status = wb.status()
     print(status.startup_line(), flush=True)
     if status.storage_warning:

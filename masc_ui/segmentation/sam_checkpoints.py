@@ -150,7 +150,7 @@ def _stream(source: CheckpointSource, out: BinaryIO, opener: Opener, progress: b
         raise ModelUnavailableError(
             f"could not download the Segment Anything checkpoint {source.url} ({exc}). On a machine without "
             f"internet, download it elsewhere, copy it here and pass it as the SAM checkpoint "
-            "(--sam-checkpoint / MASC_SAM_CHECKPOINT), or use the offline demo profile"
+            "(--sam-checkpoint / MASC_SAM_CHECKPOINT), or use the offline demo profile (--profile demo / MASC_PROFILE=demo)"
         ) from exc
     return h.hexdigest(), size
 

@@ -11,14 +11,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..metrics.registry import list_metrics  # noqa: E402
-from ..workbench.agreement import AgreementView, ScatterSeries  # noqa: E402
+from ..workbench.agreement import AgreementView, ScatterSeries, shown_name  # noqa: E402
 
 
 def agreement_figure(view: AgreementView, series: ScatterSeries | None, *, demo: bool = False):
     """Left: `series` (metric value on x, mean human rating 0-4 on y, 95% CI bars of the mean). Right: each
     metric's pooled Krippendorff alpha with its bootstrap CI, the human-vs-human alpha as a dashed ceiling."""
-    shown = {spec.name: spec.display_name for spec in list_metrics()}
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=90)
     if series is not None and len(series.values):
         yerr = np.where(np.isnan(series.half_width), 0.0, series.half_width)
@@ -33,7 +31,7 @@ def agreement_figure(view: AgreementView, series: ScatterSeries | None, *, demo:
             color="#3b528b",
             ecolor="#9aa8c7",
         )
-        name = shown.get(series.metric, series.metric)
+        name = shown_name(series.metric)
         left.set_xlabel(f"{name} (raw value)")
         left.set_ylabel(f"mean human {series.criterion.upper()} rating (0-4)")
         left.set_ylim(-0.2, 4.2)
@@ -50,7 +48,7 @@ def agreement_figure(view: AgreementView, series: ScatterSeries | None, *, demo:
     hi = np.array([r.alpha.ci_high for r in metrics], dtype=float)
     err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)])
     right.errorbar(xs, vals, yerr=err, fmt="s", capsize=4, color="#21908d")
-    right.set_xticks(xs, [shown.get(r.metric, r.metric) for r in metrics], rotation=30, ha="right", fontsize=8)
+    right.set_xticks(xs, [shown_name(r.metric) for r in metrics], rotation=30, ha="right", fontsize=8)
     right.set_ylabel("Krippendorff's alpha (interval)")
     if humans is not None and not math.isnan(humans.alpha.value):
         right.axhline(humans.alpha.value, ls="--", color="#d1495b", label=f"human vs human {humans.alpha.value:.2f}")

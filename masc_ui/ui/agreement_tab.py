@@ -8,9 +8,8 @@ from __future__ import annotations
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..metrics.registry import list_metrics
 from ..workbench import Workbench
-from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, agreement_view, scatter_series, table_rows
+from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, scatter_series, shown_name, table_rows
 from . import pairwise_report
 from .agreement_plot import agreement_figure
 from .feedback import warn
@@ -99,8 +98,7 @@ def _ratings_section(wb: Workbench):
     def on_run(ds, crit, chosen, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = agreement_view(
-                wb.database,
+            view = wb.agreement.view(
                 user=user_of(request),
                 dataset=None if ds in (None, "", ALL) else ds,
                 criterion=crit,
@@ -115,14 +113,13 @@ def _ratings_section(wb: Workbench):
             fig = agreement_figure(view, series, demo=wb.status().is_demo)
         except WorkbenchError as exc:
             return None, "", None, gr.update(), "", warn(exc)
-        shown = {spec.name: spec.display_name for spec in list_metrics()}
         caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
         n = max((r.n for r in view.table.rows if not r.is_human), default=0)
         return (
             {"headers": headers, "data": rows},
             view.text,
             fig,
-            gr.update(choices=[(shown.get(m, m), m) for m in names], value=chosen),
+            gr.update(choices=[(shown_name(m), m) for m in names], value=chosen),
             caution,
             f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples",
         )
@@ -136,7 +133,7 @@ def _ratings_section(wb: Workbench):
 
     def on_show(ds, request: gr.Request):
         try:
-            names = wb.database.datasets()
+            names = wb.agreement.datasets(user=user_of(request))
         except WorkbenchError:
             return gr.update()
         return gr.update(choices=[ALL, *names], value=ds if ds in names else ALL)

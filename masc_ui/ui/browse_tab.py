@@ -197,7 +197,7 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
         try:
             user = user_of(request)
             s = wb.samples.open(sample_id, user=user)
-            report = wb.stored_report(s.sample_id, user=user)
+            report = wb.samples.stored_report(s.sample_id, user=user)
             shown = VideoSession()
             video = open_video(wb, s, shown) if isinstance(s.out, InputVideo) else None
         except WorkbenchError as exc:
@@ -222,7 +222,7 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
             path = folder / f"{name}{SUFFIXES.get(img.media_type, '.png')}"
             path.write_bytes(img.data)
             files.append(str(path))
-        sample = wb.make_sample(s.refs, s.out, s.prompt, s.subject, s.ref_masks, s.out_mask)
+        sample = wb.scoring.make_sample(s.refs, s.out, s.prompt, s.subject, s.ref_masks, s.out_mask)
         note = f"opened sample #{s.sample_id} with its current masks and stored scores"
         if video:
             note += " (its output is a video: the frame strip and the video's mask are under the Masks)"

@@ -16,7 +16,6 @@ from typing import Any
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..metrics.sample import Sample
 from ..workbench import Workbench
 from ..workbench.metric_presets import PRESETS, preset_label, preset_metrics
 from ..workbench.model_sizes import metric_size_text
@@ -68,7 +67,7 @@ def preset_handler(name: str) -> Callable[[], list[str]]:
 
 
 def build(
-    wb: Workbench, sample_of: Callable[..., Sample], inputs: list, metrics: gr.CheckboxGroup, status: gr.Markdown
+    wb: Workbench, sample_of: Callable[..., Any], inputs: list, metrics: gr.CheckboxGroup, status: gr.Markdown
 ) -> CataloguePanel:
     """The catalogue explanation: a button, a gallery of the pictures, the text. `sample_of(*inputs)` is the Score
     tab's sample on screen; `metrics` its metric selection (the explanation covers the chosen catalogue metrics,
@@ -95,7 +94,7 @@ def build(
     return CataloguePanel(explain, pictures, notes)
 
 
-def explain_handler(wb: Workbench, sample_of: Callable[..., Sample]) -> Callable[..., tuple]:
+def explain_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..., tuple]:
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
     session; the metric names; request, progress) -> (gallery items, markdown, status line). A bad input or a
     refused role is a message, never a traceback."""
@@ -106,7 +105,7 @@ def explain_handler(wb: Workbench, sample_of: Callable[..., Sample]) -> Callable
     ) -> tuple:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            found = wb.explain_catalogue(
+            found = wb.scoring.explain_catalogue(
                 sample, names or None, user=user_of(request), progress=lambda f, what: progress(f, desc=what)
             )
         except WorkbenchError as exc:

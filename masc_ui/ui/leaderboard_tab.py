@@ -13,7 +13,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
-from ..workbench.leaderboard import LeaderboardView, agreement_rows, leaderboard_view, table_rows
+from ..workbench.leaderboard import LeaderboardView, agreement_rows, table_rows
 from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
@@ -60,8 +60,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             return *[gr.update()] * 5, "⚠ pick a dataset first"
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
-            view = leaderboard_view(
-                wb.database,
+            view = wb.leaderboard.view(
                 user=user_of(request),
                 dataset=name,
                 by=group_by,

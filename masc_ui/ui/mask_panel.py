@@ -77,8 +77,8 @@ def image_paths(ref_image: str | None, extra_refs: list | None, out_image: str |
 def session_image(wb: Workbench, session: MaskSession, path: str | None, name: str) -> InputImage:
     """The upload at `path`, decoded once per session (`MaskSession.uploads`); InputError when missing or bad."""
     if path is None:
-        return wb.load_image(None, name)
-    return session.uploads.get(path, name, wb.load_image)
+        return wb.scoring.load_image(None, name)
+    return session.uploads.get(path, name, wb.scoring.load_image)
 
 
 def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, extra_refs, out_image) -> InputImage:
@@ -307,7 +307,7 @@ def wire(
     def on_brush(session: MaskSession, editor, target, opacity, ref, extra, out):
         try:
             img = target_image(wb, session, target, ref, extra, out)
-            mask = wb.mask_from_brush(editor, img.size)
+            mask = wb.segmentation.mask_from_brush(editor, img.size)
             if not mask.any():
                 return (
                     session,
@@ -334,7 +334,7 @@ def wire(
     @gpu
     def predictor(request: gr.Request | None):
         user = user_of(request)
-        return lambda image, points, box: wb.sam_predict(image, points, box, user=user)
+        return lambda image, points, box: wb.segmentation.sam_predict(image, points, box, user=user)
 
     def on_click(
         session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData, request: gr.Request
@@ -386,7 +386,7 @@ def wire(
         try:
             img = target_image(wb, session, target, ref, extra, out)
             progress(0.1, desc=f"segmenting '{name}'")
-            seg = wb.segment_by_name(img, name, user=user_of(request), threshold=threshold)
+            seg = wb.segmentation.segment_by_name(img, name, user=user_of(request), threshold=threshold)
             found = f"'{seg.text}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:
                 reason = (seg.reason or "").replace(

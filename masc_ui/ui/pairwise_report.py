@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..analysis import format_pair_agreement
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
@@ -18,7 +17,6 @@ from ..workbench.pairwise_analysis import (
     PairwiseReport,
     accuracy_rows,
     bradley_terry_rows,
-    pairwise_report,
     win_rate_rows,
 )
 from ..workbench.ratings import CRITERION_NAMES
@@ -77,8 +75,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
         try:
             progress(0.1, desc="fitting Bradley-Terry and bootstrapping")
-            report = pairwise_report(
-                wb.database,
+            report = wb.pairwise_analysis.report(
                 user=user_of(request),
                 dataset=(ds or "").strip() or None,
                 criterion=crit,
@@ -113,7 +110,7 @@ def summary_markdown(report: PairwiseReport, part: CriterionReport) -> str:
         lines += ["", f"No method ranking: {part.ranking_note}"]
     elif part.bradley_terry is not None and part.bradley_terry.reason is not None:
         lines += ["", f"Bradley-Terry strengths are n/a: {part.bradley_terry.reason}"]
-    lines += ["", "```", format_pair_agreement(part.agreement), "```"]
+    lines += ["", "```", part.agreement_text(), "```"]
     return "\n".join(lines)
 
 

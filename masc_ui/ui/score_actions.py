@@ -14,8 +14,6 @@ import gradio as gr
 
 from .. import overlays
 from ..errors import WorkbenchError
-from ..metrics.registry import get_spec
-from ..metrics.sample import Sample
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
@@ -29,19 +27,17 @@ NEW_SAMPLE = (
 )
 
 
-def sample_on_screen(
-    wb: Workbench, session: MaskSession, ref, extra, out, prompt: str | None, subject: str | None
-) -> Sample:
-    """The sample on screen from the images the session decoded at upload, with the masks that belong to them; the
-    output is the video on screen when there is one (`MaskSession.video`, with the video's mask)."""
+def sample_on_screen(wb: Workbench, session: MaskSession, ref, extra, out, prompt: str | None, subject: str | None):
+    """The sample on screen (`Scoring.make_sample`) from the images the session decoded at upload, with the masks
+    that belong to them; the output is the video on screen when there is one (`MaskSession.video`, with its mask)."""
     refs, out_path = mask_panel.image_paths(ref, extra, out)
     ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
     if session.video.loaded:
         ref_masks, _ = mask_panel.masks_for_sample(session, ref_imgs, None)
-        return wb.make_sample(ref_imgs, session.video.video, prompt, subject, ref_masks, session.video.masks)
+        return wb.scoring.make_sample(ref_imgs, session.video.video, prompt, subject, ref_masks, session.video.masks)
     out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
     ref_masks, out_mask = mask_panel.masks_for_sample(session, ref_imgs, out_img)
-    return wb.make_sample(ref_imgs, out_img, prompt, subject, ref_masks, out_mask)
+    return wb.scoring.make_sample(ref_imgs, out_img, prompt, subject, ref_masks, out_mask)
 
 
 def mask_sources(session: MaskSession) -> dict[str, str]:
@@ -102,10 +98,10 @@ def stale_note(now: str | None, computed: tuple[str | None, str | None] | None) 
     )
 
 
-def explain_summary(ex: Explanation) -> str:
+def explain_summary(wb: Workbench, ex: Explanation) -> str:
     """What the maps and the two numbers mean, for the note under the maps."""
     parts = []
-    cp_spec, pf_spec = get_spec("cp"), get_spec("pf")
+    cp_spec, pf_spec = wb.scoring.metric_spec("cp"), wb.scoring.metric_spec("pf")
     x = ex.extras
     if math.isfinite(ex.cp):
         per_ref = [v for v in (x.get("cp_per_ref") or []) if v is not None]
@@ -260,7 +256,7 @@ def on_run(wb: Workbench, tab: Any):
             if not names:
                 return {tab.run_msg: warn("choose at least one metric (the Metrics boxes above Run)")}
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
-            report = wb.score(sample, names, user=user, progress=progress)
+            report = wb.scoring.score(sample, names, user=user, progress=progress)
         except WorkbenchError as exc:
             return {
                 tab.run_msg: warn(exc),
@@ -297,7 +293,7 @@ def on_explain(wb: Workbench, tab: Any):
             if session.video.loaded:
                 frame, ex = video_panel.explain_frame(wb, session.video, sample, user=user, progress=progress)
             else:
-                ex = wb.explain(sample, user=user, progress=progress)
+                ex = wb.scoring.explain(sample, user=user, progress=progress)
         except WorkbenchError as exc:
             return {
                 **empty,
@@ -309,7 +305,7 @@ def on_explain(wb: Workbench, tab: Any):
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
         shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
         msg = f"{drawn} map(s) drawn" + (f" ({shown})" if shown else "") + "; what they show is explained below them"
-        notes = explain_summary(ex)
+        notes = explain_summary(wb, ex)
         if frame is not None:
             where = f"frame {frame.index} ({frame.time_s:.2f} s) of the output video"
             msg = f"maps of {where}: {msg} (click another frame of the strip, then Explain, for another)"
@@ -353,7 +349,7 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         computed = computed or (None, None)
         try:
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
-            saved = wb.save_sample(
+            saved = wb.saving.save(
                 sample,
                 user=user,
                 dataset=dataset,
@@ -363,7 +359,6 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
                 progress=progress,
                 sample_id=None if as_new else session.stored_sample,
             )
-            report = wb.score(sample, names or None, user=user)  # the values just saved, from the result cache
         except WorkbenchError as exc:
             return {tab.save_msg: warn(exc)}
         session.stored_sample = saved.sample_id
@@ -372,8 +367,8 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         return {
             tab.save_msg: saved.message,
             tab.masks.session: session,
-            tab.scores: score_table(wb, report, x100),
-            tab.report: report,
+            tab.scores: score_table(wb, saved.report, x100),
+            tab.report: saved.report,
             tab.computed: (key, computed[1]),
             tab.stale: stale_note(key, (key, computed[1])),
             tab.link: link_text(session, (dataset or "").strip(), (method or "").strip() or None),

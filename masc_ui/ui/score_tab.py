@@ -94,7 +94,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     with gr.Accordion("Masks (brush, Segment Anything clicks, or the subject's name)", open=True):
         masks = mask_panel.build(wb)
     video = video_panel.build()
-    specs = wb.metric_specs()
+    specs = wb.scoring.metric_specs()
     with gr.Row():
         metrics = gr.CheckboxGroup(
             catalogue_panel.metric_choices(wb, specs),

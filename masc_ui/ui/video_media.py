@@ -76,7 +76,7 @@ def open_video(wb: Workbench, stored: StoredSample, vs: VideoSession) -> str:
         raise TypeError("open_video: the stored sample's output is not a video")
     path = wb.scratch.new_folder() / f"output{VIDEO_FILE_SUFFIXES.get(video.media_type, '.mp4')}"
     path.write_bytes(video.data)
-    vs.show(str(path), video, wb.sampled_frames(video))
+    vs.show(str(path), video, wb.videos.sampled_frames(video))
     if stored.out_mask is not None:
         vs.set_masks(stored.out_mask, stored.mask_sources.get("out", "imported"), undoable=False)
     return str(path)

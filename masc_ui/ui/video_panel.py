@@ -23,7 +23,6 @@ from gradio.data_classes import FileData
 from .. import overlays
 from ..errors import InputError
 from ..imaging import InputVideo
-from ..metrics.video.frame_masks import FrameMasks
 from ..workbench import ScoreReport, Workbench
 from ..workbench.explain import Explanation
 from ..workbench.video_session import VideoSession
@@ -208,13 +207,13 @@ def load_video(wb: Workbench, vs: VideoSession, path: str | None) -> str:
         return ""
     if vs.video is not None and same_file(path, vs.video):
         vs.path = path
-        vs.frames = vs.frames or wb.sampled_frames(vs.video)
+        vs.frames = vs.frames or wb.videos.sampled_frames(vs.video)
         vs.selected = vs.selected if vs.frame(vs.selected) is not None else vs.frames[0].index
         return describe(vs.video, len(vs.frames))
-    video = wb.load_output(path, "output video")
+    video = wb.scoring.load_output(path, "output video")
     if not isinstance(video, InputVideo):
         raise InputError("the output video box holds an image: put images in the output image box, videos here")
-    vs.show(path, video, wb.sampled_frames(video))
+    vs.show(path, video, wb.videos.sampled_frames(video))
     vs.selected = vs.frames[0].index
     return describe(video, len(vs.frames))
 
@@ -259,7 +258,7 @@ def mask_rule(vs: VideoSession) -> str:
     return f"**Mask rule:** {text} (model {params.get('model_id', '?')}).{warned}"
 
 
-def _on_frame(vs: VideoSession, masks: FrameMasks | None, color=(255, 40, 120)) -> Any:
+def _on_frame(vs: VideoSession, masks: Any, color=(255, 40, 120)) -> Any:
     frame = vs.selected_frame()
     if frame is None:
         return None
@@ -276,15 +275,16 @@ def proposal_view(vs: VideoSession) -> Any:
 
 
 def brush_mask(wb: Workbench, vs: VideoSession, editor_value: Any) -> str:
-    """The brush layer drawn on the selected frame becomes the mask of every frame (`FrameMasks.static`; undoable)."""
+    """The brush layer drawn on the selected frame becomes the mask of every frame (`VideoSession.draw_mask`;
+    undoable)."""
     frame = vs.frame(vs.selected)
     if frame is None:
         raise InputError("click a frame of the strip first: the brush draws on the selected frame")
-    mask = wb.mask_from_brush(editor_value, frame.image.size)
+    mask = wb.segmentation.mask_from_brush(editor_value, frame.image.size)
     if not mask.any():
         raise InputError("the brush layer is empty: paint over the subject on the selected frame first")
     before = vs.source
-    vs.set_masks(FrameMasks.static(mask, frame.index, name="mask of the output video"), "drawn")
+    vs.draw_mask(mask, frame.index)
     replaced = f"; it replaced the {before} mask ('Undo mask change' brings it back)" if before else ""
     return f"brush mask drawn on frame {frame.index}: {int(mask.sum()):,} px, reused on every frame{replaced}"
 
@@ -293,7 +293,7 @@ def name_masks(wb: Workbench, vs: VideoSession, subject: str | None, *, user: st
     """A mask per sampled frame from the subject's name (SAM 3), applied or offered (`VideoSession.offer`)."""
     if vs.video is None:
         raise InputError("upload an output video first")
-    masks = wb.segment_frames_by_name(vs.video, subject, user=user)
+    masks = wb.segmentation.segment_frames_by_name(vs.video, subject, user=user)
     doubtful = masks.params.get("doubtful") or []
     reason = None
     if doubtful:
@@ -313,15 +313,13 @@ def explain_frame(
     frame = vs.selected_frame()
     if frame is None:
         raise InputError("the output video has no sampled frame to explain")
-    return frame, wb.explain_frame(sample, frame.index, user=user, progress=progress)
+    return frame, wb.scoring.explain_frame(sample, frame.index, user=user, progress=progress)
 
 
 def metric_choices(wb: Workbench, vs: VideoSession, chosen: Sequence[str] | None) -> tuple[list, list[str]]:
     """(choices, chosen) of the Score tab's metric list: the image metrics, plus the video metrics while a video is
     loaded (all of them chosen when it arrives; the chosen ones that no longer apply dropped when it goes)."""
-    from ..metrics.registry import metrics_for
-
-    specs = metrics_for([], wb.settings, video=vs.loaded)
+    specs = wb.scoring.metric_specs(video=vs.loaded)
     names = [s.name for s in specs]
     kept = [n for n in (chosen or []) if n in names]
     if vs.loaded:
@@ -340,7 +338,7 @@ def plot_of(wb: Workbench, vs: VideoSession, report: ScoreReport | None) -> Any:
         return None
     frame = vs.frame(vs.selected)
     return frame_series_figure(
-        wb.frame_series(report, vs.video),
+        wb.videos.frame_series(report.values, vs.video),
         selected_time_s=None if frame is None else frame.time_s,
         demo=wb.status().is_demo,
     )

@@ -5,26 +5,37 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from .database import Database
 
+if TYPE_CHECKING:
+    from ..analysis import AgreementData, AgreementTable
+    from ..analysis.bootstrap import Estimate
+    from ..analysis.table import AgreementRow
+
 
 @dataclass(frozen=True)
 class AgreementView:
     """One analysis of the stored data."""
 
-    table: Any
-    """`masc_ui.analysis.AgreementTable`."""
+    table: AgreementTable
     text: str
     """`format_table(table)`: exactly what `masc-ui agreement` prints."""
-    data: Any
-    """`masc_ui.analysis.AgreementData` it was computed on."""
+    data: AgreementData
+    """The stored values and ratings it was computed on."""
     warnings: tuple[str, ...] = ()
     """What makes these numbers fragile (few samples, a single rater, no CIs), as sentences."""
+
+    def to_json(self) -> str:
+        """The table as strict JSON (no NaN tokens): what `masc-ui agreement --json` prints."""
+        from ..analysis import to_json
+
+        return to_json(self.table)
 
 
 @dataclass(frozen=True)
@@ -52,35 +63,81 @@ MAX_BOOTSTRAP = 20_000
 exhaust the memory of a process that serves every user."""
 
 
-def agreement_view(
-    database: Database,
-    *,
-    user: str | None,
-    dataset: str | None,
-    criterion: str,
-    n_boot: int = 2000,
-    seed: int = 0,
-    by: str | None = None,
-) -> AgreementView:
-    """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
-    against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`)."""
-    from ..analysis import agreement_table, format_table
+class Agreement:
+    """Agreement of the stored metric values with the stored human ratings, over one `Database`. Admins only."""
 
-    database.accounts.require_admin(user, "agreement with humans")
-    if not 0 <= n_boot <= MAX_BOOTSTRAP:
-        raise InputError(
-            f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), got {n_boot:,}"
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    def view(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None,
+        criterion: str,
+        n_boot: int = 2000,
+        seed: int = 0,
+        by: str | None = None,
+    ) -> AgreementView:
+        """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
+        against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`): the Agreement
+        tab. InputError when there is nothing to analyse yet, for a criterion nobody rated, or bad `n_boot`."""
+        from ..analysis import agreement_table, format_table
+
+        self._database.accounts.require_admin(user, "agreement with humans")
+        if not 0 <= n_boot <= MAX_BOOTSTRAP:
+            raise InputError(
+                f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), got {n_boot:,}"
+            )
+        data = self.data(user=user, dataset=dataset)
+        if not data.records:
+            raise InputError("there are no samples in the database yet: save or import samples, then rate them")
+        if criterion not in data.criteria:
+            raise InputError(
+                f"no human ratings for {criterion!r} yet: rate samples in the Rate tab (or import ratings)"
+            )
+        table = agreement_table(data, None, criterion=criterion, by=by, n_boot=n_boot, seed=seed)
+        return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+
+    def report(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None,
+        criterion: str,
+        metrics: list[str] | None = None,
+        by: str | None = None,
+        n_boot: int = 2000,
+        seed: int = 0,
+        human_level: str = "interval",
+    ) -> AgreementView:
+        """What `masc-ui agreement` prints (`text`, `to_json()`): the table of `metrics` (None: every metric with
+        values), with the human-vs-human alpha at `human_level`."""
+        from ..analysis import agreement_table, format_table
+
+        data = self.data(user=user, dataset=dataset)
+        table = agreement_table(
+            data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed, human_level=human_level
         )
-    data = agreement_data(database, user=user, dataset=dataset)
-    if not data.records:
-        raise InputError("there are no samples in the database yet: save or import samples, then rate them")
-    if criterion not in data.criteria:
-        raise InputError(f"no human ratings for {criterion!r} yet: rate samples in the Rate tab (or import ratings)")
-    table = agreement_table(data, None, criterion=criterion, by=by, n_boot=n_boot, seed=seed)
-    return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+        return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+
+    def data(self, *, user: str | None, dataset: str | None) -> AgreementData:
+        """The stored values and ratings of `dataset` (None = all) as `masc_ui.analysis.AgreementData`; InputError
+        for an unknown dataset."""
+        from ..datasets.agreement_source import load_agreement_data
+
+        self._database.accounts.require_admin(user, "agreement with humans")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        return self._database.run(partial(load_agreement_data, dataset=dataset))
+
+    def datasets(self, *, user: str | None) -> list[str]:
+        """The stored datasets' names (the Agreement tab's choices)."""
+        self._database.accounts.require_admin(user, "agreement with humans")
+        return self._database.datasets()
 
 
-def view_warnings(table: Any, data: Any) -> list[str]:
+def view_warnings(table: AgreementTable, data: AgreementData) -> list[str]:
     """Warnings of an agreement table: rows on fewer than `SMALL_N` samples, a single rater, no CIs."""
     pooled = [r for r in table.rows if r.group == table.groups[0]]
     out = []
@@ -101,7 +158,7 @@ def view_warnings(table: Any, data: Any) -> list[str]:
     return out
 
 
-def row_note(row: Any, table: Any, data: Any) -> str:
+def row_note(row: AgreementRow, table: AgreementTable, data: AgreementData) -> str:
     """Why a row's numbers are missing (empty when they are all there)."""
     if not row.is_human:
         if row.n == 0:
@@ -126,36 +183,6 @@ def row_note(row: Any, table: Any, data: Any) -> str:
 
 def _join(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers[:-1]) + (" and " if len(numbers) > 1 else "") + str(numbers[-1])
-
-
-def agreement_data(database: Database, *, user: str | None, dataset: str | None) -> Any:
-    """The stored values and ratings of `dataset` (None = all) as `masc_ui.analysis.AgreementData`; InputError
-    for an unknown dataset."""
-    from ..datasets.agreement_source import load_agreement_data
-
-    database.accounts.require_admin(user, "agreement with humans")
-    if dataset is not None:
-        database.require_dataset(dataset)
-    return database.run(lambda store: load_agreement_data(store, dataset))
-
-
-def agreement_report(
-    database: Database,
-    *,
-    user: str | None,
-    dataset: str | None,
-    criterion: str,
-    metrics: list[str] | None = None,
-    by: str | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    human_level: str = "interval",
-) -> Any:
-    """The `masc_ui.analysis.AgreementTable` that `masc-ui agreement` prints."""
-    from ..analysis import agreement_table
-
-    data = agreement_data(database, user=user, dataset=dataset)
-    return agreement_table(data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed, human_level=human_level)
 
 
 def scatter_series(view: AgreementView, metric: str) -> ScatterSeries:
@@ -216,7 +243,7 @@ def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else round(float(x), 4)
 
 
-def _ci(e: Any) -> str:
+def _ci(e: Estimate) -> str:
     if math.isnan(e.ci_low) or math.isnan(e.ci_high):
         return "n/a"
     return f"[{e.ci_low:.3f}, {e.ci_high:.3f}]"

@@ -52,7 +52,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..caching import LruCache
 from ..errors import InputError, WorkbenchError
@@ -67,6 +67,11 @@ from .database import Database
 from .masks import frame_masks_by_name, segmenter_id
 from .recorder import Recorder, ScoredSample, Slot, UsedMask, masks_used
 
+if TYPE_CHECKING:
+    from storage import MaskRecord, SampleRecord
+
+    from ..segmentation import TextSegmentation, TextSegmenter
+
 MASK_MODES = ("stored", "text", "none")
 ERROR_PREFIX = "error: "
 IMAGE_CACHE_SIZE = 256
@@ -74,7 +79,14 @@ IMAGE_CACHE_SIZE = 256
 TEXT_MASK_CACHE_SIZE = 1024
 """Text-prompted segmentations kept by a run (a reference shared by many samples is segmented once)."""
 BATCH_USER = "batch"
-"""The acting user of batch runs (the author of the masks they store)."""
+"""The author of the masks batch runs store."""
+
+
+@runtime_checkable
+class ProvenanceScorer(Protocol):
+    """A scorer that says, before scoring, the provenance its values will have (every built-in scorer)."""
+
+    def provenance(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,7 @@ class BatchOptions:
     num_processes: int = 1
 
     def __post_init__(self) -> None:
+        parse_metric_names(list(self.metrics), media=None)  # an unknown name fails before anything is loaded
         if self.masks not in MASK_MODES:
             raise InputError(f"masks must be one of {', '.join(MASK_MODES)}, got {self.masks!r}")
         if self.store_masks and self.masks != "text":
@@ -127,9 +140,9 @@ class BatchSummary:
     scored_samples: int = 0
     """Samples that went through the scorers in this run."""
     values_written: int = 0
-    nan_values: Counter = field(default_factory=Counter)
+    nan_values: Counter[str] = field(default_factory=Counter)
     """reason -> count of values stored as NULL (not computable) in this run."""
-    lacking_inputs: Counter = field(default_factory=Counter)
+    lacking_inputs: Counter[str] = field(default_factory=Counter)
     """"<metric> needs <what is missing>" -> samples not scored for it (nothing stored; a later run scores
     them once the inputs exist)."""
     failures: list[tuple[int, str]] = field(default_factory=list)
@@ -189,21 +202,20 @@ class _Images:
     def get(self, sha: str, name: str) -> InputImage:
         return self._cache.get_or_compute(
             sha,
-            lambda: open_image(
-                self._database.run(lambda store: store.images.read(sha)), name=name, max_pixels=self._max_pixels
-            ),
+            lambda: open_image(self._database.images.read(sha), name=name, max_pixels=self._max_pixels),
         )
 
-    def output(self, record: Any, name: str) -> InputImage | InputVideo:
+    def output(self, record: SampleRecord, name: str) -> InputImage | InputVideo:
         """The output of a stored sample: an image (kept), or a video (by its first bytes)."""
+        sha = _output_of(record)
         if _video_info(record) is None:
-            data = self._database.run(lambda store: store.images.read(record.output))
+            data = self._database.images.read(sha)
             found = open_media(data, name=name, max_pixels=self._max_pixels, limits=self._limits)
             if isinstance(found, InputImage):
-                self._cache.put(record.output, found)
+                self._cache.put(sha, found)
             return found
         return open_media(
-            self._database.run(lambda store: store.images.read(record.output)),
+            self._database.images.read(sha),
             name=name,
             max_pixels=self._max_pixels,
             limits=self._limits,
@@ -213,10 +225,10 @@ class _Images:
 class _TextMasks:
     """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
 
-    def __init__(self, segmenter: Any, settings: Settings) -> None:
+    def __init__(self, segmenter: TextSegmenter, settings: Settings) -> None:
         self._segmenter = segmenter
         self._settings = settings
-        self._cache: LruCache[Any] = LruCache(TEXT_MASK_CACHE_SIZE)
+        self._cache: LruCache[TextSegmentation] = LruCache(TEXT_MASK_CACHE_SIZE)
 
     @property
     def model_id(self) -> str:
@@ -226,7 +238,7 @@ class _TextMasks:
     def threshold(self) -> float:
         return self._settings.text_seg_threshold
 
-    def get(self, image: InputImage, words: str) -> Any:
+    def get(self, image: InputImage, words: str) -> TextSegmentation:
         """The segmenter's `TextSegmentation` of `words` in `image`."""
         return self._cache.get_or_compute(
             (image.sha256, words),
@@ -289,70 +301,83 @@ def gather_summaries(context: ProcessContext, summary: BatchSummary) -> list[Bat
     return summaries
 
 
-def run_batch(
-    store: Any,
-    settings: Settings,
-    options: BatchOptions,
-    *,
-    models: ModelRegistry | None = None,
-    segmenter: Any = None,
-    on_start: Callable[[int], None] | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> BatchSummary:
-    """Score `options.dataset` (this process's shard) and record the values through the workbench's record use
-    case (`masc_ui.workbench.recorder`) into `store` (a `storage.Store`).
+class BatchScoring:
+    """Dataset-scale scoring (the module docstring) over one `Database`, recording through `recorder`, with the
+    models of `settings` (profile resolved) in the shared registry."""
 
-    `segmenter`: a `TextSegmenter` for `masks="text"` (None = built from the settings when needed).
-    `on_start(n)`: called once with the number of samples this run will score; `progress(k)` after each
-    chunk with the number of samples it held. Raises `InputError` for an unknown dataset or metric.
-    """
-    started = time.perf_counter()
-    parse_metric_names(list(options.metrics), media=None)  # unknown names fail before the database is opened
-    models = models if models is not None else ModelRegistry()
-    database = Database.of(store)
-    database.require_dataset(options.dataset)
-    recorder = Recorder(database)
-    listed = database.run(lambda st: st.samples.list(options.dataset))
-    samples = [s for s in listed if not s.ratings_only]
-    shard = [s for s in samples if s.id % options.num_processes == options.process_index]
-    frame_counts = _frame_counts(database, shard, settings)
-    names = resolve_metric_names(
-        list(options.metrics),
-        [],
-        settings,
-        video=any(_video_info(s) is not None for s in samples) or bool(frame_counts),
-    )
-    summary = BatchSummary(
-        options.dataset,
-        names,
-        options.process_index,
-        options.num_processes,
-        samples_in_dataset=len(samples),
-        ratings_only=len(listed) - len(samples),
-    )
-    summary.samples_in_shard = len(shard)
-    text_masks = None
-    if options.masks == "text":
-        if segmenter is None:
-            from ..segmentation import build_text_segmenter
+    def __init__(self, database: Database, recorder: Recorder, settings: Settings, models: ModelRegistry) -> None:
+        self._database = database
+        self._recorder = recorder
+        self._settings = settings
+        self._models = models
 
-            segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
-        text_masks = _TextMasks(segmenter, settings)
-    plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks, frame_counts)
-    todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
-    todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
-    if options.limit is not None and len(todo) > options.limit:
-        todo, summary.stopped_early = todo[: options.limit], True
-    if on_start is not None:
-        on_start(len(todo))
-    images = _Images(database, settings)
-    for start in range(0, len(todo), options.batch_size):
-        chunk = todo[start : start + options.batch_size]
-        _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options, summary)
-        if progress is not None:
-            progress(len(chunk))
-    summary.seconds = time.perf_counter() - started
-    return summary
+    def check(self, options: BatchOptions, *, user: str | None = None) -> None:
+        """InputError for an unknown metric or dataset (what `run` checks first), before any model is loaded."""
+        parse_metric_names(list(options.metrics), media=None)
+        self._database.accounts.require_admin(user, "batch scoring")
+        self._database.require_dataset(options.dataset)
+
+    def run(
+        self,
+        options: BatchOptions,
+        *,
+        user: str | None = None,
+        segmenter: TextSegmenter | None = None,
+        on_start: Callable[[int], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> BatchSummary:
+        """Score `options.dataset` (this process's shard) and record the values through the record use case.
+
+        `user`: the acting user (an admin; None: a local process); the masks it stores are authored `batch`.
+        `segmenter`: a `TextSegmenter` for
+        `masks="text"` (None = the settings' SAM 3 when needed). `on_start(n)`: called once with the number of
+        samples this run will score; `progress(k)` after each chunk with the number of samples it held. Raises
+        `InputError` for an unknown dataset or metric.
+        """
+        started = time.perf_counter()
+        database, recorder, settings, models = self._database, self._recorder, self._settings, self._models
+        self.check(options, user=user)
+        listed = database.samples.list(options.dataset)
+        samples = [s for s in listed if not s.ratings_only]
+        shard = [s for s in samples if s.id % options.num_processes == options.process_index]
+        frame_counts = _frame_counts(database, shard, settings)
+        names = resolve_metric_names(
+            list(options.metrics),
+            [],
+            settings,
+            video=any(_video_info(s) is not None for s in samples) or bool(frame_counts),
+        )
+        summary = BatchSummary(
+            options.dataset,
+            names,
+            options.process_index,
+            options.num_processes,
+            samples_in_dataset=len(samples),
+            ratings_only=len(listed) - len(samples),
+        )
+        summary.samples_in_shard = len(shard)
+        text_masks = None
+        if options.masks == "text":
+            if segmenter is None:
+                from ..segmentation import build_text_segmenter
+
+                segmenter = build_text_segmenter(settings, models)  # loads its model on first use only
+            text_masks = _TextMasks(segmenter, settings)
+        plan = _plan(database, recorder, settings, models, names, shard, options, summary, text_masks, frame_counts)
+        todo = [s for s in shard if any(s.id in plan.todo[m] for m in names)]
+        todo.sort(key=lambda s: (s.references, s.id))  # neighbours share references: cache hits
+        if options.limit is not None and len(todo) > options.limit:
+            todo, summary.stopped_early = todo[: options.limit], True
+        if on_start is not None:
+            on_start(len(todo))
+        images = _Images(database, settings)
+        for begin in range(0, len(todo), options.batch_size):
+            chunk = todo[begin : begin + options.batch_size]
+            _score_chunk(database, recorder, settings, models, text_masks, images, chunk, names, plan, options, summary)
+            if progress is not None:
+                progress(len(chunk))
+        summary.seconds = time.perf_counter() - started
+        return summary
 
 
 def _plan(
@@ -361,7 +386,7 @@ def _plan(
     settings: Settings,
     models: ModelRegistry,
     names: list[str],
-    shard: list[Any],
+    shard: list[SampleRecord],
     options: BatchOptions,
     summary: BatchSummary,
     text_masks: _TextMasks | None,
@@ -373,9 +398,10 @@ def _plan(
     is asked once per distinct provenance."""
     provenance, todo, per_sample = {}, {}, {}
     ids = [s.id for s in shard]
-    current = database.run(lambda st: st.masks.current_for(ids)) if ids and options.masks != "none" else {}
+    current = database.masks.current_for(ids) if ids and options.masks != "none" else {}
     for name in names:
         scorer = get_scorer(name, settings, models)
+        assert isinstance(scorer, ProvenanceScorer)
         prov = scorer.provenance()
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
@@ -428,12 +454,19 @@ def _groups(
     return list(groups.values())
 
 
-def _video_info(record: Any) -> Mapping[str, Any] | None:
+def _output_of(record: SampleRecord) -> str:
+    """The output's SHA-256 of a stored sample with images (ratings-only samples are left out before scoring)."""
+    if record.output is None:
+        raise InputError(f"sample #{record.id} is a ratings-only sample: it has no output to score")
+    return record.output
+
+
+def _video_info(record: SampleRecord) -> Mapping[str, Any] | None:
     info = (record.info or {}).get("video")
     return info if isinstance(info, Mapping) and isinstance(info.get("frame_count"), int) else None
 
 
-def _frame_counts(database: Database, shard: list[Any], settings: Settings) -> dict[int, int]:
+def _frame_counts(database: Database, shard: list[SampleRecord], settings: Settings) -> dict[int, int]:
     """Sample id -> frame count T of the shard's video outputs: from the sample's info, else (a video stored before
     its info was kept) decoded once, told apart by the stored media type."""
     counts = {}
@@ -445,19 +478,22 @@ def _frame_counts(database: Database, shard: list[Any], settings: Settings) -> d
         else:
             unknown.append(record)
     if unknown:
-        kinds = database.run(lambda st: {r.id: st.images.media_type(r.output) for r in unknown})
+        images = database.images
+        kinds = {r.id: images.media_type(_output_of(r)) for r in unknown}
         limits = VideoLimits.from_settings(settings)
         for record in unknown:
             if kinds[record.id].startswith("video/"):
                 try:
-                    data = database.run(lambda st: st.images.read(record.output))
-                    counts[record.id] = open_media(data, name=f"sample #{record.id} output", limits=limits).frame_count
+                    data = images.read(_output_of(record))
+                    found = open_media(data, name=f"sample #{record.id} output", limits=limits)
                 except (WorkbenchError, OSError, ValueError):
                     continue  # scoring it fails with the reason, recorded as a failure
+                if isinstance(found, InputVideo):
+                    counts[record.id] = found.frame_count
     return counts
 
 
-def _out_mask_rule(current: Mapping[Slot, Any], text_masks: _TextMasks | None) -> dict[str, Any] | None:
+def _out_mask_rule(current: Mapping[Slot, MaskRecord], text_masks: _TextMasks | None) -> dict[str, Any] | None:
     """How a video's frames get their output mask in this run: the stored one reused on every frame, else (masks
     `text`) made per frame from the subject's name, else none."""
     if ("output", 0) in current:
@@ -467,7 +503,7 @@ def _out_mask_rule(current: Mapping[Slot, Any], text_masks: _TextMasks | None) -
     return None
 
 
-def _missing_masks(metric: str, record: Any, current: Mapping[Slot, Any]) -> list[str]:
+def _missing_masks(metric: str, record: SampleRecord, current: Mapping[Slot, MaskRecord]) -> list[str]:
     """The mask slots `metric` needs that `record` has no stored mask for (`ref_masks[i]`, `out_mask`)."""
     needs = get_spec(metric).needs
     missing = []
@@ -478,12 +514,12 @@ def _missing_masks(metric: str, record: Any, current: Mapping[Slot, Any]) -> lis
     return missing
 
 
-def _mask_ids_used(metric: str, current: Mapping[Slot, Any]) -> tuple[int, ...]:
+def _mask_ids_used(metric: str, current: Mapping[Slot, MaskRecord]) -> tuple[int, ...]:
     """Ids of the stored mask versions a value of `metric` would use (`masks_used`, the record rule)."""
     return tuple(sorted(current[slot].id for slot in masks_used(metric, current)))
 
 
-def _subject_words(record: Any) -> str:
+def _subject_words(record: SampleRecord) -> str:
     info = record.info or {}
     words = info.get("prompt_subject")
     return words if isinstance(words, str) and words.strip() else record.subject
@@ -493,7 +529,7 @@ def _subject_words(record: Any) -> str:
 class _Built:
     """A stored sample made ready for the scorers, and the masks it carries (slot -> mask)."""
 
-    record: Any
+    record: SampleRecord
     sample: Sample
     masks: dict[Slot, UsedMask]
 
@@ -505,13 +541,13 @@ def _score_chunk(
     models: ModelRegistry,
     text_masks: _TextMasks | None,
     images: _Images,
-    chunk: list[Any],
+    chunk: list[SampleRecord],
     names: list[str],
     plan: _Plan,
     options: BatchOptions,
     summary: BatchSummary,
 ) -> None:
-    masks = database.run(lambda st: st.masks.current_for([r.id for r in chunk])) if options.masks != "none" else {}
+    masks = database.masks.current_for([r.id for r in chunk]) if options.masks != "none" else {}
     built: list[_Built] = []
     items: list[ScoredSample] = []
     for record in chunk:
@@ -551,8 +587,8 @@ def _score_chunk(
 
 def _build_sample(
     database: Database,
-    record: Any,
-    current: Mapping[Slot, Any],
+    record: SampleRecord,
+    current: Mapping[Slot, MaskRecord],
     images: _Images,
     text_masks: _TextMasks | None,
     options: BatchOptions,
@@ -576,7 +612,7 @@ def _build_sample(
     for role, pos, _ in shas:
         stored = current.get((role, pos))
         if stored is not None:
-            arrays[role, pos] = mask_from_png(database.run(lambda st: st.images.read(stored.sha256)))
+            arrays[role, pos] = mask_from_png(database.images.read(stored.sha256))
             used[role, pos] = UsedMask.stored(stored.sha256)
             if video is not None and role == "output":
                 frame = (stored.params or {}).get("frame", 0)
@@ -650,7 +686,7 @@ def _score_built(
 
 
 def _failure(
-    record: Any,
+    record: SampleRecord,
     wanted: Sequence[str],
     plan: _Plan,
     exc: BaseException,

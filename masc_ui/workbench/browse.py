@@ -10,8 +10,9 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ..settings import Settings
 from .database import Database
 from .recorder import MASK_SOURCE_TO_STORE, target_of
 from .scoring import ScoreReport, stored_rows
+
+if TYPE_CHECKING:
+    from storage import MetricValueRecord, SampleRecord
 
 EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
 PAIRWISE_EXPORT_FORMATS = ("csv", "jsonl")
@@ -78,12 +82,10 @@ class StoredSamples:
         """The values each Browse filter offers: dataset, method and subject names."""
         self._database.accounts.require_admin(user, "browsing stored samples")
 
-        def work(store: Any) -> dict[str, list[str]]:
-            datasets = [d.name for d in store.samples.datasets()]
-            subjects = sorted({s.name for d in datasets for s in store.samples.subjects(d)})
-            return {"dataset": datasets, "method": store.samples.methods(), "subject": subjects}
-
-        return self._database.run(work)
+        samples = self._database.samples
+        datasets = [d.name for d in samples.datasets()]
+        subjects = sorted({s.name for d in datasets for s in samples.subjects(d)})
+        return {"dataset": datasets, "method": samples.methods(), "subject": subjects}
 
     def browse(
         self,
@@ -101,11 +103,7 @@ class StoredSamples:
         from ..metrics.registry import list_metrics
 
         self._database.accounts.require_admin(user, "browsing stored samples")
-        rows = self._database.run(
-            lambda store: store.views.browse(
-                dataset or None, method=method or None, subject=subject or None, limit=limit
-            )
-        )
+        rows = self._database.views.browse(dataset or None, method=method or None, subject=subject or None, limit=limit)
         shown = {spec.name: spec.display_name for spec in list_metrics()}
         order = list(shown)
         metric_names = sorted(
@@ -144,10 +142,8 @@ class StoredSamples:
         """Every stored dataset with its for-rating mark and sample count, by name. Admins only."""
         self._database.accounts.require_admin(user, "listing datasets")
 
-        def work(store: Any) -> list[DatasetInfo]:
-            return [DatasetInfo(d.name, d.for_rating, store.samples.count(d.name)) for d in store.samples.datasets()]
-
-        return self._database.run(work)
+        samples = self._database.samples
+        return [DatasetInfo(d.name, d.for_rating, samples.count(d.name)) for d in samples.datasets()]
 
     def set_for_rating(self, dataset: str, for_rating: bool, *, user: str | None) -> str:
         """Mark (or unmark) `dataset` for rating: raters get its samples as tasks. Returns what changed, as a
@@ -158,7 +154,7 @@ class StoredSamples:
             raise InputError("choose a dataset first (the Dataset filter above the table)")
         self._database.require_dataset(name)
         before = {d.name: d.for_rating for d in self.datasets(user=user)}[name]
-        self._database.run(lambda store: store.samples.set_for_rating(name, bool(for_rating)))
+        self._database.samples.set_for_rating(name, bool(for_rating))
         if before == bool(for_rating):
             return f"dataset '{name}' was already {'marked' if for_rating else 'not marked'} for rating"
         return (
@@ -183,8 +179,8 @@ class StoredSamples:
             self._image(sha, f"reference {i + 1} of sample #{sample.id}") for i, sha in enumerate(sample.references)
         ]
         out = self._output(sample.output, f"output of sample #{sample.id}")
-        current = self._database.run(lambda store: store.masks.current(sample.id))
-        masks: dict[str, Any] = {}
+        current = self._database.masks.current(sample.id)
+        masks: dict[str, np.ndarray | FrameMasks] = {}
         sources: dict[str, str] = {}
         warnings: list[str] = []
         back = {v: k for k, v in MASK_SOURCE_TO_STORE.items()}
@@ -205,9 +201,9 @@ class StoredSamples:
             sample.id,
             refs,
             out,
-            sample.prompt,
+            sample.prompt or "",
             sample.subject,
-            [masks.get(f"ref{i}") for i in range(len(refs))],
+            [_still(masks.get(f"ref{i}")) for i in range(len(refs))],
             masks.get("out"),
             sources,
             ref_labels=list(labels) if isinstance(labels, list) and len(labels) == len(refs) else [],
@@ -216,7 +212,7 @@ class StoredSamples:
             warnings=warnings,
         )
 
-    def _stored(self, sample_id: object) -> Any:
+    def _stored(self, sample_id: object) -> SampleRecord:
         """The stored sample record of a typed id (InputError for a bad or unknown id)."""
         return self._database.sample(
             sample_id_of(sample_id),
@@ -239,15 +235,14 @@ class StoredSamples:
         press Run to compute it)`, reasons in the Score tab's words)."""
         self._database.accounts.require_admin(user, "seeing stored scores")
         latest = self.latest_values(sample_id, user=user)
-        sample = self._database.run(lambda store: store.samples.get(int(sample_id)))
+        sample = self._stored(sample_id)
         video = isinstance((sample.info or {}).get("video"), dict)
         return ScoreReport(stored_rows(latest, video=video), {}, cached=True)
 
-    def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, Any]:
+    def latest_values(self, sample_id: int, *, user: str | None) -> dict[str, MetricValueRecord]:
         """metric -> latest stored record (value, reason, provenance) computed with the current masks."""
         self._database.accounts.require_admin(user, "seeing stored scores")
-        sid = sample_id_of(sample_id)
-        return self._database.run(lambda store: store.metrics.latest(sid))
+        return self._database.metrics.latest(sample_id_of(sample_id))
 
     def export(
         self,
@@ -281,16 +276,20 @@ class StoredSamples:
                 f"the {fmt} export is written to a {'folder' if fmt in FOLDER_FORMATS else 'file'}, "
                 "not to standard output: give a path"
             )
-        writers = {
-            "csv": lambda store: store.exports.write_csv(target, dataset),
-            "jsonl": lambda store: store.exports.write_jsonl(target, dataset),
-            "parquet": lambda store: write_parquet(store, Path(target), dataset),
-            "imagefolder": lambda store: write_imagefolder(store, Path(target), dataset),
-        }
         try:
-            n = self._database.run(writers[fmt])
-            if archive is not None:
-                return zip_folder(Path(target), archive), n
+            if fmt == "csv":
+                n = self._database.exports.write_csv(target, dataset)
+            elif fmt == "jsonl":
+                n = self._database.exports.write_jsonl(target, dataset)
+            else:
+                assert isinstance(target, (str, Path))  # a stream was refused above
+                path = Path(target)
+                if fmt == "parquet":
+                    n = self._database.run(partial(write_parquet, target=path, dataset=dataset))
+                else:
+                    n = self._database.run(partial(write_imagefolder, folder=path, dataset=dataset))
+                if archive is not None:
+                    return zip_folder(path, archive), n
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
@@ -316,21 +315,18 @@ class StoredSamples:
             folder = Path(folder or tempfile.mkdtemp(prefix="masc-export-"))
             target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
-            n = self._database.run(
-                lambda store: (store.pairwise.write_jsonl if fmt == "jsonl" else store.pairwise.write_csv)(
-                    target, dataset
-                )
-            )
+            pairwise = self._database.pairwise
+            n = (pairwise.write_jsonl if fmt == "jsonl" else pairwise.write_csv)(target, dataset)
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
 
     def _image(self, sha: str, name: str) -> InputImage:
-        data = self._database.run(lambda store: store.images.read(sha))
+        data = self._database.images.read(sha)
         return open_image(data, name=name, max_pixels=self._settings.max_image_pixels)
 
     def _output(self, sha: str, name: str) -> InputImage | InputVideo:
-        data = self._database.run(lambda store: store.images.read(sha))
+        data = self._database.images.read(sha)
         return open_media(
             data,
             name=name,
@@ -339,10 +335,10 @@ class StoredSamples:
         )
 
     def _mask(self, sha: str) -> np.ndarray:
-        return load_mask_file(self._database.run(lambda store: store.images.read(sha)), name=f"stored mask {sha[:12]}")
+        return load_mask_file(self._database.images.read(sha), name=f"stored mask {sha[:12]}")
 
 
-def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str | None]:
+def fit_mask(mask: np.ndarray, image: InputImage | InputVideo, label: str) -> tuple[np.ndarray, str | None]:
     """`mask` at the size of `image` (an `InputImage`, or an `InputVideo`'s frames): unchanged when it has that
     size, else resized (nearest neighbour) with a warning naming both sizes (the resized mask is what a later Save
     stores, as a new mask version)."""
@@ -356,6 +352,11 @@ def fit_mask(mask: np.ndarray, image: Any, label: str) -> tuple[np.ndarray, str 
         "the image; check it before scoring (Save stores the stretched mask as a new version)"
     )
     return resize_mask(mask, image.size), note
+
+
+def _still(mask: np.ndarray | FrameMasks | None) -> np.ndarray | None:
+    """A reference's mask (references are images: never frame masks)."""
+    return mask if isinstance(mask, np.ndarray) else None
 
 
 def _label(target: str) -> str:

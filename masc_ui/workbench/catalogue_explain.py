@@ -7,23 +7,26 @@
 - FaceScore: the output with each scored face's box labelled with its score.
 
 A metric that cannot apply says why (its `MetricValue.reason`, e.g. "no face found in the output"), never a bare NaN.
-The values are those of Run (`Scoring.score` with the same metric list is a result-cache hit); the face pictures come
-from the scorers' own `explain` (detections and embeddings cached, no second forward). No gradio here.
+The values are those of Run (`Scoring.explain_catalogue` scores with the same metric list: a result-cache hit); the
+face pictures come from the scorers' own `explain` (detections and embeddings cached, no second forward). No gradio
+here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from PIL import Image
 
 from ..errors import InputError
 from ..metrics.registry import get_scorer, get_spec
 from ..metrics.sample import MetricValue, Sample
-from .scoring import Progress, Scoring
+from ..models.loaded_models import ModelRegistry
+from ..settings import Settings
 
 FACE_CROP_SIZE = 112
 """Side in pixels of the aligned face crop FaceSim's recognizer reads."""
@@ -73,7 +76,9 @@ class CatalogueExplanations:
         return "\n\n".join(item.markdown() for item in self.items)
 
 
-def explain_vqascore(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
+def explain_vqascore(
+    sample: Sample, value: MetricValue, settings: Settings, models: ModelRegistry
+) -> MetricExplanation:
     """The question and the answer probabilities VQAScore's extras hold (`masc_ui.metrics.vqa.vqascore`)."""
     ex = _base(value)
     extras = value.extras or {}
@@ -97,7 +102,9 @@ def explain_vqascore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
     return ex
 
 
-def explain_itmscore(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
+def explain_itmscore(
+    sample: Sample, value: MetricValue, settings: Settings, models: ModelRegistry
+) -> MetricExplanation:
     """P(match) of the ITM head and the prompt's token count (`masc_ui.metrics.vqa.itmscore`)."""
     ex = _base(value)
     extras = value.extras or {}
@@ -114,11 +121,14 @@ def explain_itmscore(sample: Sample, value: MetricValue, scoring: Scoring) -> Me
     return ex
 
 
-def explain_facesim(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
+def explain_facesim(sample: Sample, value: MetricValue, settings: Settings, models: ModelRegistry) -> MetricExplanation:
     """Faces drawn on the output and each reference, and each pair of aligned 112x112 crops
     (`FaceSimScorer.explain`)."""
     ex = _base(value)
-    scorer = get_scorer("facesim", scoring.settings, scoring.models)
+    from ..metrics.faces.facesim import FaceSimScorer
+
+    scorer = get_scorer("facesim", settings, models)
+    assert isinstance(scorer, FaceSimScorer)
     extras = value.extras or {}
     for i, ref in enumerate(sample.refs):
         pair = scorer.explain(sample.out, ref)
@@ -143,10 +153,15 @@ def explain_facesim(sample: Sample, value: MetricValue, scoring: Scoring) -> Met
     return ex
 
 
-def explain_facescore(sample: Sample, value: MetricValue, scoring: Scoring) -> MetricExplanation:
+def explain_facescore(
+    sample: Sample, value: MetricValue, settings: Settings, models: ModelRegistry
+) -> MetricExplanation:
     """The output with each scored face's box labelled with its score (`FaceScoreScorer.explain`)."""
     ex = _base(value)
-    scorer = get_scorer("facescore", scoring.settings, scoring.models)
+    from ..metrics.faces.facescore import FaceScoreScorer
+
+    scorer = get_scorer("facescore", settings, models)
+    assert isinstance(scorer, FaceScoreScorer)
     shown = scorer.explain(sample.out)
     ex.pictures.append(Picture(shown.image, "FaceScore: each scored face with its score"))
     if shown.faces:
@@ -159,7 +174,7 @@ def explain_facescore(sample: Sample, value: MetricValue, scoring: Scoring) -> M
     return ex
 
 
-EXPLAINERS: dict[str, Callable[[Sample, MetricValue, Scoring], MetricExplanation]] = {
+EXPLAINERS: dict[str, Callable[[Sample, MetricValue, Settings, ModelRegistry], MetricExplanation]] = {
     "vqascore": explain_vqascore,
     "itmscore": explain_itmscore,
     "facesim": explain_facesim,
@@ -168,12 +183,9 @@ EXPLAINERS: dict[str, Callable[[Sample, MetricValue, Scoring], MetricExplanation
 """Metric name -> its explainer; the metrics the Score tab's catalogue explanation covers."""
 
 
-def explain_catalogue(
-    scoring: Scoring, sample: Sample, names: Sequence[str] | None, *, user: str | None, progress: Progress | None = None
-) -> CatalogueExplanations:
-    """Explain each metric of `names` (the Score tab's selection; None = every explainable one) that `EXPLAINERS`
-    covers. The values come from `scoring.score(sample, names)`: after Run with the same selection, a result-cache
-    hit. `InputError` when none of `names` is explainable, or the output is a video."""
+def catalogue_choice(sample: Sample, names: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """(the metrics to score, those of them to explain) for the Score tab's selection `names` (None: every
+    explainable one); `InputError` when none of `names` is explainable, or the output is a video."""
     chosen = list(names) if names else list(EXPLAINERS)
     wanted = [n for n in chosen if n in EXPLAINERS]
     if not wanted:
@@ -184,10 +196,15 @@ def explain_catalogue(
             "the output is a video: the catalogue explanations (VQAScore, ITMScore, FaceSim, FaceScore) "
             "are drawn for an image output"
         )
-    report = scoring.score(sample, chosen, user=user, progress=progress)
-    if progress:
-        progress(0.9, "drawing the explanations")
-    return CatalogueExplanations([EXPLAINERS[n](sample, report.values[n], scoring) for n in wanted])
+    return chosen, wanted
+
+
+def explain_values(
+    sample: Sample, values: Mapping[str, MetricValue], wanted: Sequence[str], settings: Settings, models: ModelRegistry
+) -> CatalogueExplanations:
+    """The explanation of each metric of `wanted` (names `EXPLAINERS` covers) from its value in `values` (Run's),
+    the face pictures drawn by the scorers of `settings` in `models`."""
+    return CatalogueExplanations([EXPLAINERS[n](sample, values[n], settings, models) for n in wanted])
 
 
 def code_span(text: str) -> str:
@@ -206,9 +223,9 @@ def _base(value: MetricValue) -> MetricExplanation:
     )
 
 
-def _detector_line(name: str, reference: bool, extras: dict) -> str:
+def _detector_line(name: str, reference: bool, extras: dict[str, Any]) -> str:
     faces = (extras.get("faces") or {}).get("out", {}).get("faces") or []
     points = len(faces[0]["landmarks"]) if faces and faces[0].get("landmarks") else None
-    marks = LANDMARK_NAMES.get(points, "")
+    marks = LANDMARK_NAMES.get(points, "") if points is not None else ""
     which = "the reference detector" if reference else "the packaged fallback, NOT the reference detector"
     return f"face detector: {name} ({which})" + (f"; {marks}" if marks else "")

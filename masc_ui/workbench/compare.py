@@ -15,14 +15,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..imaging import InputImage
+from ..imaging import InputImage, InputVideo
+from ..metrics.sample import Sample
 from .browse import StoredSample, StoredSamples, sample_id_of
 from .database import Database
 from .explain import Explanation, MapScales, draw_explanation, shared_scales
 from .scoring import Scoring
+
+if TYPE_CHECKING:
+    from storage import MetricValueRecord
 
 Progress = Callable[[float, str], None]
 
@@ -54,7 +58,7 @@ class ComparedOutput:
     method: str | None
     seed: int | None
     prompt: str
-    out: InputImage
+    out: InputImage | InputVideo
     explanation: Explanation
     """MaSC patch maps of this output, on the comparison's shared scales."""
 
@@ -110,7 +114,7 @@ class Comparisons:
         )
         if chosen.output is None:
             return []
-        others = self._database.run(lambda store: store.samples.list(chosen.dataset))
+        others = self._database.samples.list(chosen.dataset)
         same = sorted(chosen.references)
         return [
             (" ".join(x for x in (f"#{s.id}", s.method, s.external_key) if x), s.id)
@@ -135,9 +139,7 @@ class Comparisons:
         notes = []
         if (left.prompt or "") != (right.prompt or ""):
             notes.append("the two outputs come from different prompts: PF judges each against its own prompt")
-        records = self._database.run(
-            lambda store: (store.samples.get(left.sample_id), store.samples.get(right.sample_id))
-        )
+        records = (self._database.samples.get(left.sample_id), self._database.samples.get(right.sample_id))
         rows = _rows(
             self._samples.latest_values(left.sample_id, user=user),
             self._samples.latest_values(right.sample_id, user=user),
@@ -156,13 +158,13 @@ class Comparisons:
             notes += [f"{side}: {n}" for n in pic.notes]
         return Comparison(list(left.refs), left.subject, sides[0], sides[1], rows, scales, notes)
 
-    def _sample(self, stored: StoredSample) -> Any:
+    def _sample(self, stored: StoredSample) -> Sample:
         return self._scoring.make_sample(
             stored.refs, stored.out, stored.prompt, stored.subject, stored.ref_masks, stored.out_mask
         )
 
 
-def _rows(left: dict[str, Any], right: dict[str, Any]) -> list[MetricComparison]:
+def _rows(left: dict[str, MetricValueRecord], right: dict[str, MetricValueRecord]) -> list[MetricComparison]:
     from ..metrics.registry import list_metrics
 
     specs = {s.name: s for s in list_metrics(None)}
@@ -192,13 +194,13 @@ def _rows(left: dict[str, Any], right: dict[str, Any]) -> list[MetricComparison]
     return rows
 
 
-def _value(record: Any) -> float | None:
+def _value(record: MetricValueRecord | None) -> float | None:
     if record is None or record.value is None or not math.isfinite(record.value):
         return None
     return float(record.value)
 
 
-def _reason(record: Any) -> str | None:
+def _reason(record: MetricValueRecord | None) -> str | None:
     if record is None:
         return "not computed yet"
     return record.reason if record.value is None else None

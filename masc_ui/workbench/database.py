@@ -1,26 +1,46 @@
 """The database as the use cases see it: one `storage.Store` per process, opened on first use, its errors
 turned into `StoreError` (a `WorkbenchError` the UI and CLI show as they are), and database upkeep.
 
-Only the use cases in this package (and the importers' `masc_ui.workbench.ingest`) touch `storage`.
+Typed access: each repository of the store is a property (`database.samples`, `database.metrics`, ...) typed as
+the repository class itself, so `database.samples.get(7)` is a `storage.SampleRecord` to the type checker; every
+method call on it runs inside `guard` (storage errors become `StoreError`). A read that must be one transaction is
+one repository method. `run(fn)` hands the whole `storage.Store` to a function that works across repositories
+(the importers' `ingest_all`, the image-folder export, the agreement data).
+
+Only the use cases in this package touch `storage`.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..errors import InputError, WorkbenchError
 from ..settings import Settings
 from .users import Accounts
 
 if TYPE_CHECKING:
-    from storage import Store
+    from storage import SampleRecord, Store
+    from storage.repo.checks import IntegrityReport
+    from storage.repo.dump import DumpRepository
+    from storage.repo.exports import ExportRepository
+    from storage.repo.images import ImageRepository
+    from storage.repo.masks import MaskRepository
+    from storage.repo.metrics import MetricRepository
+    from storage.repo.pairwise import PairwiseRepository
+    from storage.repo.ratings import RatingRepository
+    from storage.repo.recording import RecordingRepository
+    from storage.repo.samples import SampleRepository
+    from storage.repo.tasks import TaskRepository
+    from storage.repo.views import ViewRepository
 
 T = TypeVar("T")
+Repository = TypeVar("Repository")
 
 
 log = logging.getLogger(__name__)
@@ -71,6 +91,32 @@ def guard(fn: Callable[[], T]) -> T:
         raise StoreError(message, f"{message} [{exc}]") from exc
 
 
+class _ErrorTranslating:
+    """A repository seen through `guard`: attributes as they are, every method call with storage errors turned
+    into `StoreError`."""
+
+    __slots__ = ("_repository",)
+
+    def __init__(self, repository: object) -> None:
+        self._repository = repository
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._repository, name)
+        if not callable(found):
+            return found
+
+        @functools.wraps(found)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return guard(lambda: found(*args, **kwargs))
+
+        return call
+
+
+def translating_errors(repository: Repository) -> Repository:
+    """`repository` with each method call inside `guard`, typed as the repository itself."""
+    return cast("Repository", _ErrorTranslating(repository))
+
+
 class Database:
     """The store of `settings` (`database_url`, or SQLite in `data_dir`), shared by every session and
     thread of the process (the `storage.Store` is thread-safe). Pass `store` to use one already open."""
@@ -113,25 +159,72 @@ class Database:
         self.close()
 
     def run(self, fn: Callable[[Store], T]) -> T:
-        """`fn(store)` with storage errors turned into `StoreError`."""
+        """`fn(store)` with storage errors turned into `StoreError`: for work across several repositories."""
         return guard(lambda: fn(self.store))
+
+    # --- the repositories, typed, their errors translated ------------------------------------------------------
+
+    @property
+    def images(self) -> ImageRepository:
+        return translating_errors(self.store.images)
+
+    @property
+    def samples(self) -> SampleRepository:
+        return translating_errors(self.store.samples)
+
+    @property
+    def masks(self) -> MaskRepository:
+        return translating_errors(self.store.masks)
+
+    @property
+    def metrics(self) -> MetricRepository:
+        return translating_errors(self.store.metrics)
+
+    @property
+    def recording(self) -> RecordingRepository:
+        return translating_errors(self.store.recording)
+
+    @property
+    def ratings(self) -> RatingRepository:
+        return translating_errors(self.store.ratings)
+
+    @property
+    def tasks(self) -> TaskRepository:
+        return translating_errors(self.store.tasks)
+
+    @property
+    def pairwise(self) -> PairwiseRepository:
+        return translating_errors(self.store.pairwise)
+
+    @property
+    def views(self) -> ViewRepository:
+        return translating_errors(self.store.views)
+
+    @property
+    def exports(self) -> ExportRepository:
+        return translating_errors(self.store.exports)
+
+    @property
+    def dumps(self) -> DumpRepository:
+        return translating_errors(self.store.dumps)
+
+    # --- reads shared by several use cases ---------------------------------------------------------------------
 
     def datasets(self) -> list[str]:
         """Names of the stored datasets, sorted."""
-        return [d.name for d in self.run(lambda store: store.samples.datasets())]
+        return [d.name for d in self.samples.datasets()]
 
-    def sample(self, sample_id: int, *, missing: str) -> Any:
+    def sample(self, sample_id: int, *, missing: str) -> SampleRecord:
         """The stored sample record `sample_id`; InputError "sample #N <missing>" when there is none (`missing` says
         what the user can do, e.g. "is not in the database: type the id of a row of the table")."""
         from storage import NotFound
 
-        def get(store: Store) -> Any:
-            try:
-                return store.samples.get(sample_id)
-            except NotFound:
+        try:
+            return self.samples.get(sample_id)
+        except StoreError as exc:
+            if isinstance(exc.__cause__, NotFound):
                 raise InputError(f"sample #{sample_id} {missing}") from None
-
-        return self.run(get)
+            raise
 
     def require_dataset(self, name: str) -> None:
         """InputError naming the known datasets when `name` is not one of them."""
@@ -152,22 +245,22 @@ class Database:
 
         return guard(lambda: upgrade_database(self._settings.database_url, self._settings.data_dir))
 
-    def check(self, user: str | None, *, deep: bool = False) -> Any:
+    def check(self, user: str | None, *, deep: bool = False) -> IntegrityReport:
         """The integrity check (`storage.repo.checks.IntegrityReport`: `.ok`, `.lines()`): the database's own
         check, every blob file present with its recorded size (and, `deep`, its SHA-256), samples without values."""
         self.accounts.require_admin(user, "checking the database")
-        return self.run(lambda store: store.check(deep=deep))
+        return guard(lambda: self.store.check(deep=deep))
 
     def recount(self, user: str | None) -> int:
         """Repair each sample's stored count of complete ratings from its ratings (what `check` reports after a hand
         edit of the database); how many samples were wrong."""
         self.accounts.require_admin(user, "repairing the counts of complete ratings")
-        return self.run(lambda store: store.ratings.recount_complete())
+        return self.ratings.recount_complete()
 
     def dump(self, user: str | None, target: Path, *, include_blobs: bool = False) -> None:
         """Every row of every table as JSON into `target` (with the image/mask bytes when `include_blobs`)."""
         self.accounts.require_admin(user, "dumping the database")
-        self.run(lambda store: store.dumps.dump(target, include_blobs=include_blobs))
+        self.dumps.dump(target, include_blobs=include_blobs)
 
     def restore(self, user: str | None, source: Path) -> None:
         """Load a dump into the (empty) database."""
@@ -175,6 +268,6 @@ class Database:
         if not Path(source).is_file():
             raise InputError(f"restore: {source} does not exist or is not a file")
         try:
-            self.run(lambda store: store.dumps.restore(source))
+            self.dumps.restore(source)
         except StoreError as exc:
             raise StoreError(f"restore of {source}: {exc}", f"restore of {source}: {exc.detail}") from exc

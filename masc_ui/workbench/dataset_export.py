@@ -27,9 +27,12 @@ import shutil
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from storage import Store
 
 METADATA_FILE = "metadata.parquet"
 CARD_FILE = "README.md"
@@ -54,7 +57,7 @@ def arrow_table(columns: list[str], rows: list[dict[str, Any]], extra: dict[str,
     return pa.Table.from_pylist(rows, schema=pa.schema(fields))
 
 
-def write_parquet(store: Any, target: Path, dataset: str | None) -> int:
+def write_parquet(store: Store, target: Path, dataset: str | None) -> int:
     """The export table of `dataset` (None = all) as one Parquet file at `target`; the number of rows."""
     import pyarrow.parquet as pq
 
@@ -67,7 +70,7 @@ def write_parquet(store: Any, target: Path, dataset: str | None) -> int:
     return len(rows)
 
 
-def write_imagefolder(store: Any, folder: Path, dataset: str | None) -> int:
+def write_imagefolder(store: Store, folder: Path, dataset: str | None) -> int:
     """The image folder of `dataset` (None = all) at `folder` (absent or empty); the number of rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -160,7 +163,7 @@ def check_imagefolder(folder: Path) -> int:
         path = (folder / name).resolve()
         if root not in path.parents or not path.is_file():
             raise InputError(f"{metadata} names {name!r}, which is not a file inside {folder}; export the folder again")
-    return table.num_rows
+    return int(table.num_rows)
 
 
 def dataset_card(dataset: str | None, columns: list[str], n_rows: int) -> str:

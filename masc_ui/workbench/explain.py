@@ -11,12 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
 
 from .. import overlays
+from ..errors import InputError
+from ..imaging import InputImage
 from ..metrics.sample import Sample
+
+if TYPE_CHECKING:
+    from ..metrics.masc.engine import MaSC, MaSCResult
 
 
 @dataclass
@@ -34,7 +40,7 @@ class Explanation:
     cp: float = math.nan
     pf: float = math.nan
     notes: list[str] = field(default_factory=list)
-    extras: dict = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
     """MaSC's diagnostics of the explained sample (`MaSCResult.extras`: patch counts, the stripped prompt, ...)."""
     top_k: int = 0
     """How many correspondences the lines picture draws at most."""
@@ -50,13 +56,13 @@ class MapScales:
     """PF pooling attention (lo = 0)."""
 
 
-def explain_sample(masc, sample: Sample, *, top_k: int = 24, opacity: float = 0.6) -> Explanation:
-    """Run `masc` (a `masc_ui.metrics.MaSC`) with patch maps on `sample` and draw them."""
+def explain_sample(masc: MaSC, sample: Sample, *, top_k: int = 24, opacity: float = 0.6) -> Explanation:
+    """Run `masc` with patch maps on `sample` (an image output) and draw them."""
     result = masc.score_many([sample], batch_size=2, return_maps=True)[0]
     return draw_explanation(sample, result, top_k=top_k, opacity=opacity)
 
 
-def shared_scales(results: Sequence) -> MapScales | None:
+def shared_scales(results: Sequence[MaSCResult]) -> MapScales | None:
     """One `MapScales` spanning the maps of every `MaSCResult` in `results` (None when none has a finite map)."""
     cosines: list[np.ndarray] = []
     attention: list[np.ndarray] = []
@@ -77,10 +83,11 @@ def shared_scales(results: Sequence) -> MapScales | None:
 
 
 def draw_explanation(
-    sample: Sample, result, *, scales: MapScales | None = None, top_k: int = 24, opacity: float = 0.6
+    sample: Sample, result: MaSCResult, *, scales: MapScales | None = None, top_k: int = 24, opacity: float = 0.6
 ) -> Explanation:
-    """Draw the patch maps of `result` (a `MaSCResult` with maps, of `sample`); `scales` None = each map on its
-    own range."""
+    """Draw the patch maps of `result` (a `MaSCResult` with maps, of `sample`, an image output); `scales` None =
+    each map on its own range."""
+    out = image_output(sample)
     maps = result.maps
     notes: list[str] = []
     if maps is None:
@@ -109,7 +116,7 @@ def draw_explanation(
     if np.isfinite(maps.out_best).any():
         lo, hi = scales.cosine if scales else (_lo(maps.out_best), _hi(maps.out_best))
         out_best = overlays.heatmap(
-            sample.out,
+            out,
             maps.out_best,
             lo=lo,
             hi=hi,
@@ -122,7 +129,7 @@ def draw_explanation(
         lo, hi = scales.cosine if scales else (float(cos.min()), float(cos.max()))
         lines = overlays.correspondences(
             sample.refs[0],
-            sample.out,
+            out,
             maps.correspondences,
             ref_grid=maps.ref_grids[0],
             out_grid=maps.out_grid,
@@ -135,7 +142,7 @@ def draw_explanation(
         att = np.asarray(maps.pf_attention, dtype=np.float32)
         lo, hi = scales.pf if scales else (0.0, float(att.max()) or 1.0)
         pf_img = overlays.heatmap(
-            sample.out,
+            out,
             att,
             lo=lo,
             hi=hi,
@@ -147,6 +154,13 @@ def draw_explanation(
     return Explanation(
         cp_imgs, out_best, lines, pf_img, float(result.cp), float(result.pf), notes, dict(result.extras), top_k
     )
+
+
+def image_output(sample: Sample) -> InputImage:
+    """`sample`'s output image; InputError for a video output (its frames are explained one at a time)."""
+    if not isinstance(sample.out, InputImage):
+        raise InputError("the output is a video: choose one of its frames to explain")
+    return sample.out
 
 
 def _lo(grid: np.ndarray) -> float:

@@ -43,7 +43,7 @@ def plan_push(folder: Path, repo_id: str, *, private: bool = False, commit_messa
     """Check everything a push needs before it talks to the Hub; InputError naming what is wrong and what to do."""
     from huggingface_hub import get_token
     from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # in its __all__ at run time
 
     try:
         validate_repo_id(repo_id)

@@ -4,22 +4,35 @@ datasets it fills for rating (raters get their samples as tasks) unless told not
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..settings import Settings
 from .database import Database
+from .recorder import Recorder
+
+if TYPE_CHECKING:
+    from ..datasets.entries import ImportSummary, Parsed
+
+
+def import_formats() -> list[tuple[str, str]]:
+    """(name, description) of every import format (`masc-ui import FORMAT`), in the importers' registry order."""
+    from ..datasets import list_importers
+
+    return [(i.name, i.description) for i in list_importers()]
 
 
 class Imports:
-    """Importing benchmark layouts into one `Database`."""
+    """Importing benchmark layouts into one `Database`; judge values go through the record use case."""
 
-    def __init__(self, database: Database, settings: Settings) -> None:
+    def __init__(self, database: Database, settings: Settings, recorder: Recorder | None = None) -> None:
         self._database = database
         self._settings = settings
+        self._recorder = recorder if recorder is not None else Recorder(database)
 
-    def read(self, fmt: str, path: Path, *, dataset: str | None = None, **options: Any) -> tuple[str, Any]:
+    def read(self, fmt: str, path: Path, *, dataset: str | None = None, **options: Any) -> tuple[str, Parsed]:
         """(dataset name, parsed layout) of `path` in import format `fmt`; nothing is written. The dataset
         defaults to the format's own (ImagenHub: `imagenhub`); InputError when the format has none."""
         from ..datasets import get_importer, read_layout
@@ -31,14 +44,14 @@ class Imports:
 
     def ingest(
         self,
-        parsed: Any,
+        parsed: Parsed,
         *,
         user: str | None,
         dataset: str,
         fmt: str,
         progress: Callable[[int], None] | None = None,
         for_rating: bool | None = None,
-    ) -> list[Any]:
+    ) -> list[ImportSummary]:
         """Store `parsed` (see `masc_ui.workbench.ingest.ingest_all`); one `ImportSummary` per dataset.
 
         `for_rating`: True marks every dataset the import fills for rating, False unmarks them, None (the
@@ -47,16 +60,18 @@ class Imports:
         from ..imaging import VideoLimits
         from .ingest import ingest_all
 
-        before = {d.name: d.for_rating for d in self._database.run(lambda store: store.samples.datasets())}
+        self._database.accounts.require_admin(user, "importing")
+        before = {d.name: d.for_rating for d in self._database.samples.datasets()}
         summaries = self._database.run(
-            lambda store: ingest_all(
-                store,
-                dataset,
-                fmt,
-                parsed,
+            partial(
+                ingest_all,
+                dataset=dataset,
+                importer=fmt,
+                parsed=parsed,
                 max_pixels=self._settings.max_image_pixels,
                 progress=progress,
                 video_limits=VideoLimits.from_settings(self._settings),
+                recorder=self._recorder,
             )
         )
         for summary in summaries:
@@ -64,7 +79,7 @@ class Imports:
             if name not in self._database.datasets():
                 continue  # a summary of parts only (`<dataset>-*`)
             wanted = (name not in before or before[name]) if for_rating is None else for_rating
-            self._database.run(lambda store: store.samples.set_for_rating(name, wanted))
+            self._database.samples.set_for_rating(name, wanted)
             summary.notes.append(
                 f"dataset {name!r} is {'marked' if wanted else 'not marked'} for rating"
                 + (
@@ -76,6 +91,6 @@ class Imports:
         return summaries
 
 
-def sample_count(parsed: Any) -> int:
+def sample_count(parsed: Parsed) -> int:
     """How many samples a parsed layout holds, its parts included (for a progress bar)."""
     return len(parsed.samples) + sum(len(p.samples) for p in parsed.parts.values())

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
 
@@ -35,7 +35,11 @@ from ..datasets.opens2v import VIDEO_SUFFIXES
 from ..errors import InputError
 from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
-from ..segmentation.masks import mask_to_png
+
+if TYPE_CHECKING:
+    from storage import RatingRecord, Store
+
+    from .recorder import Recorder
 
 RATINGS_ONLY_CHUNK = 500
 """Ratings-only samples stored per transaction."""
@@ -56,7 +60,7 @@ class _Images:
         self.video_limits = video_limits
         self._stored: LruCache[tuple[str, tuple[int, int]]] = LruCache(IMAGE_MEMO_SIZE)
 
-    def add_output(self, store: Any, path: Path) -> tuple[str, tuple[int, int], dict[str, Any] | None]:
+    def add_output(self, store: Store, path: Path) -> tuple[str, tuple[int, int], dict[str, Any] | None]:
         """(SHA-256, (width, height), video info or None) of an output file: an image (as `add`) or a video."""
         if not path.is_file():
             raise InputError(f"missing file: {path}")
@@ -68,7 +72,7 @@ class _Images:
         video = open_video(path, name=f"video {path.name}", limits=self.video_limits)
         return store.images.add(video.data, media_type=video.media_type), video.size, video_info(video)
 
-    def add(self, store: Any, path: Path) -> tuple[str, tuple[int, int]]:
+    def add(self, store: Store, path: Path) -> tuple[str, tuple[int, int]]:
         """(SHA-256 of the stored bytes, (width, height)); InputError for a missing or unreadable file."""
 
         def read() -> tuple[str, tuple[int, int]]:
@@ -81,7 +85,7 @@ class _Images:
 
 
 def ingest(
-    store: Any,
+    store: Store,
     dataset: str,
     importer: str,
     parsed: Parsed,
@@ -89,9 +93,11 @@ def ingest(
     max_pixels: int = 40_000_000,
     progress: Callable[[int], None] | None = None,
     video_limits: VideoLimits = VideoLimits(),
+    recorder: Recorder | None = None,
 ) -> ImportSummary:
     """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
-    `.ratings`, `.metrics`). Bad records are skipped and reported; returns the summary."""
+    `.ratings`, `.metrics`; judge values through `recorder`, the record use case over the same store). Bad records
+    are skipped and reported; returns the summary."""
     summary = ImportSummary(
         dataset=dataset, importer=importer, problems=list(parsed.problems), notes=list(parsed.notes)
     )
@@ -142,13 +148,13 @@ def ingest(
     )
     summary.existing_samples = stored - summary.added_samples
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
-    _ingest_metrics(store, dataset, parsed.metrics, ids, summary)
+    _ingest_metrics(store, dataset, parsed.metrics, ids, summary, recorder)
     _ingest_pairwise(store, dataset, parsed.pairwise, ids, summary)
     return summary
 
 
 def ingest_all(
-    store: Any,
+    store: Store,
     dataset: str,
     importer: str,
     parsed: Parsed,
@@ -156,6 +162,7 @@ def ingest_all(
     max_pixels: int = 40_000_000,
     progress: Callable[[int], None] | None = None,
     video_limits: VideoLimits = VideoLimits(),
+    recorder: Recorder | None = None,
 ) -> list[ImportSummary]:
     """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
     are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
@@ -163,7 +170,14 @@ def ingest_all(
     if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
         summaries.append(
             ingest(
-                store, dataset, importer, parsed, max_pixels=max_pixels, progress=progress, video_limits=video_limits
+                store,
+                dataset,
+                importer,
+                parsed,
+                max_pixels=max_pixels,
+                progress=progress,
+                video_limits=video_limits,
+                recorder=recorder,
             )
         )
     else:
@@ -182,18 +196,22 @@ def ingest_all(
                 max_pixels=max_pixels,
                 progress=progress,
                 video_limits=video_limits,
+                recorder=recorder,
             )
         )
     return summaries
 
 
 def _ingest_sample(
-    store: Any, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary
+    store: Store, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary
 ) -> tuple[int | None, bool]:
-    """(sample id or None when skipped, whether this import created the sample)."""
+    """(sample id or None when skipped, whether this import created the sample) of a complete entry (one with its
+    output)."""
+    out = entry.out
+    assert out is not None, "ratings-only entries go through _ingest_ratings_only"
     try:
         refs = [images.add(store, p) for p in entry.refs]
-        out_sha, out_size, video = images.add_output(store, entry.out)
+        out_sha, out_size, video = images.add_output(store, out)
         masks = _read_masks(entry, refs, (out_sha, out_size), summary)
         info = {**entry.info, "video": video} if video is not None else entry.info
         record, created = store.samples.put(
@@ -211,7 +229,7 @@ def _ingest_sample(
         _store_masks(store, record.id, masks, video_output=video is not None)
     except InputError as exc:
         text = str(exc)
-        what = "video, image or mask" if entry.out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
+        what = "video, image or mask" if out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
         reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
         return None, False
@@ -221,16 +239,16 @@ def _ingest_sample(
     return record.id, created
 
 
-def _ratings_only_keys(store: Any, dataset: str) -> set[str]:
-    return {s.external_key for s in store.samples.list(dataset) if s.ratings_only}
+def _ratings_only_keys(store: Store, dataset: str) -> set[str]:
+    return {s.external_key for s in store.samples.list(dataset) if s.ratings_only and s.external_key is not None}
 
 
 def _ingest_ratings_only(
-    store: Any, dataset: str, entries: list[SampleEntry], summary: ImportSummary
+    store: Store, dataset: str, entries: list[SampleEntry], summary: ImportSummary
 ) -> list[int | None]:
     """Store ratings-only samples (no images) in one transaction; when the database refuses the batch, one
     by one, so that only the bad entries are skipped (with the reason). Returns each entry's id or None."""
-    fields = [
+    fields: list[dict[str, Any]] = [
         dict(
             prompt=e.prompt,
             subject=e.subject,
@@ -271,6 +289,8 @@ def _read_masks(
     wanted = [("reference", i, p, refs[i][1]) for i, p in enumerate(entry.ref_masks) if p is not None]
     if entry.out_mask is not None:
         wanted.append(("output", 0, entry.out_mask, out[1]))
+    from ..segmentation.masks import mask_to_png
+
     masks = []
     for role, position, path, size in wanted:
         mask = load_mask_file(path, name=f"mask {path.name}")
@@ -284,7 +304,7 @@ def _read_masks(
 
 
 def _store_masks(
-    store: Any, sample_id: int, masks: list[tuple[str, int, bytes]], *, video_output: bool = False
+    store: Store, sample_id: int, masks: list[tuple[str, int, bytes]], *, video_output: bool = False
 ) -> None:
     """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
     imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
@@ -294,7 +314,7 @@ def _store_masks(
         store.masks.add_if_new(sample_id, role, position, png, source="imported", created_by="import", params=params)
 
 
-def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:
+def _resolve(store: Store, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:
     """key -> sample id for every key known in this import or already stored."""
     found = dict(ids)
     for key in keys:
@@ -306,7 +326,7 @@ def _resolve(store: Any, dataset: str, keys: Iterable[str], ids: dict[str, int])
 
 
 def _ingest_ratings(
-    store: Any, dataset: str, ratings: list[RatingEntry], ids: dict[str, int], summary: ImportSummary
+    store: Store, dataset: str, ratings: list[RatingEntry], ids: dict[str, int], summary: ImportSummary
 ) -> None:
     if not ratings:
         return
@@ -328,7 +348,7 @@ def _ingest_ratings(
             summary.added_ratings += len(new)
 
 
-def _current_ratings(store: Any, rater: str, dataset: str) -> list[Any]:
+def _current_ratings(store: Store, rater: str, dataset: str) -> list[RatingRecord]:
     try:
         return store.ratings.current(rater=rater, dataset=dataset)
     except NotFound:
@@ -336,7 +356,12 @@ def _current_ratings(store: Any, rater: str, dataset: str) -> list[Any]:
 
 
 def _ingest_metrics(
-    store: Any, dataset: str, metrics: list[MetricEntry], ids: dict[str, int], summary: ImportSummary
+    store: Store,
+    dataset: str,
+    metrics: list[MetricEntry],
+    ids: dict[str, int],
+    summary: ImportSummary,
+    recorder: Recorder | None,
 ) -> None:
     from .database import Database
     from .recorder import Recorder, ScoredSample
@@ -360,13 +385,14 @@ def _ingest_metrics(
             MetricValue(m.metric, m.value, extras={"file": m.source}, provenance=provenance)
         )
     items = [ScoredSample(sid, values) for sid, values in by_sample.items()]
-    added = sum(r.new_values for r in Recorder(Database.of(store)).record(items, user="import"))
+    recorder = recorder if recorder is not None else Recorder(Database.of(store))
+    added = sum(r.new_values for r in recorder.record(items, user="import"))
     summary.added_metrics += added
     summary.existing_metrics += sum(len(v) for v in by_sample.values()) - added
 
 
 def _ingest_pairwise(
-    store: Any, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int], summary: ImportSummary
+    store: Store, dataset: str, entries: list[PairwiseEntry], ids: dict[str, int], summary: ImportSummary
 ) -> None:
     """Store pairwise judgments as external raters' (`storage.repo.pairwise.PairwiseRepository.import_external`:
     the same answer again writes nothing). Rows naming an unknown key, or a rater who logs into this app (their

@@ -10,15 +10,20 @@ criterion (`bt_cp`, `bt_pf`: each method's Bradley-Terry theta from `pairwise_an
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
-from .agreement import agreement_data
-from .database import Database
+from .agreement import Agreement
+from .pairwise_analysis import PairwiseAnalysis
+
+if TYPE_CHECKING:
+    from ..analysis import HumanColumn, Leaderboard, LeaderboardMatrix
+    from ..analysis.bootstrap import Estimate
+    from ..analysis.leaderboard import LeaderboardCell
 
 LEADERBOARD_FORMATS = ("md", "csv", "latex")
 
@@ -28,10 +33,10 @@ class LeaderboardView:
     """One leaderboard of the stored data and everything shown from it."""
 
     dataset: str | None
-    board: Any
-    """`masc_ui.analysis.Leaderboard` (extra human columns included, as criteria)."""
-    matrix: Any
-    """`masc_ui.analysis.LeaderboardMatrix`: groups x (metrics, then human columns), raw and 0..1 (1 = best)."""
+    board: Leaderboard
+    """Extra human columns included, as criteria."""
+    matrix: LeaderboardMatrix
+    """groups x (metrics, then human columns), raw and 0..1 (1 = best)."""
 
     def render(self, fmt: str) -> str:
         """The leaderboard as Markdown (`md`, with the rank-agreement table), CSV (`csv`, the leaderboard only; see
@@ -49,86 +54,90 @@ class LeaderboardView:
         return rank_agreement_csv(self.board)
 
 
-def leaderboard_view(
-    database: Database,
-    *,
-    user: str | None,
-    dataset: str | None,
-    by: str = "method",
-    metrics: Sequence[str] | None = None,
-    criteria: Sequence[str] | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    extra_columns: Sequence[Any] = (),
-    pairwise: bool = True,
-) -> LeaderboardView:
-    """The leaderboard of `dataset` (None = every dataset) grouped `by` method or category.
+class Leaderboards:
+    """Leaderboards of the stored data, from the agreement data (values and ratings) and the pairwise judgments."""
 
-    Args:
-        metrics: metric names (default: every metric with a stored value); criteria: rated criteria (default:
-            every criterion with a rating; [] = metrics only).
-        n_boot: bootstrap resamples per group (0..`MAX_N_BOOT`, 0 = no CIs); seed: their seed.
-        extra_columns: `masc_ui.analysis.HumanColumn`s appended after the criteria (ranked, compared with every
-            metric by Kendall tau-b; see `masc_ui.analysis.leaderboard_columns`).
-        pairwise: append the pairwise Bradley-Terry columns (`pairwise_columns`, same `n_boot` and `seed`) after
-            them when the dataset has pairwise judgments; never with `criteria=[]` (metrics only).
-    Raises:
-        InputError: unknown dataset, no samples, unknown metric / criterion, bad `by` / `n_boot` / `seed`.
-    """
-    from ..analysis import leaderboard, leaderboard_matrix
-    from ..analysis.leaderboard_columns import with_human_column
+    def __init__(self, agreement: Agreement, pairwise: PairwiseAnalysis) -> None:
+        self._agreement = agreement
+        self._pairwise = pairwise
 
-    data = agreement_data(database, user=user, dataset=dataset)
-    if not data.records:
-        where = f"dataset {dataset!r}" if dataset else "the database"
-        raise InputError(f"{where} has no samples yet: import or save samples, score them, then rate them")
-    names = list(metrics) if metrics else list(data.metric_names)
-    board = leaderboard(
-        data, metrics, criteria, by=by, higher_is_better=metric_directions(names), n_boot=n_boot, seed=seed
-    )
-    if pairwise and (criteria is None or list(criteria)):
-        extra_columns = [
-            *extra_columns,
-            *pairwise_columns(database, user=user, dataset=dataset, n_boot=n_boot, seed=seed),
-        ]
-    for column in extra_columns:
-        board = with_human_column(board, column)
-    return LeaderboardView(dataset, board, leaderboard_matrix(board))
+    def view(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None,
+        by: str = "method",
+        metrics: Sequence[str] | None = None,
+        criteria: Sequence[str] | None = None,
+        n_boot: int = 2000,
+        seed: int = 0,
+        extra_columns: Sequence[HumanColumn] = (),
+        pairwise: bool = True,
+    ) -> LeaderboardView:
+        """The leaderboard of `dataset` (None = every dataset) grouped `by` method or category. Admins only.
 
+        Args:
+            metrics: metric names (default: every metric with a stored value); criteria: rated criteria (default:
+                every criterion with a rating; [] = metrics only).
+            n_boot: bootstrap resamples per group (0..`MAX_N_BOOT`, 0 = no CIs); seed: their seed.
+            extra_columns: `masc_ui.analysis.HumanColumn`s appended after the criteria (ranked, compared with every
+                metric by Kendall tau-b; see `masc_ui.analysis.leaderboard_columns`).
+            pairwise: append the pairwise Bradley-Terry columns (`pairwise_columns`, same `n_boot` and `seed`) after
+                them when the dataset has pairwise judgments; never with `criteria=[]` (metrics only).
+        Raises:
+            InputError: unknown dataset, no samples, unknown metric / criterion, bad `by` / `n_boot` / `seed`.
+        """
+        from ..analysis import leaderboard, leaderboard_matrix
+        from ..analysis.leaderboard_columns import with_human_column
 
-def pairwise_columns(
-    database: Database, *, user: str | None, dataset: str | None, n_boot: int = 2000, seed: int = 0
-) -> list[Any]:
-    """The leaderboard's pairwise human columns of `dataset` (None = all): per judged criterion (cp, then pf) a
-    `HumanColumn` named `bt_<criterion>` holding each method's Bradley-Terry log-strength theta with its bootstrap
-    CI (`pairwise_analysis.pairwise_column`: Davidson ties, resampled output pairs) and, as its n, the votes between
-    two different methods that involve the method (the votes the fit uses). [] when the dataset has no rated
-    pairwise judgment. A fit without finite strengths (e.g. a method that never lost) gives a column of n/a, its
-    reason in the column's description. Admins only."""
-    from ..analysis import HumanColumn
-    from ..analysis.pairwise_data import method_votes
-    from .pairwise_analysis import pairwise_column, pairwise_input
-    from .ratings import criteria
-
-    database.accounts.require_admin(user, "the pairwise analysis")
-    if not database.run(lambda store: store.pairwise.current(dataset=dataset)):
-        return []
-    source = pairwise_input(database, user=user, dataset=dataset)
-    columns = []
-    for criterion in (c for c in criteria() if c in source.data.criteria):
-        votes = method_votes(source.data.votes(criterion))
-        counts = np.bincount(np.concatenate([votes.first, votes.second]), minlength=len(votes.methods))
-        column = pairwise_column(database, user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed)
-        described = column.name + (f": n/a because {column.reason}" if column.reason else "")
-        columns.append(
-            HumanColumn(
-                f"bt_{criterion}",
-                dict(column.values),
-                {m: int(counts[i]) for i, m in enumerate(votes.methods)},
-                described,
-            )
+        data = self._agreement.data(user=user, dataset=dataset)
+        if not data.records:
+            where = f"dataset {dataset!r}" if dataset else "the database"
+            raise InputError(f"{where} has no samples yet: import or save samples, score them, then rate them")
+        names = list(metrics) if metrics else list(data.metric_names)
+        board = leaderboard(
+            data, metrics, criteria, by=by, higher_is_better=metric_directions(names), n_boot=n_boot, seed=seed
         )
-    return columns
+        if pairwise and (criteria is None or list(criteria)):
+            extra_columns = [
+                *extra_columns,
+                *self.pairwise_columns(user=user, dataset=dataset, n_boot=n_boot, seed=seed),
+            ]
+        for column in extra_columns:
+            board = with_human_column(board, column)
+        return LeaderboardView(dataset, board, leaderboard_matrix(board))
+
+    def pairwise_columns(
+        self, *, user: str | None, dataset: str | None, n_boot: int = 2000, seed: int = 0
+    ) -> list[HumanColumn]:
+        """The leaderboard's pairwise human columns of `dataset` (None = all): per judged criterion (cp, then pf) a
+        `HumanColumn` named `bt_<criterion>` holding each method's Bradley-Terry log-strength theta with its
+        bootstrap CI (`PairwiseAnalysis.column`: Davidson ties, resampled output pairs) and, as its n, the votes
+        between two different methods that involve the method (the votes the fit uses). [] when the dataset has no
+        rated pairwise judgment. A fit without finite strengths (e.g. a method that never lost) gives a column of
+        n/a, its reason in the column's description. Admins only."""
+        from ..analysis import HumanColumn
+        from ..analysis.pairwise_data import method_votes
+        from .ratings import criteria
+
+        if not self._pairwise.has_judgments(user=user, dataset=dataset):
+            return []
+        source = self._pairwise.input(user=user, dataset=dataset)
+        columns = []
+        for criterion in (c for c in criteria() if c in source.data.criteria):
+            votes = method_votes(source.data.votes(criterion))
+            counts = np.bincount(np.concatenate([votes.first, votes.second]), minlength=len(votes.methods))
+            column = self._pairwise.column(user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed)
+            described = column.name + (f": n/a because {column.reason}" if column.reason else "")
+            columns.append(
+                HumanColumn(
+                    f"bt_{criterion}",
+                    dict(column.values),
+                    {m: int(counts[i]) for i, m in enumerate(votes.methods)},
+                    described,
+                )
+            )
+        return columns
 
 
 def metric_directions(names: Sequence[str]) -> dict[str, bool]:
@@ -199,7 +208,7 @@ def agreement_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], l
     return headers, rows
 
 
-def _cell(cell: Any, digits: int, format_estimate: Any) -> str:
+def _cell(cell: LeaderboardCell, digits: int, format_estimate: Callable[[Estimate, int], str]) -> str:
     text = format_estimate(cell.mean, digits)
     return text if cell.rank is None else f"{text} ({cell.rank})"
 

@@ -11,10 +11,10 @@ image.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,11 @@ from ..metrics.video.frame_masks import FrameMasks
 from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .mask_sources import SOURCES, source_words
+from .users import Accounts
 from .video_session import VideoSession
+
+if TYPE_CHECKING:
+    from ..segmentation import PreEncode, SamPrediction, TextSegmentation
 
 Predict = Callable[[InputImage, list[tuple[float, float, int]], "tuple[float, float, float, float] | None"], Any]
 """predict(image, points (x, y, label), box (x0, y0, x1, y1) or None) -> a `SamPrediction`-like object with
@@ -45,7 +49,7 @@ class Uploads:
             st = os.stat(path)
             key = (str(path), st.st_size, st.st_mtime_ns)
         except (OSError, TypeError, ValueError):
-            return decode(path, name)  # not a readable file: let decode say what is wrong
+            return decode(str(path), name)  # not a readable file: let decode say what is wrong
         if key not in self.images:
             self.images[key] = decode(str(path), name)
         return self.images[key]
@@ -387,13 +391,21 @@ class FileMask:
     doubtful: str | None
     """Why a text-prompted mask needs checking (nothing found, too small), else None."""
 
+    def png(self) -> bytes:
+        """The mask as the one mask PNG encoding (8-bit, 255 = subject)."""
+        from ..segmentation.masks import mask_to_png
+
+        return mask_to_png(self.mask)
+
 
 class Segmentation:
-    """Segment Anything and SAM 3 for one process: the services of `settings`' profile in the shared registry."""
+    """Segment Anything and SAM 3 for one process: the services of `settings`' profile in the shared registry.
+    Every call that runs a model is for admins (`accounts`)."""
 
-    def __init__(self, settings: Settings, models: ModelRegistry) -> None:
+    def __init__(self, settings: Settings, models: ModelRegistry, accounts: Accounts | None = None) -> None:
         self.settings = settings
         self.models = models
+        self._accounts = accounts if accounts is not None else Accounts()
 
     def sam_predict(
         self,
@@ -402,15 +414,16 @@ class Segmentation:
         box: tuple[float, float, float, float] | None,
         *,
         user: str | None,
-    ) -> Any:
+    ) -> SamPrediction:
         """Segment Anything on `image` from pixel clicks (x, y, label 1|0) and/or a box (x0, y0, x1, y1);
         returns the service's SamPrediction (multimask candidates, scores, best). Embeddings are cached per
-        image (`InputImage.sha256`)."""
+        image (`InputImage.sha256`). Admins only."""
         from ..segmentation import build_sam_service
 
+        self._accounts.require_admin(user, "segmenting")
         return build_sam_service(self.settings, self.models).predict(image, points=points, box=box, multimask=True)
 
-    def pre_encode(self, images: Iterable[InputImage | None]) -> list[Any]:
+    def pre_encode(self, images: Iterable[InputImage | None]) -> list[PreEncode]:
         """Start Segment Anything's image encoding of each image on the service's worker thread and return at once
         (the `PreEncode` jobs): called when images are uploaded or opened, so the first click finds the embedding
         ready instead of waiting for the encoder. An image already cached or being encoded is not encoded again; a
@@ -422,12 +435,13 @@ class Segmentation:
 
     def segment_by_name(
         self, image: InputImage, subject: str | None, *, user: str | None, threshold: float | None = None
-    ) -> Any:
+    ) -> TextSegmentation:
         """Text-prompted segmentation of `subject` in `image`; returns the TextSegmentation (mask at the image's
         size, doubtful, reason). `threshold`: SAM 3's instance score threshold (default
-        `settings.text_seg_threshold`)."""
+        `settings.text_seg_threshold`). Admins only."""
         from ..segmentation import build_text_segmenter
 
+        self._accounts.require_admin(user, "segmenting")
         if not subject or not subject.strip():
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') to segment it by name")
         return build_text_segmenter(self.settings, self.models).segment(
@@ -440,10 +454,11 @@ class Segmentation:
     def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
         """A mask of `subject` in each frame of `video` that the image metrics score (`settings.video_frames`,
         linspace), by SAM 3 from the name (`FrameMasks` method `text`; frames where the mask is doubtful are listed in
-        its params)."""
+        its params). Admins only."""
         from ..metrics.video.frames import image_metric_frames
         from ..segmentation import build_text_segmenter
 
+        self._accounts.require_admin(user, "segmenting")
         if not subject or not subject.strip():
             raise InputError("subject name is empty: type the subject's name (e.g. 'cat') to segment it by name")
         segmenter = build_text_segmenter(self.settings, self.models)
@@ -457,7 +472,7 @@ class Segmentation:
             threshold=s.text_seg_threshold,
         )
 
-    def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
+    def mask_from_brush(self, editor_value: Mapping[str, Any] | None, size: tuple[int, int]) -> np.ndarray:
         """Bool (H, W) mask = alpha of the ImageEditor's brush layer(s), at the image's `size` (W, H)."""
         from ..segmentation.masks import mask_from_editor
 
@@ -465,10 +480,10 @@ class Segmentation:
 
     def segment_file(
         self,
-        path: Path,
+        image: Path | InputImage,
         *,
         user: str | None,
-        points: list[tuple[float, float, int]] = (),
+        points: Sequence[tuple[float, float, int]] = (),
         box: tuple[float, float, float, float] | None = None,
         text: str | None = None,
         multimask: bool = True,
@@ -478,19 +493,15 @@ class Segmentation:
         min_speck: int = 0,
         keep_largest: bool = False,
     ) -> FileMask:
-        """A mask of image file `path` from clicks / a box (Segment Anything) or from `text` (SAM 3), tidied by
-        `clean_mask` when asked (`masc-ui segment`)."""
-        from ..imaging import open_image
+        """A mask of `image` (a file, or one `open_file_image` opened) from clicks / a box (Segment Anything) or from
+        `text` (SAM 3), tidied by `clean_mask` when asked (`masc-ui segment`). Admins only."""
         from ..segmentation import build_sam_service, build_text_segmenter, clean_mask
 
-        if text is not None and (points or box):
-            raise InputError("give either --text, or --point/--box clicks, not both")
-        if text is None and not (points or box):
-            raise InputError(
-                "nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or --text NAME"
-            )
+        self._accounts.require_admin(user, "segmenting")
+        check_file_prompts(points, box, text)
         s = self.settings
-        image = open_image(path, name=f"image {path}", max_pixels=s.max_image_pixels)
+        if not isinstance(image, InputImage):
+            image = open_file_image(image, s)
         doubtful = None
         if text is not None:
             result = build_text_segmenter(s, self.models).segment(
@@ -512,10 +523,30 @@ class Segmentation:
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != image.size[::-1]:  # never write a mask of another size than its image
             raise InputError(
-                f"the segmentation of {path} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
+                f"the segmentation of {image.name} came back {mask.shape[1]}x{mask.shape[0]}, the image is "
                 f"{image.size[0]}x{image.size[1]}; nothing was written"
             )
         return FileMask(mask, image.size, summary, doubtful)
+
+
+def open_file_image(path: Path, settings: Settings) -> InputImage:
+    """The image file `masc-ui segment` masks, decoded within the settings' size limit (InputError naming it)."""
+    from ..imaging import open_image
+
+    return open_image(path, name=f"image {path}", max_pixels=settings.max_image_pixels)
+
+
+def check_file_prompts(
+    points: Sequence[tuple[float, float, int]], box: tuple[float, float, float, float] | None, text: str | None
+) -> None:
+    """InputError unless exactly one kind of prompt is given for `masc-ui segment`: clicks and/or a box, or a name
+    (checked before any model is loaded)."""
+    if text is not None and (points or box):
+        raise InputError("give either --text, or --point/--box clicks, not both")
+    if text is None and not (points or box):
+        raise InputError("nothing to segment with: give --point X,Y[,L] (repeatable), --box X0,Y0,X1,Y1 or --text NAME")
+    if text is not None and not text.strip():
+        raise InputError("--text is empty: give the name of what to segment (e.g. --text dog)")
 
 
 def segmenter_id(segmenter: Any) -> str:

@@ -16,9 +16,13 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..models.profiles import ModelIds, model_ids
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..metrics.base import MetricSpec
 
 CHECKPOINT_FIELDS: dict[str, str] = {
     "siglip_model": "siglip",
@@ -94,20 +98,20 @@ def checkpoint_size(ref: str, settings: Settings, *, demo: bool = False) -> Chec
     return CheckpointSize(ref, on_disk, None if on_disk is not None else PUBLISHED_PARAMETERS.get(ref), demo)
 
 
-def metric_checkpoints(spec, ids: ModelIds) -> list[str]:
+def metric_checkpoints(spec: MetricSpec, ids: ModelIds) -> list[str]:
     """The configured checkpoints (distinct, in declaration order) of metric `spec` under `ids`; unset ones (a face
     detector left to the packaged fallback) are left out."""
     refs = [getattr(ids, CHECKPOINT_FIELDS[s]) for s in spec.backbone_settings if s in CHECKPOINT_FIELDS]
     return list(dict.fromkeys(r for r in refs if r))
 
 
-def metric_sizes(spec, settings: Settings) -> list[CheckpointSize]:
+def metric_sizes(spec: MetricSpec, settings: Settings) -> list[CheckpointSize]:
     """The size of each checkpoint of metric `spec` in the settings' profile (`auto` read as `paper`)."""
     demo = settings.profile == "demo"
     return [checkpoint_size(ref, settings, demo=demo) for ref in metric_checkpoints(spec, model_ids(settings))]
 
 
-def metric_size_text(spec, settings: Settings) -> str:
+def metric_size_text(spec: MetricSpec, settings: Settings) -> str:
     """One short text of the sizes of metric `spec`'s checkpoints: the sum when all are on disk, else each one's
     distinct text joined with ` + `; empty for a metric without a checkpoint."""
     sizes = metric_sizes(spec, settings)

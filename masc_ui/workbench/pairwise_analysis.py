@@ -4,7 +4,7 @@ the win-rate matrix, agreement among raters on pairs, and each metric's pairwise
 These views name methods and show metric values: they are for admins (every function takes the acting `user`, where
 the role check belongs).
 
-Input (`pairwise_input`): the current `rated` judgments of every rater (app raters and imported ones) whose pair
+Input (`PairwiseAnalysis.input`): the current `rated` judgments of every rater (app raters and imported ones) whose pair
 is in the dataset, in the order they were given (`judged_at`; Elo depends on it); skipped and flagged answers carry
 no preference and are only counted. A judgment flagged "both bad" keeps its winner (the flag is counted, not
 used). Samples are named `<dataset>/<key>` (or `<dataset>/#<id>`), as in the agreement table; methods come from
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis import (
     BradleyTerryFit,
@@ -49,6 +49,9 @@ from ..metrics.value_records import json_safe
 from .agreement import MAX_BOOTSTRAP, shown_name
 from .database import Database
 from .ratings import CRITERION_NAMES, criteria
+
+if TYPE_CHECKING:
+    from storage import SampleRecord
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,19 @@ class CriterionReport:
         parts = [head]
         if self.ranking_note is not None:
             parts.append(f"method ranking: n/a ({self.ranking_note})")
-        else:
+        elif self.bradley_terry is not None and self.elo is not None and self.win_rate is not None:
             parts += [
                 format_bradley_terry(self.bradley_terry),
                 format_elo(self.elo) + "\n(the given order: the order the votes were judged in)",
                 format_win_rate(self.win_rate),
             ]
-        parts += [format_pair_agreement(self.agreement), format_pairwise_accuracy(self.accuracy)]
+        parts += [self.agreement_text(), format_pairwise_accuracy(self.accuracy)]
         return "\n\n".join(parts)
+
+    def agreement_text(self) -> str:
+        """The raters' agreement on pairs as `masc-ui agreement --pairwise` prints it (nominal alpha, percent
+        agreement, Fleiss' kappa, with counts)."""
+        return format_pair_agreement(self.agreement)
 
     def to_dict(self) -> dict[str, Any]:
         fit, elo, matrix = self.bradley_terry, self.elo, self.win_rate
@@ -176,7 +184,8 @@ class CriterionReport:
             }
             for r in self.accuracy
         ]
-        return json_safe(out)
+        clean: dict[str, Any] = json_safe(out)
+        return clean
 
 
 @dataclass(frozen=True)
@@ -227,111 +236,123 @@ class PairwiseColumn:
     higher_is_better: bool = True
 
 
-def pairwise_input(database: Database, *, user: str | None, dataset: str | None) -> PairwiseInput:
-    """The stored judgments of `dataset` (None = all) as analysis input (see the module docstring); InputError for
-    an unknown dataset or when nothing was judged yet. Admins only."""
-    database.accounts.require_admin(user, "the pairwise analysis")
-    if dataset is not None:
-        database.require_dataset(dataset)
+class PairwiseAnalysis:
+    """The pairwise analysis of the judgments stored in one `Database`. Admins only."""
 
-    def work(store: Any) -> tuple[list[Any], dict[int, Any], dict[int, dict[str, Any]]]:
-        judgments = store.pairwise.current(dataset=dataset)
-        samples = {s.id: s for s in store.samples.list(dataset)}
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    def has_judgments(self, *, user: str | None, dataset: str | None) -> bool:
+        """Whether `dataset` (None = all) has any current pairwise judgment (rated, skipped or flagged)."""
+        self._database.accounts.require_admin(user, "the pairwise analysis")
+        return bool(self._database.pairwise.current(dataset=dataset))
+
+    def input(self, *, user: str | None, dataset: str | None) -> PairwiseInput:
+        """The stored judgments of `dataset` (None = all) as analysis input (see the module docstring); InputError
+        for an unknown dataset or when nothing was judged yet."""
+        self._database.accounts.require_admin(user, "the pairwise analysis")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        judgments = self._database.pairwise.current(dataset=dataset)
+        samples = {s.id: s for s in self._database.samples.list(dataset)}
         judged = sorted({x for j in judgments for x in (j.sample_a_id, j.sample_b_id)})
-        return judgments, samples, store.metrics.latest_for(judged)
-
-    judgments, samples, latest = database.run(work)
-    if not judgments:
-        raise InputError(
-            "there are no pairwise judgments yet: judge pairs in the Rate tab, or import them with "
-            "`masc-ui import FILE --format pairwise --dataset NAME`"
-        )
-    rated = [j for j in judgments if j.status == "rated"]
-    labels = {sid: _label(samples[sid]) for j in judgments for sid in (j.sample_a_id, j.sample_b_id)}
-    records = [
-        PairJudgment(
-            labels[j.left_sample_id],
-            labels[j.right_sample_id],
-            j.criterion,
-            j.winner,
-            j.rater,
-            samples[j.left_sample_id].method,
-            samples[j.right_sample_id].method,
-        )
-        for j in rated
-    ]
-    values = {labels[sid]: {name: v.value for name, v in by_metric.items()} for sid, by_metric in latest.items()}
-    return PairwiseInput(
-        PairwiseData(tuple(records)),
-        values,
-        _directions(values),
-        sum(j.status == "skipped" for j in judgments),
-        sum(j.status == "flagged" for j in judgments),
-        {c: sum(j.both_bad for j in rated if j.criterion == c) for c in criteria()},
-    )
-
-
-def pairwise_report(
-    database: Database,
-    *,
-    user: str | None,
-    dataset: str | None = None,
-    criterion: str | None = None,
-    metrics: list[str] | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> PairwiseReport:
-    """Every pairwise statistic of `criterion` (None = each judged criterion) over the stored judgments of
-    `dataset` (None = all): Bradley-Terry (Davidson ties) with `n_boot` bootstrap resamples of output pairs, Elo,
-    win rates, rater agreement, the pairwise accuracy of `metrics` (None = every metric with values on the judged
-    samples; CIs over decided pairs). InputError when nothing was judged, for an unknown criterion or metric, or bad
-    bootstrap arguments."""
-    _check_bootstrap(n_boot, seed)
-    source = pairwise_input(database, user=user, dataset=dataset)
-    judged = source.data.criteria
-    if criterion is not None and criterion not in criteria():
-        raise InputError(f"criterion must be one of {', '.join(criteria())} for pairwise judgments; got {criterion!r}")
-    if criterion is not None and criterion not in judged:
-        raise InputError(
-            f"no pairwise judgments of {criterion!r} ({CRITERION_NAMES[criterion]}) yet; judged: "
-            f"{', '.join(judged) or 'none (every answer was skipped or flagged)'}"
-        )
-    chosen = [criterion] if criterion is not None else [c for c in criteria() if c in judged]
-    if not chosen:
-        raise InputError("every pairwise answer so far was skipped or flagged: there is no preference to analyse")
-    if metrics is not None:
-        known = sorted({m for values in source.metric_values.values() for m in values})
-        unknown = [m for m in metrics if m not in known]
-        if unknown:
+        latest = self._database.metrics.latest_for(judged)
+        if not judgments:
             raise InputError(
-                f"no values of metric(s) {', '.join(unknown)} on the judged samples; metrics with "
-                f"values: {', '.join(known) or 'none (score the samples first: masc-ui batch)'}"
+                "there are no pairwise judgments yet: judge pairs in the Rate tab, or import them with "
+                "`masc-ui import FILE --format pairwise --dataset NAME`"
             )
-    reports = tuple(_criterion_report(source, c, metrics, n_boot, seed) for c in chosen)
-    return PairwiseReport(dataset, reports, source.n_skipped, source.n_flagged, n_boot, seed)
+        rated = [j for j in judgments if j.status == "rated" and j.winner is not None]
+        labels = {sid: _label(samples[sid]) for j in judgments for sid in (j.sample_a_id, j.sample_b_id)}
+        records = [
+            PairJudgment(
+                labels[j.left_sample_id],
+                labels[j.right_sample_id],
+                j.criterion,
+                str(j.winner),
+                j.rater,
+                samples[j.left_sample_id].method,
+                samples[j.right_sample_id].method,
+            )
+            for j in rated
+        ]
+        values = {labels[sid]: {name: v.value for name, v in by_metric.items()} for sid, by_metric in latest.items()}
+        return PairwiseInput(
+            PairwiseData(tuple(records)),
+            values,
+            _directions(values),
+            sum(j.status == "skipped" for j in judgments),
+            sum(j.status == "flagged" for j in judgments),
+            {c: sum(j.both_bad for j in rated if j.criterion == c) for c in criteria()},
+        )
 
+    def report(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None = None,
+        criterion: str | None = None,
+        metrics: list[str] | None = None,
+        n_boot: int = 2000,
+        seed: int = 0,
+    ) -> PairwiseReport:
+        """Every pairwise statistic of `criterion` (None = each judged criterion) over the stored judgments of
+        `dataset` (None = all): Bradley-Terry (Davidson ties) with `n_boot` bootstrap resamples of output pairs,
+        Elo, win rates, rater agreement, the pairwise accuracy of `metrics` (None = every metric with values on the
+        judged samples; CIs over decided pairs). InputError when nothing was judged, for an unknown criterion or
+        metric, or bad bootstrap arguments."""
+        _check_bootstrap(n_boot, seed)
+        source = self.input(user=user, dataset=dataset)
+        judged = source.data.criteria
+        if criterion is not None and criterion not in criteria():
+            raise InputError(
+                f"criterion must be one of {', '.join(criteria())} for pairwise judgments; got {criterion!r}"
+            )
+        if criterion is not None and criterion not in judged:
+            raise InputError(
+                f"no pairwise judgments of {criterion!r} ({CRITERION_NAMES[criterion]}) yet; judged: "
+                f"{', '.join(judged) or 'none (every answer was skipped or flagged)'}"
+            )
+        chosen = [criterion] if criterion is not None else [c for c in criteria() if c in judged]
+        if not chosen:
+            raise InputError("every pairwise answer so far was skipped or flagged: there is no preference to analyse")
+        if metrics is not None:
+            known = sorted({m for values in source.metric_values.values() for m in values})
+            unknown = [m for m in metrics if m not in known]
+            if unknown:
+                raise InputError(
+                    f"no values of metric(s) {', '.join(unknown)} on the judged samples; metrics with "
+                    f"values: {', '.join(known) or 'none (score the samples first: masc-ui batch)'}"
+                )
+        reports = tuple(_criterion_report(source, c, metrics, n_boot, seed) for c in chosen)
+        return PairwiseReport(dataset, reports, source.n_skipped, source.n_flagged, n_boot, seed)
 
-def pairwise_column(
-    database: Database,
-    *,
-    user: str | None,
-    dataset: str | None,
-    criterion: str = "cp",
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> PairwiseColumn:
-    """The leaderboard's pairwise human column of `criterion` (see `PairwiseColumn`); InputError when `dataset`
-    has no judgments of it."""
-    _check_bootstrap(n_boot, seed)
-    source = pairwise_input(database, user=user, dataset=dataset)
-    name = f"humans, pairwise ({criterion}, Bradley-Terry theta)"
-    if criterion not in source.data.criteria:
-        raise InputError(f"no pairwise judgments of {criterion!r} in {dataset or 'the database'} yet")
-    try:
-        fit = bradley_terry(source.data, criterion, n_boot=n_boot, seed=seed)
-    except InputError as exc:
-        return PairwiseColumn(name, criterion, {}, {}, 0, str(exc))
-    return PairwiseColumn(name, criterion, dict(fit.strength), dict(fit.rank), fit.n_votes, fit.reason)
+    def column(
+        self,
+        *,
+        user: str | None,
+        dataset: str | None,
+        criterion: str = "cp",
+        n_boot: int = 2000,
+        seed: int = 0,
+    ) -> PairwiseColumn:
+        """The leaderboard's pairwise human column of `criterion` (see `PairwiseColumn`); InputError when `dataset`
+        has no judgments of it."""
+        _check_bootstrap(n_boot, seed)
+        source = self.input(user=user, dataset=dataset)
+        name = f"humans, pairwise ({criterion}, Bradley-Terry theta)"
+        if criterion not in source.data.criteria:
+            raise InputError(f"no pairwise judgments of {criterion!r} in {dataset or 'the database'} yet")
+        try:
+            fit = bradley_terry(source.data, criterion, n_boot=n_boot, seed=seed)
+        except InputError as exc:
+            return PairwiseColumn(name, criterion, {}, {}, 0, str(exc))
+        return PairwiseColumn(name, criterion, dict(fit.strength), dict(fit.rank), fit.n_votes, fit.reason)
+
+    def datasets(self, *, user: str | None) -> list[str]:
+        """The stored datasets' names (the pairwise report's choices)."""
+        self._database.accounts.require_admin(user, "the pairwise analysis")
+        return self._database.datasets()
 
 
 def bradley_terry_rows(report: CriterionReport) -> tuple[list[str], list[list[Any]]]:
@@ -431,7 +452,7 @@ def _directions(values: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
     return {m: known.get(m, True) for by_metric in values.values() for m in by_metric}
 
 
-def _label(sample: Any) -> str:
+def _label(sample: SampleRecord) -> str:
     return f"{sample.dataset}/{sample.external_key}" if sample.external_key else f"{sample.dataset}/#{sample.id}"
 
 

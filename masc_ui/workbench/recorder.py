@@ -31,17 +31,23 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..errors import InputError
 from ..imaging import InputVideo
 from ..metrics.sample import MetricValue, Sample
 from ..metrics.value_records import json_safe
 from ..metrics.video.frame_masks import FrameMasks
-from ..segmentation.masks import mask_to_png
 from ..version import code_version
 from .database import Database
 from .text_input import check_text_input
+
+if TYPE_CHECKING:
+    from storage import RecordInput
+
+    from .scoring import ScoreReport
 
 Slot = tuple[str, int]
 """An image of a sample: ("reference", i) or ("output", 0)."""
@@ -88,8 +94,12 @@ class UsedMask:
     """How a new mask was made (e.g. the text and model of a text-prompted mask)."""
 
     @classmethod
-    def new(cls, mask: Any, source: str, params: Mapping[str, Any] | None = None, *, name: str = "mask") -> UsedMask:
+    def new(
+        cls, mask: np.ndarray, source: str, params: Mapping[str, Any] | None = None, *, name: str = "mask"
+    ) -> UsedMask:
         """A mask array (bool, or weights binarized at >= 0.5) to store, encoded by `mask_to_png`."""
+        from ..segmentation.masks import mask_to_png
+
         png = mask_to_png(mask, name=name)
         return cls(hashlib.sha256(png).hexdigest(), png, source, params)
 
@@ -135,6 +145,22 @@ class Saved:
     message: str
     new_masks: int
     new_values: int
+    report: ScoreReport | None = None
+    """The score report whose values were recorded (`Saving.save`), for the score table: nothing is scored again."""
+
+
+@dataclass(frozen=True)
+class PendingSave:
+    """A Save checked and ready to record (`Recorder.prepare_save`): where it goes and the masks it stores."""
+
+    target: NewSample
+    masks: Mapping[Slot, UsedMask]
+    sample_id: int | None
+    """The stored sample it adds to (None: a new sample)."""
+
+    @property
+    def dataset(self) -> str:
+        return self.target.dataset
 
 
 class Recorder:
@@ -149,7 +175,7 @@ class Recorder:
         inputs = [self._record_input(item, user) for item in items]
         if not inputs:
             return []
-        done = self._database.run(lambda store: store.recording.record(inputs))
+        done = self._database.recording.record(inputs)
         return [RecordResult(r.sample.id, r.sample.dataset, r.new_masks, len(r.new_values)) for r in done]
 
     def save(
@@ -163,16 +189,30 @@ class Recorder:
         mask_sources: Mapping[str, str] | None = None,
         sample_id: int | None = None,
     ) -> Saved:
-        """The app's Save: the sample's images, the sample, its masks (with the Score tab's sources, keyed
-        `ref0`, ..., `out`; default `drawn`) and every value (NaN ones with their reason). Saving the same thing
-        again adds nothing.
+        """Record `sample` with `values` as the app's Save does (`prepare_save`, then `record_save`)."""
+        pending = self.prepare_save(
+            sample, dataset=dataset, method=method, mask_sources=mask_sources, sample_id=sample_id
+        )
+        return self.record_save(pending, values, user=user)
+
+    def prepare_save(
+        self,
+        sample: Sample,
+        *,
+        dataset: str,
+        method: str | None = None,
+        mask_sources: Mapping[str, str] | None = None,
+        sample_id: int | None = None,
+    ) -> PendingSave:
+        """Check a Save of `sample` into `dataset` (every check, once) and encode its masks (with the Score tab's
+        sources, keyed `ref0`, ..., `out`; default `drawn`); nothing is stored yet.
 
         `sample_id`: the stored sample on screen (opened from Browse, or saved before): its new masks become new
-        mask versions and its values are added to it; no new sample is made. InputError when the images,
-        prompt, subject, dataset or method on screen are not that sample's (a stored sample keeps what it was
-        scored with: save the changed one as a new sample). InputError, nothing stored, for a mask of another size
-        than its image (`scoring.check_mask_sizes`)."""
-        from .scoring import check_mask_sizes
+        mask versions and the values are added to it; no new sample is made. InputError when the prompt, subject,
+        dataset or method is empty or unusable; when the images, prompt, subject, dataset or method on screen are
+        not that sample's (a stored sample keeps what it was scored with: save the changed one as a new sample);
+        for a mask of another size than its image (`sample_inputs.check_mask_sizes`)."""
+        from .sample_inputs import check_mask_sizes
 
         if not sample.prompt:
             raise InputError("prompt is empty: type the prompt the output was generated from before saving")
@@ -185,9 +225,10 @@ class Recorder:
         check_mask_sizes(sample)
         sources = dict(mask_sources or {})
         masks: dict[Slot, UsedMask] = {}
-        for slot, mask in [(("reference", i), m) for i, m in enumerate(sample.ref_masks)] + [
-            (("output", 0), sample.out_mask)
-        ]:
+        slots: list[tuple[Slot, np.ndarray | FrameMasks | None]] = [
+            (("reference", i), m) for i, m in enumerate(sample.ref_masks)
+        ]
+        for slot, mask in [*slots, (("output", 0), sample.out_mask)]:
             if mask is None:
                 continue
             source = MASK_SOURCE_TO_STORE.get(sources.get(target_of(slot), "drawn"), "drawn")
@@ -203,16 +244,30 @@ class Recorder:
         new = NewSample(sample, dataset.strip(), (method or "").strip() or None)
         if sample_id is not None:
             self._check_same_sample(int(sample_id), new)
-        item = ScoredSample(new if sample_id is None else int(sample_id), list(values.values()), masks)
+        return PendingSave(new, masks, None if sample_id is None else int(sample_id))
+
+    def record_save(
+        self,
+        pending: PendingSave,
+        values: Mapping[str, MetricValue],
+        *,
+        user: str | None,
+        report: ScoreReport | None = None,
+    ) -> Saved:
+        """Store a checked Save with every value (NaN ones with their reason), in one transaction. Saving the same
+        thing again adds nothing. `report`: the score report `values` come from, handed back in `Saved`."""
+        target: NewSample | int = pending.target if pending.sample_id is None else pending.sample_id
+        item = ScoredSample(target, list(values.values()), pending.masks)
         result = self.record([item], user=user)[0]
         unchanged = "" if result.new_masks or result.new_values else " (nothing changed since the last save)"
-        verb = "saved as" if sample_id is None else "saved to"
+        verb = "saved as" if pending.sample_id is None else "saved to"
         return Saved(
             result.sample_id,
             f"{verb} sample #{result.sample_id} in '{result.dataset}': "
             f"{result.new_masks} new mask(s), {result.new_values} new metric value(s)" + unchanged,
             result.new_masks,
             result.new_values,
+            report,
         )
 
     def _check_same_sample(self, sample_id: int, new: NewSample) -> None:
@@ -253,9 +308,7 @@ class Recorder:
         if not sample_ids:
             return set()
         key = provenance_key(stored_provenance(provenance))
-        return self._database.run(
-            lambda store: store.metrics.scored_samples(metric, key, list(sample_ids), mask_version_ids=masks)
-        )
+        return self._database.metrics.scored_samples(metric, key, list(sample_ids), mask_version_ids=masks)
 
     def failed(self, metric: str, provenance: Mapping[str, Any], sample_ids: Sequence[int], prefix: str) -> set[int]:
         """The samples among `sample_ids` whose latest `metric` value with this provenance is a failure (NULL
@@ -265,23 +318,21 @@ class Recorder:
         if not sample_ids:
             return set()
         key = provenance_key(stored_provenance(provenance))
-        latest = self._database.run(
-            lambda store: store.metrics.latest_for(sorted(sample_ids), provenance_keys={metric: key})
-        )
+        latest = self._database.metrics.latest_for(sorted(sample_ids), provenance_keys={metric: key})
         return {
             sid
             for sid, values in latest.items()
             if metric in values and values[metric].value is None and (values[metric].reason or "").startswith(prefix)
         }
 
-    def _record_input(self, item: ScoredSample, user: str | None) -> Any:
+    def _record_input(self, item: ScoredSample, user: str | None) -> RecordInput:
         from storage import ImageInput, MaskInput, MaskRef, RecordInput, SampleInput, ValueInput
 
-        images: tuple[Any, ...] = ()
+        images: tuple[ImageInput, ...] = ()
         if isinstance(item.target, NewSample):
             s = item.target.sample
             images = tuple(ImageInput(img.data, img.media_type) for img in (*s.refs, s.out))
-            target: Any = SampleInput(
+            target: SampleInput | int = SampleInput(
                 item.target.dataset,
                 subject=s.subject or "",
                 references=tuple(r.sha256 for r in s.refs),
@@ -322,7 +373,8 @@ def stored_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: provenance[k] for k in PROVENANCE_KEYS if k in provenance}
     out.setdefault("code_version", code_version())
     out["params"] = json_safe(dict(out.get("params") or {}))
-    return json_safe(out)
+    clean: dict[str, Any] = json_safe(out)
+    return clean
 
 
 def video_info(video: InputVideo) -> dict[str, Any]:
@@ -342,7 +394,7 @@ def video_info(video: InputVideo) -> dict[str, Any]:
 def sample_info(sample: Sample) -> dict[str, Any]:
     """The info a new sample is stored with: `video` for a video output, `ref_labels` when given."""
     info: dict[str, Any] = {}
-    if sample.is_video:
+    if isinstance(sample.out, InputVideo):
         info["video"] = video_info(sample.out)
     if sample.ref_labels:
         info["ref_labels"] = list(sample.ref_labels)

@@ -1,5 +1,6 @@
 """Scoring use cases: build a sample from decoded inputs, score it with every asked metric (each backbone once,
-results cached per sample content), explain MaSC with patch maps on the same engine, score files for the CLI.
+results cached per sample content), explain MaSC with patch maps on the same engine, explain the catalogue metrics,
+score files for the CLI. Each call that runs a model checks the acting user's role (admins only).
 
 Images arrive as `InputImage`s decoded once at the edge (upload, CLI file, database blob); every cache below
 them (the result cache here, MaSC's encodings, the CLIP/DINO/PickScore embeddings) keys by their `sha256`. The
@@ -17,27 +18,40 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..caching import LruCache
 from ..errors import InputError
-from ..imaging import InputImage, InputVideo, VideoLimits, as_mask_array, load_mask_file, open_image, open_media
+from ..imaging import (
+    ImageSource,
+    InputImage,
+    InputVideo,
+    VideoLimits,
+    as_mask_array,
+    open_image,
+    open_media,
+)
 from ..metrics.sample import MetricValue, Sample
 from ..metrics.video.frame_masks import FrameMasks
 from ..models.loaded_models import ModelRegistry
 from ..settings import Settings
 from .explain import Explanation
+from .sample_inputs import check_judgeable, check_mask_sizes, judgeable, output_mask
+from .score_files import ScoreFiles
 from .text_input import check_text_input
+from .users import Accounts
+
+if TYPE_CHECKING:
+    from ..metrics.base import MetricSpec
+    from ..metrics.masc.engine import MaSC
+    from .catalogue_explain import CatalogueExplanations
 
 Progress = Callable[[float, str], None]
 """progress(fraction in [0, 1], what is happening now)."""
 RESULT_CACHE_SIZE = 64
 """Score reports kept by the workbench's result cache (one per distinct sample content and metric list)."""
-MIN_IMAGE_SIDE = 32
-"""Smallest width and height, in pixels, of an image scored or saved: below it there is nothing for a person or a
-metric to judge (a 32 x 32 image is already only 2 x 2 patches of a 16-pixel ViT), so such uploads are refused."""
 NOT_STORED = "not stored for this sample: press Run to compute it"
 """Reason shown for a metric a stored sample has no value of."""
 INPUT_WORDS = {"reference": "a reference image", "prompt": "the prompt", "out_mask": "a mask of the output"}
@@ -84,7 +98,7 @@ class ScoreReport:
     """True when the values came from the workbench's result cache (same images, masks, prompt, metrics)."""
 
 
-def score_row(spec: Any, value: float | None, reason: str | None) -> ScoreRow:
+def score_row(spec: MetricSpec, value: float | None, reason: str | None) -> ScoreRow:
     """The table row of registry spec `spec` with `value` (None: not computable, `reason` says why)."""
     return ScoreRow(
         spec.name,
@@ -113,25 +127,50 @@ def sample_fingerprint(sample: Sample) -> str:
     return h.hexdigest()
 
 
-class Scoring:
-    """Scoring for one process: the settings in force, the shared model registry, the result cache."""
+@dataclass(frozen=True)
+class FileScores:
+    """What `Scoring.score_files` computed for one output (`masc-ui score`)."""
 
-    def __init__(self, settings: Settings, models: ModelRegistry, device: str) -> None:
+    output: InputImage | InputVideo
+    names: list[str]
+    """The metrics scored (`all` resolved for this output), in registry order."""
+    rows: list[ScoreRow]
+    """Each metric's value with its display name, range and direction."""
+    values: dict[str, MetricValue]
+    records: dict[str, dict[str, Any]]
+    """metric -> `{metric, value, reason, extras, provenance}` (NaN as None): the `--json` output with `--metrics`."""
+    masc: dict[str, Any] | None = None
+    """The default (MaSC CP and PF): `{"cp", "pf", "extras"}` with every diagnostic (NaN as None); None otherwise."""
+    warnings: list[str] = field(default_factory=list)
+    """What the numbers need said next to them (e.g. a prompt left empty by the subject stripper)."""
+    video_summary: str | None = None
+    """For a video output, one line: its file, frames, fps, size, and how the image metrics read it."""
+
+
+class Scoring:
+    """Scoring for one process: the settings in force, the shared model registry, the result cache, the logins."""
+
+    def __init__(
+        self, settings: Settings, models: ModelRegistry, device: str, accounts: Accounts | None = None
+    ) -> None:
         self.settings = settings
         self.models = models
         self.device = device
+        self._accounts = accounts if accounts is not None else Accounts()
         self._results: LruCache[ScoreReport] = LruCache(RESULT_CACHE_SIZE)
 
     # --- inputs ----------------------------------------------------------------------------------------------
 
-    def load_image(self, src: object, name: str) -> InputImage:
+    def load_image(self, src: ImageSource | InputImage | None, name: str) -> InputImage:
         """A user image (path, bytes, PIL, array, or an `InputImage` returned as it is) decoded once, refused
         with a clear InputError when unusable."""
         if src is None:
             raise InputError(f"{name} is missing: upload an image (drag and drop, paste or pick a file)")
         return check_judgeable(open_image(src, name=name, max_pixels=self.settings.max_image_pixels))
 
-    def load_output(self, src: object, name: str = "output") -> InputImage | InputVideo:
+    def load_output(
+        self, src: str | Path | bytes | InputImage | InputVideo | None, name: str = "output"
+    ) -> InputImage | InputVideo:
         """The generated output: an image (as `load_image`) or a video (`open_video` within the settings' video
         limits), told apart by the file's first bytes; decoded inputs are returned as they are."""
         if src is None:
@@ -147,8 +186,8 @@ class Scoring:
 
     def make_sample(
         self,
-        refs: Sequence[object],
-        out: object,
+        refs: Sequence[ImageSource | InputImage],
+        out: str | Path | bytes | InputImage | InputVideo | None,
         prompt: str | None,
         subject: str | None,
         ref_masks: Sequence[np.ndarray | None] = (),
@@ -182,58 +221,30 @@ class Scoring:
         check_mask_sizes(sample)
         return sample
 
-    def sample_from_files(
-        self,
-        refs: Sequence[Path],
-        out: Path,
-        *,
-        ref_masks: Sequence[Path] = (),
-        out_mask: Path | None = None,
-        prompt: str | None = None,
-        subject: str | None = None,
-        out_mask_frame: int = 0,
-        ref_labels: Sequence[str | None] = (),
-    ) -> Sample:
-        """A sample from image and mask files (`masc-ui score`); each file named by its flag in errors. `out` may be
-        a video: its mask file (drawn on frame `out_mask_frame`) is then reused on every frame."""
-        check_text_input(prompt, "--prompt", field="prompt")
-        check_text_input(subject, "--object", field="subject")
-        if ref_masks and len(ref_masks) != len(refs):
-            raise InputError(
-                f"{len(refs)} --ref image(s) but {len(ref_masks)} --ref-mask file(s): "
-                "give one mask per reference, in the same order"
-            )
-        limit = self.settings.max_image_pixels
-        output = judgeable(
-            open_media(out, name=f"--out {out}", max_pixels=limit, limits=VideoLimits.from_settings(self.settings))
-        )
-        omask = None if out_mask is None else load_mask_file(out_mask, name=f"--out-mask {out_mask}", max_pixels=limit)
-        return Sample(
-            refs=tuple(check_judgeable(open_image(r, name=f"--ref {r}", max_pixels=limit)) for r in refs),
-            out=output,
-            prompt=prompt,
-            subject=subject,
-            ref_masks=tuple(load_mask_file(m, name=f"--ref-mask {m}", max_pixels=limit) for m in ref_masks),
-            out_mask=output_mask(output, omask, out_mask_frame, f"--out-mask {out_mask}"),
-            ref_labels=tuple(ref_labels),
-        )
-
     # --- scoring ---------------------------------------------------------------------------------------------
 
-    def metric_specs(self, sample: Sample | None = None) -> list:
-        """The metrics the Score tab offers: the image metrics, and for a video output the video metrics too; a judge
-        that cannot be asked (no API key) is not offered (`metrics_for`)."""
+    def metric_specs(self, sample: Sample | None = None, *, video: bool = False) -> list[MetricSpec]:
+        """The metrics the Score tab offers: the image metrics, and for a video output (`sample`'s, or `video`) the
+        video metrics too; a judge that cannot be asked (no API key) is not offered (`metrics_for`)."""
         from ..metrics.registry import metrics_for
 
-        return metrics_for([] if sample is None else [sample], self.settings)
+        return metrics_for([] if sample is None else [sample], self.settings, video=video)
+
+    def metric_spec(self, name: str) -> MetricSpec:
+        """The registry's declaration of metric `name` (display name, range, direction, convention)."""
+        from ..metrics.registry import get_spec
+
+        return get_spec(name)
 
     def score(
         self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None, progress: Progress | None = None
     ) -> ScoreReport:
         """Every metric in `names` (default: all) for `sample`, each backbone run once; a metric that cannot be
-        computed gets a row with value None and the reason. Results are cached per (sample content, metrics)."""
+        computed gets a row with value None and the reason. Results are cached per (sample content, metrics).
+        Admins only."""
         from ..metrics.registry import get_spec, list_metrics, metrics_for, score_metrics
 
+        self._accounts.require_admin(user, "scoring")
         known = [s.name for s in list_metrics(None if sample.is_video else "image")]
         wanted = [s.name for s in metrics_for([sample], self.settings)] if not names else list(names)
         unknown = [n for n in wanted if n not in known]
@@ -277,17 +288,22 @@ class Scoring:
 
         return on_load
 
-    def masc_engine(self) -> Any:
+    def masc_engine(self) -> MaSC:
         """The MaSC engine the registry's `cp`/`pf` scorers use (same registry key, same encoding caches)."""
+        from ..metrics.masc.scorer import MaSCScorer
         from ..metrics.registry import get_scorer
 
-        return get_scorer("cp", self.settings, self.models).engine()
+        scorer = get_scorer("cp", self.settings, self.models)
+        assert isinstance(scorer, MaSCScorer)
+        engine: MaSC = scorer.engine()
+        return engine
 
     def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> Explanation:
         """MaSC patch maps of `sample` drawn as heat maps and correspondence lines (`explain.Explanation`), on
-        the engine Run used: images Run encoded are not encoded again."""
+        the engine Run used: images Run encoded are not encoded again. Admins only."""
         from .explain import explain_sample
 
+        self._accounts.require_admin(user, "explaining scores")
         if sample.is_video:
             raise InputError("the output is a video: choose one of its frames to explain (explain_frame)")
         if progress:
@@ -298,62 +314,90 @@ class Scoring:
         self, sample: Sample, frame_index: int, *, user: str | None, progress: Progress | None = None
     ) -> Explanation:
         """Explain frame `frame_index` of a video sample (the frame as an image sample with its own output mask,
-        `VideoViews.frame_sample`): a frame Run scored is not encoded again."""
+        `VideoViews.frame_sample`): a frame Run scored is not encoded again. Admins only."""
         from .video import VideoViews
 
+        self._accounts.require_admin(user, "explaining scores")
         return self.explain(VideoViews(self.settings).frame_sample(sample, frame_index), user=user, progress=progress)
 
-    def masc_record(self, sample: Sample, *, user: str | None) -> dict[str, Any]:
-        """MaSC CP and PF of `sample` with every diagnostic, as `{"cp", "pf", "extras"}` (NaN as None; extras
-        hold the provenance), on the settings' engine (`masc-ui score`)."""
+    def explain_catalogue(
+        self, sample: Sample, names: Sequence[str] | None, *, user: str | None, progress: Progress | None = None
+    ) -> CatalogueExplanations:
+        """The catalogue explanations (VQAScore, ITMScore, FaceSim, FaceScore; `catalogue_explain`) of the chosen
+        metrics among `names` (None: every explainable one), on Run's values (`score` with the same `names` is a
+        result-cache hit). InputError when none of `names` is explainable, or the output is a video. Admins only."""
+        from .catalogue_explain import catalogue_choice, explain_values
+
+        self._accounts.require_admin(user, "explaining scores")
+        chosen, wanted = catalogue_choice(sample, names)
+        report = self.score(sample, chosen, user=user, progress=progress)
+        if progress:
+            progress(0.9, "drawing the explanations")
+        return explain_values(sample, report.values, wanted, self.settings, self.models)
+
+    def score_files(self, files: ScoreFiles, *, user: str | None, sample: Sample | None = None) -> FileScores:
+        """`masc-ui score`: the output of `files` against its references, for each metric asked (`all`: every
+        metric that applies to this output). The default (MaSC CP and PF of an image) comes with every diagnostic
+        (`FileScores.masc`). A metric whose inputs are missing raises InputError naming the flag. `sample`: the
+        files already opened (`ScoreFiles.open`). Admins only."""
         from ..metrics.masc.factory import build_masc, result_record
+        from ..metrics.registry import get_spec, resolve_metric_names, score_metrics
+        from ..metrics.value_records import metric_record
 
-        return result_record(build_masc(self.settings, self.models).score_many([sample])[0])
-
-    def score_values(self, sample: Sample, names: Sequence[str], *, user: str | None) -> dict[str, MetricValue]:
-        """metric -> value of `sample` for each of `names` (`masc-ui score --metrics`); a missing input raises."""
-        from ..metrics.registry import score_metrics
-
-        return {name: vs[0] for name, vs in score_metrics([sample], names, self.settings, self.models).items()}
-
-
-def check_judgeable(image: InputImage) -> InputImage:
-    """`image` when both its sides are at least `MIN_IMAGE_SIDE` pixels, else InputError naming it."""
-    w, h = image.size
-    if min(w, h) < MIN_IMAGE_SIDE:
-        raise InputError(
-            f"{image.name} is {w}x{h} pixels: too small to judge. Images need at least {MIN_IMAGE_SIDE} "
-            f"pixels on each side; upload the full-size image"
-        )
-    return image
-
-
-def check_mask_sizes(sample: Sample) -> Sample:
-    """`sample` when each of its mask arrays has its image's size (a reference mask its reference's, an image
-    output's mask the output's), else InputError naming the mask and both sizes. The frame masks of a video output
-    are checked by `FrameMasks` itself."""
-    pairs = [
-        (f"the mask of reference {i + 1}", mask, image)
-        for i, (mask, image) in enumerate(zip(sample.ref_masks, sample.refs))
-    ]
-    if not isinstance(sample.out, InputVideo) and not isinstance(sample.out_mask, FrameMasks):
-        pairs.append(("the mask of the output", sample.out_mask, sample.out))
-    for what, mask, image in pairs:
-        if mask is None:
-            continue
-        h, w = np.shape(mask)[:2]
-        if (w, h) != tuple(image.size):
-            raise InputError(
-                f"{what} is {w}x{h} pixels but its image is {image.size[0]}x{image.size[1]}: a mask "
-                "must have its image's size (nothing is stretched silently). Make the mask on this "
-                f"image, or resize it to {image.size[0]}x{image.size[1]} first"
+        self._accounts.require_admin(user, "scoring")
+        sample = sample if sample is not None else files.open(self.settings)
+        names = resolve_metric_names(files.metrics, [sample], self.settings)
+        masc = None
+        if files.masc_only and not sample.is_video:
+            masc = result_record(build_masc(self.settings, self.models).score_many([sample])[0])
+            values = {
+                name: MetricValue(
+                    name,
+                    math.nan if masc[name] is None else float(masc[name]),
+                    masc["extras"].get(f"{name}_reason"),
+                    masc["extras"],
+                    masc["extras"].get("provenance", {}),
+                )
+                for name in ("cp", "pf")
+            }
+        else:
+            values = {
+                name: found[0] for name, found in score_metrics([sample], names, self.settings, self.models).items()
+            }
+        rows = [score_row(get_spec(n), None if v.is_nan else float(v.value), v.reason) for n, v in values.items()]
+        video = None
+        if isinstance(sample.out, InputVideo):
+            w, h = sample.out.size
+            video = (
+                f"video\t{files.out}\t{sample.out.frame_count} frames\t{sample.out.fps:g} fps\t{w}x{h}"
+                f"\timage metrics: mean over {self.settings.video_frames} sampled frames"
             )
-    return sample
+        return FileScores(
+            sample.out,
+            list(values),
+            rows,
+            values,
+            {name: metric_record(v) for name, v in values.items()},
+            masc,
+            empty_prompt_warnings(values, files.prompt),
+            video,
+        )
 
 
-def judgeable(output: InputImage | InputVideo) -> InputImage | InputVideo:
-    """`check_judgeable` for an image output; a video output as it is (its frames are checked by its limits)."""
-    return output if isinstance(output, InputVideo) else check_judgeable(output)
+def empty_prompt_warnings(values: Mapping[str, MetricValue], prompt: str | None) -> list[str]:
+    """A warning when PF was computed on a prompt that the subject stripper left empty (`"a dog"` without `dog`):
+    PF then compares the output's background with an empty text, a number that says nothing about the prompt."""
+    pf = values.get("pf")
+    if pf is None or pf.is_nan or not (prompt or "").strip():
+        return []
+    text = (pf.extras or {}).get("prompt_text")
+    if not isinstance(text, str) or text.strip():
+        return []
+    return [
+        f"pf: the prompt {prompt!r} is empty once the subject's name is removed, so PF compares the output with an "
+        "empty text and says nothing about the prompt; give the full prompt the output was generated from (the "
+        "subject's name is removed from it), or --stripper none to keep it whole"
+    ]
 
 
 def missing_inputs_text(lacking: Sequence[str]) -> str:
@@ -368,24 +412,6 @@ def missing_inputs_text(lacking: Sequence[str]) -> str:
     masks = any(n.startswith("ref_masks[") or n == "out_mask" for n in lacking)
     how = "draw them under Masks, then Run" if masks else "add them, then Run"
     return f"needs {' and '.join(words)}: {how}"
-
-
-def output_mask(output: InputImage | InputVideo, mask: Any, frame: int, name: str) -> Any:
-    """The output mask as a `Sample` holds it: a validated array for an image; for a video, a `FrameMasks` (given,
-    or an array drawn on frame `frame` and reused on every frame); None stays None."""
-    if mask is None:
-        return None
-    if isinstance(output, InputVideo):
-        if isinstance(mask, FrameMasks):
-            return mask
-        if not 0 <= frame < output.frame_count:
-            raise InputError(
-                f"{name}: it was drawn on frame {frame}, but the video has frames 0..{output.frame_count - 1}"
-            )
-        return FrameMasks.static(mask, frame, name=name)
-    if isinstance(mask, FrameMasks):
-        raise InputError(f"{name}: frame masks belong to a video output, and the output is an image")
-    return as_mask_array(mask, name=name)
 
 
 def stored_rows(latest: Mapping[str, Any], *, video: bool = False) -> list[ScoreRow]:

@@ -18,6 +18,12 @@ DEMO_BANNER = (
     "where the Hugging Face Hub is reachable, or point MASC_SIGLIP_MODEL, MASC_CLIP_MODEL, ... at "
     "local checkpoint folders (see README, 'Model profiles and offline use')."
 )
+DEMO_NOTICE = (
+    "demo weights: these numbers mean nothing (tiny random checkpoints built offline); for real scores use "
+    "--profile paper or fast where the Hugging Face Hub is reachable, or point MASC_SIGLIP_MODEL, MASC_CLIP_MODEL, "
+    "... at local checkpoint folders"
+)
+"""The demo banner in one line, for the command line (standard error, and the `notice` of `--json` outputs)."""
 SPACE_STORAGE_BANNER = "this Space has no persistent storage: samples and ratings are lost on restart"
 SERVICE_KEYS = ("sam-service", "text-segmenter", "masc-engine", "auto-profile", "demo-checkpoints")
 """Model registry keys of wrappers (their models appear under their own keys), left out of the status line."""
@@ -39,6 +45,11 @@ class Status:
     @property
     def is_demo(self) -> bool:
         return self.profile.name == "demo"
+
+    @property
+    def notice(self) -> str | None:
+        """`DEMO_NOTICE` in the demo profile, else None."""
+        return DEMO_NOTICE if self.is_demo else None
 
     def line(self) -> str:
         loaded = ", ".join(self.loaded) if self.loaded else "none yet (loaded on first use)"

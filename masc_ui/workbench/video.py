@@ -94,11 +94,12 @@ class VideoViews:
         output mask), what Explain draws overlays on."""
         from ..metrics.video.frames import frame_sample
 
-        if not sample.is_video:
+        video = sample.out
+        if not isinstance(video, InputVideo):
             raise InputError("the output is an image, not a video: there are no frames to choose from")
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < sample.out.frame_count:
-            raise InputError(f"frame {index!r} does not exist: the video has frames 0..{sample.out.frame_count - 1}")
-        return frame_sample(sample, index, read_frames(sample.out, [index])[0].image)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < video.frame_count:
+            raise InputError(f"frame {index!r} does not exist: the video has frames 0..{video.frame_count - 1}")
+        return frame_sample(sample, index, read_frames(video, [index])[0].image)
 
     def poster(self, output: InputImage | InputVideo) -> InputImage:
         """What stands for an output in lists: the image itself, or a video's first frame."""

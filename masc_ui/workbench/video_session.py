@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..imaging import InputVideo, VideoFrame
 from ..metrics.video.frame_masks import FrameMasks
 from .mask_sources import source_words
@@ -34,7 +36,7 @@ class VideoSession:
     """The file the video box holds (the video's upload, or the stored bytes of an opened sample)."""
     video: InputVideo | None = None
     frames: list[VideoFrame] = field(default_factory=list)
-    """The frames the image metrics score (`Workbench.sampled_frames`), in index order."""
+    """The frames the image metrics score (`VideoViews.sampled_frames`), in index order."""
     selected: int | None = None
     """The selected frame's index (None: none yet)."""
     masks: FrameMasks | None = None
@@ -73,6 +75,11 @@ class VideoSession:
             self.history.append((self.masks, self.source))
             del self.history[:-VIDEO_MASK_HISTORY]
         self.masks, self.source, self.pending = masks, (source if masks is not None else None), None
+
+    def draw_mask(self, mask: np.ndarray, frame_index: int) -> None:
+        """A mask drawn on frame `frame_index`, bool (H, W) at the video's size, becomes the mask of every frame
+        (`FrameMasks.static`, source `drawn`; undoable)."""
+        self.set_masks(FrameMasks.static(mask, frame_index, name="mask of the output video"), "drawn")
 
     def offer(self, masks: FrameMasks, source: str, *, doubtful: str | None = None) -> str:
         """Masks from a tool: applied when the video has no mask or one made the same way and none is doubtful,

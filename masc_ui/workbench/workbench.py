@@ -1,109 +1,257 @@
-"""`Workbench`: one per process, the settings in force, the shared model registry and the use cases over them,
-shared by every browser session (and used by the CLI). Nothing here imports gradio or storage."""
+"""`Workbench`: the use cases of one process, shared by every browser session of the app, the CLI and batch scoring.
+`factory.build_workbench` makes it (the one composition root); nothing here imports gradio or storage.
+
+It is a container: the settings in force (with the profile resolved), the pieces every use case shares (the model
+registry, the logins, the database) and one attribute per use case. Callers use the use cases themselves
+(`wb.scoring.score(...)`, `wb.samples.open(...)`, `wb.ratings.submit(...)`), each of which checks the acting user's
+role. A use case is built the first time it is used, from the shared pieces, by the recipe next to its name below;
+so a command that only reads the database (`masc-ui db check`) never imports torch, and two threads asking at once
+get the same object.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
-import numpy as np
-
-from ..errors import InputError
-from ..metrics.sample import Sample
 from ..models.loaded_models import ModelRegistry
-from ..models.loading import pick_device
-from ..models.precision import precision_policy
-from ..scratch import ScratchSpace
 from ..settings import Settings
-from .browse import StoredSamples
-from .compare import Comparisons
 from .database import Database
-from .explain import Explanation
-from .masks import Segmentation
-from .pairwise import PairwiseTasks
-from .profile import ResolvedProfile, resolve_profile
-from .ratings import RatingTasks
-from .recorder import Recorder, Saved
-from .scoring import Progress, ScoreReport, Scoring
+from .profile import ResolvedProfile
 from .status import Status, loaded_models, persistence_warning
-from .text_input import check_text_input
 from .users import Accounts
-from .video import FrameSeries, VideoViews
 
 if TYPE_CHECKING:
-    from storage import Store
+    from ..models.precision import Precision
+    from ..scratch import ScratchSpace
+    from .agreement import Agreement
+    from .batch import BatchScoring
+    from .browse import StoredSamples
+    from .compare import Comparisons
+    from .imports import Imports
+    from .leaderboard import Leaderboards
+    from .masks import Segmentation
+    from .pairwise import PairwiseTasks
+    from .pairwise_analysis import PairwiseAnalysis
+    from .ratings import RatingTasks
+    from .recorder import Recorder
+    from .saving import Saving
+    from .scoring import Scoring
+    from .video import VideoViews
 
-    from ..imaging import InputImage, InputVideo, VideoFrame
-    from ..metrics.video.frame_masks import FrameMasks
-    from .catalogue_explain import CatalogueExplanations
+T = TypeVar("T")
+
+
+class UnresolvedProfile(RuntimeError):
+    """A use case that loads models was asked of a workbench built with `resolve=False` on the `auto` profile (a
+    programming error: build it with `resolve=True`, or name a profile)."""
+
+
+class _BuiltOnce(Generic[T]):
+    """A workbench attribute made on first use by `make(workbench)`, once (under the workbench's lock), then kept
+    on the instance (so later reads are plain attribute reads, and a test may replace it)."""
+
+    def __init__(self, make: Callable[[Workbench], T]) -> None:
+        self._make = make
+        self._name = make.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, wb: None, owner: type) -> _BuiltOnce[T]: ...
+
+    @overload
+    def __get__(self, wb: Workbench, owner: type) -> T: ...
+
+    def __get__(self, wb: Workbench | None, owner: type) -> _BuiltOnce[T] | T:
+        if wb is None:
+            return self
+        with wb._building:
+            if self._name not in wb.__dict__:
+                wb.__dict__[self._name] = self._make(wb)
+        found: T = wb.__dict__[self._name]
+        return found
+
+
+def _model_settings(wb: Workbench) -> Settings:
+    """The settings a use case that loads models runs on: the workbench's, whose profile must be resolved."""
+    if wb.settings.profile == "auto":
+        raise UnresolvedProfile(
+            "this workbench was built with resolve=False and the profile is still 'auto': its use cases that load "
+            "models need build_workbench(settings) (resolve=True) or a named profile"
+        )
+    return wb.settings
+
+
+def _device(wb: Workbench) -> str:
+    from ..models.loading import pick_device
+
+    return pick_device(wb.settings.device)
+
+
+def _precision(wb: Workbench) -> Precision:
+    from ..models.precision import precision_policy
+
+    return precision_policy(wb.settings.dtype, wb.device)
+
+
+def _scratch(wb: Workbench) -> ScratchSpace:
+    from ..scratch import ScratchSpace
+
+    return ScratchSpace()
+
+
+def _scoring(wb: Workbench) -> Scoring:
+    from .scoring import Scoring
+
+    return Scoring(_model_settings(wb), wb.models, wb.device, wb.accounts)
+
+
+def _segmentation(wb: Workbench) -> Segmentation:
+    from .masks import Segmentation
+
+    return Segmentation(_model_settings(wb), wb.models, wb.accounts)
+
+
+def _videos(wb: Workbench) -> VideoViews:
+    from .video import VideoViews
+
+    return VideoViews(wb.settings)
+
+
+def _recorder(wb: Workbench) -> Recorder:
+    from .recorder import Recorder
+
+    return Recorder(wb.database)
+
+
+def _saving(wb: Workbench) -> Saving:
+    from .saving import Saving
+
+    return Saving(wb.scoring, wb.recorder, wb.database, wb.settings)
+
+
+def _samples(wb: Workbench) -> StoredSamples:
+    from .browse import StoredSamples
+
+    return StoredSamples(wb.database, wb.settings)
+
+
+def _compare(wb: Workbench) -> Comparisons:
+    from .compare import Comparisons
+
+    return Comparisons(wb.database, wb.samples, wb.scoring)
+
+
+def _ratings(wb: Workbench) -> RatingTasks:
+    from .ratings import RatingTasks
+
+    return RatingTasks(wb.database, wb.settings, wb.scratch.root / "task-images")
+
+
+def _pairwise(wb: Workbench) -> PairwiseTasks:
+    from .pairwise import PairwiseTasks
+
+    return PairwiseTasks(wb.database, wb.settings, wb.scratch.root / "pair-files")
+
+
+def _agreement(wb: Workbench) -> Agreement:
+    from .agreement import Agreement
+
+    return Agreement(wb.database)
+
+
+def _pairwise_analysis(wb: Workbench) -> PairwiseAnalysis:
+    from .pairwise_analysis import PairwiseAnalysis
+
+    return PairwiseAnalysis(wb.database)
+
+
+def _leaderboard(wb: Workbench) -> Leaderboards:
+    from .leaderboard import Leaderboards
+
+    return Leaderboards(wb.agreement, wb.pairwise_analysis)
+
+
+def _imports(wb: Workbench) -> Imports:
+    from .imports import Imports
+
+    return Imports(wb.database, wb.settings)
+
+
+def _batch(wb: Workbench) -> BatchScoring:
+    from .batch import BatchScoring
+
+    return BatchScoring(wb.database, wb.recorder, _model_settings(wb), wb.models)
 
 
 class Workbench:
-    """The use cases of one process, by concern:
+    """The use cases of one process, by concern (each takes the acting `user`: the logged-in name, None for a local
+    process such as the CLI, which acts as admin):
 
-    - `scoring` (`Scoring`): inputs, Run (result cache), Explain (on Run's MaSC engine);
-    - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks;
+    - `scoring` (`Scoring`): inputs, Run (result cache), Explain, the catalogue explanations, `masc-ui score`;
+    - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks, `masc-ui segment`;
+    - `videos` (`VideoViews`): a video output's frame strip, per-frame series, poster frame;
     - `recorder` (`Recorder`): the one path from scored values to the database (Save, batch, imports);
-    - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks), `samples` (`StoredSamples`:
-      browse, open, export), `compare` (`Comparisons`: two stored outputs of one reference side by side, for
-      admins), `database` (`Database`).
-
-    The Score tab's calls are also methods here (`score`, `explain`, `save_sample`, ...). Every use case takes
-    the acting user (`user`: the logged-in name, None for a local process such as the CLI).
+    - `saving` (`Saving`): the Score tab's Save (validate, score once, record; the report it recorded);
+    - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
+      reference side by side);
+    - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
+    - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
+    - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
+    - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
+      shared `ModelRegistry`), `scratch` (folders for files handed to the browser).
     """
 
     def __init__(
         self,
         settings: Settings,
-        *,
-        profile: ResolvedProfile | None = None,
-        models: ModelRegistry | None = None,
-        store: Store | None = None,
-        accounts: Accounts | None = None,
+        profile: ResolvedProfile,
+        models: ModelRegistry,
+        accounts: Accounts,
+        database: Database,
     ) -> None:
-        self.profile = profile or ResolvedProfile(settings.profile, settings.profile, None)
-        self.settings = (
-            settings if settings.profile == self.profile.name else settings.replace(profile=self.profile.name)
-        )
-        self.models = models or ModelRegistry()
-        self.device = pick_device(self.settings.device)
-        self.precision = precision_policy(self.settings.dtype, self.device)
-        """The precision policy's choice for this device (dtype and why)."""
-        self.dtype = self.precision.name
-        self.scoring = Scoring(self.settings, self.models, self.device)
-        self.segmentation = Segmentation(self.settings, self.models)
-        self.accounts = accounts if accounts is not None else Accounts.from_settings(self.settings)
-        """Logins and roles (`users.Accounts`); every use case below applies them."""
-        self.database = Database(self.settings, store, accounts=self.accounts)
+        self.settings = settings
+        """The settings in force; `settings.profile` is the profile in use (`profile.name`)."""
+        self.profile = profile
+        """Which profile is in use and why (`auto` resolved by `factory.build_workbench`)."""
+        self.models = models
+        self.accounts = accounts
+        """Logins and roles (`users.Accounts`); every use case applies them."""
+        self.database = database
         """The database, opened on first use."""
-        self.recorder = Recorder(self.database)
-        self.scratch = ScratchSpace()
-        """Folders for files handed to the browser (exports, an opened sample's images, rating task images)."""
-        self.ratings = RatingTasks(self.database, self.settings, self.scratch.root / "task-images")
-        self.pairwise = PairwiseTasks(self.database, self.settings, self.scratch.root / "pair-files")
-        self.samples = StoredSamples(self.database, self.settings)
-        self.videos = VideoViews(self.settings)
-        """Video outputs: frame strip, per-frame series, a frame as an image sample, poster frames."""
-        self.compare = Comparisons(self.database, self.samples, self.scoring)
-        self.storage_warning = persistence_warning(self.settings)
+        self.storage_warning = persistence_warning(settings)
         """On a Space that would lose its data on restart, the storage banner's text (checked once, at start)."""
+        self._building = threading.RLock()
 
-    @classmethod
-    def open(cls, settings: Settings) -> Workbench:
-        """Resolve `auto`, write the demo weights when the demo profile needs them, return the workbench."""
-        from ..models.demo import write_demo_weights
+    device = _BuiltOnce(_device)
+    """The device the models run on (`settings.device`, `auto` resolved)."""
+    precision = _BuiltOnce(_precision)
+    """The precision policy's choice for this device (dtype and why)."""
+    scratch = _BuiltOnce(_scratch)
+    scoring = _BuiltOnce(_scoring)
+    segmentation = _BuiltOnce(_segmentation)
+    videos = _BuiltOnce(_videos)
+    recorder = _BuiltOnce(_recorder)
+    saving = _BuiltOnce(_saving)
+    samples = _BuiltOnce(_samples)
+    compare = _BuiltOnce(_compare)
+    ratings = _BuiltOnce(_ratings)
+    pairwise = _BuiltOnce(_pairwise)
+    agreement = _BuiltOnce(_agreement)
+    pairwise_analysis = _BuiltOnce(_pairwise_analysis)
+    leaderboard = _BuiltOnce(_leaderboard)
+    imports = _BuiltOnce(_imports)
+    batch = _BuiltOnce(_batch)
 
-        models = ModelRegistry()
-        profile = resolve_profile(settings, models)
-        if profile.name == "demo":
-            write_demo_weights(settings.resolved_demo_weights_dir)
-        return cls(settings, profile=profile, models=models)
-
-    def close(self) -> None:
-        """Close the database (pooled connections)."""
-        self.database.close()
+    @property
+    def dtype(self) -> str:
+        return self.precision.name
 
     def status(self) -> Status:
+        """What the status line shows now (the models loaded so far included)."""
         return Status(
             self.profile,
             self.device,
@@ -113,154 +261,12 @@ class Workbench:
             storage_warning=self.storage_warning,
         )
 
-    # --- the Score tab --------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the database (pooled connections)."""
+        self.database.close()
 
-    def load_image(self, src: object, name: str) -> InputImage:
-        """See `Scoring.load_image`."""
-        return self.scoring.load_image(src, name)
+    def __enter__(self) -> Workbench:
+        return self
 
-    def load_output(self, src: object, name: str = "output") -> InputImage | InputVideo:
-        """See `Scoring.load_output` (an image or a video)."""
-        return self.scoring.load_output(src, name)
-
-    def make_sample(
-        self,
-        refs: Sequence[object],
-        out: object,
-        prompt: str | None,
-        subject: str | None,
-        ref_masks: Sequence[np.ndarray | None] = (),
-        out_mask: np.ndarray | FrameMasks | None = None,
-        *,
-        out_mask_frame: int = 0,
-        ref_labels: Sequence[str | None] = (),
-    ) -> Sample:
-        """See `Scoring.make_sample` (the output may be a video)."""
-        return self.scoring.make_sample(
-            refs, out, prompt, subject, ref_masks, out_mask, out_mask_frame=out_mask_frame, ref_labels=ref_labels
-        )
-
-    def metric_specs(self, sample: Sample | None = None) -> list:
-        """See `Scoring.metric_specs`."""
-        return self.scoring.metric_specs(sample)
-
-    def score(
-        self, sample: Sample, names: Sequence[str] | None = None, *, user: str | None, progress: Progress | None = None
-    ) -> ScoreReport:
-        """See `Scoring.score`. Admins only."""
-        self.accounts.require_admin(user, "scoring")
-        return self.scoring.score(sample, names, user=user, progress=progress)
-
-    def explain(self, sample: Sample, *, user: str | None, progress: Progress | None = None) -> Explanation:
-        """See `Scoring.explain`. Admins only."""
-        self.accounts.require_admin(user, "explaining scores")
-        return self.scoring.explain(sample, user=user, progress=progress)
-
-    def explain_catalogue(
-        self, sample: Sample, names: Sequence[str] | None, *, user: str | None, progress: Progress | None = None
-    ) -> CatalogueExplanations:
-        """See `catalogue_explain.explain_catalogue` (VQAScore, ITMScore, FaceSim, FaceScore). Admins only."""
-        from .catalogue_explain import explain_catalogue
-
-        self.accounts.require_admin(user, "explaining scores")
-        return explain_catalogue(self.scoring, sample, names, user=user, progress=progress)
-
-    def save_sample(
-        self,
-        sample: Sample,
-        *,
-        user: str | None,
-        dataset: str,
-        method: str | None = None,
-        mask_sources: dict[str, str] | None = None,
-        names: Sequence[str] | None = None,
-        progress: Progress | None = None,
-        sample_id: int | None = None,
-    ) -> Saved:
-        """Score `sample` (from the result cache when Run already scored it) and record it with its masks and
-        every value (`Recorder.save`; `sample_id`: the stored sample on screen, which Save adds to). Saving the
-        same thing twice adds nothing; `score` with the same arguments afterwards returns the saved scores from
-        the result cache. Admins only; without logins, a dataset holds at most `settings.anonymous_dataset_mb`."""
-        self.accounts.require_admin(user, "saving samples")
-        check_text_input(dataset, "dataset name", field="dataset")
-        self._check_dataset_quota(sample, dataset)
-        report = self.score(sample, names, user=user, progress=progress)
-        if progress:
-            progress(0.9, "writing to the database")
-        return self.recorder.save(
-            sample,
-            report.values,
-            user=user,
-            dataset=dataset,
-            method=method,
-            mask_sources=mask_sources or {},
-            sample_id=sample_id,
-        )
-
-    # --- video outputs -------------------------------------------------------------------------------------------
-
-    def sampled_frames(self, video: InputVideo) -> list[VideoFrame]:
-        """See `VideoViews.sampled_frames` (the frame strip)."""
-        return self.videos.sampled_frames(video)
-
-    def frame_series(self, report: ScoreReport, video: InputVideo) -> list[FrameSeries]:
-        """Per-frame values of every metric of a video's score report (for a line plot; `FrameSeries.rows`)."""
-        return self.videos.frame_series(report.values, video)
-
-    def explain_frame(
-        self, sample: Sample, frame_index: int, *, user: str | None, progress: Progress | None = None
-    ) -> Explanation:
-        """See `Scoring.explain_frame` (MaSC overlays of one frame of a video sample). Admins only."""
-        self.accounts.require_admin(user, "explaining scores")
-        return self.scoring.explain_frame(sample, frame_index, user=user, progress=progress)
-
-    def segment_frames_by_name(self, video: InputVideo, subject: str | None, *, user: str | None) -> FrameMasks:
-        """See `Segmentation.segment_frames_by_name` (a mask per sampled frame from the subject's name). Admins only."""
-        self.accounts.require_admin(user, "segmenting")
-        return self.segmentation.segment_frames_by_name(video, subject, user=user)
-
-    def poster(self, output: InputImage | InputVideo) -> InputImage:
-        """See `VideoViews.poster`."""
-        return self.videos.poster(output)
-
-    def stored_report(self, sample_id: int, *, user: str | None) -> ScoreReport:
-        """See `StoredSamples.stored_report`."""
-        return self.samples.stored_report(sample_id, user=user)
-
-    def sam_predict(
-        self,
-        image: InputImage,
-        points: list[tuple[float, float, int]],
-        box: tuple[float, float, float, float] | None,
-        *,
-        user: str | None,
-    ) -> Any:
-        """See `Segmentation.sam_predict`. Admins only."""
-        self.accounts.require_admin(user, "segmenting")
-        return self.segmentation.sam_predict(image, points, box, user=user)
-
-    def segment_by_name(
-        self, image: InputImage, subject: str | None, *, user: str | None, threshold: float | None = None
-    ) -> Any:
-        """See `Segmentation.segment_by_name`. Admins only."""
-        self.accounts.require_admin(user, "segmenting")
-        return self.segmentation.segment_by_name(image, subject, user=user, threshold=threshold)
-
-    def mask_from_brush(self, editor_value: object, size: tuple[int, int]) -> np.ndarray:
-        """See `Segmentation.mask_from_brush`."""
-        return self.segmentation.mask_from_brush(editor_value, size)
-
-    def _check_dataset_quota(self, sample: Sample, dataset: str) -> None:
-        """Without logins anyone reaching the app saves: InputError when the save could take `dataset` over
-        `settings.anonymous_dataset_mb` (images already stored are counted again: an upper bound)."""
-        if self.accounts.logins_enabled or not (dataset or "").strip():
-            return
-        cap = self.settings.anonymous_dataset_mb * 1024 * 1024
-        adding = sum(len(img.data) for img in (*sample.refs, sample.out))
-        have = self.database.run(lambda store: store.samples.stored_bytes(dataset.strip()))
-        if have + adding > cap:
-            raise InputError(
-                f"dataset {dataset.strip()!r} holds {have / 2**20:.1f} MiB; without logins the app "
-                f"stores at most {self.settings.anonymous_dataset_mb} MiB per dataset "
-                "(MASC_ANONYMOUS_DATASET_MB). Save into another dataset, or configure logins."
-            )
+    def __exit__(self, *exc: object) -> None:
+        self.close()

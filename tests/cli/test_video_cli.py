@@ -16,7 +16,7 @@ from masc_ui.imaging import open_image, open_video
 from masc_ui.metrics.registry import score_metrics
 from masc_ui.metrics.sample import Sample
 from masc_ui.models.loaded_models import ModelRegistry
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from tests.video_files import encode_video, synthetic_frames
 
 
@@ -71,6 +71,7 @@ def test_score_a_video_from_the_command_line(files, demo_weights, demo_settings,
     ]
     assert main([*args, "--metrics", "cp,pf,clip_i,gmescore", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
+    assert record.pop("profile")["name"] == "demo" and record.pop("notice")
     assert set(record) == {"cp", "pf", "clip_i", "gmescore"}
     assert record["cp"]["extras"]["frames"]["indices"] == [0, 3, 6]
     assert record["pf"]["provenance"]["params"]["out_mask_frames"]["method"] == "static"
@@ -110,19 +111,19 @@ def test_bad_video_files_are_one_line_errors(files, demo_weights, tmp_path, caps
 def test_export_dump_and_restore_keep_video_samples(files, demo_settings, tmp_path, capsys):
     video, _, ref, mask = files
     settings = demo_settings.replace(video_frames=2, data_dir=tmp_path / "data")
-    wb = Workbench(settings)
+    wb = build_workbench(settings)
     mask_arr = np.asarray(Image.open(mask)) > 127
-    sample = wb.make_sample(
-        [wb.load_image(str(ref), "reference image 1")],
-        wb.load_output(str(video)),
+    sample = wb.scoring.make_sample(
+        [wb.scoring.load_image(str(ref), "reference image 1")],
+        wb.scoring.load_output(str(video)),
         "a green square",
         "square",
         [mask_arr],
         mask_arr,
         out_mask_frame=1,
     )
-    report = wb.score(sample, ["cp", "pf", "gmescore"], user="alice")
-    saved = wb.save_sample(sample, user="alice", dataset="vids", names=["cp", "pf", "gmescore"])
+    report = wb.scoring.score(sample, ["cp", "pf", "gmescore"], user="alice")
+    saved = wb.saving.save(sample, user="alice", dataset="vids", names=["cp", "pf", "gmescore"])
     wb.samples.set_for_rating("vids", True, user="alice")  # raters' tasks come from datasets marked for rating
     assert wb.ratings.next_task("rita").sample_id == saved.sample_id
     wb.ratings.submit("rita", saved.sample_id, {"cp": 3, "pf": 1})

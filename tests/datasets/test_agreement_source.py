@@ -23,11 +23,11 @@ def test_records_scales_and_ratings(tmp_path: Path):
         store.ratings.ensure_rater("alice")
         store.ratings.rate("alice", sample.id, "cp", None, status="skipped")
         data = load_agreement_data(store, "dbpp")
-        from masc_ui.workbench.agreement import agreement_data
+        from masc_ui.workbench.agreement import Agreement
         from masc_ui.workbench.database import Database
 
         with pytest.raises(InputError, match="dataset 'nope' is not in the database; known datasets: dbpp"):
-            agreement_data(Database.of(store), user=None, dataset="nope")
+            Agreement(Database.of(store)).data(user=None, dataset="nope")
     assert len(data.records) == 12
     assert data.scales == {"gpt_cp": RATING_0_4, "gpt_pf": RATING_0_4}  # clip_i stays continuous
     rec = {r.sample_id: r for r in data.records}["dbpp/dreambooth_sd/object_03_red_backpack-2"]

@@ -13,7 +13,8 @@ from masc_ui.analysis import HUMANS, agreement_table
 from masc_ui.datasets import read_layout
 from masc_ui.datasets.agreement_source import load_agreement_data
 from masc_ui.models.loaded_models import ModelRegistry
-from masc_ui.workbench.batch import BatchOptions, run_batch
+from masc_ui.workbench import build_workbench
+from masc_ui.workbench.batch import BatchOptions
 from masc_ui.workbench.ingest import ingest
 from storage import open_store
 
@@ -55,7 +56,9 @@ def test_ratings_only_then_images(database_url, tmp_path, demo_settings):
         assert store.tasks.next_task("alice", "dbpp") is None
         assert store.tasks.progress("alice", "dbpp") == (0, 0, 0)
         models = ModelRegistry()
-        summary = run_batch(store, demo_settings, BatchOptions("dbpp", ("clip_i",)), models=models)
+        summary = build_workbench(demo_settings, store=store, models=models).batch.run(
+            BatchOptions("dbpp", ("clip_i",))
+        )
         assert summary.ratings_only == 12 and summary.scored_samples == 0 and not summary.failures
         assert "12 ratings-only samples have no images to score" in "\n".join(summary.lines())
 
@@ -81,7 +84,7 @@ def test_ratings_only_then_images(database_url, tmp_path, demo_settings):
         assert _import(store, images).completed_samples == 0  # a second time: nothing changes
         assert store.samples.count("dbpp") == 12
         assert store.tasks.next_task("alice", "dbpp") is not None
-        scored = run_batch(store, demo_settings, BatchOptions("dbpp", ("clip_i",)), models=models)
+        scored = build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("dbpp", ("clip_i",)))
         assert scored.ratings_only == 0 and scored.scored_samples == 12 and not scored.failures
         assert "ratings-only" not in "\n".join(scored.lines())
 

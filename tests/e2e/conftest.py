@@ -45,7 +45,7 @@ def browser():
 def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     data = tmp_path_factory.mktemp("e2e-data")
     settings = Settings(
@@ -57,7 +57,7 @@ def app_server(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
         users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
         port=free_port(),
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from masc_ui.workbench.leaderboard import leaderboard_view, table_rows
+from masc_ui.workbench.leaderboard import table_rows
 from tests.admin_data import add_judged_dataset
 
 from .conftest import login
@@ -55,7 +55,7 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
     wait_value(page, "#lb-dataset input", "lb")
     page.locator("#lb-run").click()
     wait_text(page, "#lb-message", "3 method(s)")
-    view = leaderboard_view(app_server.wb.database, user=None, dataset="lb")
+    view = app_server.wb.leaderboard.view(user=None, dataset="lb")
     headers, rows = table_rows(view)
     grid = page.locator("#lb-table").inner_text()
     for cell in (rows[0][2], rows[1][headers.index("human bt_cp ↑")], rows[2][headers.index("human cp ↑")]):

@@ -135,7 +135,7 @@ def test_rate_three_tasks_with_the_keyboard_and_change_one(browser, app_server, 
     for name in ("cat-on-grass", "coffee-on-bricks"):
         ex = EXAMPLES_DIR / name
         for i in range(2):
-            sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i}: {name}", name.split("-")[0])
+            sample = wb.scoring.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i}: {name}", name.split("-")[0])
             wb.recorder.save(sample, {}, user=None, dataset="e2e", method=f"method-{i}")
     wb.samples.set_for_rating("e2e", True, user=None)
     page = login(browser, app_server.url, "bob")

@@ -19,8 +19,10 @@ def seeded(app_server):
     wb = app_server.wb
     for i, name in enumerate(("cat-on-grass", "coffee-on-bricks", "cat-on-grass")):
         ex = EXAMPLES_DIR / name
-        sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"layout prompt {i}: {name}", name.split("-")[0])
-        sid = wb.save_sample(sample, user=None, dataset="layout", method=f"m{i}").sample_id
+        sample = wb.scoring.make_sample(
+            [ex / "ref.jpg"], ex / "out.jpg", f"layout prompt {i}: {name}", name.split("-")[0]
+        )
+        sid = wb.saving.save(sample, user=None, dataset="layout", method=f"m{i}").sample_id
         for rater, score in (("r1", i), ("r2", (i + 1) % 5))[: 1 if i == 2 else 2]:  # one task left for alice
             wb.database.store.ratings.ensure_rater(rater)
             wb.database.store.ratings.rate_sample(rater, sid, {"cp": score, "pf": 4 - score})

@@ -29,7 +29,7 @@ def _seed(wb, folder: Path) -> dict[int, str]:
     ImageOps.mirror(Image.open(cat / "out.jpg")).save(mirrored)
     methods = {}
     for method, out in zip(METHODS, (cat / "out.jpg", mirrored, coffee / "out.jpg")):
-        sample = wb.make_sample([cat / "ref.jpg"], out, "a cat sitting on green grass", "cat")
+        sample = wb.scoring.make_sample([cat / "ref.jpg"], out, "a cat sitting on green grass", "cat")
         methods[wb.recorder.save(sample, {}, user=None, dataset="pairs-e2e", method=method).sample_id] = method
     return methods
 
@@ -157,7 +157,7 @@ def test_judge_a_pair_of_videos_by_keyboard(browser, app_server, shots, tmp_path
         video.write_bytes(encode_video(frames, "webm", metadata={"title": f"made by {method}"}))
         reference = tmp_path / "reference.png"
         Image.fromarray(frames[0]).save(reference)
-        sample = wb.make_sample([reference], video, VIDEO_PROMPT, "square")
+        sample = wb.scoring.make_sample([reference], video, VIDEO_PROMPT, "square")
         methods[wb.recorder.save(sample, {}, user=None, dataset="pair-videos", method=method).sample_id] = method
     wb.samples.set_for_rating("pair-videos", True, user=None)  # the Rate tab shows a task: the page has loaded
     page = login(browser, app_server.url, "carol")

@@ -28,9 +28,11 @@ def seeded(app_server):
     for dataset, count in (("bench", 3), ("workbench", 2)):
         for i in range(count):
             ex = EXAMPLES_DIR / ("cat-on-grass" if i % 2 == 0 else "coffee-on-bricks")
-            sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"{dataset} prompt {i}", ex.name.split("-")[0])
+            sample = wb.scoring.make_sample(
+                [ex / "ref.jpg"], ex / "out.jpg", f"{dataset} prompt {i}", ex.name.split("-")[0]
+            )
             ids[dataset].append(
-                wb.save_sample(sample, user=None, dataset=dataset, method=f"m{i}", names=["clip_i", "dino_i"]).sample_id
+                wb.saving.save(sample, user=None, dataset=dataset, method=f"m{i}", names=["clip_i", "dino_i"]).sample_id
             )
     wb.samples.set_for_rating("bench", True, user=None)
     return ids

@@ -199,7 +199,7 @@ def test_a_stored_mask_of_another_size_is_stretched_with_a_warning(browser, app_
     from masc_ui.workbench.recorder import NewSample, ScoredSample, UsedMask
 
     # Save refuses such a mask: it is put in storage directly, as an older import could have.
-    sample = wb.make_sample([CAT / "ref.jpg"], big, "a cup", "cup")
+    sample = wb.scoring.make_sample([CAT / "ref.jpg"], big, "a cup", "cup")
     sid = wb.recorder.record(
         [ScoredSample(NewSample(sample, "sizes"), [], {("output", 0): UsedMask.new(small_mask, "drawn")})], user=None
     )[0].sample_id

@@ -26,7 +26,7 @@ FRAMES = 6
 def video_app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     data = tmp_path_factory.mktemp("e2e-video-data")
     settings = Settings(
@@ -39,7 +39,7 @@ def video_app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
         port=free_port(),
         video_frames=FRAMES,
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     app = serve(wb, block=False)
     yield SimpleNamespace(url=app.local_url.rstrip("/"), wb=wb)
     app.close()

@@ -30,15 +30,19 @@ def _demo(demo_weights):
     return ["--profile", "demo", "--demo-weights-dir", str(demo_weights), "--device", "cpu", "--dtype", "float32"]
 
 
-def test_metrics_lists_every_metric(capsys):
+def test_metrics_lists_every_metric_grouped_by_media(capsys):
     assert main(["metrics"]) == 0
     text = capsys.readouterr().out
-    for spec in list_metrics():
+    for spec in list_metrics(None):
         assert f"{spec.name}\t{spec.display_name}\t" in text and spec.convention in text
     assert "clipscore\tCLIPScore\t[0, 2.5]\thigher is better\tneeds: prompt" in text
+    image, video = text.split("\n\nvideo metrics")
+    assert image.startswith("image metrics") and all(f"\n{s.name}\t" in image for s in list_metrics("image"))
+    assert all(f"\n{s.name}\t" in video for s in list_metrics("video")) and "\ncp\t" not in video
     assert main(["metrics", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [d["name"] for d in listed] == [s.name for s in list_metrics()]
+    assert [d["name"] for d in listed] == [s.name for s in list_metrics(None)]
+    assert {d["media"] for d in listed} == {"image", "video"} and "gmescore" in [d["name"] for d in listed]
     assert listed[0]["range"] == [-1.0, 1.0] and listed[0]["higher_is_better"] is True
 
 
@@ -87,6 +91,8 @@ def test_score_all_metrics_json(capsys, files, demo_weights):
     )
     assert rc == 0
     record = json.loads(capsys.readouterr().out)
+    assert record.pop("profile") == {"name": "demo", "requested": "demo", "why": "chosen in the settings"}
+    assert record.pop("notice").startswith("demo weights: these numbers mean nothing")
     # "all" leaves out the DreamBench++ judge: its API has no key here (tests/metrics/judges)
     assert list(record) == [s.name for s in list_metrics() if s.family != "judges"]
     for name, entry in record.items():
@@ -112,12 +118,13 @@ def test_score_names_what_a_metric_lacks(capsys, files, demo_weights):
         ]
     )
     assert rc == 2
-    assert "clip_t needs prompt" in capsys.readouterr().err
+    assert "clip_t needs --prompt" in capsys.readouterr().err
     rc = main(
         ["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--prompt", "a cat", *_demo(demo_weights)]
     )
     assert rc == 2
-    assert "--ref-mask is required for MaSC CP and PF" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "cp needs --ref-mask; pf needs --out-mask" in err and "MaSC CP and PF" not in err
     rc = main(
         ["score", "--ref", str(files["ref"]), "--out", str(files["out"]), "--metrics", "clip_x", *_demo(demo_weights)]
     )

@@ -16,7 +16,7 @@ ROLES = {"alice": "admin", "bob": "admin", "carol": "rater"}
 def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     data = tmp_path_factory.mktemp("app-data")
     settings = Settings(
@@ -28,7 +28,7 @@ def served(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
         users=",".join(f"{u}:{p}:{ROLES[u]}" for u, p in USERS.items()),
         port=free_port(),
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     app = serve(wb, block=False)
     url = app.local_url.rstrip("/")
     yield SimpleNamespace(url=url, wb=wb, settings=settings, data_dir=data, app=app)

@@ -195,9 +195,9 @@ def _seed_samples(served, n: int = 3) -> list[int]:
     for name in ("cat-on-grass", "coffee-on-bricks"):
         ex = EXAMPLES_DIR / name
         for i in range(n):
-            s = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i} of {name}", name.split("-")[0])
+            s = wb.scoring.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"prompt {i} of {name}", name.split("-")[0])
             ids.append(
-                wb.save_sample(s, user=None, dataset="rating", method=f"m{i}", names=["clip_i", "dino_i"]).sample_id
+                wb.saving.save(s, user=None, dataset="rating", method=f"m{i}", names=["clip_i", "dino_i"]).sample_id
             )
     wb.samples.set_for_rating("rating", True, user=None)  # raters' tasks come from datasets marked for rating
     return ids
@@ -410,14 +410,14 @@ def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
     import threading
 
     entered, release = threading.Event(), threading.Event()
-    real_score = served.wb.score
+    real_score = served.wb.scoring.score
 
     def slow_score(*args, **kwargs):
         entered.set()
         assert release.wait(120), "the test never released the scoring call"
         return real_score(*args, **kwargs)
 
-    monkeypatch.setattr(served.wb, "score", slow_score)
+    monkeypatch.setattr(served.wb.scoring, "score", slow_score)
     scorer = Client(served.url, auth=("alice", USERS["alice"]), verbose=False)
     rater = Client(served.url, auth=("bob", USERS["bob"]), verbose=False)
     ex = EXAMPLES_DIR / "cat-on-grass"
@@ -444,10 +444,10 @@ def test_other_users_are_served_while_scoring_runs(served, monkeypatch):
 
 def test_without_logins_the_rate_tab_refuses_to_rate(served, tmp_path: Path):
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     settings = served.settings.replace(users=None, port=free_port(), data_dir=tmp_path / "open-data")
-    wb = Workbench(settings, models=served.wb.models)
+    wb = build_workbench(settings, models=served.wb.models)
     app = serve(wb, block=False)
     try:
         c = Client(app.local_url, verbose=False)

@@ -13,7 +13,7 @@ from PIL import Image
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.ui import catalogue_panel
 from masc_ui.ui.roles import guard_endpoints
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import Workbench, build_workbench
 from masc_ui.workbench.model_sizes import metric_size_text
 
 USERS = "ada:pw-ada-1:admin,ron:pw-ron-1:rater"
@@ -30,14 +30,14 @@ def astronaut(tmp_path_factory) -> str:
 
 @pytest.fixture()
 def wb(demo_settings):
-    bench = Workbench(demo_settings.replace(users=USERS))
+    bench = build_workbench(demo_settings.replace(users=USERS))
     yield bench
     bench.close()
 
 
 def _sample_of(wb: Workbench):
     def sample_of(ref, extra, out, prompt_text, subject_text, session):
-        return wb.make_sample([ref], out, prompt_text, subject_text)
+        return wb.scoring.make_sample([ref], out, prompt_text, subject_text)
 
     return sample_of
 

@@ -79,8 +79,8 @@ def _change_output_mask(client: Client, ref, out) -> None:
 def _stored(served, dataset: str, method: str) -> int:
     """A sample saved from the coffee example (with its masks and CLIP-I); its id."""
     ex = load_example("coffee-on-bricks")
-    sample = served.wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
-    return served.wb.save_sample(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
+    sample = served.wb.scoring.make_sample([ex.ref], ex.out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
+    return served.wb.saving.save(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
 
 
 def test_unsaved_masks_are_replaced_only_when_asked_twice(served):

@@ -35,7 +35,7 @@ def pairs(served, tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
         for m, method in enumerate(METHODS):
             out = folder / f"{r}-{m}.png"
             Image.open(ex / "out.jpg").convert("RGB").rotate(90 * m).save(out)
-            sample = wb.make_sample([ex / "ref.jpg"], out, f"the {name.split('-')[0]} outdoors", "subject")
+            sample = wb.scoring.make_sample([ex / "ref.jpg"], out, f"the {name.split('-')[0]} outdoors", "subject")
             methods[wb.recorder.save(sample, {}, user=None, dataset="pairs-ui", method=method).sample_id] = method
     return methods
 
@@ -185,10 +185,10 @@ def test_pair_endpoints_are_rater_endpoints_and_take_the_login(served):
 
 def test_without_logins_the_pairs_tab_asks_for_one(served, tmp_path: Path):
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     settings = served.settings.replace(users=None, port=free_port(), data_dir=tmp_path / "open-data")
-    wb = Workbench(settings, models=served.wb.models)
+    wb = build_workbench(settings, models=served.wb.models)
     app = serve(wb, block=False)
     try:
         c = Client(app.local_url, verbose=False)

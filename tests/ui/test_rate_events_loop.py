@@ -14,9 +14,9 @@ ANSWER_EVENTS = {"rate_submit", "rate_skip", "rate_flag", "rate_flag_by_enter", 
 def test_answer_events_run_on_the_loop_only_for_an_in_process_database(demo_weights, tmp_path, database_url, backend):
     from masc_ui.settings import Settings
     from masc_ui.ui.blocks import build_app
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
-    wb = Workbench.open(
+    wb = build_workbench(
         Settings(
             profile="demo",
             demo_weights_dir=demo_weights,
@@ -57,9 +57,9 @@ def test_the_wrapper_runs_the_handler_to_the_end_without_suspending():
 def test_answer_events_skip_the_queue_and_postprocess_their_outputs_in_the_handler(demo_weights, tmp_path):
     from masc_ui.settings import Settings
     from masc_ui.ui.blocks import build_app
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
-    wb = Workbench.open(
+    wb = build_workbench(
         Settings(
             profile="demo", demo_weights_dir=demo_weights, device="cpu", dtype="float32", data_dir=tmp_path / "data"
         )

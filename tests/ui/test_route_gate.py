@@ -28,7 +28,7 @@ PLACEHOLDER = re.compile(r"\{[^}]+\}")
 def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     settings = Settings(
         profile="demo",
@@ -40,7 +40,7 @@ def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
         port=free_port(),
         users=f"{ADMIN_LOGIN[0]}:{ADMIN_LOGIN[1]}:admin,{RATER_LOGIN[0]}:{RATER_LOGIN[1]}:rater",
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     served = serve(wb, block=False)
     yield SimpleNamespace(url=served.local_url.rstrip("/"), wb=wb, blocks=served)
     served.close()

@@ -40,7 +40,7 @@ NEEDS_EVENT_DATA = {"on_click", "on_select", "video_select"}
 def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
     from masc_ui.settings import Settings
     from masc_ui.ui.launch import free_port, serve
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     data = tmp_path_factory.mktemp("sec-data")
     settings = Settings(
@@ -52,11 +52,11 @@ def app(demo_weights: Path, tmp_path_factory: pytest.TempPathFactory):
         users=f"{ADMIN[0]}:{ADMIN[1]}:admin,{RATER[0]}:{RATER[1]}:rater",
         port=free_port(),
     )
-    wb = Workbench.open(settings)
+    wb = build_workbench(settings)
     ex = EXAMPLES_DIR / "cat-on-grass"
     for i in range(3):
-        sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"a cat, take {i}", "cat")
-        wb.save_sample(sample, user=None, dataset="secret-set", method=f"secret-method-{i}", names=["clip_i"])
+        sample = wb.scoring.make_sample([ex / "ref.jpg"], ex / "out.jpg", f"a cat, take {i}", "cat")
+        wb.saving.save(sample, user=None, dataset="secret-set", method=f"secret-method-{i}", names=["clip_i"])
     wb.samples.set_for_rating("secret-set", True, user=None)  # raters' tasks come from datasets marked for rating
     served = serve(wb, block=False)
     yield SimpleNamespace(url=served.local_url.rstrip("/"), wb=wb, data=data, blocks=served)
@@ -351,8 +351,8 @@ def test_exported_csv_cells_are_not_formulas(app):
 
     wb = app.wb
     ex = EXAMPLES_DIR / "coffee-on-bricks"
-    sample = wb.make_sample([ex / "ref.jpg"], ex / "out.jpg", '=HYPERLINK("http://evil","x")', "=1+1")
-    wb.save_sample(sample, user=None, dataset="formulas", method="@SUM(A1)", names=["clip_i"])
+    sample = wb.scoring.make_sample([ex / "ref.jpg"], ex / "out.jpg", '=HYPERLINK("http://evil","x")', "=1+1")
+    wb.saving.save(sample, user=None, dataset="formulas", method="@SUM(A1)", names=["clip_i"])
     admin = Client(app.url, auth=ADMIN, verbose=False)
     path, _ = admin.predict("csv", "formulas", api_name="/export")
     rows = list(csv.DictReader(open(path, newline="", encoding="utf-8")))

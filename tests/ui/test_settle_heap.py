@@ -38,12 +38,12 @@ def test_serve_settles_the_heap_in_the_apps_own_process(
     demo_weights: Path, tmp_path: Path, monkeypatch, block, settle, expected
 ):
     from masc_ui.settings import Settings
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     calls = []
     monkeypatch.setattr(launch, "settle_heap", lambda: calls.append(1))
     monkeypatch.setattr(gr.Blocks, "block_thread", lambda self: calls.append("blocked"))
-    wb = Workbench.open(
+    wb = build_workbench(
         Settings(
             profile="demo",
             demo_weights_dir=demo_weights,

@@ -31,8 +31,8 @@ def _logged_in(url: str, user: str) -> Iterator[httpx.Client]:
 def _save(wb, folder: Path, dataset: str, ref: bytes, out: bytes, method: str) -> int:
     (folder / "ref.jpg").write_bytes(ref)
     (folder / f"{method}.out").write_bytes(out)
-    sample = wb.make_sample([folder / "ref.jpg"], folder / f"{method}.out", "a dog on a beach", "dog")
-    return wb.save_sample(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
+    sample = wb.scoring.make_sample([folder / "ref.jpg"], folder / f"{method}.out", "a dog on a beach", "dog")
+    return wb.saving.save(sample, user=None, dataset=dataset, method=method, names=["clip_i"]).sample_id
 
 
 def _fetched(served, user: str, shown: dict) -> bytes:

@@ -15,7 +15,7 @@ from masc_ui.metrics.video.frame_masks import FrameMasks
 from masc_ui.ui import score_actions, video_media, video_panel
 from masc_ui.ui.score_table import frame_notes, score_table_html
 from masc_ui.ui.upload import UploadRefused
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from masc_ui.workbench.masks import MaskSession
 from masc_ui.workbench.video_session import VideoSession
 from tests.video_files import encode_video, synthetic_frames
@@ -25,7 +25,7 @@ METRICS = ["cp", "pf", "clip_i"]
 
 @pytest.fixture()
 def wb(demo_settings, tmp_path):
-    bench = Workbench(demo_settings.replace(video_frames=4, data_dir=tmp_path / "data"))
+    bench = build_workbench(demo_settings.replace(video_frames=4, data_dir=tmp_path / "data"))
     yield bench
     bench.close()
 
@@ -105,7 +105,7 @@ def test_a_brush_mask_drawn_on_one_frame_is_reused_on_every_frame(wb, files):
 def test_the_videos_mask_is_never_replaced_silently(wb, files, monkeypatch):
     vs = _loaded(wb, files)
     offered = {"masks": _per_frame()}
-    monkeypatch.setattr(wb, "segment_frames_by_name", lambda video, subject, user: offered["masks"])
+    monkeypatch.setattr(wb.segmentation, "segment_frames_by_name", lambda video, subject, user: offered["masks"])
     msg = video_panel.name_masks(wb, vs, "square", user="alice")  # no mask yet: applied
     assert "subject-name masks applied" in msg and vs.source == "text-prompted" and vs.pending is None
     assert (
@@ -151,13 +151,13 @@ def test_run_with_a_video_notes_the_frame_mean_plots_each_metric_and_explains_a_
     video_panel.brush_mask(wb, vs, _brush())
     ref_mask = np.zeros((64, 96), bool)
     ref_mask[20:36, 0:16] = True
-    ref = session.uploads.get(str(files[1]), "reference image 1", wb.load_image)
+    ref = session.uploads.get(str(files[1]), "reference image 1", wb.scoring.load_image)
     session.set_mask("ref0", ref_mask, "drawn", ref)
     sample = score_actions.sample_on_screen(
         wb, session, str(files[1]), None, None, "a green square moving right", "square"
     )
     assert sample.out is vs.video and sample.out_mask is vs.masks and sample.ref_masks[0].sum() == 16 * 16
-    report = wb.score(sample, METRICS, user="alice")
+    report = wb.scoring.score(sample, METRICS, user="alice")
     notes = frame_notes(report)
     assert notes == {name: "mean over 4 sampled frames" for name in METRICS}
     assert score_table_html(report).count("mean over 4 sampled frames") == 3
@@ -196,11 +196,11 @@ def test_the_video_box_opens_only_files_uploaded_to_gradio():
 
 def test_rater_player_browse_poster_and_open(wb, files):
     vs = _loaded(wb, files)
-    ref = wb.load_image(str(files[1]), "reference image 1")
+    ref = wb.scoring.load_image(str(files[1]), "reference image 1")
     video_panel.select_frame(vs, 1)
     video_panel.brush_mask(wb, vs, _brush())
-    sample = wb.make_sample([ref], vs.video, "a square", "square", [None], vs.masks)
-    saved = wb.save_sample(sample, user="alice", dataset="videos", names=["clip_i"], mask_sources=vs.mask_sources())
+    sample = wb.scoring.make_sample([ref], vs.video, "a square", "square", [None], vs.masks)
+    saved = wb.saving.save(sample, user="alice", dataset="videos", names=["clip_i"], mask_sources=vs.mask_sources())
     wb.samples.set_for_rating("videos", True, user="alice")
 
     task = wb.ratings.next_task("rita")
@@ -230,15 +230,15 @@ def test_rater_player_browse_poster_and_open(wb, files):
 
 
 def test_the_video_use_cases_are_for_admins(demo_settings, files, tmp_path):
-    bench = Workbench(
+    bench = build_workbench(
         demo_settings.replace(
             video_frames=4, data_dir=tmp_path / "d", users="root:pw-root-123:admin,rita:pw-rita-123:rater"
         )
     )
     try:
         vs = _loaded(bench, files)
-        ref = bench.load_image(str(files[1]), "reference image 1")
-        sample = bench.make_sample([ref], vs.video, "a square", "square", [None])
+        ref = bench.scoring.load_image(str(files[1]), "reference image 1")
+        sample = bench.scoring.make_sample([ref], vs.video, "a square", "square", [None])
         video_panel.select_frame(vs, 0)
         with pytest.raises(Exception, match="admin"):
             video_panel.explain_frame(bench, vs, sample, user="rita")

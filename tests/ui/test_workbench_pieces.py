@@ -12,7 +12,7 @@ import pytest
 from masc_ui.errors import InputError
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.settings import Settings
-from masc_ui.workbench import ScoreReport, ScoreRow, Workbench, sample_fingerprint
+from masc_ui.workbench import ScoreReport, ScoreRow, build_workbench, sample_fingerprint
 from masc_ui.workbench.examples import EXAMPLES_DIR, list_examples, load_example
 from masc_ui.workbench.profile import ResolvedProfile, resolve_profile
 
@@ -67,28 +67,28 @@ def test_score_rows_show_na_with_reason_and_x100():
 
 
 def test_make_sample_validates_inputs(demo_settings):
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     ex = load_example("cat-on-grass")
     with pytest.raises(InputError, match="reference image is missing"):
-        wb.make_sample([], ex.out, "p", "cat")
+        wb.scoring.make_sample([], ex.out, "p", "cat")
     with pytest.raises(InputError, match="output image is missing"):
-        wb.make_sample([ex.ref], None, "p", "cat")
+        wb.scoring.make_sample([ex.ref], None, "p", "cat")
     with pytest.raises(InputError, match="mask of the output must be 2-D"):
-        wb.make_sample([ex.ref], ex.out, "p", "cat", [ex.ref_mask], np.zeros((2, 2, 2)))
-    s = wb.make_sample([ex.ref], ex.out, "  p ", " ", [ex.ref_mask], ex.out_mask)
+        wb.scoring.make_sample([ex.ref], ex.out, "p", "cat", [ex.ref_mask], np.zeros((2, 2, 2)))
+    s = wb.scoring.make_sample([ex.ref], ex.out, "  p ", " ", [ex.ref_mask], ex.out_mask)
     assert s.prompt == "p" and s.subject is None and s.ref_masks[0].dtype == np.float32
-    other = wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], None)
+    other = wb.scoring.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], None)
     assert sample_fingerprint(s) != sample_fingerprint(other)
     assert sample_fingerprint(s) == sample_fingerprint(
-        wb.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], ex.out_mask)
+        wb.scoring.make_sample([ex.ref], ex.out, "p", None, [ex.ref_mask], ex.out_mask)
     )
 
 
 def test_rating_submit_refuses_missing_scores_without_writing(demo_settings):
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     ex = load_example("cat-on-grass")
     sid = wb.recorder.save(
-        wb.make_sample([ex.ref], ex.out, "p", "cat"),
+        wb.scoring.make_sample([ex.ref], ex.out, "p", "cat"),
         {"cp": MetricValue("cp", math.nan, "no mask")},
         user=None,
         dataset="d",
@@ -209,11 +209,11 @@ def test_saved_values_record_only_the_masks_they_were_computed_with(demo_setting
 
 
 def test_agreement_refuses_an_unbounded_bootstrap(demo_settings, tmp_path):
-    from masc_ui.workbench.agreement import MAX_BOOTSTRAP, agreement_view
+    from masc_ui.workbench.agreement import MAX_BOOTSTRAP, Agreement
     from masc_ui.workbench.database import Database
     from storage import open_store
 
     with open_store(None, tmp_path / "db") as store:
         for bad in (-1, MAX_BOOTSTRAP + 1):
             with pytest.raises(InputError, match="bootstrap resamples must be within"):
-                agreement_view(Database.of(store), user=None, dataset=None, criterion="cp", n_boot=bad)
+                Agreement(Database.of(store)).view(user=None, dataset=None, criterion="cp", n_boot=bad)

@@ -12,7 +12,8 @@ from dataset_trees import import_manifest, write_manifest  # noqa: E402
 
 from masc_ui.errors import InputError  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
-from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.workbench import build_workbench
+from masc_ui.workbench.batch import BatchOptions  # noqa: E402
 from storage import open_store  # noqa: E402
 
 METRICS = ("cp", "pf", "clip_i")
@@ -40,8 +41,8 @@ def _values(store, dataset: str = "d") -> dict[tuple[int, str], list]:
 def test_scores_everything_once_with_masks_and_provenance(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m"))
     seen = []
-    summary = run_batch(
-        store, demo_settings, BatchOptions("d", METRICS, batch_size=4), models=models, on_start=seen.append
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", METRICS, batch_size=4), on_start=seen.append
     )
     assert seen == [6] and summary.scored_samples == 6 and summary.values_written == 18 and not summary.failures
     values = _values(store)
@@ -56,7 +57,7 @@ def test_scores_everything_once_with_masks_and_provenance(store, demo_settings, 
     assert cp.provenance.params["fg_threshold"] == 0.5 and cp.provenance.device == "cpu"
     assert pf.extras["prompt_text"] == "a photo of on a table" and pf.extras["prompt_stripped"] is True
 
-    again = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    again = build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", METRICS))
     assert again.scored_samples == 0 and again.values_written == 0
     assert again.already_done == {"cp": 6, "pf": 6, "clip_i": 6}
     assert "scored now: 0 samples" in "\n".join(again.lines())
@@ -64,9 +65,13 @@ def test_scores_everything_once_with_masks_and_provenance(store, demo_settings, 
 
 def test_limit_then_resume_computes_nothing_twice(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m"))
-    first = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=2, limit=3), models=models)
+    first = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", METRICS, batch_size=2, limit=3)
+    )
     assert first.stopped_early and first.scored_samples == 3
-    rest = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=2), models=models)
+    rest = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", METRICS, batch_size=2)
+    )
     assert rest.scored_samples == 3 and rest.already_done == {"cp": 3, "pf": 3, "clip_i": 3}
     assert all(len(v) == 1 for v in _values(store).values()) and len(_values(store)) == 18
 
@@ -77,23 +82,25 @@ def test_new_mask_makes_only_its_metric_stale(store, demo_settings, models, tmp_
     from masc_ui.segmentation.masks import mask_to_png
 
     import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=1, outputs=2))
-    run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", METRICS))
     sample = store.samples.get_by_key("d", "toy0-0")
     mask = np.zeros((48, 64), bool)
     mask[10:30, 10:40] = True
     store.masks.add(sample.id, "output", 0, mask_to_png(mask), source="drawn")
-    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", METRICS))
     assert summary.values_written == 1 and summary.already_done == {"cp": 2, "pf": 1, "clip_i": 2}
     assert len(store.metrics.history(sample.id, "pf")) == 2
 
 
 def test_samples_without_masks_are_reported_not_stored(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
-    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models)
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", METRICS))
     assert summary.values_written == 2
     assert dict(summary.lacking_inputs) == {"cp needs ref_masks[0]": 2, "pf needs out_mask": 2}
     assert {m for _, m in _values(store)} == {"clip_i"}
-    none = run_batch(store, demo_settings, BatchOptions("d", ("cp", "clip_i"), masks="none"), models=models)
+    none = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("cp", "clip_i"), masks="none")
+    )
     assert none.values_written == 0 and dict(none.lacking_inputs) == {"cp needs ref_masks[0]": 2}
 
 
@@ -101,7 +108,9 @@ def test_a_failing_sample_is_recorded_and_the_rest_continue(store, demo_settings
     import_manifest(store, "d", write_manifest(tmp_path / "m"))
     broken = store.samples.get_by_key("d", "toy1-2")
     store.blobs.path(broken.output).write_bytes(b"\x89PNG\r\n\x1a\n garbage")
-    summary = run_batch(store, demo_settings, BatchOptions("d", METRICS, batch_size=3), models=models)
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", METRICS, batch_size=3)
+    )
     assert [sid for sid, _ in summary.failures] == [broken.id]
     assert summary.failures[0][1].startswith("error: ")
     values = _values(store)
@@ -110,29 +119,34 @@ def test_a_failing_sample_is_recorded_and_the_rest_continue(store, demo_settings
     assert all(v.value is None and v.reason.startswith("error: ") for v in failed)
     ok = [v[0] for (sid, _), v in values.items() if sid != broken.id]
     assert all(v.value is not None for v in ok)
-    assert run_batch(store, demo_settings, BatchOptions("d", METRICS), models=models).values_written == 0
-    retry = run_batch(store, demo_settings, BatchOptions("d", METRICS, retry_failed=True), models=models)
+    assert (
+        build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", METRICS)).values_written
+        == 0
+    )
+    retry = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", METRICS, retry_failed=True)
+    )
     assert retry.scored_samples == 1 and len(retry.failures) == 1
 
 
 def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
     opts = BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True)
-    summary = run_batch(store, demo_settings, opts, models=models)
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(opts)
     assert summary.masks_made == 4 and summary.values_written == 4  # ref segmented once per sample slot
     sample = store.samples.get_by_key("d", "toy0-0")
     masks = store.masks.current(sample.id)
     assert {m.source for m in masks.values()} == {"text"} and masks["output", 0].params["text"] == "toy0"
     cp = store.metrics.history(sample.id, "cp")[0]
     assert cp.mask_version_ids == (masks["reference", 0].id,)
-    assert run_batch(store, demo_settings, opts, models=models).values_written == 0
-    stored = run_batch(store, demo_settings, BatchOptions("d", ("cp", "pf")), models=models)
+    assert build_workbench(demo_settings, store=store, models=models).batch.run(opts).values_written == 0
+    stored = build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", ("cp", "pf")))
     assert stored.values_written == 0  # the stored text masks are the current masks
 
 
 def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=1))
-    run_batch(store, demo_settings, BatchOptions("d", ("pf",), masks="text"), models=models)
+    build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", ("pf",), masks="text"))
     sample = store.samples.get_by_key("d", "toy0-0")
     assert store.masks.current(sample.id) == {}
     pf = store.metrics.history(sample.id, "pf")[0]
@@ -141,8 +155,12 @@ def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, mo
 
 def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
     import_manifest(store, "d", write_manifest(tmp_path / "m"))
-    a = run_batch(store, demo_settings, BatchOptions("d", ("clip_i",), process_index=0, num_processes=2), models=models)
-    b = run_batch(store, demo_settings, BatchOptions("d", ("clip_i",), process_index=1, num_processes=2), models=models)
+    a = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("clip_i",), process_index=0, num_processes=2)
+    )
+    b = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("clip_i",), process_index=1, num_processes=2)
+    )
     assert a.samples_in_shard + b.samples_in_shard == 6 and a.values_written + b.values_written == 6
     assert len(_values(store)) == 6
 
@@ -164,7 +182,7 @@ def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, mode
     out_mask = np.zeros((16, 24), bool)  # the generated image is 24x16
     out_mask[4:12, 6:18] = True
     store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
-    run_batch(store, demo_settings, BatchOptions("db", ("pf",)), models=models)
+    build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("db", ("pf",)))
     (pf,) = store.metrics.history(sample.id, "pf")
     assert pf.value is not None and pf.extras["prompt_stripped"] is True
     assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
@@ -182,7 +200,7 @@ def test_bad_options_and_unknown_dataset(store, demo_settings, models):
     with pytest.raises(InputError, match="process index"):
         BatchOptions("d", ("cp",), process_index=2, num_processes=2)
     with pytest.raises(InputError, match="dataset 'nope' is not in the database"):
-        run_batch(store, demo_settings, BatchOptions("nope", ("cp",)), models=models)
+        build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("nope", ("cp",)))
     store.samples.ensure_dataset("empty")
     with pytest.raises(InputError, match="unknown metric"):
-        run_batch(store, demo_settings, BatchOptions("empty", ("cpp",)), models=models)
+        build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("empty", ("cpp",)))

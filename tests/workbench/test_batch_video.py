@@ -18,7 +18,8 @@ from masc_ui.imaging import open_image, open_video  # noqa: E402
 from masc_ui.metrics.registry import score_metrics  # noqa: E402
 from masc_ui.metrics.sample import Sample  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
-from masc_ui.workbench.batch import BatchOptions, run_batch  # noqa: E402
+from masc_ui.workbench import build_workbench
+from masc_ui.workbench.batch import BatchOptions  # noqa: E402
 from masc_ui.workbench.ingest import ingest  # noqa: E402
 from storage import open_store  # noqa: E402
 from tests.datasets.test_opens2v_import import write_opens2v  # noqa: E402
@@ -56,9 +57,13 @@ def test_videos_and_images_in_one_resumable_run(store, dataset, demo_settings, m
     samples, videos = dataset
     settings = demo_settings.replace(video_frames=3)
     options = dict(batch_size=2)
-    first = run_batch(store, settings, BatchOptions("s2v", ("clip_i", "gmescore"), limit=3, **options), models=models)
+    first = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("s2v", ("clip_i", "gmescore"), limit=3, **options)
+    )
     assert first.stopped_early and first.scored_samples == 3
-    rest = run_batch(store, settings, BatchOptions("s2v", ("clip_i", "gmescore"), **options), models=models)
+    rest = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("s2v", ("clip_i", "gmescore"), **options)
+    )
     assert first.scored_samples + rest.scored_samples == 5 and not rest.failures
     assert rest.lacking_inputs["gmescore needs a video output"] == 2
     for key, record in samples.items():
@@ -77,27 +82,38 @@ def test_videos_and_images_in_one_resumable_run(store, dataset, demo_settings, m
     )["clip_i"][0]
     assert clip_i.value == pytest.approx(direct.value, abs=1e-5)
 
-    again = run_batch(store, settings, BatchOptions("s2v", ("clip_i", "gmescore")), models=models)
+    again = build_workbench(settings, store=store, models=models).batch.run(BatchOptions("s2v", ("clip_i", "gmescore")))
     assert again.scored_samples == 0 and again.values_written == 0
     assert again.already_done == {"clip_i": 5, "gmescore": 3}
-    other = run_batch(store, settings.replace(video_frames=2), BatchOptions("s2v", ("clip_i",)), models=models)
+    other = build_workbench(settings.replace(video_frames=2), store=store, models=models).batch.run(
+        BatchOptions("s2v", ("clip_i",))
+    )
     assert other.scored_samples == 3  # another frame count is another provenance for the videos only
-    assert "gmescore" in run_batch(store, settings, BatchOptions("s2v", ("all",)), models=models).metrics
+    assert (
+        "gmescore"
+        in build_workbench(settings, store=store, models=models).batch.run(BatchOptions("s2v", ("all",))).metrics
+    )
 
 
 def test_masks_per_frame_from_the_name_for_videos(store, dataset, demo_settings, models):
     samples, _ = dataset
     settings = demo_settings.replace(video_frames=2)
-    summary = run_batch(store, settings, BatchOptions("s2v", ("pf",), masks="text", store_masks=True), models=models)
+    summary = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("s2v", ("pf",), masks="text", store_masks=True)
+    )
     assert summary.scored_samples == 5 and not summary.failures
     video = samples["Phantom/singleobj_2"]
     pf = _history(store, video.id)["pf"][0]
     assert pf.provenance.params["out_mask_frames"]["method"] == "text" and pf.mask_version_ids == ()
     assert ("output", 0) not in store.masks.current(video.id)  # frame masks are not stored as the slot's mask
     assert summary.masks_made >= 3 * 2
-    again = run_batch(store, settings, BatchOptions("s2v", ("pf",), masks="text", store_masks=True), models=models)
+    again = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("s2v", ("pf",), masks="text", store_masks=True)
+    )
     assert again.scored_samples == 0 and again.already_done == {"pf": 5}
-    stored = run_batch(store, settings, BatchOptions("s2v", ("pf",), masks="stored"), models=models)
+    stored = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("s2v", ("pf",), masks="stored")
+    )
     assert stored.lacking_inputs["pf needs out_mask"] == 3  # the videos have no stored output mask
 
 
@@ -107,7 +123,14 @@ def test_a_video_stored_without_its_info_is_still_planned_and_scored(store, demo
     out = store.images.add(data, media_type="video/mp4")
     record = store.samples.add("plain", references=[ref], output=out, prompt="a square", subject="square")
     settings = demo_settings.replace(video_frames=2)
-    summary = run_batch(store, settings, BatchOptions("plain", ("clip_i", "gmescore")), models=models)
+    summary = build_workbench(settings, store=store, models=models).batch.run(
+        BatchOptions("plain", ("clip_i", "gmescore"))
+    )
     assert summary.values_written == 2 and not summary.failures
     assert _history(store, record.id)["clip_i"][0].provenance.params["video_frames"]["frame_count"] == 5
-    assert run_batch(store, settings, BatchOptions("plain", ("clip_i", "gmescore")), models=models).scored_samples == 0
+    assert (
+        build_workbench(settings, store=store, models=models)
+        .batch.run(BatchOptions("plain", ("clip_i", "gmescore")))
+        .scored_samples
+        == 0
+    )

@@ -15,7 +15,7 @@ from dataset_trees import write_dreambench  # noqa: E402
 
 from masc_ui.cli import main  # noqa: E402
 from masc_ui.datasets import read_layout  # noqa: E402
-from masc_ui.workbench.agreement import agreement_report  # noqa: E402
+from masc_ui.workbench.agreement import Agreement  # noqa: E402
 from masc_ui.workbench.database import Database  # noqa: E402
 from masc_ui.workbench.ingest import ingest  # noqa: E402
 from storage import open_store  # noqa: E402
@@ -57,7 +57,7 @@ def test_cli_agreement_lists_the_catalogue_metrics_with_bootstrap_cis(tmp_path: 
 def test_use_case_table_has_the_same_rows(tmp_path: Path):
     _store_catalogue_values(tmp_path / "data", write_dreambench(tmp_path / "dbpp"))
     with open_store(None, tmp_path / "data") as store:
-        table = agreement_report(Database.of(store), user=None, dataset="dbpp", criterion="pf", n_boot=100)
+        table = Agreement(Database.of(store)).report(user=None, dataset="dbpp", criterion="pf", n_boot=100).table
     metrics = [r.metric for r in table.rows]
     assert {"vqascore", "itmscore", "facesim"} <= set(metrics)
     row = next(r for r in table.rows if r.metric == "vqascore")

@@ -14,8 +14,8 @@ from masc_ui.metrics.faces.drawing import BOX_COLOUR
 from masc_ui.metrics.faces.mtcnn import MtcnnFaceDetector
 from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.vqa.questions import clip_flant5_question
-from masc_ui.workbench import Workbench
-from masc_ui.workbench.catalogue_explain import EXPLAINERS, code_span, explain_catalogue
+from masc_ui.workbench import build_workbench
+from masc_ui.workbench.catalogue_explain import EXPLAINERS, code_span
 from masc_ui.workbench.users import AccessDenied
 
 CATALOGUE = ["vqascore", "itmscore", "facesim", "facescore", "artscore"]
@@ -30,15 +30,15 @@ def astronaut() -> Image.Image:
 
 @pytest.fixture()
 def wb(demo_settings):
-    bench = Workbench(demo_settings)
+    bench = build_workbench(demo_settings)
     yield bench
     bench.close()
 
 
 def test_vqascore_shows_the_exact_question_and_both_probabilities(wb, astronaut):
-    sample = wb.make_sample([astronaut], astronaut.transpose(Image.FLIP_LEFT_RIGHT), PROMPT, "astronaut")
-    report = wb.score(sample, CATALOGUE, user=None)
-    vqa = explain_catalogue(wb.scoring, sample, CATALOGUE, user=None).items[0]
+    sample = wb.scoring.make_sample([astronaut], astronaut.transpose(Image.FLIP_LEFT_RIGHT), PROMPT, "astronaut")
+    report = wb.scoring.score(sample, CATALOGUE, user=None)
+    vqa = wb.scoring.explain_catalogue(sample, CATALOGUE, user=None).items[0]
     value = report.values["vqascore"]
     assert vqa.metric == "vqascore" and vqa.value == pytest.approx(value.value)
     question = clip_flant5_question(PROMPT)
@@ -52,8 +52,8 @@ def test_vqascore_shows_the_exact_question_and_both_probabilities(wb, astronaut)
 
 def test_facesim_draws_the_faces_and_the_two_aligned_crops(wb, astronaut):
     out = astronaut.transpose(Image.FLIP_LEFT_RIGHT)
-    sample = wb.make_sample([astronaut], out, PROMPT, "astronaut")
-    explained = {e.metric: e for e in wb.explain_catalogue(sample, CATALOGUE, user=None).items}
+    sample = wb.scoring.make_sample([astronaut], out, PROMPT, "astronaut")
+    explained = {e.metric: e for e in wb.scoring.explain_catalogue(sample, CATALOGUE, user=None).items}
     assert list(explained) == ["vqascore", "itmscore", "facesim", "facescore"]
     facesim = explained["facesim"]
     captions = [p.caption for p in facesim.pictures]
@@ -82,8 +82,8 @@ def test_facesim_draws_the_faces_and_the_two_aligned_crops(wb, astronaut):
 
 def test_no_face_says_why_never_nan(wb, astronaut):
     noise = Image.effect_noise((256, 256), 40).convert("RGB")
-    sample = wb.make_sample([astronaut], noise, PROMPT, "astronaut")
-    explained = {e.metric: e for e in wb.explain_catalogue(sample, ["facesim", "facescore"], user=None).items}
+    sample = wb.scoring.make_sample([astronaut], noise, PROMPT, "astronaut")
+    explained = {e.metric: e for e in wb.scoring.explain_catalogue(sample, ["facesim", "facescore"], user=None).items}
     assert explained["facesim"].value is None
     assert explained["facesim"].markdown().startswith("**FaceSim**: not computable: no face found in the output")
     assert [p.caption for p in explained["facesim"].pictures][-1].endswith(
@@ -98,35 +98,35 @@ def test_no_face_in_real_dreambooth_photos(wb, shared_data):
     photos = sorted((shared_data / "dreambooth").rglob("*.jpg"))[:2] if (shared_data / "dreambooth").exists() else []
     if len(photos) < 2:
         pytest.skip("no DreamBooth photos under ../shared/data/dreambooth")
-    sample = wb.make_sample([photos[0]], photos[1], "a photo of an object", None)
-    facesim = wb.explain_catalogue(sample, ["facesim"], user=None).items[0]
+    sample = wb.scoring.make_sample([photos[0]], photos[1], "a photo of an object", None)
+    facesim = wb.scoring.explain_catalogue(sample, ["facesim"], user=None).items[0]
     assert facesim.value is None and facesim.reason.startswith("no face found in")
 
 
 def test_missing_prompt_is_a_reason(wb, astronaut):
-    sample = wb.make_sample([astronaut], astronaut, None, None)
-    vqa = wb.explain_catalogue(sample, ["vqascore"], user=None).items[0]
+    sample = wb.scoring.make_sample([astronaut], astronaut, None, None)
+    vqa = wb.scoring.explain_catalogue(sample, ["vqascore"], user=None).items[0]
     assert vqa.value is None and "prompt" in vqa.reason and "nan" not in vqa.markdown().lower()
 
 
 def test_explaining_after_run_computes_nothing_again(wb, astronaut):
-    sample = wb.make_sample([astronaut], astronaut.transpose(Image.FLIP_LEFT_RIGHT), PROMPT, "astronaut")
-    wb.score(sample, CATALOGUE, user=None)
+    sample = wb.scoring.make_sample([astronaut], astronaut.transpose(Image.FLIP_LEFT_RIGHT), PROMPT, "astronaut")
+    wb.scoring.score(sample, CATALOGUE, user=None)
     face_backbones = [get_scorer(name, wb.settings, wb.models).backbone() for name in ("facesim", "facescore")]
     before = [b.forwards for b in face_backbones]
     loaded = wb.models.loaded()
-    wb.explain_catalogue(sample, CATALOGUE, user=None)
+    wb.scoring.explain_catalogue(sample, CATALOGUE, user=None)
     assert [b.forwards for b in face_backbones] == before and wb.models.loaded() == loaded
 
 
 def test_only_explainable_metrics_and_only_admins(demo_settings, astronaut):
-    wb = Workbench(demo_settings.replace(users="ada:pw-ada-1:admin,ron:pw-ron-1:rater"))
+    wb = build_workbench(demo_settings.replace(users="ada:pw-ada-1:admin,ron:pw-ron-1:rater"))
     try:
-        sample = wb.make_sample([astronaut], astronaut, PROMPT, None)
+        sample = wb.scoring.make_sample([astronaut], astronaut, PROMPT, None)
         with pytest.raises(InputError, match="choose VQAScore, ITMScore, FaceSim, FaceScore"):
-            wb.explain_catalogue(sample, ["cp", "clip_i"], user="ada")
+            wb.scoring.explain_catalogue(sample, ["cp", "clip_i"], user="ada")
         with pytest.raises(AccessDenied, match="needs an admin login"):
-            wb.explain_catalogue(sample, ["vqascore"], user="ron")
+            wb.scoring.explain_catalogue(sample, ["vqascore"], user="ron")
         assert set(EXPLAINERS) == {"vqascore", "itmscore", "facesim", "facescore"}
     finally:
         wb.close()

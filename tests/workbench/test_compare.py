@@ -8,7 +8,7 @@ import pytest
 
 from masc_ui import overlays
 from masc_ui.errors import InputError
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from masc_ui.workbench.examples import load_example
 
 METRICS = ["cp", "pf", "clip_i", "dino_i"]
@@ -18,14 +18,14 @@ METRICS = ["cp", "pf", "clip_i", "dino_i"]
 def saved(demo_settings):
     """Two outputs (the cat and the coffee cup) of the cat's reference, saved with METRICS; a third sample of
     another reference."""
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     cat, cup = load_example("cat-on-grass"), load_example("coffee-on-bricks")
     ids = []
     for method, out, out_mask in (("a", cat.out, cat.out_mask), ("b", cup.out, cup.out_mask)):
-        sample = wb.make_sample([cat.ref], out, cat.prompt, cat.subject, [cat.ref_mask], out_mask)
-        ids.append(wb.save_sample(sample, user="admin", dataset="d", method=method, names=METRICS).sample_id)
-    other = wb.make_sample([cup.ref], cup.out, cup.prompt, cup.subject, [cup.ref_mask], cup.out_mask)
-    ids.append(wb.save_sample(other, user="admin", dataset="d", method="a", names=["clip_i"]).sample_id)
+        sample = wb.scoring.make_sample([cat.ref], out, cat.prompt, cat.subject, [cat.ref_mask], out_mask)
+        ids.append(wb.saving.save(sample, user="admin", dataset="d", method=method, names=METRICS).sample_id)
+    other = wb.scoring.make_sample([cup.ref], cup.out, cup.prompt, cup.subject, [cup.ref_mask], cup.out_mask)
+    ids.append(wb.saving.save(other, user="admin", dataset="d", method="a", names=["clip_i"]).sample_id)
     yield wb, ids
     wb.close()
 
@@ -64,7 +64,7 @@ def test_two_outputs_side_by_side(saved, monkeypatch):
     maps = [
         r.maps
         for r in wb.scoring.masc_engine().score_many(
-            [wb.make_sample(*_pieces(wb, i)) for i in (left_id, right_id)], return_maps=True
+            [wb.scoring.make_sample(*_pieces(wb, i)) for i in (left_id, right_id)], return_maps=True
         )
     ]
     values = np.concatenate(

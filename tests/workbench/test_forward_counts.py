@@ -3,14 +3,14 @@ uses the Run's MaSC engine (no second engine, no second encoding)."""
 
 from __future__ import annotations
 
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from masc_ui.workbench.examples import load_example
 
 METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "pickscore", "dino_i"]
 
 
 def test_run_explain_save_encode_each_image_once_per_backbone(demo_settings):
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     engine = wb.scoring.masc_engine()
     siglip_images: list[int] = []
     engine.backbone.model.vision_model.register_forward_hook(
@@ -21,12 +21,12 @@ def test_run_explain_save_encode_each_image_once_per_backbone(demo_settings):
         lambda module, args, kwargs, out: siglip_texts.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
     )
     ex = load_example("cat-on-grass")
-    ref, out = wb.load_image(ex.ref, "reference image 1"), wb.load_image(ex.out, "output image")
-    sample = wb.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
+    ref, out = wb.scoring.load_image(ex.ref, "reference image 1"), wb.scoring.load_image(ex.out, "output image")
+    sample = wb.scoring.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
 
-    run = wb.score(sample, METRICS, user="alice")
-    explained = wb.explain(sample, user="alice")
-    saved = wb.save_sample(sample, user="alice", dataset="counts", names=METRICS)
+    run = wb.scoring.score(sample, METRICS, user="alice")
+    explained = wb.scoring.explain(sample, user="alice")
+    saved = wb.saving.save(sample, user="alice", dataset="counts", names=METRICS)
 
     assert all(row.value is not None for row in run.rows)
     assert explained.cp == run.values["cp"].value and explained.pf == run.values["pf"].value

@@ -15,14 +15,14 @@ from PIL import Image
 from masc_ui.errors import InputError
 from masc_ui.imaging import open_image
 from masc_ui.metrics.sample import MetricValue
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from masc_ui.workbench.examples import load_example
 from masc_ui.workbench.scoring import check_judgeable, missing_inputs_text, stored_rows, user_reason
 
 
 @pytest.fixture()
 def wb(demo_settings):
-    bench = Workbench(demo_settings)
+    bench = build_workbench(demo_settings)
     yield bench
     bench.close()
 
@@ -53,7 +53,7 @@ def test_transparency_is_flattened_onto_white_with_a_note():
 
 def test_a_mask_of_another_size_is_refused_by_make_sample_and_by_save(wb):
     ex = load_example("coffee-on-bricks")
-    ref, out = wb.load_image(ex.ref, "reference image 1"), wb.load_image(ex.out, "output image")
+    ref, out = wb.scoring.load_image(ex.ref, "reference image 1"), wb.scoring.load_image(ex.out, "output image")
     small = np.zeros((60, 100), bool)
     small[10:50, 20:80] = True
     with pytest.raises(
@@ -61,14 +61,14 @@ def test_a_mask_of_another_size_is_refused_by_make_sample_and_by_save(wb):
         match=rf"the mask of the output is 100x60 pixels but its image is "
         rf"{out.size[0]}x{out.size[1]}",
     ):
-        wb.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], small)
+        wb.scoring.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], small)
     with pytest.raises(
         InputError,
         match=rf"the mask of reference 1 is 100x60 pixels but its image is "
         rf"{ref.size[0]}x{ref.size[1]}",
     ):
-        wb.make_sample([ref], out, ex.prompt, ex.subject, [small], ex.out_mask)
-    fine = wb.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
+        wb.scoring.make_sample([ref], out, ex.prompt, ex.subject, [small], ex.out_mask)
+    fine = wb.scoring.make_sample([ref], out, ex.prompt, ex.subject, [ex.ref_mask], ex.out_mask)
     assert fine.out_mask.shape == out.size[::-1]
     # a sample built without make_sample (a library caller) is refused by Save too, and nothing is stored
     from masc_ui.metrics.sample import Sample
@@ -83,13 +83,13 @@ def test_a_mask_of_another_size_is_refused_by_make_sample_and_by_save(wb):
 
 def test_a_missing_input_is_stored_and_shown_in_the_users_words(wb):
     ex = load_example("cat-on-grass")
-    sample = wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject)  # no masks
-    report = wb.score(sample, ["cp", "clip_i"], user=None)
+    sample = wb.scoring.make_sample([ex.ref], ex.out, ex.prompt, ex.subject)  # no masks
+    report = wb.scoring.score(sample, ["cp", "clip_i"], user=None)
     assert report.values["cp"].reason == "needs a mask of reference 1: draw them under Masks, then Run"
     saved = wb.recorder.save(sample, report.values, user=None, dataset="reasons")
     stored = {v.metric: v for v in wb.database.store.metrics.history(saved.sample_id)}
     assert stored["cp"].value is None and stored["cp"].reason == report.values["cp"].reason
-    shown = {r.metric: r.text() for r in wb.stored_report(saved.sample_id, user=None).rows}
+    shown = {r.metric: r.text() for r in wb.samples.stored_report(saved.sample_id, user=None).rows}
     assert shown["cp"] == "n/a (needs a mask of reference 1: draw them under Masks, then Run)"
 
 
@@ -114,7 +114,7 @@ def test_a_reason_stored_in_the_scorers_words_is_shown_in_the_users():
 def test_compare_of_an_unknown_sample_is_a_plain_message(wb):
     ex = load_example("cat-on-grass")
     sid = wb.recorder.save(
-        wb.make_sample([ex.ref], ex.out, ex.prompt, ex.subject), {}, user=None, dataset="d"
+        wb.scoring.make_sample([ex.ref], ex.out, ex.prompt, ex.subject), {}, user=None, dataset="d"
     ).sample_id
     for call in (
         lambda: wb.compare.partners(999, user=None),

@@ -13,12 +13,19 @@ import pytest
 from scipy import stats
 
 from masc_ui.cli import main
+from masc_ui.workbench.agreement import Agreement
 from masc_ui.workbench.database import Database
-from masc_ui.workbench.leaderboard import agreement_rows, leaderboard_view, pairwise_columns, table_rows
-from masc_ui.workbench.pairwise_analysis import pairwise_column, pairwise_input
+from masc_ui.workbench.leaderboard import Leaderboards, agreement_rows, table_rows
+from masc_ui.workbench.pairwise_analysis import PairwiseAnalysis
 from masc_ui.workbench.users import AccessDenied, Account, Accounts
 from storage import open_store
 from tests.admin_data import METHODS, add_judged_dataset
+
+
+def leaderboards(database: Database) -> Leaderboards:
+    """The leaderboard use case over `database` (as the workbench builds it)."""
+    return Leaderboards(Agreement(database), PairwiseAnalysis(database))
+
 
 N_BOOT = 200
 
@@ -45,11 +52,11 @@ def _md_cells(text: str) -> list[list[str]]:
 
 def test_pairwise_columns_hold_the_bradley_terry_fit_and_vote_counts(judged):
     _, database = judged
-    columns = pairwise_columns(database, user=None, dataset="lb", n_boot=N_BOOT, seed=2)
+    columns = leaderboards(database).pairwise_columns(user=None, dataset="lb", n_boot=N_BOOT, seed=2)
     assert [c.name for c in columns] == ["bt_cp", "bt_pf"]
-    source = pairwise_input(database, user=None, dataset="lb")
+    source = PairwiseAnalysis(database).input(user=None, dataset="lb")
     for column, criterion in zip(columns, ("cp", "pf")):
-        fit = pairwise_column(database, user=None, dataset="lb", criterion=criterion, n_boot=N_BOOT, seed=2)
+        fit = PairwiseAnalysis(database).column(user=None, dataset="lb", criterion=criterion, n_boot=N_BOOT, seed=2)
         assert fit.reason is None and dict(column.values) == dict(fit.values)
         counted = {
             m: sum(
@@ -63,10 +70,11 @@ def test_pairwise_columns_hold_the_bradley_terry_fit_and_vote_counts(judged):
 
 def test_leaderboard_appends_them_ranks_them_and_compares_every_metric(judged):
     _, database = judged
-    view = leaderboard_view(database, user=None, dataset="lb", n_boot=N_BOOT, seed=2)
+    view = leaderboards(database).view(user=None, dataset="lb", n_boot=N_BOOT, seed=2)
     assert view.board.criteria == ("cp", "bt_cp", "bt_pf")
     theta = {
-        m: e.value for m, e in pairwise_column(database, user=None, dataset="lb", n_boot=N_BOOT, seed=2).values.items()
+        m: e.value
+        for m, e in PairwiseAnalysis(database).column(user=None, dataset="lb", n_boot=N_BOOT, seed=2).values.items()
     }
     groups = view.board.groups
     for metric in ("cp", "clip_i"):
@@ -78,22 +86,22 @@ def test_leaderboard_appends_them_ranks_them_and_compares_every_metric(judged):
     assert [view.board.row(g).humans["bt_cp"].rank for g in groups] == [1, 2, 3]
     assert "human bt_cp" in view.matrix.columns[-2]
     # metrics only, or asked not to: no pairwise column; a dataset without judgments: none either
-    assert leaderboard_view(database, user=None, dataset="lb", n_boot=0, criteria=[]).board.criteria == ()
-    assert leaderboard_view(database, user=None, dataset="lb", n_boot=0, pairwise=False).board.criteria == ("cp",)
-    assert pairwise_columns(database, user=None, dataset="plain") == []
-    assert leaderboard_view(database, user=None, dataset="plain", n_boot=0).board.criteria == ()
+    assert leaderboards(database).view(user=None, dataset="lb", n_boot=0, criteria=[]).board.criteria == ()
+    assert leaderboards(database).view(user=None, dataset="lb", n_boot=0, pairwise=False).board.criteria == ("cp",)
+    assert leaderboards(database).pairwise_columns(user=None, dataset="plain") == []
+    assert leaderboards(database).view(user=None, dataset="plain", n_boot=0).board.criteria == ()
 
 
 def test_pairwise_columns_are_for_admins(judged):
     _, database = judged
     database.accounts = Accounts({"rita": Account("rita", "unused", "rater")})
     with pytest.raises(AccessDenied):
-        pairwise_columns(database, user="rita", dataset="lb")
+        leaderboards(database).pairwise_columns(user="rita", dataset="lb")
 
 
 def test_grid_rows_equal_the_cli_markdown_cell_for_cell(judged, capsys):
     data_dir, database = judged
-    view = leaderboard_view(database, user=None, dataset="lb", n_boot=N_BOOT, seed=4)
+    view = leaderboards(database).view(user=None, dataset="lb", n_boot=N_BOOT, seed=4)
     assert (
         main(["leaderboard", "--dataset", "lb", "--data-dir", str(data_dir), "--n-boot", str(N_BOOT), "--seed", "4"])
         == 0

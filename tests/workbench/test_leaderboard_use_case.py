@@ -16,9 +16,17 @@ from scipy import stats
 from masc_ui.analysis import Estimate, HumanColumn
 from masc_ui.cli import main
 from masc_ui.errors import InputError
+from masc_ui.workbench.agreement import Agreement
 from masc_ui.workbench.database import Database
-from masc_ui.workbench.leaderboard import leaderboard_view, matrix_rows
+from masc_ui.workbench.leaderboard import Leaderboards, matrix_rows
+from masc_ui.workbench.pairwise_analysis import PairwiseAnalysis
 from storage import open_store
+
+
+def leaderboards(database: Database) -> Leaderboards:
+    """The leaderboard use case over `database` (as the workbench builds it)."""
+    return Leaderboards(Agreement(database), PairwiseAnalysis(database))
+
 
 TRUE_CP = {"a": 0.30, "b": 0.50, "c": 0.60, "d": 0.80}
 TRUE_CLIP_I = {"a": 0.90, "b": 0.70, "c": 0.80, "d": 0.60}
@@ -94,7 +102,7 @@ def _bootstrap_ci(values: np.ndarray, seed: np.random.SeedSequence) -> tuple[flo
 def test_numbers_equal_a_direct_pandas_computation(synth):
     frame = _frame(synth)
     with Database.of(open_store(None, synth)) as database:
-        view = leaderboard_view(database, user=None, dataset="synth", n_boot=N_BOOT, seed=0)
+        view = leaderboards(database).view(user=None, dataset="synth", n_boot=N_BOOT, seed=0)
         database.store.close()
     board = view.board
     assert board.groups == ["a", "b", "c", "d"] and board.criteria == ("cp", "pf")
@@ -132,7 +140,7 @@ def test_numbers_equal_a_direct_pandas_computation(synth):
 def test_plot_matrix_is_the_min_max_of_the_means(synth):
     frame = _frame(synth)
     with Database.of(open_store(None, synth)) as database:
-        view = leaderboard_view(database, user=None, dataset="synth", n_boot=0, criteria=["cp"])
+        view = leaderboards(database).view(user=None, dataset="synth", n_boot=0, criteria=["cp"])
         database.store.close()
     means = frame.groupby("method").mean(numeric_only=True)
     headers, rows = matrix_rows(view)
@@ -155,7 +163,7 @@ def test_extra_human_column_is_ranked_and_compared(synth):
         "bt_cp", {g: Estimate(v, v - 0.3, v + 0.3) for g, v in strengths.items()}, {"a": 40, "b": 40, "c": 40}
     )
     with Database.of(open_store(None, synth)) as database:
-        view = leaderboard_view(database, user=None, dataset="synth", n_boot=50, extra_columns=[column])
+        view = leaderboards(database).view(user=None, dataset="synth", n_boot=50, extra_columns=[column])
         database.store.close()
     board = view.board
     assert board.criteria == ("cp", "pf", "bt_cp")
@@ -181,18 +189,18 @@ def test_extra_human_column_is_ranked_and_compared(synth):
 def test_errors_name_the_problem(synth, tmp_path):
     with Database.of(open_store(None, synth)) as database:
         with pytest.raises(InputError, match="dataset 'nope' is not in the database; known datasets: synth"):
-            leaderboard_view(database, user=None, dataset="nope")
+            leaderboards(database).view(user=None, dataset="nope")
         with pytest.raises(InputError, match="no values for metric"):
-            leaderboard_view(database, user=None, dataset="synth", metrics=["dino_i"])
+            leaderboards(database).view(user=None, dataset="synth", metrics=["dino_i"])
         with pytest.raises(InputError, match="n_boot"):
-            leaderboard_view(database, user=None, dataset="synth", n_boot=10**6)
-        view = leaderboard_view(database, user=None, dataset="synth", n_boot=0)
+            leaderboards(database).view(user=None, dataset="synth", n_boot=10**6)
+        view = leaderboards(database).view(user=None, dataset="synth", n_boot=0)
         with pytest.raises(InputError, match="format must be one of"):
             view.render("html")
         database.store.close()
     with Database.of(open_store(None, tmp_path / "empty")) as empty:
         with pytest.raises(InputError, match="the database has no samples yet"):
-            leaderboard_view(empty, user=None, dataset=None)
+            leaderboards(empty).view(user=None, dataset=None)
         empty.store.close()
 
 

@@ -9,7 +9,7 @@ from PIL import Image
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.models.loaded_models import ModelRegistry
 from masc_ui.settings import Settings
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import build_workbench
 from masc_ui.workbench.model_sizes import (
     CHECKPOINT_FIELDS,
     PUBLISHED_PARAMETERS,
@@ -84,13 +84,15 @@ def test_paper_sizes_on_disk_or_published(tmp_path: Path, monkeypatch):
 
 def test_models_load_once_with_a_progress_message_and_a_second_run_loads_nothing(demo_settings):
     models = ModelRegistry()
-    wb = Workbench(demo_settings, models=models)
+    wb = build_workbench(demo_settings, models=models)
     loads: list[object] = []
     messages: list[str] = []
     names = ["vqascore", "itmscore", "facesim", "facescore", "artscore"]
-    first = wb.make_sample([Image.new("RGB", (64, 48), "red")], Image.new("RGB", (64, 48), "blue"), "a red ball", None)
+    first = wb.scoring.make_sample(
+        [Image.new("RGB", (64, 48), "red")], Image.new("RGB", (64, 48), "blue"), "a red ball", None
+    )
     with models.reporting(loads.append):
-        wb.score(first, names, user=None, progress=lambda f, what: messages.append(what))
+        wb.scoring.score(first, names, user=None, progress=lambda f, what: messages.append(what))
     assert loads and len(loads) == len(models.loaded())
     vqa_line = next(m for m in messages if m.startswith("loading vqascore"))
     assert vqa_line == (
@@ -99,9 +101,11 @@ def test_models_load_once_with_a_progress_message_and_a_second_run_loads_nothing
     )
     # A second Run (another sample, so the result cache does not answer) loads nothing and says nothing of loading.
     loaded, loads[:], messages[:] = models.loaded(), [], []
-    second = wb.make_sample([Image.new("RGB", (64, 48), "green")], Image.new("RGB", (64, 48), "white"), "a cube", None)
+    second = wb.scoring.make_sample(
+        [Image.new("RGB", (64, 48), "green")], Image.new("RGB", (64, 48), "white"), "a cube", None
+    )
     with models.reporting(loads.append):
-        report = wb.score(second, names, user=None, progress=lambda f, what: messages.append(what))
+        report = wb.scoring.score(second, names, user=None, progress=lambda f, what: messages.append(what))
     assert not report.cached and loads == [] and models.loaded() == loaded
     assert not [m for m in messages if m.startswith("loading")]
     wb.close()

@@ -20,11 +20,9 @@ from masc_ui.settings import Settings
 from masc_ui.workbench.database import Database
 from masc_ui.workbench.pairwise import PairwiseTasks
 from masc_ui.workbench.pairwise_analysis import (
+    PairwiseAnalysis,
     accuracy_rows,
     bradley_terry_rows,
-    pairwise_column,
-    pairwise_input,
-    pairwise_report,
     win_rate_rows,
 )
 from storage import ExternalPairJudgment, open_store
@@ -100,7 +98,7 @@ def judged(tmp_path: Path):
 def test_the_stored_judgments_reach_the_statistics_as_given(judged):
     _, store, judgments, keys, outputs = judged
     database = Database.of(store)
-    source = pairwise_input(database, user=None, dataset="ds")
+    source = PairwiseAnalysis(database).input(user=None, dataset="ds")
     assert source.data.judgments == tuple(judgments)  # rated only, in judged-time order, labelled, with methods
     assert (source.n_skipped, source.n_flagged) == (2, 2)
     assert source.n_both_bad == {
@@ -110,7 +108,7 @@ def test_the_stored_judgments_reach_the_statistics_as_given(judged):
     assert source.higher_is_better == {"cp": True, "judge": True}
     latest = store.metrics.latest(outputs[0].id)
     assert source.metric_values[keys[outputs[0].id]] == {"cp": latest["cp"].value, "judge": latest["judge"].value}
-    report = pairwise_report(database, user=None, dataset="ds", n_boot=200, seed=3)
+    report = PairwiseAnalysis(database).report(user=None, dataset="ds", n_boot=200, seed=3)
     data = PairwiseData(tuple(judgments))
     for part in report.criteria:
         fit = bradley_terry(data, part.criterion, n_boot=200, seed=3)
@@ -149,7 +147,7 @@ def test_the_stored_judgments_reach_the_statistics_as_given(judged):
 
 def test_the_leaderboard_column_is_the_bradley_terry_strength(judged):
     _, store, judgments, _, _ = judged
-    column = pairwise_column(Database.of(store), user=None, dataset="ds", criterion="pf", n_boot=100, seed=1)
+    column = PairwiseAnalysis(Database.of(store)).column(user=None, dataset="ds", criterion="pf", n_boot=100, seed=1)
     fit = bradley_terry(PairwiseData(tuple(judgments)), "pf", n_boot=100, seed=1)
     assert column.values == fit.strength and column.ranks == fit.rank and column.n_votes == fit.n_votes
     assert column.higher_is_better and column.reason is None and "pf" in column.name
@@ -163,11 +161,11 @@ def test_without_votes_between_methods_there_is_no_ranking(tmp_path: Path):
             "ext", [ExternalPairJudgment(same_method[0].id, same_method[1].id, "cp", "left")]
         )
         database = Database.of(store)
-        report = pairwise_report(database, user=None, dataset="ds", n_boot=0)
+        report = PairwiseAnalysis(database).report(user=None, dataset="ds", n_boot=0)
         (part,) = report.criteria
         assert part.bradley_terry is None and "two different known methods" in part.ranking_note
         assert "method ranking: n/a" in report.text() and part.accuracy == []
-        column = pairwise_column(database, user=None, dataset="ds", n_boot=0)
+        column = PairwiseAnalysis(database).column(user=None, dataset="ds", n_boot=0)
         assert column.values == {} and "two different known methods" in column.reason
         for kwargs, message in (
             ({"criterion": "pf"}, "no pairwise judgments of 'pf'"),
@@ -177,10 +175,10 @@ def test_without_votes_between_methods_there_is_no_ranking(tmp_path: Path):
             ({"dataset": "nope"}, "dataset 'nope' is not in the database"),
         ):
             with pytest.raises(InputError, match=message):
-                pairwise_report(database, user=None, **{"dataset": "ds", "n_boot": 0, **kwargs})
+                PairwiseAnalysis(database).report(user=None, **{"dataset": "ds", "n_boot": 0, **kwargs})
     with open_store(None, tmp_path / "empty") as store:
         with pytest.raises(InputError, match="no pairwise judgments yet"):
-            pairwise_report(Database.of(store), user=None)
+            PairwiseAnalysis(Database.of(store)).report(user=None)
 
 
 def test_cli_prints_the_report_as_text_and_json(judged, capsys):
@@ -202,9 +200,11 @@ def test_cli_prints_the_report_as_text_and_json(judged, capsys):
         assert text in out
     assert main(args + ["--criterion", "pf", "--json", "--metrics", "cp"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    expected = pairwise_report(
-        Database.of(store), user=None, dataset="ds", criterion="pf", metrics=["cp"], n_boot=100
-    ).to_dict()
+    expected = (
+        PairwiseAnalysis(Database.of(store))
+        .report(user=None, dataset="ds", criterion="pf", metrics=["cp"], n_boot=100)
+        .to_dict()
+    )
     assert payload == json.loads(json.dumps(expected))
     assert [c["criterion"] for c in payload["criteria"]] == ["pf"]
     assert [m["method"] for m in payload["criteria"][0]["bradley_terry"]["methods"]] == ["m0", "m1", "m2"]

@@ -31,23 +31,25 @@ def _noisy_png(path, seed: int, side: int = 700) -> None:
 
 
 def test_without_logins_a_dataset_holds_at_most_its_cap(demo_settings, tmp_path):
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
 
     ref, out, other = tmp_path / "ref.png", tmp_path / "out.png", tmp_path / "other.png"
     for i, p in enumerate((ref, out, other)):
         _noisy_png(p, i)  # about 1.5 MB each: noise does not compress
-    wb = Workbench(demo_settings.replace(anonymous_dataset_mb=4))
+    wb = build_workbench(demo_settings.replace(anonymous_dataset_mb=4))
     try:
-        wb.save_sample(wb.make_sample([ref], out, "a toy", "toy"), user=None, dataset="d", names=["clip_i"])
+        wb.saving.save(wb.scoring.make_sample([ref], out, "a toy", "toy"), user=None, dataset="d", names=["clip_i"])
         with pytest.raises(InputError, match="at most 4 MiB per dataset"):
-            wb.save_sample(wb.make_sample([ref], other, "a toy", "toy"), user=None, dataset="d", names=["clip_i"])
-        wb.save_sample(wb.make_sample([ref], other, "a toy", "toy"), user=None, dataset="d2", names=["clip_i"])
+            wb.saving.save(
+                wb.scoring.make_sample([ref], other, "a toy", "toy"), user=None, dataset="d", names=["clip_i"]
+            )
+        wb.saving.save(wb.scoring.make_sample([ref], other, "a toy", "toy"), user=None, dataset="d2", names=["clip_i"])
     finally:
         wb.close()
-    with_logins = Workbench(demo_settings.replace(anonymous_dataset_mb=1, users="ada:pw-ada-12:admin"))
+    with_logins = build_workbench(demo_settings.replace(anonymous_dataset_mb=1, users="ada:pw-ada-12:admin"))
     try:  # with logins, admins are trusted: no cap
-        with_logins.save_sample(
-            with_logins.make_sample([ref], out, "a toy", "toy"), user="ada", dataset="d", names=["clip_i"]
+        with_logins.saving.save(
+            with_logins.scoring.make_sample([ref], out, "a toy", "toy"), user="ada", dataset="d", names=["clip_i"]
         )
     finally:
         with_logins.close()

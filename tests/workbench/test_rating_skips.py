@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import Workbench, build_workbench
 from masc_ui.workbench.examples import load_example
 
 
 @pytest.fixture()
 def rated(demo_settings):
     """A workbench with two stored samples (no logins: any name rates) and the rater `zoe`."""
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     ex = load_example("cat-on-grass")
     ids = [
-        wb.recorder.save(wb.make_sample([ex.ref], ex.out, f"prompt {i}", "cat"), {}, user=None, dataset="d").sample_id
+        wb.recorder.save(
+            wb.scoring.make_sample([ex.ref], ex.out, f"prompt {i}", "cat"), {}, user=None, dataset="d"
+        ).sample_id
         for i in range(2)
     ]
     wb.database.store.ratings.ensure_rater("zoe")

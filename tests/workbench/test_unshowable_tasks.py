@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import Workbench, build_workbench
 from masc_ui.workbench.examples import load_example
 from tests.video_files import encode_video, synthetic_frames
 
 
 @pytest.fixture()
 def wb(demo_settings):
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     wb.database.store.ratings.ensure_rater("zoe")
     yield wb
     wb.close()
@@ -22,7 +22,7 @@ def wb(demo_settings):
 
 def _save(wb: Workbench, out, prompt: str) -> int:
     ex = load_example("cat-on-grass")
-    saved = wb.recorder.save(wb.make_sample([ex.ref], out, prompt, "cat"), {}, user=None, dataset="d")
+    saved = wb.recorder.save(wb.scoring.make_sample([ex.ref], out, prompt, "cat"), {}, user=None, dataset="d")
     wb.database.store.samples.set_for_rating("d", True)
     return saved.sample_id
 
@@ -52,7 +52,7 @@ def test_a_missing_output_file_is_shown_as_such_and_can_be_flagged(wb):
 def test_a_video_that_no_longer_decodes_is_shown_as_such_and_can_be_flagged(wb, tmp_path):
     path = tmp_path / "clip.mp4"
     path.write_bytes(encode_video(synthetic_frames(6)))
-    sample_id = _save(wb, wb.load_output(str(path)), "a square moving right")
+    sample_id = _save(wb, wb.scoring.load_output(str(path)), "a square moving right")
     blob = _blob(wb, sample_id)
     blob.write_bytes(np.random.default_rng(0).integers(0, 256, blob.stat().st_size, dtype=np.uint8).tobytes())
     task = wb.ratings.next_task("zoe")

@@ -109,11 +109,10 @@ def test_throttle_backs_off_per_name_and_per_address():
 
 
 def test_role_rules_of_the_use_cases(demo_settings, tmp_path: Path):
-    from masc_ui.workbench import Workbench
-    from masc_ui.workbench.agreement import agreement_view
+    from masc_ui.workbench import build_workbench
 
     settings = demo_settings.replace(users="ada:pw-ada-1:admin,ron:pw-ron-1:rater")
-    wb = Workbench(settings)
+    wb = build_workbench(settings)
     try:
         for call in (
             lambda: wb.samples.browse(user="ron"),
@@ -121,14 +120,14 @@ def test_role_rules_of_the_use_cases(demo_settings, tmp_path: Path):
             lambda: wb.samples.export("csv", user="ron", folder=tmp_path),
             lambda: wb.samples.open(1, user="ron"),
             lambda: wb.samples.latest_values(1, user="ron"),
-            lambda: agreement_view(wb.database, user="ron", dataset=None, criterion="cp"),
+            lambda: wb.agreement.view(user="ron", dataset=None, criterion="cp"),
             lambda: wb.database.check("ron"),
             lambda: wb.database.dump("ron", tmp_path / "d.json"),
-            lambda: wb.score(None, user="ron"),
-            lambda: wb.explain(None, user="ron"),
-            lambda: wb.save_sample(None, user="ron", dataset="x"),
-            lambda: wb.sam_predict(None, [], None, user="ron"),
-            lambda: wb.segment_by_name(None, "cat", user="ron"),
+            lambda: wb.scoring.score(None, user="ron"),
+            lambda: wb.scoring.explain(None, user="ron"),
+            lambda: wb.saving.save(None, user="ron", dataset="x"),
+            lambda: wb.segmentation.sam_predict(None, [], None, user="ron"),
+            lambda: wb.segmentation.segment_by_name(None, "cat", user="ron"),
             lambda: wb.samples.browse(user="stranger"),
             lambda: wb.ratings.next_task("stranger"),
             lambda: wb.ratings.next_task(None),
@@ -142,13 +141,13 @@ def test_role_rules_of_the_use_cases(demo_settings, tmp_path: Path):
 
 
 def test_export_file_names_are_chosen_by_the_server(demo_settings, tmp_path: Path):
-    from masc_ui.workbench import Workbench
+    from masc_ui.workbench import build_workbench
     from masc_ui.workbench.browse import export_file_name
 
     assert export_file_name("../../../tmp/x/victim", "csv") == "masc-export-tmp-x-victim.csv"
     assert export_file_name(None, "jsonl") == "masc-export-all.jsonl"
     assert export_file_name("..", "csv") == "masc-export-dataset.csv"
-    wb = Workbench(demo_settings)
+    wb = build_workbench(demo_settings)
     try:
         wb.database.store.samples.ensure_dataset("../../evil")
         path, _ = wb.samples.export("csv", user=None, dataset="../../evil", folder=tmp_path / "out")

@@ -12,7 +12,7 @@ from masc_ui.errors import InputError
 from masc_ui.imaging import InputImage, InputVideo, open_image, open_video, read_frames
 from masc_ui.metrics.sample import MetricValue
 from masc_ui.metrics.video.frame_masks import FrameMasks
-from masc_ui.workbench import Workbench
+from masc_ui.workbench import Workbench, build_workbench
 from masc_ui.workbench.recorder import NewSample, ScoredSample
 from tests.video_files import encode_video, synthetic_frames
 
@@ -21,7 +21,7 @@ METRICS = ["cp", "pf", "clip_i", "gmescore"]
 
 @pytest.fixture()
 def wb(demo_settings):
-    bench = Workbench(demo_settings.replace(video_frames=4))
+    bench = build_workbench(demo_settings.replace(video_frames=4))
     yield bench
     bench.close()
 
@@ -39,9 +39,9 @@ def files(tmp_path):
 
 def _sample(wb: Workbench, files, frame: int = 2):
     video, ref, mask = files
-    return wb.make_sample(
-        [wb.load_image(str(ref), "reference image 1")],
-        wb.load_output(str(video)),
+    return wb.scoring.make_sample(
+        [wb.scoring.load_image(str(ref), "reference image 1")],
+        wb.scoring.load_output(str(video)),
         "a green square moving right",
         "square",
         [mask],
@@ -53,9 +53,9 @@ def _sample(wb: Workbench, files, frame: int = 2):
 def test_save_a_video_sample_and_find_it_again(wb, files):
     sample = _sample(wb, files)
     assert isinstance(sample.out, InputVideo) and sample.out_mask.params == {"frame": 2}
-    report = wb.score(sample, METRICS, user="alice")
+    report = wb.scoring.score(sample, METRICS, user="alice")
     assert [r.metric for r in report.rows] == METRICS and all(r.value is not None for r in report.rows)
-    saved = wb.save_sample(sample, user="alice", dataset="videos", names=METRICS)
+    saved = wb.saving.save(sample, user="alice", dataset="videos", names=METRICS)
     assert saved.new_values == len(METRICS) and saved.new_masks == 2
 
     store = wb.database.store
@@ -71,21 +71,21 @@ def test_save_a_video_sample_and_find_it_again(wb, files):
     assert stored["gmescore"].provenance.params["video_frames"]["count"] == 32
     assert stored["pf"].provenance.params["out_mask_frames"]["method"] == "static"
     assert stored["cp"].extras["per_frame"] == pytest.approx(report.values["cp"].extras["per_frame"])
-    again = wb.save_sample(sample, user="alice", dataset="videos", names=METRICS)
+    again = wb.saving.save(sample, user="alice", dataset="videos", names=METRICS)
     assert again.new_values == again.new_masks == 0 and "nothing changed" in again.message
 
     opened = wb.samples.open(saved.sample_id, user="bob")
     assert opened.out == sample.out and isinstance(opened.out, InputVideo)
     assert isinstance(opened.out_mask, FrameMasks) and opened.out_mask.params["frame"] == 2
-    rows = {r.metric: r for r in wb.stored_report(saved.sample_id, user="bob").rows}
+    rows = {r.metric: r for r in wb.samples.stored_report(saved.sample_id, user="bob").rows}
     assert rows["gmescore"].value == pytest.approx(report.values["gmescore"].value) and "nexusscore" in rows
     poster = wb.samples.poster(saved.sample_id, user="bob")
     assert isinstance(poster, InputImage) and poster.size == (96, 64)
-    assert poster == wb.poster(sample.out) == wb.sampled_frames(sample.out)[0].image
+    assert poster == wb.videos.poster(sample.out) == wb.videos.sampled_frames(sample.out)[0].image
 
 
 def test_the_rater_gets_the_video_to_play(wb, files):
-    saved = wb.save_sample(_sample(wb, files), user="alice", dataset="videos", names=["clip_i"])
+    saved = wb.saving.save(_sample(wb, files), user="alice", dataset="videos", names=["clip_i"])
     wb.samples.set_for_rating("videos", True, user="alice")  # raters' tasks come from datasets marked for rating
     task = wb.ratings.next_task("rita")
     assert task.sample_id == saved.sample_id and task.is_video
@@ -103,10 +103,10 @@ def test_the_rater_gets_the_video_to_play(wb, files):
 
 def test_frame_series_strip_and_explain_one_frame(wb, files):
     sample = _sample(wb, files)
-    report = wb.score(sample, ["cp", "pf", "clip_i"], user="alice")
-    strip = wb.sampled_frames(sample.out)
+    report = wb.scoring.score(sample, ["cp", "pf", "clip_i"], user="alice")
+    strip = wb.videos.sampled_frames(sample.out)
     assert [f.index for f in strip] == [0, 2, 4, 7]
-    series = {s.metric: s for s in wb.frame_series(report, sample.out)}
+    series = {s.metric: s for s in wb.videos.frame_series(report.values, sample.out)}
     assert set(series) == {"cp", "pf", "clip_i"}
     cp = series["cp"]
     assert cp.frames == [0, 2, 4, 7] and cp.times_s == pytest.approx([i / 24 for i in cp.frames])
@@ -116,21 +116,23 @@ def test_frame_series_strip_and_explain_one_frame(wb, files):
         "time_s": pytest.approx(2 / 24),
         "value": cp.values[1],
     }
-    explained = wb.explain_frame(sample, 4, user="alice")
+    explained = wb.scoring.explain_frame(sample, 4, user="alice")
     assert explained.cp == pytest.approx(cp.values[2], abs=1e-5) and explained.out_best is not None
     assert explained.pf == pytest.approx(series["pf"].values[2], abs=1e-5)
     with pytest.raises(InputError, match="frame 8 does not exist: the video has frames 0..7"):
-        wb.explain_frame(sample, 8, user="alice")
+        wb.scoring.explain_frame(sample, 8, user="alice")
     with pytest.raises(InputError, match="choose one of its frames"):
-        wb.explain(sample, user="alice")
+        wb.scoring.explain(sample, user="alice")
 
 
 def test_masks_per_frame_from_the_subject_name_are_described_not_stored(wb, files):
     sample = _sample(wb, files)
-    masks = wb.segment_frames_by_name(sample.out, "square", user="alice")
+    masks = wb.segmentation.segment_frames_by_name(sample.out, "square", user="alice")
     assert masks.method == "text" and sorted(masks.masks) == [0, 2, 4, 7] and masks.params["text"] == "square"
-    by_name = wb.make_sample(list(sample.refs), sample.out, sample.prompt, sample.subject, sample.ref_masks, masks)
-    saved = wb.save_sample(by_name, user="alice", dataset="videos", names=["pf"])
+    by_name = wb.scoring.make_sample(
+        list(sample.refs), sample.out, sample.prompt, sample.subject, sample.ref_masks, masks
+    )
+    saved = wb.saving.save(by_name, user="alice", dataset="videos", names=["pf"])
     store = wb.database.store
     assert ("output", 0) not in store.masks.current(saved.sample_id)  # one mask per frame: not a slot's mask
     pf = store.metrics.history(saved.sample_id)[0]
@@ -157,12 +159,12 @@ def test_bad_video_inputs_are_refused_clearly(wb, files, tmp_path):
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(video.read_bytes()[: len(video.read_bytes()) // 3])
     with pytest.raises(InputError, match="broken.mp4"):
-        wb.load_output(str(broken))
-    out = wb.load_output(str(video))
+        wb.scoring.load_output(str(broken))
+    out = wb.scoring.load_output(str(video))
     with pytest.raises(InputError, match="it was drawn on frame 9, but the video has frames 0..7"):
-        wb.make_sample([open_image(str(ref))], out, "p", "s", [mask], mask, out_mask_frame=9)
-    image = wb.make_sample([open_image(str(ref))], open_image(str(ref)), "p", "s")
+        wb.scoring.make_sample([open_image(str(ref))], out, "p", "s", [mask], mask, out_mask_frame=9)
+    image = wb.scoring.make_sample([open_image(str(ref))], open_image(str(ref)), "p", "s")
     with pytest.raises(InputError, match=r"unknown metric\(s\) \['gmescore'\]"):
-        wb.score(image, ["gmescore"], user="a")
+        wb.scoring.score(image, ["gmescore"], user="a")
     with pytest.raises(InputError, match="frame masks belong to a video output"):
-        wb.make_sample([open_image(str(ref))], open_image(str(ref)), "p", "s", [], FrameMasks.static(mask))
+        wb.scoring.make_sample([open_image(str(ref))], open_image(str(ref)), "p", "s", [], FrameMasks.static(mask))
