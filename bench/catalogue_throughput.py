@@ -12,10 +12,11 @@ comes and goes; the best run is the least disturbed).
 `WORKLOADS` is the one list of (metric, checkpoint size) rows: `demo` = the tiny demo checkpoint (what the demo
 profile runs), `base` = a seeded random checkpoint of the released architecture or a base-size one, built once in
 --workdir by `bench/workloads.py` (Qwen2.5-VL-style chat VLM with a Qwen2-0.5B-sized LM, BLIP-2 ITM ViT-B/14 +
-BERT-base Q-Former, IR-101, FaceScore BLIP ViT-B/16 + BERT-base, ResNet-50). Samples: VQAScore/ITMScore: distinct
-512 x 512 outputs, each with its own prompt (no image shared: the batching gain alone); FaceSim: views of the
-astronaut photo of scikit-image, two references each shared by half the outputs; FaceScore, ArtScore: those views as
-outputs. Face metrics use the packaged MTCNN detector (no SCRFD / RetinaFace weights here).
+BERT-base Q-Former, IR-101, FaceScore BLIP ViT-B/16 + BERT-base (also ImageReward's base row: the same network),
+ResNet-50, an OpenCLIP ViT-B/16 for HPSv2.1). Samples: VQAScore/ITMScore/ImageReward/HPSv2.1: distinct 512 x 512
+outputs, each with its own prompt (no image shared: the batching gain alone); FaceSim, FaceSim-Arc: views of the
+astronaut photo of scikit-image, two references each shared by half the outputs; FaceScore, ArtScore, aesthetic: those
+views as outputs. Face metrics use the packaged MTCNN detector (no SCRFD / RetinaFace weights here).
 
     python bench/catalogue_throughput.py                                       # every workload
     python bench/catalogue_throughput.py --only facesim-base --repeats 1
@@ -50,6 +51,7 @@ from workloads import (  # noqa: E402
     blip2_itm_checkpoint,
     face_photos,
     facescore_checkpoint,
+    hps_checkpoint,
     ir101_checkpoint,
     qwen_vl_checkpoint,
     random_image,
@@ -143,6 +145,18 @@ WORKLOADS: list[Workload] = [
         lambda w, d: {"artscore_checkpoint": str(artscore_checkpoint(w))},
         face_outputs,
     ),
+    Workload("imagereward-demo", "imagereward", "demo", lambda w, d: {}, prompted_outputs),
+    Workload(
+        "imagereward-base",
+        "imagereward",
+        "base",
+        lambda w, d: {"imagereward_model": str(facescore_checkpoint(w) / "FS_model.pt")},
+        prompted_outputs,
+    ),
+    Workload("hpsv21-demo", "hpsv21", "demo", lambda w, d: {}, prompted_outputs),
+    Workload("hpsv21-base", "hpsv21", "base", lambda w, d: {"hps_model": str(hps_checkpoint(w))}, prompted_outputs),
+    Workload("aesthetic-demo", "aesthetic", "demo", lambda w, d: {}, face_outputs),
+    Workload("facesim_arc-demo", "facesim_arc", "demo", lambda w, d: {}, face_pairs),
 ]
 
 

@@ -234,6 +234,26 @@ def artscore_checkpoint(workdir: Path) -> Path:
     return built_once(workdir, "artscore-resnet50-random", build, RELEASED_FILE) / RELEASED_FILE
 
 
+def hps_checkpoint(workdir: Path) -> Path:
+    """A seeded random OpenCLIP ViT-B/16 (OpenCLIP's `ViT-B-16` sizes) saved as HPSv2.1's release is, with its sizes in
+    `open_clip_config.json` beside it (the file itself is returned)."""
+    import json
+
+    import open_clip
+    import torch
+
+    from masc_ui.models.nets.hpsv2 import CONFIG_FILE, RELEASED_FILE
+
+    def build(folder: Path) -> None:
+        config = open_clip.get_model_config("ViT-B-16")
+        torch.manual_seed(0)
+        model = open_clip.CLIP(**config)
+        (folder / CONFIG_FILE).write_text(json.dumps({"model_cfg": config}))
+        torch.save({"state_dict": model.state_dict()}, folder / RELEASED_FILE)
+
+    return built_once(workdir, "hps-vit-b16-random", build, RELEASED_FILE) / RELEASED_FILE
+
+
 def catalogue_base_settings(workdir: Path) -> dict[str, str]:
     """Settings overrides naming the scorer catalogue's base-size random checkpoints (built once under `workdir`):
     VQAScore's chat-VLM family, ITMScore, FaceSim's recognizer, FaceScore, ArtScore."""

@@ -53,7 +53,8 @@ class Settings:
     """FaceScore: folder (or HF repo) holding the released `FS_model.pt` + `med_config.json`; None = the profile's."""
     face_detector_dir: str | None = None
     """FaceSim's SCRFD detector: an unzipped insightface `buffalo_l` model-pack folder; None = the profile's
-    (unavailable -> the packaged MTCNN, not the reference detector)."""
+    (unavailable -> the packaged MTCNN, not the reference detector). FaceSim-Arc reads its ArcFace recognizer
+    `w600k_r50.onnx` from the same folder."""
     face_recognizer: str | None = None
     """FaceSim's IR-101 CurricularFace weights (`glint360k_curricular_face_r101_backbone.bin`: file, folder or HF
     repo); None = the profile's."""
@@ -62,6 +63,18 @@ class Settings:
     profile's (unavailable -> the packaged MTCNN)."""
     artscore_checkpoint: str | None = None
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo); None = the profile's."""
+    imagereward_model: str | None = None
+    """ImageReward: folder (or HF repo) holding the released `ImageReward.pt` + `med_config.json`, or the `.pt` file
+    itself; None = the profile's (`THUDM/ImageReward`)."""
+    hps_model: str | None = None
+    """HPSv2.1: the OpenCLIP checkpoint `HPS_v2.1_compressed.pt` (file, folder or HF repo; an `open_clip_config.json`
+    beside it names another OpenCLIP architecture than ViT-H-14); None = the profile's (`xswu/HPSv2`)."""
+    aesthetic_head: str | None = None
+    """LAION aesthetic predictor v2 MLP (`sac+logos+ava1-l14-linearMSE.pth`: file, folder, URL or HF repo); None = the
+    profile's (the file of LAION's improved-aesthetic-predictor repository)."""
+    aesthetic_clip_model: str | None = None
+    """CLIP whose image embedding the aesthetic head reads (HF id or local dir); None = the profile's
+    (`openai/clip-vit-large-patch14`)."""
     vqa_model: str | None = None
     """VQAScore model (HF id or local dir): a CLIP-FlanT5 checkpoint or any chat VLM (e.g.
     `Qwen/Qwen2.5-VL-7B-Instruct`), told apart by its config; None = the profile's (`zhiqiulin/clip-flant5-xxl`)."""

@@ -104,6 +104,25 @@ CATALOGUE_FLAGS = (
         "ID|DIR",
         "the local DreamBench++ judge, a chat VLM (MASC_DBPP_LOCAL_MODEL)",
     ),
+    (
+        "--imagereward-model",
+        "imagereward_model",
+        "DIR|FILE|REPO",
+        "ImageReward.pt + med_config.json (MASC_IMAGEREWARD_MODEL)",
+    ),
+    ("--hps-model", "hps_model", "FILE|DIR|REPO", "HPSv2.1's HPS_v2.1_compressed.pt (MASC_HPS_MODEL)"),
+    (
+        "--aesthetic-head",
+        "aesthetic_head",
+        "FILE|DIR|URL|REPO",
+        "LAION aesthetic predictor v2 MLP (MASC_AESTHETIC_HEAD)",
+    ),
+    (
+        "--aesthetic-clip-model",
+        "aesthetic_clip_model",
+        "ID|DIR",
+        "CLIP ViT-L/14 the aesthetic head reads (MASC_AESTHETIC_CLIP_MODEL)",
+    ),
 )
 """The scorer catalogue's checkpoint settings: (flag, Settings field, metavar, help); default: the profile's."""
 

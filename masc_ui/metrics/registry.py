@@ -242,6 +242,67 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
     ),
     (
         MetricSpec(
+            "imagereward",
+            "ImageReward",
+            (-math.inf, math.inf),
+            True,
+            "(r - 0.16717) / 1.03334 (ImageReward.score), r = the BLIP reward head's output for the output (224 px, "
+            "bicubic, centre crop) and the full prompt (BERT tokens, 35); about N(0, 1) over ImageReward's training "
+            "images.",
+            "ImageReward (Xu et al., NeurIPS 2023); image-reward 1.5",
+            needs_prompt=True,
+            backbone_settings=("imagereward_model",),
+            family="quality",
+        ),
+        "masc_ui.metrics.quality.imagereward:ImageRewardScorer",
+    ),
+    (
+        MetricSpec(
+            "hpsv21",
+            "HPSv2.1",
+            (-100.0, 100.0),
+            True,
+            "100 * cosine of the HPSv2.1 (OpenCLIP ViT-H/14 fine-tune) embeddings of the output (long side 224, padded "
+            "square) and the full prompt (77 tokens), as the HPSv2 benchmark; hpsv2's score() is this / 100.",
+            "HPSv2 (Wu et al., 2023), HPS v2.1 checkpoint; hpsv2 1.2.0",
+            needs_prompt=True,
+            backbone_settings=("hps_model",),
+            family="quality",
+        ),
+        "masc_ui.metrics.quality.hps:HpsScorer",
+    ),
+    (
+        MetricSpec(
+            "aesthetic",
+            "Aesthetic",
+            (-math.inf, math.inf),
+            True,
+            "LAION aesthetic predictor v2: its MLP on the L2-normalised CLIP ViT-L/14 image embedding of the output "
+            "(trained on 1-10 ratings); a video: mean over its sampled frames (32 by default, as OpenS2V).",
+            "LAION improved-aesthetic-predictor v2 (sac+logos+ava1-l14-linearMSE); " + _OPENS2V + " (get_aesscore.py)",
+            backbone_settings=("aesthetic_head", "aesthetic_clip_model"),
+            family="quality",
+        ),
+        "masc_ui.metrics.quality.aesthetic:AestheticScorer",
+    ),
+    (
+        MetricSpec(
+            "facesim_arc",
+            "FaceSim-Arc",
+            (0.0, 1.0),
+            True,
+            "max(0, cos) of ArcFace (insightface buffalo_l w600k_r50, ONNX) embeddings of the largest face of output "
+            "and reference (FaceSim's detection; 5-point alignment to 112); several references: mean; NaN when either "
+            "has no face.",
+            _OPENS2V + " (get_facesim.py, facesim_arc)",
+            needs_reference=True,
+            backbone_settings=("face_detector_dir",),
+            family="faces",
+        ),
+        "masc_ui.metrics.faces.facesim_arc:ArcFaceSimScorer",
+    ),
+    (
+        MetricSpec(
             "dbpp_cp",
             "DreamBench++ CP",
             (0.0, 4.0),

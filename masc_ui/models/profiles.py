@@ -48,6 +48,16 @@ class ModelIds:
     """ArtScore's ResNet-50 state dict (file, folder, URL or HF repo)."""
     dbpp_judge: str | None = None
     """The local DreamBench++ judge: a chat VLM (`AutoModelForImageTextToText` with a chat template)."""
+    imagereward: str | None = None
+    """ImageReward: folder or HF repo with the released `ImageReward.pt` + `med_config.json`."""
+    hps: str | None = None
+    """HPSv2.1: the OpenCLIP checkpoint `HPS_v2.1_compressed.pt` (file, folder or HF repo holding it)."""
+    aesthetic_head: str | None = None
+    """LAION aesthetic predictor v2 MLP `sac+logos+ava1-l14-linearMSE.pth` (file, folder, URL or HF repo)."""
+    aesthetic_clip: str | None = None
+    """The CLIP (ViT-L/14) whose image embedding the aesthetic head reads."""
+    arcface: str | None = None
+    """FaceSim-Arc's ArcFace recognizer: the insightface `buffalo_l` folder holding `w600k_r50.onnx` (or the file)."""
 
 
 PAPER = ModelIds(
@@ -72,6 +82,13 @@ PAPER = ModelIds(
         "loss@listMLE_model@resnet50_denseLayer@True_batch_size@16_lr@0.0001_dropout@0.5_E_8.pth"
     ),
     dbpp_judge="Qwen/Qwen2.5-VL-7B-Instruct",
+    imagereward="THUDM/ImageReward",
+    hps="xswu/HPSv2",
+    aesthetic_head=(
+        "https://github.com/christophschuhmann/improved-aesthetic-predictor/raw/main/sac+logos+ava1-l14-linearMSE.pth"
+    ),
+    aesthetic_clip="openai/clip-vit-large-patch14",
+    arcface="~/.insightface/models/buffalo_l",
 )
 FAST = replace(
     PAPER,
@@ -100,10 +117,17 @@ DEMO_NAMES = {
     "face_recognizer": "face-recognizer",
     "artscore": "artscore",
     "dbpp_judge": "qwen2.5-vl",
+    "imagereward": "imagereward",
+    "hps": "hpsv2",
+    "aesthetic_head": "aesthetic",
+    "aesthetic_clip": "clip",
+    "arcface": "arcface",
 }
 """ModelIds field -> demo folder. The demo profile has no face detector weights: face metrics use the packaged
 MTCNN there (real weights, shipped inside the PyPI package `mtcnn`; a random detector would find random faces);
-the tiny RetinaFace (`retinaface`) is built for tests and for `MASC_RETINAFACE_WEIGHTS`."""
+the tiny RetinaFace (`retinaface`) is built for tests and for `MASC_RETINAFACE_WEIGHTS`. The demo ArcFace folder
+(`arcface`) holds the tiny recognizer `w600k_r50.onnx` alone (MTCNN finds the faces there, as for FaceSim); the
+aesthetic head reads the tiny CLIP of the CLIP family (`clip`)."""
 DEMO_SAM = ("vit_tiny", "sam-vit-tiny/sam_vit_tiny.pth")
 
 
@@ -139,5 +163,10 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "retinaface": settings.retinaface_weights,
         "artscore": settings.artscore_checkpoint,
         "dbpp_judge": settings.dbpp_local_model,
+        "imagereward": settings.imagereward_model,
+        "hps": settings.hps_model,
+        "aesthetic_head": settings.aesthetic_head,
+        "aesthetic_clip": settings.aesthetic_clip_model,
+        "arcface": settings.face_detector_dir,
     }
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

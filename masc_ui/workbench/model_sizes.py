@@ -39,6 +39,10 @@ CHECKPOINT_FIELDS: dict[str, str] = {
     "retinaface_weights": "retinaface",
     "artscore_checkpoint": "artscore",
     "dbpp_local_model": "dbpp_judge",
+    "imagereward_model": "imagereward",
+    "hps_model": "hps",
+    "aesthetic_head": "aesthetic_head",
+    "aesthetic_clip_model": "aesthetic_clip",
 }
 """`MetricSpec.backbone_settings` entry -> the `ModelIds` field of the checkpoint it chooses. Backbone settings
 that choose no checkpoint of their own (`pickscore_processor`: a processor; `naflex_max_patches`, `stripper`, the
@@ -54,6 +58,9 @@ PUBLISHED_PARAMETERS: dict[str, str] = {
     "openai/clip-vit-base-patch32": "151M",
     "yuvalkirstain/PickScore_v1": "986M",
     "facebook/dino-vits16": "22M",
+    "THUDM/ImageReward": "0.45B",
+    "xswu/HPSv2": "986M",
+    "openai/clip-vit-large-patch14": "428M",
     "Alibaba-NLP/gme-Qwen2-VL-7B-Instruct": "8.3B",
     "Alibaba-NLP/gme-Qwen2-VL-2B-Instruct": "2.2B",
     "BestWishYsh/OpenS2V-Weight": "65M (IR-101)",

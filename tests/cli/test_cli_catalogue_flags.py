@@ -23,6 +23,10 @@ FLAGS = {
     "--artscore-checkpoint": "artscore_checkpoint",
     "--dbpp-judge": "dbpp_judge",
     "--dbpp-local-model": "dbpp_local_model",
+    "--imagereward-model": "imagereward_model",
+    "--hps-model": "hps_model",
+    "--aesthetic-head": "aesthetic_head",
+    "--aesthetic-clip-model": "aesthetic_clip_model",
 }
 CHOICES = {"dbpp_judge": ("local", "api")}
 """(given by the flag, set in the environment) for a setting with a fixed set of values."""

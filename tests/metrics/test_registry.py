@@ -38,10 +38,14 @@ NAMES = [
     "facesim",
     "facescore",
     "artscore",
+    "imagereward",
+    "hpsv21",
+    "aesthetic",
+    "facesim_arc",
 ]
 JUDGES = ["dbpp_cp", "dbpp_pf"]
 """Image metrics asked of a chat model (tests/metrics/judges): no judge can be asked with the demo settings' API."""
-FACE_METRICS = {"facesim", "facescore"}
+FACE_METRICS = {"facesim", "facescore", "facesim_arc"}
 """Metrics that cannot apply to images without a face (NaN with the reason): the random images here have none."""
 
 

@@ -20,7 +20,7 @@ ALL_METRICS = ["cp", "pf", "clip_i", "clip_i_seg", "clip_t", "clipscore", "picks
 
 def _values(table_html: str) -> dict[str, str]:
     """metric -> shown value text of the score table."""
-    rows = re.findall(r'<tr data-metric="([a-z_]+)".*?<td[^>]*data-value="[^"]*">([^<]*)</td>', table_html)
+    rows = re.findall(r'<tr data-metric="([a-z0-9_]+)".*?<td[^>]*data-value="[^"]*">([^<]*)</td>', table_html)
     return dict(rows)
 
 

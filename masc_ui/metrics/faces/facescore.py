@@ -32,7 +32,7 @@ from ...caching import LruCache
 from ...imaging import InputImage, as_input_image
 from ...models.loaded_models import ModelRegistry
 from ...models.loading import load_pretrained, pick_device, pick_dtype
-from ...models.nets.blip_reward import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_facescore_model
+from ...models.nets.blip_reward import CONFIG_FILE, IMAGE_SIZE, MODEL_FILE, FaceScoreModel, load_reward_model
 from ...models.precision import cast_model, float32_parts, precision_params
 from ...models.profiles import ModelIds
 from ...models.weight_files import resolve_weights_file
@@ -159,29 +159,37 @@ class FaceScoreBackbone:
         return np.concatenate(scores) if scores else np.zeros(0, np.float32)
 
 
-def facescore_files(ref: str, settings: Settings) -> tuple[Path, Path]:
-    """(`FS_model.pt`, `med_config.json`) of `ref`: a folder, the model file itself (config beside it), or a HF repo."""
+def reward_files(
+    ref: str,
+    settings: Settings,
+    *,
+    filename: str = MODEL_FILE,
+    setting: str = "facescore_model",
+    what: str = "FaceScore",
+) -> tuple[Path, Path]:
+    """(model file `filename`, `med_config.json`) of a BLIP reward checkpoint `ref`: a folder, the model file itself
+    (config beside it), or a HF repo. Errors name `what` and the env var of `setting`."""
     path = Path(ref).expanduser()
 
-    def resolve(source: str, filename: str, what: str) -> Path:
+    def resolve(source: str, name: str, label: str) -> Path:
         return resolve_weights_file(
-            source, filename=filename, what=what, setting="facescore_model", cache_dir=settings.resolved_cache_dir
+            source, filename=name, what=label, setting=setting, cache_dir=settings.resolved_cache_dir
         )
 
     if path.is_file():
         config = path.parent / CONFIG_FILE
-        return path, resolve(str(config) if config.exists() else str(path.parent), CONFIG_FILE, "FaceScore config")
-    return resolve(ref, MODEL_FILE, "FaceScore model"), resolve(ref, CONFIG_FILE, "FaceScore config")
+        return path, resolve(str(config) if config.exists() else str(path.parent), CONFIG_FILE, f"{what} config")
+    return resolve(ref, filename, f"{what} model"), resolve(ref, CONFIG_FILE, f"{what} config")
 
 
-def load_tokenizer(model_dir: Path) -> tuple[Any, str]:
+def load_tokenizer(model_dir: Path, *, what: str = "FaceScore") -> tuple[Any, str]:
     """BLIP's BERT tokenizer: the one saved in `model_dir` if any, else `bert-base-uncased`; with ImageReward's
     `[DEC]` (bos) and `[ENC]` special tokens added. Returns (tokenizer, where it came from)."""
     from transformers import AutoTokenizer
 
     has_own = (model_dir / "tokenizer.json").exists() or (model_dir / "vocab.txt").exists()
     source = str(model_dir) if has_own else BERT_TOKENIZER
-    tokenizer = load_pretrained(AutoTokenizer, source, what="FaceScore text tokenizer (BERT, uncased)")
+    tokenizer = load_pretrained(AutoTokenizer, source, what=f"{what} text tokenizer (BERT, uncased)")
     if "[DEC]" not in tokenizer.get_vocab():
         tokenizer.add_special_tokens({"bos_token": "[DEC]"})
     if "[ENC]" not in tokenizer.get_vocab():
@@ -189,17 +197,23 @@ def load_tokenizer(model_dir: Path) -> tuple[Any, str]:
     return tokenizer, source
 
 
-def tokenize_face_text(tokenizer: Any, vocab_size: int) -> dict[str, torch.Tensor]:
-    """ "A face." as (1, 35) input_ids / attention_mask (padded to 35, as ImageReward)."""
-    tokens = tokenizer(FACE_TEXT, padding="max_length", truncation=True, max_length=TEXT_LENGTH, return_tensors="pt")
+def tokenize_texts(tokenizer: Any, texts: list[str], vocab_size: int, *, what: str) -> dict[str, torch.Tensor]:
+    """`texts` as (N, 35) input_ids / attention_mask (truncated and padded to 35, as ImageReward); an error naming
+    `what` when the tokenizer's ids do not fit the model's word embeddings."""
+    tokens = tokenizer(texts, padding="max_length", truncation=True, max_length=TEXT_LENGTH, return_tensors="pt")
     if int(tokens["input_ids"].max()) >= vocab_size:
         from ...errors import ModelUnavailableError
 
         raise ModelUnavailableError(
-            f"FaceScore: the tokenizer gives ids up to {int(tokens['input_ids'].max())}, "
+            f"{what}: the tokenizer gives ids up to {int(tokens['input_ids'].max())}, "
             f"beyond the model's {vocab_size} word embeddings; it is not the model's tokenizer"
         )
     return {"input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"]}
+
+
+def tokenize_face_text(tokenizer: Any, vocab_size: int) -> dict[str, torch.Tensor]:
+    """ "A face." as (1, 35) input_ids / attention_mask (padded to 35, as ImageReward)."""
+    return tokenize_texts(tokenizer, [FACE_TEXT], vocab_size, what="FaceScore")
 
 
 def load_facescore_backbone(settings: Settings, models: ModelRegistry, ids: ModelIds) -> FaceScoreBackbone:
@@ -209,8 +223,9 @@ def load_facescore_backbone(settings: Settings, models: ModelRegistry, ids: Mode
         raise InputError("FaceScore needs its checkpoint: set MASC_FACESCORE_MODEL")
     device = pick_device(settings.device)
     dtype = pick_dtype(settings.dtype, device)
-    model_file, config_file = facescore_files(ids.facescore, settings)
-    model = cast_model(load_facescore_model(model_file, config_file), device, dtype, float32_parts=("head",))
+    model_file, config_file = reward_files(ids.facescore, settings)
+    what = f"FaceScore checkpoint {model_file} (MASC_FACESCORE_MODEL)"
+    model = cast_model(load_reward_model(model_file, config_file, what=what), device, dtype, float32_parts=("head",))
     tokenizer, source = load_tokenizer(model_file.parent)
     text = tokenize_face_text(tokenizer, model.sizes.text_config["vocab_size"])
     choice = choose_detector("facescore", settings, ids)

@@ -17,7 +17,8 @@ the mean over the used references of max(0, cos); None where the frame has no fa
 reference's video FaceSim), `refs_used`, `n_with_face`, `n_used` (of the first used reference), `detector`.
 Extras: `per_ref` (max(0, cos) per reference), `cos` (raw cosines), `faces` (boxes, landmarks, scores of every
 face found, and which one was used), `detector`. Faces are detected once per (image, detector), embeddings
-cached per (image, detector); recognizer forwards run in batches of `BATCH_SIZE` crops.
+cached per (image, detector); recognizer forwards run in batches of `BATCH_SIZE` crops. The recognizer is a
+`FaceRecognizer` (its crop and its embedding): `CurricularFace` here, ArcFace for FaceSim-Arc (`facesim_arc`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -59,6 +60,48 @@ ALIGNMENT = (
 )
 
 
+class FaceRecognizer(Protocol):
+    """What FaceSim needs of a face recognizer (CurricularFace here, ArcFace in `facesim_arc`)."""
+
+    label: str
+    """The architecture, for provenance."""
+    alignment: str
+    """How its crops are made, for provenance."""
+
+    def crop(self, rgb: np.ndarray, face: Face, *, padded_retry: bool) -> np.ndarray:
+        """(S, S, 3) uint8 RGB crop of `face` in `rgb` (H, W, 3) uint8, as the recognizer reads it; `padded_retry`:
+        the face was found only on the image padded by SCRFD's retry."""
+        ...
+
+    def embed(self, crops: np.ndarray) -> np.ndarray:
+        """(N, E) float32 raw embeddings of (N, S, S, 3) uint8 RGB crops (one batch)."""
+        ...
+
+
+class CurricularFace:
+    """The IR-101 CurricularFace recognizer of OpenS2V's `facesim_cur` (see the module docstring)."""
+
+    alignment = ALIGNMENT
+
+    def __init__(self, model: IRBackbone, device: str, dtype: torch.dtype) -> None:
+        self.model = model
+        self.device = device
+        self.dtype = dtype
+        self.label = model.arch.label
+
+    def crop(self, rgb: np.ndarray, face: Face, *, padded_retry: bool) -> np.ndarray:
+        """`aligned_face` of the original image (OpenS2V crops it there, padded retry or not)."""
+        if face.landmarks is None:
+            raise InputError(f"FaceSim needs face landmarks; the detector gave none for the face at {face.box}")
+        return aligned_face(rgb, face.landmarks)
+
+    @torch.inference_mode()
+    def embed(self, crops: np.ndarray) -> np.ndarray:
+        emb = self.model(conv_input(face_tensor(crops), self.device, self.dtype)).float()
+        out: np.ndarray = emb.cpu().numpy()
+        return out
+
+
 @dataclass(frozen=True)
 class FaceSimInfo:
     model_id: str
@@ -68,14 +111,16 @@ class FaceSimInfo:
     dtype: torch.dtype
     architecture: str
     detector: dict[str, Any]
+    alignment: str = ALIGNMENT
+    """How the recognizer's crops are made."""
 
 
 class FaceSimBackbone:
-    """The IR recognizer + the shared face detection service; unit embeddings (E,) of each image's face."""
+    """A face recognizer + the shared face detection service; unit embeddings (E,) of each image's face."""
 
     def __init__(
         self,
-        model: IRBackbone,
+        recognizer: FaceRecognizer,
         detection: FaceDetectionService,
         choice: DetectorChoice,
         info: FaceSimInfo,
@@ -83,7 +128,7 @@ class FaceSimBackbone:
         batch_size: int = BATCH_SIZE,
         cache_size: int = CACHE_SIZE,
     ) -> None:
-        self.model = model
+        self.recognizer = recognizer
         self.detection = detection
         self.choice = choice
         self.info = info
@@ -103,31 +148,32 @@ class FaceSimBackbone:
         out: list[np.ndarray | None] = [None] * len(images)
         if with_face:
             keys = [(images[i].sha256, self.detection.name) for i, _ in with_face]
-            items = [(images[i], face) for i, face in with_face]
+            items = [(images[i], detections[i]) for i, _ in with_face]
             vectors = self.embedding_cache.get_or_compute_many(keys, items, self._encode)
             for (i, _), vec in zip(with_face, vectors):
                 out[i] = vec
         return out
 
-    def aligned_crop(self, image: InputImage, face: Face) -> np.ndarray:
+    def aligned_crop(self, image: InputImage, face: Face, *, padded_retry: bool = False) -> np.ndarray:
         """(112, 112, 3) uint8 RGB crop of `face` as the recognizer sees it."""
         if face.landmarks is None:
             raise ModelUnavailableError(
                 f"FaceSim aligns each face by its landmarks, and the {self.detection.name} face detector gives none; "
                 "use a detector that gives 5 landmarks (scrfd, retinaface or mtcnn)"
             )
-        return aligned_face(np.asarray(image.pixels.convert("RGB")), face.landmarks)
+        return self.recognizer.crop(np.asarray(image.pixels.convert("RGB")), face, padded_retry=padded_retry)
 
-    @torch.inference_mode()
-    def _encode(self, items: list[tuple[InputImage, Face]]) -> np.ndarray:
-        crops = np.stack([self.aligned_crop(img, face) for img, face in items])
+    def _encode(self, items: list[tuple[InputImage, FaceDetections]]) -> np.ndarray:
+        crops = []
+        for img, det in items:
+            assert det.largest is not None  # `embeddings` passes images with a face only
+            crops.append(self.aligned_crop(img, det.largest, padded_retry=det.padded_retry))
         chunks = []
         for start in range(0, len(crops), self.batch_size):
-            batch = face_tensor(crops[start : start + self.batch_size])
-            emb = self.model(conv_input(batch, self.info.device, self.info.dtype)).float()
-            chunks.append((emb / emb.norm(dim=-1, keepdim=True)).cpu().numpy())
+            emb = self.recognizer.embed(np.stack(crops[start : start + self.batch_size])).astype(np.float32)
+            chunks.append(emb / np.linalg.norm(emb, axis=-1, keepdims=True))
             with self._count_lock:
-                self.forwards += len(batch)
+                self.forwards += len(emb)
         return np.concatenate(chunks)
 
 
@@ -149,7 +195,9 @@ def load_facesim_backbone(settings: Settings, models: ModelRegistry, ids: ModelI
         setting="face_recognizer",
         cache_dir=settings.resolved_cache_dir,
     )
-    model = in_conv_layout(load_recognizer(path).to(device, dtype), device)
+    model = load_recognizer(path).to(device, dtype)
+    in_conv_layout(model, device)  # in place
+    recognizer = CurricularFace(model, device, dtype)
     choice = choose_detector("facesim", settings, ids)
     detection = shared_face_detection(models, settings, choice, device)
     info = FaceSimInfo(
@@ -157,10 +205,10 @@ def load_facesim_backbone(settings: Settings, models: ModelRegistry, ids: ModelI
         revision="local",
         device=device,
         dtype=dtype,
-        architecture=model.arch.label,
+        architecture=recognizer.label,
         detector=detection.describe(choice),
     )
-    return FaceSimBackbone(model, detection, choice, info)
+    return FaceSimBackbone(recognizer, detection, choice, info)
 
 
 @dataclass
@@ -190,6 +238,8 @@ class FaceSimScorer(BackboneScorer):
     MODEL_FIELDS = ("face_recognizer",)
     VIDEO_FRAME_RULE = FACESIM_FRAMES
     VIDEO_AGGREGATE = VIDEO_AGGREGATE
+    VIDEO_DROPS_ZEROS = True
+    """Whether a video's frames whose max(0, cos) is 0 leave its mean (OpenS2V: for CurricularFace, yes)."""
 
     def score_videos(
         self, samples: Sequence[Sample], frames: Sequence[Sequence[InputImage]], samplings: Sequence[FrameSampling]
@@ -220,7 +270,7 @@ class FaceSimScorer(BackboneScorer):
             for j in used:
                 ref = vectors[rs[j].sha256]
                 cosines = [float(np.dot(ref, vectors[f.sha256])) if f.sha256 in vectors else None for f in fs]
-                value, detail = video_facesim(cosines)
+                value, detail = video_facesim(cosines, drop_zeros=self.VIDEO_DROPS_ZEROS)
                 per_ref.append(value)
                 per_frame_ref.append(detail["per_frame"])
                 details.append(detail)
@@ -276,7 +326,7 @@ class FaceSimScorer(BackboneScorer):
         return {
             "architecture": info.architecture,
             "detector": info.detector,
-            "alignment": ALIGNMENT,
+            "alignment": info.alignment,
             "similarity": "max(0, cos) of L2-normalized BatchNorm1d embeddings; several references: mean",
         }
 
@@ -289,7 +339,9 @@ class FaceSimScorer(BackboneScorer):
 
         def crop(img: InputImage, det: FaceDetections) -> Image.Image | None:
             face = det.largest
-            return Image.fromarray(backbone.aligned_crop(img, face)) if face is not None else None
+            if face is None:
+                return None
+            return Image.fromarray(backbone.aligned_crop(img, face, padded_retry=det.padded_retry))
 
         return FaceSimExplanation(
             value=value.value,

@@ -20,9 +20,11 @@ from ...imaging import FrameRule
 FACESIM_FRAMES = FrameRule("linspace", 32)
 
 
-def video_facesim(frame_cosines: Sequence[float | None]) -> tuple[float, dict[str, Any]]:
+def video_facesim(frame_cosines: Sequence[float | None], *, drop_zeros: bool = True) -> tuple[float, dict[str, Any]]:
     """(FaceSim, extras) from the cosine of the reference face with the face of each sampled frame (None = no face
     found in that frame). Extras: `per_frame` (max(0, cos), None without a face), `n_frames`, `n_with_face`, `n_used`.
+    `drop_zeros=False` keeps the frames whose max(0, cos) is 0 in the mean (OpenS2V's ArcFace loop: its test
+    `arc_scores != 0.0` compares the list, never the score, so no frame is dropped there).
     Raises `InputError` for a NaN or infinite cosine."""
     per_frame: list[float | None] = []
     for k, cos in enumerate(frame_cosines):
@@ -32,7 +34,7 @@ def video_facesim(frame_cosines: Sequence[float | None]) -> tuple[float, dict[st
         if not math.isfinite(float(cos)):
             raise InputError(f"video FaceSim: the cosine of frame {k} is {cos}; expected a finite number or None")
         per_frame.append(max(0.0, float(cos)))
-    used = [s for s in per_frame if s is not None and s != 0.0]
+    used = [s for s in per_frame if s is not None and (s != 0.0 or not drop_zeros)]
     value = float(np.mean(np.asarray(used, np.float64))) if used else 0.0
     return value, {
         "per_frame": per_frame,

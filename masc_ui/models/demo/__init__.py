@@ -34,6 +34,10 @@ DEMO_BUILDERS: dict[str, str] = {
     "clip-flant5": "masc_ui.models.demo.clip_flant5:build",
     "qwen2.5-vl": "masc_ui.models.demo.qwen_vl:build",
     "blip2-itm": "masc_ui.models.demo.blip2_itm:build",
+    "imagereward": "masc_ui.models.demo.catalogue:build_imagereward",
+    "hpsv2": "masc_ui.models.demo.preference:build_hps",
+    "aesthetic": "masc_ui.models.demo.preference:build_aesthetic",
+    "arcface": "masc_ui.models.demo.faces:build_arcface",
 }
 
 

@@ -6,6 +6,8 @@ loaders (`masc_ui.models.nets.blip_reward`, `masc_ui.metrics.quality.artscore`).
   `mlp.layers.{0,2,4,6,7}` head 32-1024-128-64-16-1; the `position_ids` buffer old transformers saved),
   `med_config.json` (BLIP's BERT config, `add_cross_attention: true`, vocab = tokenizer + [DEC] + [ENC]), and a
   BERT WordPiece tokenizer (lower-casing, [PAD]/[UNK]/[CLS]/[SEP]/[MASK]) built with the `tokenizers` library.
+- `build_imagereward`: the same tiny BLIP reward model saved as ImageReward's `ImageReward.pt` (+ `med_config.json`,
+  tokenizer), its own seed.
 - `build_artscore`: the released ArtScore state-dict layout on a narrow Bottleneck ResNet (stem 8, one block
   per stage) with ArtScore's head Linear(256, 1000) - ReLU - Dropout - Linear(1000, 1).
 """
@@ -55,9 +57,11 @@ def build_tokenizer():
     )
 
 
-def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None) -> None:
+def build_facescore(
+    out_dir: Path, seed: int, *, text: dict | None = None, vision: dict | None = None, model_file: str | None = None
+) -> None:
     """Write the tiny FaceScore checkpoint into `out_dir`; `text` / `vision` override the sizes (`TEXT`, `VISION`),
-    e.g. for the benchmarks' base-size checkpoint."""
+    e.g. for the benchmarks' base-size checkpoint; `model_file` the file name (default FaceScore's `FS_model.pt`)."""
     from ..nets.blip_reward import (
         CONFIG_FILE,
         ITC_PROJECTION,
@@ -98,7 +102,14 @@ def build_facescore(out_dir: Path, seed: int, *, text: dict | None = None, visio
     state["blip.text_proj.weight"] = 0.02 * torch.randn(ITC_PROJECTION, text_sizes["hidden_size"])
     state["blip.text_proj.bias"] = torch.zeros(ITC_PROJECTION)
     state[POSITION_IDS] = torch.arange(text_sizes["max_position_embeddings"]).expand(1, -1).clone()
-    torch.save(state, out_dir / MODEL_FILE)
+    torch.save(state, out_dir / (model_file or MODEL_FILE))
+
+
+def build_imagereward(out_dir: Path, seed: int) -> None:
+    """Write the tiny ImageReward checkpoint (FaceScore's architecture, ImageReward's file name) into `out_dir`."""
+    from ..nets.blip_reward import IMAGEREWARD_FILE
+
+    build_facescore(out_dir, seed + 1, model_file=IMAGEREWARD_FILE)
 
 
 def build_artscore(out_dir: Path, seed: int) -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 import torch
 
 TEXT_LENGTH = 77
+PROJECTION_DIM = 16
+"""Width of the tiny CLIPs' projected embeddings (what the demo aesthetic head reads)."""
 _MERGES = ["t h", "h e</w>", "o n</w>", "i n", "o f</w>", "th e</w>", "in g</w>"]
 
 
@@ -66,7 +68,7 @@ def _build(out_dir: Path, seed: int, *, patch_size: int, hidden_act: str, pad_to
             num_attention_heads=2,
             max_position_embeddings=TEXT_LENGTH,
             hidden_act=hidden_act,
-            projection_dim=16,
+            projection_dim=PROJECTION_DIM,
             **ids,
         ),
         vision_config=dict(
@@ -77,9 +79,9 @@ def _build(out_dir: Path, seed: int, *, patch_size: int, hidden_act: str, pad_to
             image_size=224,
             patch_size=patch_size,
             hidden_act=hidden_act,
-            projection_dim=16,
+            projection_dim=PROJECTION_DIM,
         ),
-        projection_dim=16,
+        projection_dim=PROJECTION_DIM,
         logit_scale_init_value=logit_scale,
     )
     torch.manual_seed(seed)

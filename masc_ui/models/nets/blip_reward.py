@@ -1,5 +1,6 @@
-"""The FaceScore reward model (Liao et al. 2024, OPPO FaceScore; built on ImageReward's BLIP) rebuilt with
-transformers' BLIP classes, loading the released `FS_model.pt` + `med_config.json`.
+"""The BLIP reward model of ImageReward (Xu et al. 2023, THUDM/ImageReward) and of FaceScore (Liao et al. 2024,
+OPPO FaceScore, a fine-tune of it) rebuilt with transformers' BLIP classes, loading the released `ImageReward.pt` /
+`FS_model.pt` + `med_config.json` (one key layout, one loader: `load_reward_model`).
 
 Released key layout (the `ImageReward` module of THUDM/ImageReward that FaceScore's `load` instantiates:
 `blip` = BLIP_Pretrain(vit="large", image_size=224) with its ViT and its BERT text encoder with cross-attention,
@@ -46,6 +47,9 @@ HEAD_WIDTHS = (1024, 128, 64, 16, 1)
 ITC_PROJECTION = 256
 """Width of BLIP's (unused here) vision_proj / text_proj."""
 MODEL_FILE = "FS_model.pt"
+"""FaceScore's released file."""
+IMAGEREWARD_FILE = "ImageReward.pt"
+"""ImageReward's released file (same key layout)."""
 CONFIG_FILE = "med_config.json"
 POSITION_IDS = "blip.text_encoder.embeddings.position_ids"
 
@@ -155,12 +159,12 @@ class FaceScoreModel(nn.Module):
         return self.head(text[:, 0, :]).float().squeeze(-1)  # head in float32 under the policy: see facescore
 
 
-def read_med_config(path: Path) -> dict:
-    """The BERT config of BLIP's text encoder (`med_config.json`)."""
+def read_med_config(path: Path, *, what: str = "FaceScore") -> dict:
+    """The BERT config of BLIP's text encoder (`med_config.json`); errors name `what`."""
     try:
         cfg = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise ModelUnavailableError(f"FaceScore: {path} is not a readable med_config.json ({exc})") from exc
+        raise ModelUnavailableError(f"{what}: {path} is not a readable med_config.json ({exc})") from exc
     needed = (
         "vocab_size",
         "hidden_size",
@@ -171,10 +175,10 @@ def read_med_config(path: Path) -> dict:
     )
     lacking = [k for k in needed if k not in cfg]
     if lacking:
-        raise ModelUnavailableError(f"FaceScore: {path} lacks {', '.join(lacking)}; it is not BLIP's med_config.json")
+        raise ModelUnavailableError(f"{what}: {path} lacks {', '.join(lacking)}; it is not BLIP's med_config.json")
     if not cfg.get("add_cross_attention", False):
         raise ModelUnavailableError(
-            f"FaceScore: {path} has add_cross_attention false; FaceScore's text encoder cross-attends to the image"
+            f"{what}: {path} has add_cross_attention false; the reward model's text encoder cross-attends to the image"
         )
     return cfg
 
@@ -189,7 +193,8 @@ def sizes_from_checkpoint(state: dict[str, torch.Tensor], text_config: dict, *, 
     ):
         if key not in state:
             raise ModelUnavailableError(
-                f"{what}: the checkpoint lacks the key {key!r}; it is not FaceScore's {MODEL_FILE}"
+                f"{what}: the checkpoint lacks the key {key!r}; it is not a BLIP reward checkpoint (FaceScore's "
+                f"{MODEL_FILE}, ImageReward's {IMAGEREWARD_FILE})"
             )
     width = int(state["blip.visual_encoder.cls_token"].shape[-1])
     patch = int(state["blip.visual_encoder.patch_embed.proj.weight"].shape[-1])
@@ -198,7 +203,7 @@ def sizes_from_checkpoint(state: dict[str, torch.Tensor], text_config: dict, *, 
         raise ModelUnavailableError(f"{what}: ViT width {width} is not a multiple of {VIT_HEAD_DIM} (BLIP's head size)")
     if math.isqrt(positions - 1) * patch != IMAGE_SIZE or math.isqrt(positions - 1) ** 2 != positions - 1:
         raise ModelUnavailableError(
-            f"{what}: the ViT position table has {positions} rows; FaceScore's 224 px "
+            f"{what}: the ViT position table has {positions} rows; the reward model's 224 px "
             f"input with patch {patch} needs {(IMAGE_SIZE // patch) ** 2 + 1}"
         )
     layers = len({m.group(1) for k in state if (m := re.match(r"blip\.visual_encoder\.blocks\.(\d+)\.", k))})
@@ -211,13 +216,13 @@ def sizes_from_checkpoint(state: dict[str, torch.Tensor], text_config: dict, *, 
     )
 
 
-def load_facescore_model(model_file: Path, config_file: Path) -> FaceScoreModel:
-    """`FaceScoreModel` with the weights of the released `FS_model.pt`, every key checked (see the module doc)."""
+def load_reward_model(model_file: Path, config_file: Path, *, what: str) -> FaceScoreModel:
+    """`FaceScoreModel` with the weights of a released `FS_model.pt` / `ImageReward.pt`, every key checked (see the
+    module doc); errors name `what` (e.g. "FaceScore checkpoint <file> (MASC_FACESCORE_MODEL)")."""
     from ..state_dicts import read_state_dict
 
-    what = f"FaceScore checkpoint {model_file} (MASC_FACESCORE_MODEL)"
     state = read_state_dict(model_file, what=what)
-    sizes = sizes_from_checkpoint(state, read_med_config(config_file), what=what)
+    sizes = sizes_from_checkpoint(state, read_med_config(config_file, what=what), what=what)
     model = FaceScoreModel(sizes)
     own = model.state_dict()
     expected = {released_name(k): tuple(v.shape) for k, v in own.items()}
