@@ -13,10 +13,12 @@ comes and goes; the best run is the least disturbed).
 profile runs), `base` = a seeded random checkpoint of the released architecture or a base-size one, built once in
 --workdir by `bench/workloads.py` (Qwen2.5-VL-style chat VLM with a Qwen2-0.5B-sized LM, BLIP-2 ITM ViT-B/14 +
 BERT-base Q-Former, IR-101, FaceScore BLIP ViT-B/16 + BERT-base (also ImageReward's base row: the same network),
-ResNet-50, an OpenCLIP ViT-B/16 for HPSv2.1). Samples: VQAScore/ITMScore/ImageReward/HPSv2.1: distinct 512 x 512
-outputs, each with its own prompt (no image shared: the batching gain alone); FaceSim, FaceSim-Arc: views of the
-astronaut photo of scikit-image, two references each shared by half the outputs; FaceScore, ArtScore, aesthetic: those
-views as outputs. Face metrics use the packaged MTCNN detector (no SCRFD / RetinaFace weights here).
+ResNet-50, an OpenCLIP ViT-B/16 for HPSv2.1, DINO ViT-S/16, DINOv2-base, the DreamSim ensemble of three ViT-B/16).
+Samples: VQAScore/ITMScore/ImageReward/HPSv2.1: distinct 512 x 512 outputs, each with its own prompt (no image
+shared: the batching gain alone); FaceSim, FaceSim-Arc: views of the astronaut photo of scikit-image, two references
+each shared by half the outputs; FaceScore, ArtScore, aesthetic: those views as outputs; DINO-I-Seg, DINOv2-I(-Seg),
+DreamSim(-Seg): distinct masked 512 x 512 outputs against two masked references, each shared by half of them. Face
+metrics use the packaged MTCNN detector (no SCRFD / RetinaFace weights here).
 
     python bench/catalogue_throughput.py                                       # every workload
     python bench/catalogue_throughput.py --only facesim-base --repeats 1
@@ -49,11 +51,15 @@ from workloads import (  # noqa: E402
     SUBJECTS,
     artscore_checkpoint,
     blip2_itm_checkpoint,
+    dino_checkpoint,
+    dinov2_checkpoint,
+    dreamsim_checkpoint,
     face_photos,
     facescore_checkpoint,
     hps_checkpoint,
     ir101_checkpoint,
     qwen_vl_checkpoint,
+    random_ellipse,
     random_image,
 )
 
@@ -112,6 +118,41 @@ def face_outputs(n: int) -> list[Sample]:
     return [Sample(refs=(), out=views[i % len(views)]) for i in range(n)]
 
 
+def subject_pairs(n: int) -> list[Sample]:
+    """`n` distinct 512 x 512 outputs with an ellipse mask, against two 512 x 384 references (masked too), each
+    shared by half of them: what the embedding metrics and their -Seg variants compare."""
+    rng = np.random.default_rng(n)
+    refs = [as_input_image(random_image(rng, (512, 384))) for _ in range(2)]
+    ref_masks = [random_ellipse((512, 384), rng) for _ in refs]
+    half = (n + 1) // 2
+    return [
+        Sample(
+            refs=(refs[i >= half],),
+            ref_masks=(ref_masks[i >= half],),
+            out=as_input_image(random_image(rng, (512, 512))),
+            out_mask=random_ellipse((512, 512), rng),
+        )
+        for i in range(n)
+    ]
+
+
+def embedding_workloads() -> list[Workload]:
+    """DINO-I-Seg, DINOv2-I(-Seg), DreamSim(-Seg) on the demo checkpoints and on base-size random ones."""
+    base = {
+        "dino_i_seg": lambda w, d: {"dino_model": str(dino_checkpoint(w))},
+        "dinov2_i": lambda w, d: {"dinov2_model": str(dinov2_checkpoint(w))},
+        "dinov2_i_seg": lambda w, d: {"dinov2_model": str(dinov2_checkpoint(w))},
+        "dreamsim": lambda w, d: {"dreamsim_weights": str(dreamsim_checkpoint(w))},
+        "dreamsim_seg": lambda w, d: {"dreamsim_weights": str(dreamsim_checkpoint(w))},
+    }
+    rows = []
+    for metric, overrides in base.items():
+        name = metric.replace("_", "-")
+        rows.append(Workload(f"{name}-demo", metric, "demo", lambda w, d: {}, subject_pairs))
+        rows.append(Workload(f"{name}-base", metric, "base", overrides, subject_pairs))
+    return rows
+
+
 WORKLOADS: list[Workload] = [
     Workload(
         "vqascore-chat-demo", "vqascore", "demo", lambda w, d: {"vqa_model": str(d / "qwen2.5-vl")}, prompted_outputs
@@ -157,6 +198,7 @@ WORKLOADS: list[Workload] = [
     Workload("hpsv21-base", "hpsv21", "base", lambda w, d: {"hps_model": str(hps_checkpoint(w))}, prompted_outputs),
     Workload("aesthetic-demo", "aesthetic", "demo", lambda w, d: {}, face_outputs),
     Workload("facesim_arc-demo", "facesim_arc", "demo", lambda w, d: {}, face_pairs),
+    *embedding_workloads(),
 ]
 
 

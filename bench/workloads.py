@@ -1,6 +1,6 @@
 """What the benchmark scripts share: random base-size checkpoints (SigLIP2 NaFlex, CLIP, PickScore-shaped CLIP,
 DINO, and the scorer catalogue's: Qwen2.5-VL-style chat VLM, BLIP-2 ITM, IR-101, FaceScore BLIP, ArtScore
-ResNet-50), photos of a face, and synthetic images/masks."""
+ResNet-50, DINOv2-base, the DreamSim ensemble), photos of a face, and synthetic images/masks."""
 
 from __future__ import annotations
 
@@ -252,6 +252,29 @@ def hps_checkpoint(workdir: Path) -> Path:
         torch.save({"state_dict": model.state_dict()}, folder / RELEASED_FILE)
 
     return built_once(workdir, "hps-vit-b16-random", build, RELEASED_FILE) / RELEASED_FILE
+
+
+def dinov2_checkpoint(workdir: Path) -> Path:
+    """A seeded random `Dinov2Model` of facebook/dinov2-base's shape (hidden 768, 12 layers, 12 heads) with the real
+    processor configuration."""
+    from masc_ui.models.demo.dino import build_v2
+
+    return built_once(
+        workdir, "dinov2-base-random", lambda d: build_v2(d, 0, hidden=768, layers=12, heads=12), "config.json"
+    )
+
+
+def dreamsim_checkpoint(workdir: Path) -> Path:
+    """A seeded random DreamSim ensemble release folder of the real shape (three ViT-B/16, projections 512, LoRA r 16
+    on every attn.qkv; about 1 GB)."""
+    from masc_ui.models.demo.dreamsim import build
+
+    return built_once(
+        workdir,
+        "dreamsim-ensemble-random",
+        lambda d: build(d, 0, width=768, projection=512, lora_rank=16, lora_alpha=8.0),
+        "ensemble_lora/adapter_config.json",
+    )
 
 
 def catalogue_base_settings(workdir: Path) -> dict[str, str]:

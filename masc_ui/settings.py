@@ -42,7 +42,15 @@ class Settings:
     pickscore_processor: str | None = None
     """PickScore processor; None = the profile's (`laion/CLIP-ViT-H-14-laion2B-s32B-b79K`)."""
     dino_model: str | None = None
-    """DINO checkpoint for DINO-I; None = the profile's (`facebook/dino-vits16`)."""
+    """DINO checkpoint for DINO-I and DINO-I-Seg; None = the profile's (`facebook/dino-vits16`)."""
+    dinov2_model: str | None = None
+    """DINOv2 checkpoint (`Dinov2Model`, HF id or local dir) for DINOv2-I and DINOv2-I-Seg; None = the profile's
+    (`facebook/dinov2-base`, `facebook/dinov2-small` in `fast`)."""
+    dreamsim_weights: str | None = None
+    """DreamSim ensemble weights: the folder of the release `dreamsim_ensemble_checkpoint.zip` extracted, with the
+    DINO ViT-B/16 backbone `checkpoints/dino_vitbase16_pretrain.pth` (the folder the `dreamsim` package's
+    `cache_dir` becomes after its first use), or the release zip's URL (downloaded with that backbone into
+    `cache_dir` once); None = the profile's (the v0.2.0 release URL)."""
     sam_variant: str | None = None
     """Segment Anything variant `vit_b` / `vit_l` / `vit_h`; None = the profile's."""
     sam_checkpoint: str | None = None

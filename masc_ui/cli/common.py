@@ -123,6 +123,13 @@ CATALOGUE_FLAGS = (
         "ID|DIR",
         "CLIP ViT-L/14 the aesthetic head reads (MASC_AESTHETIC_CLIP_MODEL)",
     ),
+    ("--dinov2-model", "dinov2_model", "ID|DIR", "DINOv2-I / DINOv2-I-Seg backbone, a Dinov2Model (MASC_DINOV2_MODEL)"),
+    (
+        "--dreamsim-weights",
+        "dreamsim_weights",
+        "DIR|ZIP|URL",
+        "DreamSim ensemble release: its extracted folder, or the release zip or its URL (MASC_DREAMSIM_WEIGHTS)",
+    ),
 )
 """The scorer catalogue's checkpoint settings: (flag, Settings field, metavar, help); default: the profile's."""
 

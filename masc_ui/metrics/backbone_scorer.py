@@ -18,6 +18,8 @@ from .sample import MetricValue, Sample
 
 Computed = tuple[float, "str | None", dict[str, Any]]
 """(value, reason when NaN, extras) of one sample."""
+Pair = tuple[Any, Sequence[Any]]
+"""(output image, its reference images), as a metric of the output against its references compares them."""
 
 
 class BackboneScorer(ABC):
@@ -89,3 +91,16 @@ class BackboneScorer(ABC):
     @abstractmethod
     def _compute(self, samples: list[Sample], backbone: Any) -> list[Computed]:
         """One (value, reason, extras) per sample; every sample has the inputs `self.needs` names."""
+
+
+class ReferenceScorer(BackboneScorer):
+    """Base of the metrics of an output against its references (CLIP-I, DINO-I, DINOv2-I, DreamSim): subclasses
+    implement `_score_pairs`; `_compute` applies it to each sample's (output, references). The -Seg variants
+    (`masc_ui.metrics.segmented_subject`) apply it to the segmented images instead."""
+
+    @abstractmethod
+    def _score_pairs(self, pairs: list[Pair], backbone: Any) -> list[Computed]:
+        """One (value, reason, extras) per (output, references) pair."""
+
+    def _compute(self, samples: list[Sample], backbone: Any) -> list[Computed]:
+        return self._score_pairs([(s.out_image, s.refs) for s in samples], backbone)

@@ -19,7 +19,11 @@ FAMILIES = {
         "CLIP family",
         "Embedding cosines of CLIP-architecture models: CLIP-I, CLIP-I-Seg, CLIP-T, CLIPScore, PickScore.",
     ),
-    "dino": ("DINO family", "Self-supervised ViT embeddings of output and reference."),
+    "dino": (
+        "DINO family",
+        "Self-supervised ViT embeddings of output and reference: DINO-I, DINOv2-I, and DreamSim (DINO and CLIP "
+        "ViTs tuned to human similarity judgements); each also on the subject only (-Seg).",
+    ),
     "vqa": (
         "Image-text questions",
         "A vision-language model asked whether the output shows the prompt: VQAScore, ITMScore.",

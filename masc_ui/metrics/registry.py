@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 _COS = (-1.0, 1.0)
 _MASC_PAPER = "MaSC (arXiv 2605.22469); reference implementation masc-metric 0.3.0"
 _DREAMBOOTH = "DreamBooth (Ruiz et al., CVPR 2023); DreamBench++ (Peng et al., ICLR 2025)"
+_SEG_RULE = "the -Seg rule of CLIP-I-Seg (idea of KnowCusBench/MoKus; exact recipe ours)"
 _OPENS2V = "OpenS2V-Nexus (Yuan et al., NeurIPS 2025 D&B, arXiv 2505.20292), eval/ scripts"
 _DREAMBENCH_PP = "DreamBench++ (Peng et al., ICLR 2025), yuangpeng/dreambench_plus eval scripts and prompts/"
 _DBPP_SETTINGS = (
@@ -165,6 +166,89 @@ _METRICS: tuple[tuple[MetricSpec, str], ...] = (
             family="dino",
         ),
         "masc_ui.metrics.dino.dino_i:DinoImageScorer",
+    ),
+    (
+        MetricSpec(
+            "dino_i_seg",
+            "DINO-I-Seg",
+            _COS,
+            True,
+            "DINO-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
+            "margin (CLIP-I-Seg's rule), against the reference (optionally segmented the same way); several "
+            "references: mean.",
+            _SEG_RULE + " on DINO-I",
+            needs_masks="out",
+            needs_reference=True,
+            backbone_settings=("dino_model",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dino_i:DinoSegScorer",
+    ),
+    (
+        MetricSpec(
+            "dinov2_i",
+            "DINOv2-I",
+            _COS,
+            True,
+            "Cosine of the DINOv2 CLS embeddings (Dinov2Model pooler_output = the layer-normed CLS token; the "
+            "checkpoint's processor: shorter side 256 bicubic, centre crop 224, ImageNet norm) of output and "
+            "reference; several references: their mean.",
+            "DINOv2 (Oquab et al., TMLR 2024); DreamBench++ (Peng et al., ICLR 2025) Dinov2Score (reported x100)",
+            needs_reference=True,
+            backbone_settings=("dinov2_model",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dinov2_i:Dinov2ImageScorer",
+    ),
+    (
+        MetricSpec(
+            "dinov2_i_seg",
+            "DINOv2-I-Seg",
+            _COS,
+            True,
+            "DINOv2-I of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
+            "margin (CLIP-I-Seg's rule), against the reference (optionally segmented the same way); several "
+            "references: mean.",
+            _SEG_RULE + " on DINOv2-I",
+            needs_masks="out",
+            needs_reference=True,
+            backbone_settings=("dinov2_model",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dinov2_i:Dinov2SegScorer",
+    ),
+    (
+        MetricSpec(
+            "dreamsim",
+            "DreamSim",
+            (0.0, 2.0),
+            False,
+            "1 - cos of the DreamSim ensemble embeddings (DINO ViT-B/16 CLS + CLIP and OpenCLIP ViT-B/16 projected "
+            "embeddings with the release's LoRA; 224x224 bicubic; concatenated, centred, L2-normalized) of output "
+            "and reference; several references: the mean distance. Lower = more similar.",
+            "DreamSim (Fu et al., NeurIPS 2023); package dreamsim 0.2.1, ensemble model",
+            needs_reference=True,
+            backbone_settings=("dreamsim_weights",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dreamsim:DreamSimScorer",
+    ),
+    (
+        MetricSpec(
+            "dreamsim_seg",
+            "DreamSim-Seg",
+            (0.0, 2.0),
+            False,
+            "DreamSim of the output with pixels outside its mask filled white and cropped to the mask's box + 5% "
+            "margin (CLIP-I-Seg's rule), against the reference (optionally segmented the same way); several "
+            "references: the mean distance. Lower = more similar.",
+            _SEG_RULE + " on DreamSim",
+            needs_masks="out",
+            needs_reference=True,
+            backbone_settings=("dreamsim_weights",),
+            family="dino",
+        ),
+        "masc_ui.metrics.dino.dreamsim:DreamSimSegScorer",
     ),
     (
         MetricSpec(
@@ -488,7 +572,7 @@ def parse_metric_names(text: str | Iterable[str], media: str | None = "image") -
 def get_scorer(name: str, settings: Settings, models: ModelRegistry | None = None, **params: Any) -> Scorer:
     """A scorer for metric `name` with `.spec` and `.score(samples, missing="raise")`. Its model loads on the
     first `score` call, once per `models` registry (None = a private registry). `params` are the metric's
-    options (CLIP-I-Seg: `fill`, `margin`, `segment_reference`); unknown ones raise `InputError`."""
+    options (the -Seg metrics: `fill`, `margin`, `segment_reference`); unknown ones raise `InputError`."""
     spec = get_spec(name)
     module, cls = _FACTORIES[name].split(":")
     factory = getattr(importlib.import_module(module), cls)

@@ -27,6 +27,8 @@ _SETTING = {
     "pickscore": "pickscore_model",
     "pickscore_processor": "pickscore_processor",
     "dino": "dino_model",
+    "dinov2": "dinov2_model",
+    "dreamsim": "dreamsim_weights",
     "gme": "gme_model",
     "nexus_detector": "nexus_detector",
     "facescore": "facescore_model",

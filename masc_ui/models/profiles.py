@@ -21,7 +21,11 @@ class ModelIds:
     pickscore_processor: str
     """PickScore's processor (the CLIP-ViT-H-14 one)."""
     dino: str
-    """DINO ViT for DINO-I."""
+    """DINO ViT for DINO-I and DINO-I-Seg."""
+    dinov2: str
+    """DINOv2 (`Dinov2Model`) for DINOv2-I and DINOv2-I-Seg."""
+    dreamsim: str
+    """DreamSim ensemble release (the folder of `dreamsim_ensemble_checkpoint.zip` extracted, or the zip's URL)."""
     sam_variant: str
     """Segment Anything variant: vit_b, vit_l, vit_h."""
     sam_checkpoint: str | None
@@ -60,12 +64,19 @@ class ModelIds:
     """FaceSim-Arc's ArcFace recognizer: the insightface `buffalo_l` folder holding `w600k_r50.onnx` (or the file)."""
 
 
+DREAMSIM_ENSEMBLE_URL = (
+    "https://github.com/ssundaram21/dreamsim/releases/download/v0.2.0-checkpoints/dreamsim_ensemble_checkpoint.zip"
+)
+"""The DreamSim ensemble weights as the `dreamsim` package 0.2.1 downloads them (`dreamsim/config.py`)."""
+
 PAPER = ModelIds(
     siglip="google/siglip2-so400m-patch16-naflex",
     clip="openai/clip-vit-base-patch32",
     pickscore="yuvalkirstain/PickScore_v1",
     pickscore_processor="laion/CLIP-ViT-H-14-laion2B-s32B-b79K",
     dino="facebook/dino-vits16",
+    dinov2="facebook/dinov2-base",
+    dreamsim=DREAMSIM_ENSEMBLE_URL,
     sam_variant="vit_h",
     sam_checkpoint=None,
     sam3="facebook/sam3",
@@ -93,6 +104,7 @@ PAPER = ModelIds(
 FAST = replace(
     PAPER,
     siglip="google/siglip2-base-patch16-naflex",
+    dinov2="facebook/dinov2-small",
     sam_variant="vit_b",
     gme="Alibaba-NLP/gme-Qwen2-VL-2B-Instruct",
     nexus_detector="google/owlv2-base-patch16-ensemble",
@@ -108,6 +120,8 @@ DEMO_NAMES = {
     "pickscore": "clip-h",
     "pickscore_processor": "clip-h",
     "dino": "dino",
+    "dinov2": "dinov2",
+    "dreamsim": "dreamsim",
     "sam3": "sam3",
     "vqa": "clip-flant5",
     "itm": "blip2-itm",
@@ -150,6 +164,8 @@ def model_ids(settings: Settings, profile: str | None = None) -> ModelIds:
         "pickscore": settings.pickscore_model,
         "pickscore_processor": settings.pickscore_processor,
         "dino": settings.dino_model,
+        "dinov2": settings.dinov2_model,
+        "dreamsim": settings.dreamsim_weights,
         "sam_variant": settings.sam_variant,
         "sam_checkpoint": settings.sam_checkpoint,
         "sam3": settings.sam3_model,

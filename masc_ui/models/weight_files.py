@@ -75,3 +75,68 @@ def _from_hub(repo_id: str, filename: str, *, what: str, env: str) -> Path:
             f"{what}: could not get {filename} from the Hugging Face repo {repo_id!r} ({reason}). Download it on a "
             f"machine with internet and set {env} to the local file or folder, or use the demo profile."
         ) from exc
+
+
+def resolve_weights_folder(ref: str, *, marker: str, what: str, setting: str, cache_dir: Path) -> Path:
+    """The local folder of the released weights `ref` names, holding `marker` (a file or folder of the release).
+
+    - an existing folder: itself, or the one folder inside it that holds `marker` (an archive extracted with its
+      top folder);
+    - a local `.zip` file, or an `http(s)://` / `file://` URL of one (downloaded into `cache_dir` on first use):
+      extracted once into `<cache_dir>/<zip name without .zip>/`.
+
+    Raises `ModelUnavailableError` naming `what`, `ref` and the env var of `setting`.
+    """
+    env = f"MASC_{setting.upper()}"
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        return _folder_holding(path, marker, what=what, env=env)
+    if path.is_file() and path.suffix == ".zip":
+        archive = path
+    elif ref.startswith(URL_PREFIXES):
+        archive = _download(ref, what=what, env=env, cache_dir=cache_dir)
+    else:
+        raise ModelUnavailableError(
+            f"{what}: {ref} does not exist. Set {env} to the folder of the extracted release, the release zip (or "
+            "its URL), or use the demo profile (tiny random weights)."
+        )
+    target = Path(cache_dir) / archive.name.removesuffix(".zip")
+    if not target.is_dir():
+        _extract(archive, target, what=what, env=env)
+    return _folder_holding(target, marker, what=what, env=env)
+
+
+def _extract(archive: Path, target: Path, *, what: str, env: str) -> None:
+    """Unzip `archive` into a temporary sibling of `target`, renamed into place when complete."""
+    import shutil
+    import zipfile
+
+    tmp = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(tmp)  # zipfile drops absolute paths and ".." parts: nothing lands outside tmp
+    except (zipfile.BadZipFile, OSError) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ModelUnavailableError(
+            f"{what}: {archive} is not a readable zip archive ({exc}). Delete it and download it again, or set {env} "
+            "to the extracted folder."
+        ) from exc
+    try:
+        tmp.rename(target)
+    except OSError:
+        if not target.is_dir():  # another process extracting the same archive finished first: keep its folder
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _folder_holding(folder: Path, marker: str, *, what: str, env: str) -> Path:
+    if (folder / marker).exists():
+        return folder
+    inner = [child for child in sorted(folder.iterdir()) if child.is_dir() and (child / marker).exists()]
+    if len(inner) == 1:
+        return inner[0]
+    raise ModelUnavailableError(
+        f"{what}: the folder {folder} holds no {marker}; it is not the extracted release. Point {env} at the "
+        "folder the release archive was extracted into, or at the archive's URL."
+    )

@@ -43,6 +43,8 @@ CHECKPOINT_FIELDS: dict[str, str] = {
     "hps_model": "hps",
     "aesthetic_head": "aesthetic_head",
     "aesthetic_clip_model": "aesthetic_clip",
+    "dinov2_model": "dinov2",
+    "dreamsim_weights": "dreamsim",
 }
 """`MetricSpec.backbone_settings` entry -> the `ModelIds` field of the checkpoint it chooses. Backbone settings
 that choose no checkpoint of their own (`pickscore_processor`: a processor; `naflex_max_patches`, `stripper`, the
@@ -58,6 +60,11 @@ PUBLISHED_PARAMETERS: dict[str, str] = {
     "openai/clip-vit-base-patch32": "151M",
     "yuvalkirstain/PickScore_v1": "986M",
     "facebook/dino-vits16": "22M",
+    "facebook/dinov2-base": "86M",
+    "facebook/dinov2-small": "22M",
+    "https://github.com/ssundaram21/dreamsim/releases/download/v0.2.0-checkpoints/dreamsim_ensemble_checkpoint.zip": (
+        "0.26B (three ViT-B image encoders)"
+    ),
     "THUDM/ImageReward": "0.45B",
     "xswu/HPSv2": "986M",
     "openai/clip-vit-large-patch14": "428M",

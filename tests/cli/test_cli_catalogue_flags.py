@@ -27,6 +27,8 @@ FLAGS = {
     "--hps-model": "hps_model",
     "--aesthetic-head": "aesthetic_head",
     "--aesthetic-clip-model": "aesthetic_clip_model",
+    "--dinov2-model": "dinov2_model",
+    "--dreamsim-weights": "dreamsim_weights",
 }
 CHOICES = {"dbpp_judge": ("local", "api")}
 """(given by the flag, set in the environment) for a setting with a fixed set of values."""

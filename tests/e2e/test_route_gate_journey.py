@@ -21,9 +21,9 @@ def seeded(app_server):
     wb = app_server.wb
     cat, coffee = EXAMPLES_DIR / "cat-on-grass", EXAMPLES_DIR / "coffee-on-bricks"
     for i, out in enumerate((cat / "out.jpg", coffee / "out.jpg", cat / "ref.jpg")):
-        sample = wb.make_sample([cat / "ref.jpg"], out, "a cat behind the gate", "cat")  # one prompt: pairs
-        wb.recorder.save(sample, {}, user=None, dataset="gate-bench", method=f"m{i}")
-    wb.samples.set_for_rating("gate-bench", True, user=None)
+        sample = wb.scoring.make_sample([cat / "ref.jpg"], out, "a cat behind the gate", "cat")  # one prompt: pairs
+        wb.recorder.save(sample, {}, user="alice", dataset="gate-bench", method=f"m{i}")
+    wb.samples.set_for_rating("gate-bench", True, user="alice")
     return app_server
 
 

@@ -33,6 +33,11 @@ NAMES = [
     "clipscore",
     "pickscore",
     "dino_i",
+    "dino_i_seg",
+    "dinov2_i",
+    "dinov2_i_seg",
+    "dreamsim",
+    "dreamsim_seg",
     "vqascore",
     "itmscore",
     "facesim",
@@ -46,6 +51,8 @@ NAMES = [
 JUDGES = ["dbpp_cp", "dbpp_pf"]
 """Image metrics asked of a chat model (tests/metrics/judges): no judge can be asked with the demo settings' API."""
 FACE_METRICS = {"facesim", "facescore", "facesim_arc"}
+DISTANCES = {"dreamsim", "dreamsim_seg"}
+"""The metrics where lower is better."""
 """Metrics that cannot apply to images without a face (NaN with the reason): the random images here have none."""
 
 
@@ -72,7 +79,7 @@ def test_every_metric_declared_once_with_its_metadata():
     assert metrics.list_metrics() == specs
     for spec in specs:
         assert isinstance(spec, MetricSpec) and spec.display_name and spec.convention and spec.paper
-        assert spec.range[0] < spec.range[1] and spec.higher_is_better
+        assert spec.range[0] < spec.range[1] and spec.higher_is_better == (spec.name not in DISTANCES)
         assert spec.backbone_settings and not spec.external
     assert get_spec("clipscore").range == (0.0, 2.5)
     assert get_spec("pickscore").range == (-100.0, 100.0)

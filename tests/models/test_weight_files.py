@@ -54,3 +54,34 @@ def test_read_and_check_state_dicts(tmp_path):
         check_keys(expected, {"w": torch.zeros(1), "v": torch.zeros(1)}, what="x")
     with pytest.raises(ModelUnavailableError, match=r"'w' has shape \(2,\)"):
         check_keys(expected, {"w": torch.zeros(2)}, what="x")
+
+
+def test_release_folders_from_a_folder_a_zip_or_its_url(tmp_path):
+    import zipfile
+
+    from masc_ui.models.weight_files import resolve_weights_folder
+
+    release = tmp_path / "release"
+    (release / "lora").mkdir(parents=True)
+    (release / "w.pth").write_bytes(b"w")
+    common = dict(marker="lora", what="test release", setting="dreamsim_weights", cache_dir=tmp_path / "cache")
+    assert resolve_weights_folder(str(release), **common) == release
+    assert resolve_weights_folder(str(tmp_path), **common) == release  # the one folder inside holding the marker
+    archive = tmp_path / "pack.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(release / "w.pth", "w.pth")
+        zipped.writestr("lora/adapter_config.json", "{}")
+    extracted = resolve_weights_folder(str(archive), **common)
+    assert extracted == tmp_path / "cache" / "pack" and (extracted / "w.pth").read_bytes() == b"w"
+    from_url = resolve_weights_folder(archive.as_uri(), **{**common, "cache_dir": tmp_path / "cache2"})
+    assert from_url == tmp_path / "cache2" / "pack" and (tmp_path / "cache2" / "pack.zip").is_file()
+    archive.unlink()
+    assert resolve_weights_folder(archive.as_uri(), **{**common, "cache_dir": tmp_path / "cache2"}) == from_url
+    with pytest.raises(ModelUnavailableError, match="MASC_DREAMSIM_WEIGHTS"):
+        resolve_weights_folder(str(tmp_path / "missing"), **common)
+    with pytest.raises(ModelUnavailableError, match="holds no lora"):
+        resolve_weights_folder(str(release / "lora"), **common)
+    (tmp_path / "bad.zip").write_bytes(b"nope")
+    with pytest.raises(ModelUnavailableError, match="not a readable zip archive"):
+        resolve_weights_folder(str(tmp_path / "bad.zip"), **common)
+    assert not (tmp_path / "cache" / "bad").exists() and not (tmp_path / "cache" / ".bad.tmp").exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.profiles import ModelIds
-from ..backbone_scorer import BackboneScorer, Computed
+from ..backbone_scorer import BackboneScorer, Computed, Pair, ReferenceScorer
 from ..sample import Sample
 from ..similarity import CLIPSCORE_WEIGHT, clipscore, reference_cosines
 from .backbone import ClipBackbone, shared_clip_backbone
@@ -25,11 +25,10 @@ class ClipScorer(BackboneScorer):
         return shared_clip_backbone(self.models, self.settings, ids.clip, ids.clip, what="CLIP backbone (clip_model)")
 
 
-class ClipImageScorer(ClipScorer):
+class ClipImageScorer(ClipScorer, ReferenceScorer):
     """CLIP-I = mean over references r of cos(image_emb(out), image_emb(r)); `extras["per_ref"]` lists them."""
 
-    def _compute(self, samples: list[Sample], backbone: ClipBackbone) -> list[Computed]:
-        pairs = [(s.out_image, s.refs) for s in samples]
+    def _score_pairs(self, pairs: list[Pair], backbone: ClipBackbone) -> list[Computed]:
         return [
             (mean, None, {"per_ref": per_ref}) for mean, per_ref in reference_cosines(backbone.image_embeddings, pairs)
         ]

@@ -23,6 +23,8 @@ DEMO_BUILDERS: dict[str, str] = {
     "clip": "masc_ui.models.demo.clip:build_clip",
     "clip-h": "masc_ui.models.demo.clip:build_clip_h",
     "dino": "masc_ui.models.demo.dino:build",
+    "dinov2": "masc_ui.models.demo.dino:build_v2",
+    "dreamsim": "masc_ui.models.demo.dreamsim:build",
     "sam-vit-tiny": "masc_ui.models.demo.sam:build",
     "sam3": "masc_ui.models.demo.sam3:build",
     "face-recognizer": "masc_ui.models.demo.faces:build_recognizer",

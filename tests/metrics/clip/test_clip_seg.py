@@ -11,9 +11,9 @@ import torch
 from PIL import Image
 
 from masc_ui.errors import InputError
-from masc_ui.metrics.clip.seg import margin_box, parse_fill, segment_subject
 from masc_ui.metrics.registry import get_scorer
 from masc_ui.metrics.sample import Sample
+from masc_ui.metrics.segmented_subject import margin_box, parse_fill, segment_subject
 
 W, H = 100, 80
 
