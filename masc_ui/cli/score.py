@@ -21,6 +21,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..workbench.mask_sensitivity import SensitivityReport
     from ..workbench.scoring import FileScores
 
 
@@ -101,6 +102,15 @@ def add_score(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--fg-threshold", type=FRACTION, help="mask threshold, 0..1 (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object (NaN as null)")
+    p.add_argument(
+        "--mask-sensitivity",
+        nargs="?",
+        const="3",
+        metavar="PX[,PX...]",
+        help="also rescore every mask-dependent metric asked (cp, pf, *_seg) with every mask eroded and dilated by "
+        "PX pixels (default 3; e.g. 2,5) and, with --object, with the masks segmented by that name; prints each "
+        "value and the spread (max - min); in --json, under `mask_sensitivity`",
+    )
     add_catalogue_flags(p)
     add_common(p)
     p.set_defaults(func=_cmd_score)
@@ -119,6 +129,7 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
         subject=args.object_name,
         ref_labels=tuple(getattr(args, "label", None) or ()),
         metrics=getattr(args, "metrics", None) or DEFAULT_METRICS,
+        mask_shifts=getattr(args, "mask_sensitivity", None),
     )
     files.check()  # every argument error before a model (or torch) is loaded
     settings = settings or settings_from_args(args)
@@ -126,14 +137,40 @@ def _cmd_score(args: argparse.Namespace, settings: Settings | None = None) -> in
     with open_workbench(settings, loads_models=True) as wb:
         print(f"precision: {wb.precision.describe()}", file=sys.stderr)
         scores = wb.scoring.score_files(files, user=CLI_USER, sample=sample)
+        sensitivity = None
+        if files.shifts:
+            sensitivity = wb.mask_sensitivity.run(
+                sample, scores.names, user=CLI_USER, shifts=files.shifts, by_name=bool(files.subject)
+            )
         about = profile_record(wb)
     for warning in scores.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if sensitivity is not None:
+        about = {**about, "mask_sensitivity": sensitivity.record()}
     if scores.masc is not None:
-        return _print_masc(scores.masc, about, args.json)
-    if scores.video_summary and not args.json:
-        print(scores.video_summary)
-    return _print_values(scores, about, args.json)
+        code = _print_masc(scores.masc, about, args.json)
+    else:
+        if scores.video_summary and not args.json:
+            print(scores.video_summary)
+        code = _print_values(scores, about, args.json)
+    if sensitivity is not None and not args.json:
+        _print_sensitivity(sensitivity)
+    return code
+
+
+def _print_sensitivity(report: SensitivityReport) -> None:
+    """The mask-sensitivity table after the scores: one row per metric, one column per mask variant."""
+    print("\nmask sensitivity")
+    print("\t".join(report.header()))
+    for row in report.rows():
+        print("\t".join(row))
+    for label, reason in report.skipped.items():
+        print(f"skipped\t{label}: {reason}")
+    for label, note in report.notes.items():
+        print(f"note\t{label}: {note}")
+    for m in report.metrics:
+        for label, reason in m.reasons.items():
+            print(f"n/a\t{m.display_name} with {label}: {reason}")
 
 
 def _print_masc(record: dict[str, Any], about: dict[str, Any], as_json: bool) -> int:

@@ -43,6 +43,15 @@ class ScoreFiles:
     """Class label of each reference (NexusScore), same order (or none)."""
     metrics: str = DEFAULT_METRICS
     """`all`, or comma-separated metric names."""
+    mask_shifts: str | None = None
+    """`--mask-sensitivity`: comma-separated pixel shifts (e.g. `3` or `2,5`), None = no mask-sensitivity check."""
+
+    @property
+    def shifts(self) -> tuple[int, ...]:
+        """The pixel shifts of the mask-sensitivity check (empty = none asked); InputError for a bad list."""
+        if self.mask_shifts is None:
+            return ()
+        return parse_shifts(self.mask_shifts)
 
     @property
     def masc_only(self) -> bool:
@@ -68,6 +77,7 @@ class ScoreFiles:
                 "in the same order"
             )
         names = parse_metric_names(self.metrics, media=None)
+        self.shifts  # noqa: B018 (checks the list)
         if self.prompt is not None and not self.prompt.strip() and any(get_spec(n).needs.prompt for n in names):
             raise InputError("--prompt is empty: give the prompt the output was generated from")
         given = {
@@ -122,3 +132,18 @@ class ScoreFiles:
 def _lacking_flags(needs: Needs, given: dict[str, bool]) -> list[str]:
     """The flags of the inputs `needs` asks for that were not given."""
     return [flag for name, flag in INPUT_FLAGS.items() if getattr(needs, name) and not given[name]]
+
+
+def parse_shifts(text: str) -> tuple[int, ...]:
+    """`3` or `2,5`: whole pixel shifts from 0 to `MAX_SHIFT_PX`; InputError naming --mask-sensitivity otherwise."""
+    from ..imaging.mask_morphology import MAX_SHIFT_PX
+
+    try:
+        shifts = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        shifts = ()
+    if not shifts or any(not 0 <= px <= MAX_SHIFT_PX for px in shifts):
+        raise InputError(
+            f"--mask-sensitivity {text!r}: give whole pixel counts from 0 to {MAX_SHIFT_PX}, such as 3 or 2,5"
+        )
+    return shifts

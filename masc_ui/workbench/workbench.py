@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .compare import Comparisons
     from .imports import Imports
     from .leaderboard import Leaderboards
+    from .mask_sensitivity import MaskSensitivity
     from .masks import Segmentation
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
@@ -115,6 +116,12 @@ def _segmentation(wb: Workbench) -> Segmentation:
     return Segmentation(_model_settings(wb), wb.models, wb.accounts)
 
 
+def _mask_sensitivity(wb: Workbench) -> MaskSensitivity:
+    from .mask_sensitivity import MaskSensitivity
+
+    return MaskSensitivity(_model_settings(wb), wb.models, wb.segmentation, wb.accounts)
+
+
 def _videos(wb: Workbench) -> VideoViews:
     from .video import VideoViews
 
@@ -193,6 +200,7 @@ class Workbench:
 
     - `scoring` (`Scoring`): inputs, Run (result cache), Explain, the catalogue explanations, `masc-ui score`;
     - `segmentation` (`Segmentation`): Segment Anything clicks, segmentation by name, brush masks, `masc-ui segment`;
+    - `mask_sensitivity` (`MaskSensitivity`): the mask-dependent metrics rescored on eroded, dilated and other masks;
     - `videos` (`VideoViews`): a video output's frame strip, per-frame series, poster frame;
     - `recorder` (`Recorder`): the one path from scored values to the database (Save, batch, imports);
     - `saving` (`Saving`): the Score tab's Save (validate, score once, record; the report it recorded);
@@ -233,6 +241,7 @@ class Workbench:
     scratch = _BuiltOnce(_scratch)
     scoring = _BuiltOnce(_scoring)
     segmentation = _BuiltOnce(_segmentation)
+    mask_sensitivity = _BuiltOnce(_mask_sensitivity)
     videos = _BuiltOnce(_videos)
     recorder = _BuiltOnce(_recorder)
     saving = _BuiltOnce(_saving)
