@@ -113,6 +113,8 @@ def guard_endpoints(
     limits = limits or RateLimits()
     allowed = {id(fn) for fn in for_raters}
     for block_fn in app.fns.values():
+        for component in block_fn.inputs:
+            _quiet_input_checks(component)
         fn = block_fn.fn
         if fn is None or getattr(fn, "_masc_guarded", False):
             continue
@@ -192,6 +194,26 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
     wrapper._masc_guarded = True  # type: ignore[attr-defined]
     wrapper._masc_for_raters = raters_ok  # type: ignore[attr-defined]
     return wrapper
+
+
+def _quiet_input_checks(component: Any) -> None:
+    """Make the input checks of `component` (Gradio's own: a Radio value outside its choices, ...) refusals: the
+    caller gets the message, the log no traceback (Gradio prints one for every `gr.Error` that asks for it)."""
+    preprocess = getattr(component, "preprocess", None)
+    if preprocess is None or getattr(preprocess, "_masc_quiet", False):
+        return
+
+    @functools.wraps(preprocess)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return preprocess(*args, **kwargs)
+        except gr.Error as exc:
+            if not exc.print_exception:
+                raise
+            raise refusal(str(exc.message)) from None
+
+    quiet._masc_quiet = True  # type: ignore[attr-defined]
+    component.preprocess = quiet
 
 
 def for_raters(fn: Callable | None) -> bool:

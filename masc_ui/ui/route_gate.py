@@ -20,7 +20,9 @@ visitor's login page and a rater's page describe only their own part of the app.
 Before any of that, the gate refuses a state-changing request another site's page made (`request_guards`:
 `Origin` / `Sec-Fetch-Site`), answers `POST /logout` itself (`GET /logout` logs nobody out: 405) and ends a login
 session that outlived its idle or absolute lifetime (`SessionClock`). After it, every body is bounded per route
-before anything parses it (`body_limit`; 413 with the limit), and uploads count against the login's hourly quota.
+before anything parses it (`body_limit`; 413 with the limit), and uploads count against the login's hourly quota. An event request is refused there too when a rater names an event
+raters may not run, or an event that needs the browser's event data comes without it (`event_refusal`): before
+Gradio reads it, so no traceback reaches the log.
 
 Raters still reach the queue and the event routes: which event they may run is decided per function by
 `roles.guard_endpoints`. Without logins (single-user local mode) no gate is installed: every caller acts as admin.
@@ -29,6 +31,7 @@ Raters still reach the queue and the event routes: which event they may run is d
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -40,8 +43,17 @@ from ..settings import Settings
 from ..workbench.quotas import UploadQuota, UploadQuotaExceeded
 from ..workbench.users import AccessDenied, Accounts, SessionClock
 from . import role_view
-from .request_guards import CROSS_SITE, BodyTooLarge, content_length, is_cross_site, limited_receive, too_large
-from .roles import ADMIN_LOGIN_NEEDED
+from .request_guards import (
+    CROSS_SITE,
+    BodyTooLarge,
+    content_length,
+    is_cross_site,
+    limited_receive,
+    read_body,
+    replay,
+    too_large,
+)
+from .roles import ADMIN_LOGIN_NEEDED, for_raters
 
 ANONYMOUS, RATER, ADMIN = "anonymous", "rater", "admin"
 EVERYONE = frozenset({ANONYMOUS, RATER, ADMIN})
@@ -197,6 +209,10 @@ EVENT_ROUTES = frozenset(
     }
 )
 """Routes that run an event: their body is the event's JSON (`Settings.max_event_kb`; raters `RATER_EVENT_BYTES`)."""
+NEEDS_EVENT_DATA = (
+    "this event answers a click in the page (on an image or a table row) and needs the browser's event data; "
+    "use the app's page for it"
+)
 LOGOUT_PATHS = ("/logout", "/logout/")
 LOGOUT_BY_POST = "log out with the Log out button (POST /logout): a link or a GET request logs nobody out"
 HEARTBEAT_PREFIX = "/gradio_api/heartbeat/"
@@ -309,8 +325,16 @@ class RouteGate:
             started = started or message.get("type") == "http.response.start"
             await send(message)
 
+        receive = limited_receive(receive, limit)
         try:
-            await self.app(scope, limited_receive(receive, limit), watched)
+            if route in EVENT_ROUTES:
+                body = await read_body(receive)
+                refused = event_refusal(scope["app"].get_blocks(), route, _route_path(scope), body, role)
+                if refused is not None:
+                    await self._refuse(scope, receive, send, *refused)
+                    return
+                receive = replay(body, receive)
+            await self.app(scope, receive, watched)
         except BodyTooLarge as exc:
             if started:
                 raise
@@ -376,6 +400,36 @@ class RouteGate:
                 )
             self._current_user = found[0]
         return self._current_user
+
+
+def event_refusal(blocks: Any, route: str, path: str, body: bytes, role: str) -> tuple[int, str] | None:
+    """(status, message) refusing an event request before Gradio reads it, None to let it through: a rater's call
+    of an event raters may not run (403), or a call of an event that needs the browser's event data (a click on an
+    image, a table row) without it (422), which Gradio would fail with a logged traceback. A body that is not the
+    JSON of an event is Gradio's to answer."""
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    fn = _event_of(blocks, route, path, data)
+    if fn is None:
+        return None
+    if role != ADMIN and not for_raters(fn.fn):
+        return 403, ADMIN_LOGIN_NEEDED
+    if getattr(fn, "collects_event_data", False) and not isinstance(data.get("event_data"), dict):
+        return 422, NEEDS_EVENT_DATA
+    return None
+
+
+def _event_of(blocks: Any, route: str, path: str, data: dict) -> Any:
+    """The `BlockFunction` an event request names: by `fn_index` on the queue, by api name on the direct routes."""
+    if route == "POST /gradio_api/queue/join":
+        index = data.get("fn_index")
+        return blocks.fns.get(index) if isinstance(index, int) else None
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return next((fn for fn in blocks.fns.values() if fn.api_name == name), None)
 
 
 def _cookie_names(server: Any) -> tuple[str, str]:

@@ -261,3 +261,32 @@ def test_password_checks_are_bounded_and_a_throttled_address_costs_no_hash(app, 
         assert calls[0] == before  # refused before any hash was computed
     finally:
         del accounts.verify
+
+
+# --- refused input leaves no traceback ----------------------------------------------------------------------------
+
+
+def _events(app, *names: str) -> list[dict]:
+    config = _login(app, ADMIN).get("/config").json()
+    return [d for d in config["dependencies"] if d["api_name"] in names]
+
+
+def test_refused_input_writes_no_traceback(app, capfd):
+    rater, admin = _login(app, RATER), _login(app, ADMIN)
+    capfd.readouterr()
+    for _ in range(50):
+        started = rater.post("/gradio_api/call/rate_submit", json={"data": ["token", 7, 9, ""]})
+        assert started.status_code == 200, started.text
+        answer = rater.get(f"/gradio_api/call/rate_submit/{started.json()['event_id']}").text
+        assert "event: error" in answer and "is not in the list of choices" in answer, answer
+    selects = _events(app, "on_click", "on_select", "video_select")
+    assert len(selects) == 3
+    for event in selects:
+        join = {"data": [None] * len(event["inputs"]), "fn_index": event["id"], "session_hash": "s", "event_data": None}
+        refused = rater.post("/gradio_api/queue/join", json=join)
+        assert refused.status_code == 403 and "admin login" in refused.json()["detail"], refused.text
+        refused = admin.post("/gradio_api/queue/join", json=join)
+        assert refused.status_code == 422 and "needs the browser's event data" in refused.json()["detail"]
+        assert rater.post(f"/gradio_api/call/{event['api_name']}", json={"data": []}).status_code == 403
+    log = capfd.readouterr().err
+    assert "Traceback" not in log and "TypeError" not in log, log[-2000:]

@@ -71,6 +71,8 @@ def _http(app, who) -> httpx.Client:
 def _call(http: httpx.Client, api: str, data: list) -> tuple[str, object]:
     """POST /gradio_api/call/<api> then read its event stream: ("complete", outputs) or ("error", message)."""
     started = http.post(f"/gradio_api/call/{api}", json={"data": data})
+    if started.status_code in (403, 422):  # refused by the route gate before Gradio read it (`event_refusal`)
+        return "error", started.json()["detail"]
     assert started.status_code == 200, started.text
     event_id = started.json()["event_id"]
     kind, payload = "", None
