@@ -6,6 +6,7 @@ Nothing else in the package reads environment variables.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -117,10 +118,27 @@ class Settings:
     """Rater logins, one `username:password` per line; see also `users`."""
     users: str | None = None
     """Rater logins inline: `alice:pw1,bob:pw2` (env `MASC_USERS`)."""
+    trusted_proxies: str | None = None
+    """Addresses or networks (CIDR) of the reverse proxies in front of the app, comma-separated, e.g.
+    `127.0.0.1,10.0.0.0/8`. Only a request whose connection comes from one of them has its `X-Forwarded-For`
+    read, and then the entry the proxies appended: the last one that is not itself a trusted proxy. None:
+    `X-Forwarded-For` is ignored and the connection's address is the client's. On a Space: the private and loopback
+    networks (Hugging Face's proxy), unless set. Used for login throttling and the per-address limits."""
+    session_idle_minutes: float = 120.0
+    """A login session unused this long (no request but the page's heartbeat) ends on the server: the next request
+    asks for the login again (1 .. 10,080 minutes)."""
+    session_max_hours: float = 24.0
+    """A login session ends this long after the login, used or not (0.1 .. 720 hours)."""
     rating_overlap: int = 2
     """How many raters should rate each sample (task assignment's K)."""
     max_upload_mb: int = 25
     """Largest accepted upload, in MiB."""
+    upload_quota_mb: int = 1000
+    """Most MiB one login may upload per hour (every file and editor blob counted as it is sent; raters upload
+    nothing); 1 .. 1,048,576."""
+    max_event_kb: int = 1024
+    """Largest body of one event request (the JSON an admin's page sends with a click: prompts, settings, file
+    references, not the files), in KiB; a rater's events are limited to 64 KiB (16 .. 1,048,576)."""
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
     anonymous_dataset_mb: int = 500
@@ -197,8 +215,21 @@ class Settings:
             raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
         _check_bounds("naflex_max_patches", self.naflex_max_patches, 1, MAX_NAFLEX_PATCHES)
         _check_bounds("rating_overlap", self.rating_overlap, 1, 1000)
+        if self.trusted_proxies is not None:
+            for item in self.trusted_proxies.split(","):
+                try:
+                    ipaddress.ip_network(item.strip(), strict=False)
+                except ValueError:
+                    raise InputError(
+                        f"trusted_proxies: {item.strip()[:60]!r} is not an IP address or network (CIDR, e.g. "
+                        "10.0.0.0/8); list the proxies' addresses, comma-separated"
+                    ) from None
+        _check_bounds("session_idle_minutes", self.session_idle_minutes, 1.0, 10_080.0)
+        _check_bounds("session_max_hours", self.session_max_hours, 0.1, 720.0)
         _check_bounds("max_upload_mb", self.max_upload_mb, 1, 4096)
         _check_bounds("max_image_pixels", self.max_image_pixels, 1, 1_000_000_000)
+        _check_bounds("upload_quota_mb", self.upload_quota_mb, 1, 1_048_576)
+        _check_bounds("max_event_kb", self.max_event_kb, 16, 1_048_576)
         _check_bounds("anonymous_dataset_mb", self.anonymous_dataset_mb, 1, 1_048_576)
         _check_bounds("text_seg_threshold", self.text_seg_threshold, 0.0, 1.0)
         _check_bounds("text_seg_min_fraction", self.text_seg_min_fraction, 0.0, 1.0)
@@ -255,6 +286,8 @@ class Settings:
                 values[f.name] = _parse(f.name, raw, f.type)
         if values.get("space_id") and "host" not in values:
             values["host"] = "0.0.0.0"  # Hugging Face Spaces routes to the container's public interface
+        if values.get("space_id") and "trusted_proxies" not in values:
+            values["trusted_proxies"] = SPACE_PROXIES  # Spaces' proxy reaches the container from a private network
         values.update({k: v for k, v in overrides.items() if v is not None})
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
@@ -266,6 +299,8 @@ class Settings:
         return cls(**values)
 
 
+SPACE_PROXIES = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,127.0.0.0/8,::1/128"
+"""The trusted proxies on a Space (`trusted_proxies` unset): the private and loopback networks."""
 ENV = {f.name: f"MASC_{f.name.upper()}" for f in dataclasses.fields(Settings)}
 _PLAIN_ENV = {"database_url": "DATABASE_URL", "space_id": "SPACE_ID"}
 """Settings also read from a variable set by someone else (a hosting platform), when `MASC_<NAME>` is not set."""

@@ -59,8 +59,14 @@ def test_bad_number_in_env_names_the_variable():
         Settings.from_env({"MASC_NAFLEX_MAX_PATCHES": "many"})
 
 
-CHOICES = {"profile": "demo", "stripper": "spacy", "dtype": "bfloat16", "dbpp_judge": "local"}
-"""A valid value other than the default for the settings that take a fixed set of values."""
+CHOICES = {
+    "profile": "demo",
+    "stripper": "spacy",
+    "dtype": "bfloat16",
+    "dbpp_judge": "local",
+    "trusted_proxies": "10.0.0.0/8",
+}
+"""A valid value other than the default for the settings that take a fixed set (or form) of values."""
 
 
 def _env_value(field) -> tuple[str, object]:
@@ -119,3 +125,15 @@ def test_scorer_catalogue_models_per_profile(tmp_path):
     demo = model_ids(Settings(profile="demo", demo_weights_dir=tmp_path))
     assert (demo.vqa, demo.itm) == (str(tmp_path / "clip-flant5"), str(tmp_path / "blip2-itm"))
     assert model_ids(Settings(profile="paper", vqa_model="/m/qwen")).vqa == "/m/qwen"
+
+
+def test_trusted_proxies_are_addresses_and_a_space_trusts_its_private_networks():
+    from masc_ui.errors import InputError
+    from masc_ui.settings import SPACE_PROXIES
+
+    assert Settings(trusted_proxies="127.0.0.1, 10.0.0.0/8").trusted_proxies == "127.0.0.1, 10.0.0.0/8"
+    with pytest.raises(InputError, match="'proxy.example' is not an IP address or network"):
+        Settings(trusted_proxies="127.0.0.1,proxy.example")
+    assert Settings.from_env({}).trusted_proxies is None
+    assert Settings.from_env({"SPACE_ID": "me/app"}).trusted_proxies == SPACE_PROXIES
+    assert Settings.from_env({"SPACE_ID": "me/app", "MASC_TRUSTED_PROXIES": "10.1.2.3"}).trusted_proxies == "10.1.2.3"

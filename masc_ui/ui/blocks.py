@@ -18,13 +18,15 @@ from . import (
     mask_panel,
     pair_rate_tab,
     rate_tab,
+    role_view,
     score_actions,
     score_tab,
     status,
 )
 from .roles import guard_endpoints
-from .users import user_of
 
+LOGOUT_JS = "() => fetch('logout', {method: 'POST', credentials: 'same-origin'}).then(() => location.reload())"
+"""The Log out button: `POST /logout` (the server ends the session; a GET logs nobody out), then the login page."""
 DELETE_CACHE = (300, 3600)
 """Gradio's cache cleanup: every 5 minutes, the uploads and outputs of this app older than an hour are deleted
 (an image left on screen longer must be uploaded again)."""
@@ -36,23 +38,18 @@ NO_EVENT_SUMMARY = 2**62
 def build_app(wb: Workbench) -> gr.Blocks:
     """The app's Blocks for `wb` (not launched; see `masc_ui.ui.launch.launch_kwargs`)."""
     with gr.Blocks(title="MaSC Workbench", analytics_enabled=False, delete_cache=DELETE_CACHE) as app:
-        with gr.Row():
+        with gr.Row() as header:
             gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
-            gr.Button(
-                "Log out",
-                link="/logout",
-                size="sm",
-                scale=0,
-                min_width=90,
-                elem_id="logout",
-                visible=wb.accounts.logins_enabled,
+            logout = gr.Button(
+                "Log out", size="sm", scale=0, min_width=90, elem_id="logout", visible=wb.accounts.logins_enabled
             )
+            logout.click(None, js=LOGOUT_JS)
         for warning in startup_warnings(wb.settings, wb.accounts):
             gr.HTML(f'<div class="demo-banner" id="security-warning">⚠ {html.escape(warning)}</div>')
-        status_line = status.build(wb)
-        role_marker = gr.HTML("", elem_id="role-marker", padding=False)
+        banners = status.build_banners(wb)
+        status_line = status.build_line(wb)
         with gr.Tabs(elem_id="tabs") as tabs:
-            with gr.Tab("Score", id="score", elem_id="tab-score") as score_page:
+            with gr.Tab("Score", id="score", elem_id="tab-score"):
                 score = score_tab.build(wb, status_line)
             with gr.Tab("Rate", id="rate", elem_id="tab-rate") as rate:
                 open_task, task_outputs = rate_tab.build(wb)
@@ -60,7 +57,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
                 pairs = pair_rate_tab.build(wb, pairs_page)
             with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
                 browse_ui = browse_tab.build(wb)
-            with gr.Tab("Compare", id="compare", elem_id="tab-compare") as compare_page:
+            with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
                 compare_ui = compare_tab.build(wb)
             with gr.Tab("Agreement", id="agreement", elem_id="tab-agreement") as agreement_page:
                 show_agreement, agreement_io = agreement_tab.build(wb, agreement_page)
@@ -100,20 +97,12 @@ def build_app(wb: Workbench) -> gr.Blocks:
         def status_text():
             return wb.status().line()
 
-        def pages_for(request: gr.Request):
-            """Raters see only the Rate tab (their calls elsewhere are refused anyway)."""
-            admin = wb.accounts.is_admin(user_of(request))
-            # The Score tab stays mounted (hiding it breaks its image editor's script: "reading 'canvas'"); the
-            # marker lets the CSS hide its button, and Gradio 6 leaves a hidden tab's button on screen anyway.
-            shown = [gr.Tab(), *(gr.Tab(visible=admin) for _ in admin_pages[1:])]
-            marker = "" if admin else '<span data-role="rater"></span>'
-            return (*shown, gr.Tabs() if admin else gr.Tabs(selected="rate"), marker)
-
-        admin_pages = [score_page, browse, agreement_page, compare_page, leaderboard_page]
-        # The tabs a login may see first, then its task: a rater never glimpses the admin tabs.
-        app.load(pages_for, None, [*admin_pages, tabs, role_marker]).then(open_task, None, task_outputs)
+        # No task is opened on load: a rater's page starts on the Rate tab, whose select event (fired when the tab
+        # shows) opens it; a second opener would race it and leave the page showing a task that is not current.
         app.load(status_text, None, [status_line])
         end_editor_session = editor_blobs.attach(app, wb.settings)
+        # A rater's page holds these and nothing else (`role_view`): no admin tab, no status line, no admin event.
+        role_view.show_raters(app, [header, *banners, rate, pairs_page])
     # `api_open=False`: an event registered for the queue is reached only through it, so its concurrency limit
     # holds for every caller (Gradio otherwise also answers a direct `POST /gradio_api/run/<name>` for it, outside
     # the queue, off a Space). The events registered with `queue=False` (the Rate tab's answers, `rate_tab`) keep
@@ -123,5 +112,5 @@ def build_app(wb: Workbench) -> gr.Blocks:
     # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer.
     # Recompute it never in practice.
     app._queue.ANAYLTICS_CACHE_FREQUENCY = NO_EVENT_SUMMARY
-    guard_endpoints(app, wb, for_raters=(open_task, status_text, pages_for, end_editor_session, *pairs.handlers))
+    guard_endpoints(app, wb, for_raters=(open_task, end_editor_session, *pairs.handlers))
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from contextvars import ContextVar
 from pathlib import Path
@@ -14,9 +15,9 @@ from fastapi import HTTPException
 from starlette.middleware import Middleware
 
 from ..settings import Settings
-from ..workbench.users import Accounts, LoginThrottled, check_login, startup_warnings
+from ..workbench.users import Accounts, LoginThrottled, startup_warnings
 from .page_assets import CSS, KEYBOARD_JS
-from .roles import client_address
+from .roles import TrustedProxies, client_address
 from .route_gate import RouteGate
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
@@ -27,8 +28,7 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
     (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
     directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
     shown without their text (`show_error=False`), and, when logins are configured, Argon2 password checks
-    throttled per login name and per client address (`accounts.throttle`; 429 while a name or address must
-    wait) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
+    bounded and throttled (`login_checker`) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     kwargs: dict[str, Any] = dict(
@@ -47,27 +47,47 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
         css=CSS,
         head=KEYBOARD_JS,
         footer_links=["gradio"],
-        app_kwargs={"middleware": [Middleware(ClientAddressMiddleware)]},
+        app_kwargs={
+            "middleware": [Middleware(ClientAddressMiddleware, proxies=TrustedProxies(settings.trusted_proxies))]
+        },
     )
     if accounts.logins_enabled:
-        kwargs["app_kwargs"]["middleware"].append(Middleware(RouteGate, accounts=accounts))
+        kwargs["app_kwargs"]["middleware"].append(Middleware(RouteGate, accounts=accounts, settings=settings))
         kwargs["auth"] = login_checker(accounts)
         kwargs["auth_message"] = "MaSC Workbench: log in with your account."
     return kwargs
 
 
+LOGIN_CHECKS_AT_ONCE = 2
+"""Argon2 password checks running at once (each takes 64 MiB and tens of milliseconds of CPU): a spray of
+logins costs at most this much memory and leaves the other cores to the app."""
+LOGINS_WAITING = 32
+"""Logins waiting for a check slot beyond which a login is answered 503 at once (try again in a moment)."""
+TOO_MANY_LOGINS = "too many logins are being checked at once; try again in a few seconds"
+
+
 def login_checker(accounts: Accounts):
-    """Gradio's `auth` callable: the password check of `accounts`, throttled per name and per the client address
-    of the login request (`ClientAddressMiddleware`); HTTP 429 while either must wait. Async, with the Argon2
-    check in a worker thread: Gradio awaits it on the event loop, which a hash check (tens of milliseconds of CPU)
-    must not block for every other request."""
+    """Gradio's `auth` callable: the password check of `accounts` (`workbench.users.LoginThrottle`'s rules).
+
+    In order, before any hash: an address that must wait is refused (429); when `LOGINS_WAITING` logins already
+    wait for a check, 503. Then the Argon2 check runs in a worker thread, at most `LOGIN_CHECKS_AT_ONCE` at once
+    (the event loop, which every other request needs, never runs one). A wrong password of a name that many
+    guesses have hit is answered only after the delay the throttle gives it, waited without holding a thread."""
+    slots = anyio.CapacityLimiter(LOGIN_CHECKS_AT_ONCE)
 
     async def check(username: str, password: str) -> bool:
-        address = LOGIN_ADDRESS.get(None)
-        try:
-            return await anyio.to_thread.run_sync(check_login, accounts, username or "", password or "", address)
-        except LoginThrottled as exc:
-            raise HTTPException(status_code=429, detail=str(exc)) from None
+        name, address, throttle = username or "", LOGIN_ADDRESS.get(None), accounts.throttle
+        wait = throttle.wait_s(address)
+        if wait > 0:
+            raise HTTPException(status_code=429, detail=str(LoginThrottled(wait)))
+        if slots.statistics().tasks_waiting >= LOGINS_WAITING:
+            raise HTTPException(status_code=503, detail=TOO_MANY_LOGINS)
+        right = await anyio.to_thread.run_sync(accounts.verify, name, password or "", limiter=slots)
+        if right:
+            throttle.succeeded(name, address)
+            return True
+        await anyio.sleep(throttle.failed(name, address))
+        return False
 
     return check
 
@@ -78,17 +98,18 @@ LOGIN_ADDRESS: ContextVar[str | None] = ContextVar("masc_login_address")
 
 class ClientAddressMiddleware:
     """ASGI middleware recording each HTTP request's client address in `LOGIN_ADDRESS` (for login throttling):
-    the connection's address, or the first X-Forwarded-For entry when the connection comes from a proxy on a
-    private or loopback address (Hugging Face Spaces)."""
+    the connection's address, or, when the connection comes from one of the trusted `proxies`
+    (`Settings.trusted_proxies`), the `X-Forwarded-For` entry they appended (`roles.TrustedProxies.client`)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, proxies: TrustedProxies) -> None:
         self.app = app
+        self.proxies = proxies
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
-            from starlette.requests import Request
+        if scope.get("type") in ("http", "websocket"):
+            from starlette.requests import HTTPConnection
 
-            LOGIN_ADDRESS.set(client_address(Request(scope)))
+            LOGIN_ADDRESS.set(client_address(HTTPConnection(scope), self.proxies))
         await self.app(scope, receive, send)
 
 
@@ -109,6 +130,10 @@ def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
     # only, named by a keyed hash; the file route still asks for a login). Gradio's list of static paths is the
     # process's: a process that launches several apps serves the folders of all of them.
     gr.set_static_paths([str(wb.ratings.image_folder), str(wb.pairwise.file_folder)])
+    # Uvicorn, which Gradio starts, rewrites the client address from X-Forwarded-For for connections from the hosts
+    # of this variable, 127.0.0.1 unless set: anyone on the machine could then be any address. Only the configured
+    # proxies are trusted (`Settings.trusted_proxies`; none: nobody). Read when the server starts, just below.
+    os.environ[FORWARDED_ALLOW_IPS] = str(TrustedProxies(wb.settings.trusted_proxies))
     app.launch(prevent_thread_lock=True, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
     if block if settle is None else settle:
         settle_heap()
@@ -132,6 +157,8 @@ def settle_heap() -> None:
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
+FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"
+"""Uvicorn's setting of the proxies whose X-Forwarded-For it believes (environment variable)."""
 YOUNG_GC_THRESHOLD = 10_000
 """Net new objects that start a collection of the youngest generation in the app's process (Python's default:
 700). A request builds thousands of short-lived objects (a response, its dicts and models), so with 700 the

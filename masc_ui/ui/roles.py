@@ -58,26 +58,52 @@ ADMIN_LOGIN_NEEDED = "this part of the app needs an admin login; raters only rat
 UNEXPECTED = "something went wrong on the server; the error was logged. Try again, or tell the administrator."
 
 
-def client_of(request: Any) -> str:
-    """The caller's rate-limit key: its login name, else its address (the first X-Forwarded-For entry when the
-    connection comes from a proxy on a private or loopback address, as on Hugging Face Spaces)."""
+def client_of(request: Any, proxies: TrustedProxies | None = None) -> str:
+    """The caller's rate-limit key: its login name, else its address (`client_address`)."""
     name = getattr(request, "username", None)
     if name:
         return f"user:{name}"
-    return f"address:{client_address(request)}"
+    return f"address:{client_address(request, proxies)}"
 
 
-def client_address(request: Any) -> str:
+class TrustedProxies:
+    """The reverse proxies whose `X-Forwarded-For` the app believes (`Settings.trusted_proxies`)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.networks = tuple(
+            ipaddress.ip_network(t.strip(), strict=False) for t in (text or "").split(",") if t.strip()
+        )
+
+    def __str__(self) -> str:
+        """The networks, comma-separated (as uvicorn's `forwarded_allow_ips` reads them)."""
+        return ",".join(str(network) for network in self.networks)
+
+    def __contains__(self, host: str) -> bool:
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(address in network for network in self.networks)
+
+    def client(self, host: str, forwarded: str | None) -> str:
+        """The client's address of a connection from `host` carrying `X-Forwarded-For: forwarded`: `host` unless it
+        is a trusted proxy; then the last forwarded entry that is not a trusted proxy (each proxy appends the
+        address it was reached from, so entries further left are whatever the client chose to send)."""
+        if host not in self or not forwarded:
+            return host
+        for entry in reversed([e.strip() for e in forwarded.split(",")]):
+            if entry and entry not in self:
+                return entry
+        return host
+
+
+def client_address(request: Any, proxies: TrustedProxies | None = None) -> str:
+    """The client's address of `request`: the connection's, or, from a trusted proxy, the entry of
+    `X-Forwarded-For` that proxy appended (`TrustedProxies.client`); without `proxies` the header is ignored."""
     host = getattr(getattr(request, "client", None), "host", None) or "unknown"
     headers = getattr(request, "headers", None) or {}
     forwarded = headers.get("x-forwarded-for") if hasattr(headers, "get") else None
-    try:
-        proxied = ipaddress.ip_address(host).is_private or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        proxied = False
-    if forwarded and proxied:
-        return forwarded.split(",")[0].strip() or host
-    return host
+    return (proxies or NO_PROXIES).client(host, forwarded)
 
 
 def guard_endpoints(
@@ -87,12 +113,17 @@ def guard_endpoints(
     limits = limits or RateLimits()
     allowed = {id(fn) for fn in for_raters}
     for block_fn in app.fns.values():
+        for component in block_fn.inputs:
+            _quiet_input_checks(component)
         fn = block_fn.fn
         if fn is None or getattr(fn, "_masc_guarded", False):
             continue
         api_name = block_fn.api_name if isinstance(block_fn.api_name, str) else ""
         raters_ok = api_name.startswith(RATER_PREFIX) or id(fn) in allowed
         block_fn.fn = _guarded(fn, wb, raters_ok, HEAVY.get(api_name), limits)
+
+
+NO_PROXIES = TrustedProxies(None)
 
 
 def refusal(message: str) -> gr.Error:
@@ -103,6 +134,8 @@ def refusal(message: str) -> gr.Error:
 
 
 def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, limits: RateLimits) -> Callable:
+    proxies = TrustedProxies(wb.settings.trusted_proxies)
+
     def check() -> None:
         request = LocalContext.request.get(None)
         user = getattr(request, "username", None)
@@ -110,7 +143,7 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
             raise refusal(ADMIN_LOGIN_NEEDED)
         if kind is not None:
             try:
-                limits.take(client_of(request), kind)
+                limits.take(client_of(request, proxies), kind)
             except WorkbenchError as exc:
                 raise refusal(str(exc)) from None
 
@@ -159,4 +192,30 @@ def _guarded(fn: Callable, wb: Workbench, raters_ok: bool, kind: str | None, lim
                 raise unexpected(exc) from None
 
     wrapper._masc_guarded = True  # type: ignore[attr-defined]
+    wrapper._masc_for_raters = raters_ok  # type: ignore[attr-defined]
     return wrapper
+
+
+def _quiet_input_checks(component: Any) -> None:
+    """Make the input checks of `component` (Gradio's own: a Radio value outside its choices, ...) refusals: the
+    caller gets the message, the log no traceback (Gradio prints one for every `gr.Error` that asks for it)."""
+    preprocess = getattr(component, "preprocess", None)
+    if preprocess is None or getattr(preprocess, "_masc_quiet", False):
+        return
+
+    @functools.wraps(preprocess)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return preprocess(*args, **kwargs)
+        except gr.Error as exc:
+            if not exc.print_exception:
+                raise
+            raise refusal(str(exc.message)) from None
+
+    quiet._masc_quiet = True  # type: ignore[attr-defined]
+    component.preprocess = quiet
+
+
+def for_raters(fn: Callable | None) -> bool:
+    """True for a function `guard_endpoints` lets raters call (what a rater's page may hold: `role_view`)."""
+    return bool(getattr(fn, "_masc_for_raters", False))

@@ -14,6 +14,16 @@ by the route it names and the caller's role:
 - the login is the one Gradio itself reads from the session cookie (its `GET /gradio_api/user` handler), the role
   the account's (`Accounts.role_of`).
 
+The page, `/config` and `/gradio_api/info` of everyone but admins are the gate's own answers (`role_view`): a
+visitor's login page and a rater's page describe only their own part of the app.
+
+Before any of that, the gate refuses a state-changing request another site's page made (`request_guards`:
+`Origin` / `Sec-Fetch-Site`), answers `POST /logout` itself (`GET /logout` logs nobody out: 405) and ends a login
+session that outlived its idle or absolute lifetime (`SessionClock`). After it, every body is bounded per route
+before anything parses it (`body_limit`; 413 with the limit), and uploads count against the login's hourly quota. An event request is refused there too when a rater names an event
+raters may not run, or an event that needs the browser's event data comes without it (`event_refusal`): before
+Gradio reads it, so no traceback reaches the log.
+
 Raters still reach the queue and the event routes: which event they may run is decided per function by
 `roles.guard_endpoints`. Without logins (single-user local mode) no gate is installed: every caller acts as admin.
 """
@@ -21,6 +31,7 @@ Raters still reach the queue and the event routes: which event they may run is d
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -28,8 +39,21 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse
 from starlette.routing import compile_path
 
-from ..workbench.users import AccessDenied, Accounts
-from .roles import ADMIN_LOGIN_NEEDED
+from ..settings import Settings
+from ..workbench.quotas import UploadQuota, UploadQuotaExceeded
+from ..workbench.users import AccessDenied, Accounts, SessionClock
+from . import role_view
+from .request_guards import (
+    CROSS_SITE,
+    BodyTooLarge,
+    content_length,
+    is_cross_site,
+    limited_receive,
+    read_body,
+    replay,
+    too_large,
+)
+from .roles import ADMIN_LOGIN_NEEDED, for_raters
 
 ANONYMOUS, RATER, ADMIN = "anonymous", "rater", "admin"
 EVERYONE = frozenset({ANONYMOUS, RATER, ADMIN})
@@ -47,7 +71,7 @@ LOGIN_PAGE_ROUTES = (
     "GET /robots.txt",
     "POST /login",
     "POST /login/",
-    "GET /logout",
+    "GET /logout",  # answered by the gate itself: 405 (a GET logs nobody out); POST /logout logs out
     # Asked once by the launching process itself, without a cookie (`Blocks.launch`): it starts the queue.
     "GET /gradio_api/startup-events",
 )
@@ -155,6 +179,44 @@ CURRENT_USER_ROUTE = "GET /gradio_api/user"
 """Gradio's handler that reads the logged-in name from the session cookie; the gate asks it."""
 NEEDS_LOGIN = "log in first: this part of the app needs a login"
 NOT_SERVED = "this app serves nothing at that address"
+MiB = 1024 * 1024
+FILES_PER_UPLOAD = 8
+"""Files of the upload limit one upload request may carry (a multi-file box sends its files together)."""
+RATER_EVENT_BYTES = 64 * 1024
+"""Largest body of a rater's event request (a task token, two scores and a reason need a few hundred bytes)."""
+SMALL_BODY_BYTES = 64 * 1024
+"""Largest body of any other request (the login form, logout, the queue's cancel and reset; most send none)."""
+UPLOAD_ROUTES = frozenset(
+    {
+        "POST /gradio_api/upload",
+        "POST /gradio_api/component_server",
+        "POST /gradio_api/component_server/",
+        "POST /gradio_api/process_recording",
+    }
+)
+"""Routes that take files (admins only): bounded by the upload limit and counted against the login's quota."""
+EVENT_ROUTES = frozenset(
+    {
+        "POST /gradio_api/queue/join",
+        "POST /gradio_api/run/{api_name}",
+        "POST /gradio_api/run/{api_name}/",
+        "POST /gradio_api/api/{api_name}",
+        "POST /gradio_api/api/{api_name}/",
+        "POST /gradio_api/call/{api_name}",
+        "POST /gradio_api/call/{api_name}/",
+        "POST /gradio_api/call/v2/{api_name}",
+        "POST /gradio_api/call/v2/{api_name}/",
+    }
+)
+"""Routes that run an event: their body is the event's JSON (`Settings.max_event_kb`; raters `RATER_EVENT_BYTES`)."""
+NEEDS_EVENT_DATA = (
+    "this event answers a click in the page (on an image or a table row) and needs the browser's event data; "
+    "use the app's page for it"
+)
+LOGOUT_PATHS = ("/logout", "/logout/")
+LOGOUT_BY_POST = "log out with the Log out button (POST /logout): a link or a GET request logs nobody out"
+HEARTBEAT_PREFIX = "/gradio_api/heartbeat/"
+"""The page's heartbeat: it keeps a page session, but is no use of the login session (the page sends it unasked)."""
 WEBSOCKET_POLICY_VIOLATION = 1008
 """The close code of a refused web socket (RFC 6455: the message violates the server's policy)."""
 
@@ -183,13 +245,21 @@ class RouteGate:
     reach the route it names (see the module docstring); otherwise 401 (not logged in), 403 (a rater) or 404 (no
     listed route), as JSON `{"detail": ...}`, before the request body is read."""
 
-    def __init__(self, app: Any, accounts: Accounts) -> None:
+    def __init__(self, app: Any, accounts: Accounts, settings: Settings | None = None) -> None:
+        settings = settings or Settings()
         self.app = app
         self.accounts = accounts
+        self.sessions = SessionClock(settings.session_idle_minutes * 60.0, settings.session_max_hours * 3600.0)
+        """Idle and absolute lifetime of every login session (`Settings.session_idle_minutes`, `session_max_hours`)."""
+        self.upload_bytes = settings.max_upload_mb * MiB * FILES_PER_UPLOAD + MiB
+        """Largest upload request: `FILES_PER_UPLOAD` files of the upload limit, and room for the form around them."""
+        self.event_bytes = settings.max_event_kb * 1024
+        self.uploads = UploadQuota(settings.upload_quota_mb * MiB)
+        """Bytes each login may upload per hour (`Settings.upload_quota_mb`)."""
         self._patterns = [
-            (key.split(" ", 1)[0], compile_path(key.split(" ", 1)[1])[0], roles) for key, roles in ROUTES.items()
+            (key, key.split(" ", 1)[0], compile_path(key.split(" ", 1)[1])[0], roles) for key, roles in ROUTES.items()
         ]
-        """(method, path regex as Starlette matches it, roles) of every listed route."""
+        """("METHOD path", method, path regex as Starlette matches it, roles) of every listed route."""
         self._current_user: Callable[[HTTPConnection], Any] | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -197,17 +267,94 @@ class RouteGate:
             await self.app(scope, receive, send)
             return
         method = scope.get("method", "GET") if scope["type"] == "http" else "WEBSOCKET"
-        roles = self.roles_reaching(method, _route_path(scope))
+        path = _route_path(scope)
+        if is_cross_site(scope):
+            await self._refuse(scope, receive, send, 403, CROSS_SITE)
+            return
+        if path in LOGOUT_PATHS and method != "HEAD":
+            if method == "POST":
+                await self._logout(scope, receive, send)
+            else:
+                await self._refuse(scope, receive, send, 405, LOGOUT_BY_POST)
+            return
+        roles = self.roles_reaching(method, path)
         if not roles:
             await self._refuse(scope, receive, send, 404, NOT_SERVED)
             return
-        role = await self._role(scope)
+        user, role = await self._caller(scope, use=not path.startswith(HEARTBEAT_PREFIX))
         if role in roles:
-            await self.app(scope, receive, send)
+            own = role_view.answer(scope, path, user, role) if scope["type"] == "http" else None
+            if own is not None:
+                await own(scope, receive, send)
+            elif scope["type"] == "websocket":
+                await self.app(scope, receive, send)
+            else:
+                await self._bounded(scope, receive, send, self.route_of(method, path), user, role)
         elif role == ANONYMOUS:
             await self._refuse(scope, receive, send, 401, NEEDS_LOGIN)
         else:
             await self._refuse(scope, receive, send, 403, ADMIN_LOGIN_NEEDED)
+
+    def body_limit(self, route: str | None, role: str) -> int:
+        """Most bytes the body of a request to `route` ("METHOD path" of `ROUTES`) may hold for `role`."""
+        if route in UPLOAD_ROUTES:
+            return self.upload_bytes
+        if route in EVENT_ROUTES:
+            return self.event_bytes if role == ADMIN else RATER_EVENT_BYTES
+        return SMALL_BODY_BYTES
+
+    async def _bounded(self, scope: Any, receive: Any, send: Any, route: str | None, user: str | None, role: str):
+        """Pass the request on with its body bounded (`body_limit`): refused before it is read when its declared
+        length is over the limit (413), or when it is an upload past the login's quota (429); cut off with 413 as
+        soon as a body sent without a length passes the limit."""
+        limit = self.body_limit(route, role)
+        declared = content_length(scope)
+        if declared is not None and declared > limit:
+            await self._refuse(scope, receive, send, 413, too_large(declared, limit))
+            return
+        if route in UPLOAD_ROUTES:
+            try:
+                self.uploads.take(user or "", declared if declared is not None else limit)
+            except UploadQuotaExceeded as exc:
+                await self._refuse(scope, receive, send, 429, str(exc))
+                return
+        started = False
+
+        async def watched(message: Any) -> None:
+            nonlocal started
+            started = started or message.get("type") == "http.response.start"
+            await send(message)
+
+        receive = limited_receive(receive, limit)
+        try:
+            if route in EVENT_ROUTES:
+                body = await read_body(receive)
+                refused = event_refusal(scope["app"].get_blocks(), route, _route_path(scope), body, role)
+                if refused is not None:
+                    await self._refuse(scope, receive, send, *refused)
+                    return
+                receive = replay(body, receive)
+            await self.app(scope, receive, watched)
+        except BodyTooLarge as exc:
+            if started:
+                raise
+            await self._refuse(scope, receive, send, 413, exc.detail)
+
+    def route_of(self, method: str, path: str) -> str | None:
+        """The first listed route ("METHOD path") that `method path` matches; None when none does."""
+        return next((key for key, m, pattern, _ in self._patterns if m == method and pattern.match(path)), None)
+
+    async def _logout(self, scope: Any, receive: Any, send: Any) -> None:
+        """End the request's login session on the server and clear its cookies (a 200 even without one)."""
+        server = scope["app"]
+        token = _session_token(scope, server)
+        if token is not None:
+            server.tokens.pop(token, None)
+            self.sessions.forget(token)
+        response = JSONResponse({"detail": "logged out"})
+        for name in _cookie_names(server):
+            response.delete_cookie(key=name, path="/")
+        await response(scope, receive, send)
 
     @staticmethod
     async def _refuse(scope: Any, receive: Any, send: Any, status: int, message: str) -> None:
@@ -220,22 +367,29 @@ class RouteGate:
         """The roles that reach `method path`: those of every listed route it matches (all of them, when several
         do: FastAPI serves the first, the gate does not guess which); empty when none does."""
         found: frozenset[str] | None = None
-        for route_method, pattern, roles in self._patterns:
+        for _, route_method, pattern, roles in self._patterns:
             if route_method == method and pattern.match(path):
                 found = roles if found is None else found & roles
         return found or frozenset()
 
-    async def _role(self, scope: Any) -> str:
+    async def _caller(self, scope: Any, *, use: bool = True) -> tuple[str | None, str]:
+        """(login name, role) of the request's session cookie; (None, ANONYMOUS) without a valid one. A session
+        past its idle or absolute lifetime (`sessions`) is ended here; `use` counts the request as a use of it."""
+        server = scope["app"]
+        token = _session_token(scope, server)
+        if token is not None and not self.sessions.alive(token, use=use):
+            server.tokens.pop(token, None)
+            return None, ANONYMOUS
         connection = Request(scope) if scope["type"] == "http" else HTTPConnection(scope)
-        user = self._current_user_reader(scope["app"])(connection)
+        user = self._current_user_reader(server)(connection)
         if inspect.isawaitable(user):
             user = await user
         if not user:
-            return ANONYMOUS
+            return None, ANONYMOUS
         try:
-            return self.accounts.role_of(user)
+            return user, self.accounts.role_of(user)
         except AccessDenied:
-            return ANONYMOUS
+            return None, ANONYMOUS
 
     def _current_user_reader(self, app: Any) -> Callable[[HTTPConnection], Any]:
         if self._current_user is None:
@@ -246,6 +400,48 @@ class RouteGate:
                 )
             self._current_user = found[0]
         return self._current_user
+
+
+def event_refusal(blocks: Any, route: str, path: str, body: bytes, role: str) -> tuple[int, str] | None:
+    """(status, message) refusing an event request before Gradio reads it, None to let it through: a rater's call
+    of an event raters may not run (403), or a call of an event that needs the browser's event data (a click on an
+    image, a table row) without it (422), which Gradio would fail with a logged traceback. A body that is not the
+    JSON of an event is Gradio's to answer."""
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    fn = _event_of(blocks, route, path, data)
+    if fn is None:
+        return None
+    if role != ADMIN and not for_raters(fn.fn):
+        return 403, ADMIN_LOGIN_NEEDED
+    if getattr(fn, "collects_event_data", False) and not isinstance(data.get("event_data"), dict):
+        return 422, NEEDS_EVENT_DATA
+    return None
+
+
+def _event_of(blocks: Any, route: str, path: str, data: dict) -> Any:
+    """The `BlockFunction` an event request names: by `fn_index` on the queue, by api name on the direct routes."""
+    if route == "POST /gradio_api/queue/join":
+        index = data.get("fn_index")
+        return blocks.fns.get(index) if isinstance(index, int) else None
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return next((fn for fn in blocks.fns.values() if fn.api_name == name), None)
+
+
+def _cookie_names(server: Any) -> tuple[str, str]:
+    """The two cookies Gradio keeps a login session's token in (the `Secure` one and the plain one)."""
+    return f"access-token-{server.cookie_id}", f"access-token-unsecure-{server.cookie_id}"
+
+
+def _session_token(scope: Any, server: Any) -> str | None:
+    """The request's login session token, as Gradio looks it up; None without a valid one."""
+    cookies = HTTPConnection(scope).cookies
+    token = next((cookies[name] for name in _cookie_names(server) if cookies.get(name)), None)
+    return token if token is not None and token in getattr(server, "tokens", {}) else None
 
 
 def _route_path(scope: Any) -> str:

@@ -33,8 +33,15 @@ def status_text(wb: Workbench) -> str:
     return wb.status().line()
 
 
-def build(wb: Workbench) -> gr.Markdown:
-    """Lay out banner + status line; returns the status Markdown so other tabs can refresh it."""
-    gr.HTML(banner_html(wb), visible=wb.status().is_demo, elem_id="demo-banner-box")
-    gr.HTML(storage_banner_html(wb), visible=bool(wb.status().storage_warning), elem_id="storage-banner-box")
+def build_banners(wb: Workbench) -> list[gr.HTML]:
+    """Lay out the demo and storage banners (every role sees them); returns them."""
+    return [
+        gr.HTML(banner_html(wb), visible=wb.status().is_demo, elem_id="demo-banner-box"),
+        gr.HTML(storage_banner_html(wb), visible=bool(wb.status().storage_warning), elem_id="storage-banner-box"),
+    ]
+
+
+def build_line(wb: Workbench) -> gr.Markdown:
+    """Lay out the status line (the operator's: profile, device, models; admins only); returns it so other tabs
+    can refresh it."""
     return gr.Markdown(status_text(wb), elem_classes=["status-line"], elem_id="status-line")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from ..caching import LruCache
@@ -55,3 +56,40 @@ class RateLimits:
                     f"(at most {burst} per {per_s:.0f} s)"
                 )
             self._buckets.put((client, kind), _Bucket(tokens - 1.0, now))
+
+
+class UploadQuotaExceeded(WorkbenchError):
+    """A login asked to upload more than its quota allows; the message says how much and how long to wait."""
+
+
+class UploadQuota:
+    """Bytes each client (login name) may upload per sliding window of `window_s` seconds: Gradio keeps an upload
+    in its cache for up to an hour, so a client never holds more than about one window's quota there."""
+
+    def __init__(self, max_bytes: int, window_s: float = 3600.0, clock=time.monotonic) -> None:
+        self.max_bytes, self.window_s = max_bytes, window_s
+        self._clock = clock
+        self._taken: LruCache[deque[tuple[float, int]]] = LruCache(CLIENTS)
+        self._lock = threading.Lock()
+
+    def take(self, client: str, nbytes: int) -> None:
+        """Count `nbytes` more against `client`; UploadQuotaExceeded (nothing counted) when they do not fit."""
+        now = self._clock()
+        with self._lock:
+            taken = self._taken.get(client) or deque()
+            while taken and now - taken[0][0] >= self.window_s:
+                taken.popleft()
+            used = sum(n for _, n in taken)
+            if used + nbytes > self.max_bytes:
+                wait = self.window_s - (now - taken[0][0]) if taken else self.window_s
+                raise UploadQuotaExceeded(
+                    f"upload quota reached: {_mib(used)} uploaded in the last {self.window_s / 60:.0f} minutes and "
+                    f"this upload of {_mib(nbytes)} would pass the {_mib(self.max_bytes)} a login may upload in that "
+                    f"time; wait {max(1, round(wait / 60))} min, or ask the administrator (MASC_UPLOAD_QUOTA_MB)"
+                )
+            taken.append((now, nbytes))
+            self._taken.put(client, taken)
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / (1024 * 1024):.1f} MiB"

@@ -47,7 +47,7 @@ class AccessDenied(WorkbenchError):
 
 
 class LoginThrottled(WorkbenchError):
-    """Too many failed logins for this name or address; `wait_s` seconds until the next try is checked."""
+    """Too many failed logins from this address; `wait_s` seconds until its next try is checked."""
 
     def __init__(self, wait_s: float) -> None:
         super().__init__(f"too many failed logins: wait {wait_s:.0f} s before trying again")
@@ -252,7 +252,9 @@ FREE_FAILURES = 5
 FIRST_DELAY_S = 2.0
 """Wait after the first failure beyond `FREE_FAILURES`; doubles with each further failure."""
 MAX_DELAY_S = 900.0
-"""Longest wait (15 minutes)."""
+"""Longest wait of an address (15 minutes)."""
+MAX_NAME_DELAY_S = 30.0
+"""Longest delay of a wrong answer for a login name."""
 THROTTLE_ENTRIES = 50_000
 """Names and addresses remembered by the throttle (least recently failed forgotten first)."""
 
@@ -263,33 +265,49 @@ class _Failures:
     locked_until: float
 
 
-class LoginThrottle:
-    """Exponential backoff on failed logins, per login name and per client address.
+def _backoff(count: int, longest: float) -> float:
+    extra = count - FREE_FAILURES
+    return 0.0 if extra <= 0 else min(longest, FIRST_DELAY_S * 2 ** (extra - 1))
 
-    After `FREE_FAILURES` failures in a row for a name (or an address), each further try is refused without
-    looking at the password until `FIRST_DELAY_S * 2**(extra failures - 1)` seconds (at most `MAX_DELAY_S`)
-    have passed since the last failure; a successful login clears the name and the address. While locked, even
-    the right password is refused, so guessing stays slow."""
+
+class LoginThrottle:
+    """Backoff on failed logins that slows guessing down without letting anybody lock an account (OWASP's
+    authentication guidance: no hard lockout of the account, which anyone could trigger).
+
+    - Per client address: after `FREE_FAILURES` failures in a row from an address (any names), each further try
+      from it is refused before any password is looked at until `FIRST_DELAY_S * 2**(extra failures - 1)` seconds
+      (at most `MAX_DELAY_S`) have passed since its last failure (`wait_s`).
+    - Per login name: after `FREE_FAILURES` failures in a row for a name (from anywhere), each further *wrong* guess
+      for it is answered only after the same doubling delay, at most `MAX_NAME_DELAY_S` (what `failed` returns).
+      The name is never locked: the right password from an address that has not failed is checked at once and
+      logs in, however many guesses others made.
+    A successful login clears the name and the address."""
 
     def __init__(self, clock=time.monotonic) -> None:
         self._clock = clock
         self._state: LruCache[_Failures] = LruCache(THROTTLE_ENTRIES)
         self._lock = threading.Lock()
 
-    def wait_s(self, name: str, address: str | None) -> float:
-        """Seconds until `name` from `address` may try again (0: now)."""
-        now = self._clock()
-        return max([0.0] + [f.locked_until - now for f in self._entries(name, address) if f is not None])
+    def wait_s(self, address: str | None) -> float:
+        """Seconds until `address` may try again (0: now; always 0 for an unknown address)."""
+        found = self._state.get(("address", address)) if address else None
+        return max(0.0, found.locked_until - self._clock()) if found else 0.0
 
-    def failed(self, name: str, address: str | None) -> None:
+    def failed(self, name: str, address: str | None) -> float:
+        """Count a wrong password of `name` from `address`; returns how long to delay the answer (seconds). The
+        address's wait starts once that answer is out, so a delayed guesser still finds its address waiting."""
         now = self._clock()
         with self._lock:
-            for key in self._keys(name, address):
-                old = self._state.get(key)
+            old = self._state.get(("name", name.lower()))
+            count = (old.count if old else 0) + 1
+            delay = _backoff(count, MAX_NAME_DELAY_S)
+            self._state.put(("name", name.lower()), _Failures(count, now + delay))
+            if address:
+                old = self._state.get(("address", address))
                 count = (old.count if old else 0) + 1
-                extra = count - FREE_FAILURES
-                delay = 0.0 if extra <= 0 else min(MAX_DELAY_S, FIRST_DELAY_S * 2 ** (extra - 1))
-                self._state.put(key, _Failures(count, now + delay))
+                wait = _backoff(count, MAX_DELAY_S)
+                self._state.put(("address", address), _Failures(count, now + delay + wait if wait else 0.0))
+            return delay
 
     def succeeded(self, name: str, address: str | None) -> None:
         with self._lock:
@@ -297,19 +315,51 @@ class LoginThrottle:
                 if self._state.get(key) is not None:
                     self._state.put(key, _Failures(0, 0.0))
 
-    def _entries(self, name: str, address: str | None) -> list[_Failures | None]:
-        return [self._state.get(k) for k in self._keys(name, address)]
-
     @staticmethod
     def _keys(name: str, address: str | None) -> list[tuple[str, str]]:
         return [("name", name.lower())] + ([("address", address)] if address else [])
 
 
+class SessionClock:
+    """Idle and absolute lifetime of login sessions, by their session token: a session ends `idle_s` seconds after
+    its last use, or `max_s` seconds after it was first seen, whichever comes first. Thread-safe."""
+
+    def __init__(self, idle_s: float, max_s: float, clock=time.monotonic) -> None:
+        self.idle_s, self.max_s = idle_s, max_s
+        self._clock = clock
+        self._seen: dict[str, tuple[float, float]] = {}
+        """Token -> (first seen, last used)."""
+        self._lock = threading.Lock()
+
+    def alive(self, token: str, *, use: bool = True) -> bool:
+        """True while the session of `token` has not outlived either lifetime (then, with `use`, this counts as its
+        latest use); False once it has (it is forgotten: the caller ends the session)."""
+        now = self._clock()
+        with self._lock:
+            first, last = self._seen.get(token, (now, now))
+            if now - last > self.idle_s or now - first > self.max_s:
+                self._seen.pop(token, None)
+                return False
+            self._seen[token] = (first, now if use else last)
+            return True
+
+    def forget(self, token: str) -> None:
+        with self._lock:
+            self._seen.pop(token, None)
+
+    def keep_only(self, tokens: set[str]) -> None:
+        """Forget every session whose token is not in `tokens` (ended elsewhere)."""
+        with self._lock:
+            for token in set(self._seen) - tokens:
+                del self._seen[token]
+
+
 def check_login(accounts: Accounts, name: str, password: str, address: str | None) -> bool:
-    """True for the right password of a known name; LoginThrottled while the name or address must wait
-    (`accounts.throttle`)."""
+    """True for the right password of a known name; LoginThrottled (before any hash check) while `address` must
+    wait (`accounts.throttle`). The delay a wrong answer owes (`LoginThrottle.failed`) is the caller's to wait:
+    the app's login waits it without holding a thread (`masc_ui.ui.launch.login_checker`)."""
     throttle = accounts.throttle
-    wait = throttle.wait_s(name, address)
+    wait = throttle.wait_s(address)
     if wait > 0:
         raise LoginThrottled(wait)
     if accounts.verify(name, password):

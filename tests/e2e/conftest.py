@@ -89,6 +89,6 @@ def login(browser, url: str, user: str, viewport: dict | None = None):
     page.get_by_label("username").fill(user)
     page.get_by_label("password").fill(USERS[user])
     page.get_by_role("button", name="Login").click()
-    page.locator("#status-line").wait_for(timeout=180_000)
+    page.locator("#tabs").wait_for(timeout=180_000)  # every role's page has the tabs (the status line is admins')
     page.errors = errors  # type: ignore[attr-defined]
     return page

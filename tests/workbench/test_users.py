@@ -13,6 +13,7 @@ from masc_ui.settings import Settings
 from masc_ui.workbench.users import (
     FREE_FAILURES,
     MAX_DELAY_S,
+    MAX_NAME_DELAY_S,
     AccessDenied,
     Accounts,
     LoginThrottle,
@@ -85,27 +86,29 @@ def test_users_add_command_reads_the_password_from_stdin(tmp_path: Path, monkeyp
     assert Accounts.from_settings(Settings(users_file=f)).verify("alice", "a-long-password")
 
 
-def test_throttle_backs_off_per_name_and_per_address():
+def test_throttle_backs_off_per_address_and_never_locks_a_name():
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
     accounts = Accounts.from_settings(Settings(users="alice:right-password:admin"))
     accounts.throttle = throttle
     for _ in range(FREE_FAILURES):
         assert not check_login(accounts, "alice", "wrong", "10.0.0.1")
-    assert not check_login(accounts, "alice", "wrong", "10.0.0.1")  # the first failure beyond the free ones
-    with pytest.raises(LoginThrottled) as caught:  # now even the right password waits
+    assert throttle.failed("alice", "10.0.0.1") == pytest.approx(2.0)  # the first failure beyond the free ones
+    with pytest.raises(LoginThrottled) as caught:  # the address waits: the name's delay, then its own
         check_login(accounts, "alice", "right-password", "10.0.0.1")
-    assert caught.value.wait_s == pytest.approx(2.0)
-    with pytest.raises(LoginThrottled):  # the same name from another address waits too
-        check_login(accounts, "alice", "right-password", "10.0.0.2")
-    with pytest.raises(LoginThrottled):  # and the same address for another name
+    assert caught.value.wait_s == pytest.approx(4.0)
+    with pytest.raises(LoginThrottled):  # that address waits for any name
         check_login(accounts, "bob", "x", "10.0.0.1")
-    now[0] += 2.5
+    assert check_login(accounts, "alice", "right-password", "10.0.0.2")  # the owner elsewhere is never refused
+    now[0] += 4.5
     assert check_login(accounts, "alice", "right-password", "10.0.0.1")
-    assert throttle.wait_s("alice", "10.0.0.1") == 0
+    assert throttle.wait_s("10.0.0.1") == 0
+    delays = [throttle.failed("mallory", f"10.1.0.{i}") for i in range(40)]
+    assert delays[:FREE_FAILURES] == [0.0] * FREE_FAILURES and delays[-1] == pytest.approx(MAX_NAME_DELAY_S)
+    assert delays == sorted(delays)
     for _ in range(40):
-        throttle.failed("mallory", None)
-    assert throttle.wait_s("mallory", None) == pytest.approx(MAX_DELAY_S)
+        throttle.failed("x", "10.2.0.1")
+    assert throttle.wait_s("10.2.0.1") == pytest.approx(MAX_NAME_DELAY_S + MAX_DELAY_S)
 
 
 def test_role_rules_of_the_use_cases(demo_settings, tmp_path: Path):
