@@ -226,7 +226,9 @@ def _ingest_sample(
             external_key=entry.key,
             info=info or None,
         )
-        _store_masks(store, record.id, masks, video_output=video is not None)
+        added = _store_masks(store, record.id, masks, video_output=video is not None)
+        summary.added_masks += added
+        summary.existing_masks += len(masks) - added
     except InputError as exc:
         text = str(exc)
         what = "video, image or mask" if out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
@@ -305,13 +307,18 @@ def _read_masks(
 
 def _store_masks(
     store: Store, sample_id: int, masks: list[tuple[str, int, bytes]], *, video_output: bool = False
-) -> None:
+) -> int:
     """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
     imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
-    reused on every frame."""
+    reused on every frame. Returns how many were added."""
+    added = 0
     for role, position, png in masks:
         params = {"frame": 0, "propagation": "static"} if video_output and role == "output" else None
-        store.masks.add_if_new(sample_id, role, position, png, source="imported", created_by="import", params=params)
+        _, new = store.masks.add_if_new(
+            sample_id, role, position, png, source="imported", created_by="import", params=params
+        )
+        added += new
+    return added
 
 
 def _resolve(store: Store, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:
