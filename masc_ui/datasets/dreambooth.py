@@ -100,8 +100,8 @@ def parse_dreambooth(root: Path, outputs: Path | None = None, unique_token: str 
         parsed.notes.append(f"{len(absent)} subject(s) of {PROMPTS_FILE} have no folder here: {', '.join(absent)}")
     if outputs is None:
         parsed.notes.append(
-            f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: "
-            "pass the generated images laid out <method>/<subject>/<prompt_idx>_<seed>.png"
+            f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: DreamBooth ships no "
+            "generated images, pass yours (`--outputs DIR`, laid out <method>/<subject>/<prompt_idx>_<seed>.png)"
         )
         return parsed
     outputs = Path(outputs)

@@ -173,6 +173,24 @@ class ImportSummary:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    created_dataset: bool = False
+    """True when this import created the dataset (with its rating mark)."""
+
+    @property
+    def stored_nothing(self) -> bool:
+        """True when the import neither added nor found any sample, rating, metric value or judgment."""
+        return not any(
+            (
+                self.added_samples,
+                self.existing_samples,
+                self.added_ratings,
+                self.existing_ratings,
+                self.added_metrics,
+                self.existing_metrics,
+                self.added_judgments,
+                self.existing_judgments,
+            )
+        )
 
     @property
     def skipped(self) -> int:
