@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
+from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, OutOfSpace, StorageError
 
 from ..caching import LruCache
 from ..datasets.entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
@@ -268,6 +268,8 @@ def _ingest_sample(
         reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
         return None, False
+    except OutOfSpace:
+        raise  # a full disk stops the import: no later row fits either
     except StorageError as exc:
         summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
         return None, False
