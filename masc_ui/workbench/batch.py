@@ -24,7 +24,8 @@ Masks (`masks`):
 - `none`: no masks at all; only metrics that need none are computed.
 
 The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
-one (DreamBooth: "sks dog"), else by the subject's name.
+one (DreamBooth: the class, "dog"; its identifier token "sks" is in neither the stored prompt nor these words),
+else by the subject's name.
 
 Failures: a sample whose images cannot be read, or whose scoring raises, gets a NULL value with reason
 `error: ...` (extras `{"error": <exception type>}`) for each metric, and the run goes on; such values count as

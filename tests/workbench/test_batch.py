@@ -165,29 +165,46 @@ def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
     assert len(_values(store)) == 6
 
 
-def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, models, shared_data, tmp_path):
-    """DreamBooth stores `info["prompt_subject"] = "sks dog"`: PF strips those words, not just the subject name."""
+def test_dreambooth_identifier_token_reaches_neither_segmenter_nor_prompt(
+    store, demo_settings, models, shared_data, tmp_path
+):
+    """DreamBooth's "sks" names the subject only to the fine-tuned model: the stored prompt (what raters read and
+    text encoders get) leaves it out, PF strips the class, and SAM 3 is asked for the class alone."""
     import numpy as np
     from dataset_trees import tiny_image
 
     from masc_ui.datasets import read_layout
     from masc_ui.metrics.masc.strippers import strip_subject_from_prompt
+    from masc_ui.segmentation import build_text_segmenter
     from masc_ui.segmentation.masks import mask_to_png
     from masc_ui.workbench.ingest import ingest
 
     tiny_image(tmp_path / "out" / "sd" / "dog" / "0_0.png", seed=1)
     ingest(store, "db", "dreambooth", read_layout("dreambooth", shared_data / "dreambooth", outputs=tmp_path / "out"))
     sample = store.samples.get_by_key("db", "sd/dog-0_0")
-    assert sample.info["prompt_subject"] == "sks dog" and "sks dog" in sample.prompt
+    assert sample.info["prompt_subject"] == "dog" and "sks" not in sample.prompt.split() and "dog" in sample.prompt
     out_mask = np.zeros((16, 24), bool)  # the generated image is 24x16
     out_mask[4:12, 6:18] = True
     store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
-    build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("db", ("pf",)))
+    real = build_text_segmenter(demo_settings, models)
+    asked: list[str] = []
+
+    class Recording:
+        model_id = real.model_id
+        provenance = real.provenance
+
+        def segment(self, image, text, threshold=0.5, min_fraction=0.05):
+            asked.append(text)
+            return real.segment(image, text, threshold, min_fraction)
+
+    build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("db", ("cp", "pf"), masks="text"), segmenter=Recording()
+    )
+    assert asked and set(asked) == {"dog"}  # the references' masks, from the class alone
     (pf,) = store.metrics.history(sample.id, "pf")
     assert pf.value is not None and pf.extras["prompt_stripped"] is True
-    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
-    assert "sks" not in pf.extras["prompt_text"].split() and "dog" not in pf.extras["prompt_text"].split()
-    assert pf.extras["prompt_text"] != strip_subject_from_prompt(sample.prompt, "dog", "regex")  # not the name only
+    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "dog", "regex")
+    assert not {"sks", "dog"} & set(pf.extras["prompt_text"].split())
 
 
 def test_bad_options_and_unknown_dataset(store, demo_settings, models):
