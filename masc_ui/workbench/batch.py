@@ -20,7 +20,10 @@ Masks (`masks`):
 - `text`: stored masks where present; each missing one is made by text-prompted segmentation of the subject's
   name (`masc_ui.segmentation.build_text_segmenter`). With `store_masks`, those masks are saved first as mask
   versions (source `text`) and the values point at them; without, the values' provenance params get
-  `text_masks=<segmentation model>` so they never pass for values computed with stored masks.
+  `text_masks=<segmentation model>` so they never pass for values computed with stored masks. The app's rule for
+  doubtful masks holds here too: a mask SAM 3 flags doubtful (empty, or below `text_seg_min_fraction` of the image;
+  a video's masks when any frame's is) is neither used nor stored; the metrics that need it are counted under
+  "lacking inputs" and the summary counts the doubtful masks.
 - `none`: no masks at all; only metrics that need none are computed.
 
 The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
@@ -156,6 +159,9 @@ class BatchSummary:
     """(sample id, reason) of samples whose scoring failed."""
     masks_made: int = 0
     """Text-prompted masks made (and stored, with `store_masks`)."""
+    doubtful_masks: int = 0
+    """Of `masks_made`, those that came out doubtful (empty, or smaller than the settings' minimum fraction): as in
+    the app, a doubtful mask is not applied (never a current mask, never scored with)."""
     mask_failures: Counter[str] = field(default_factory=Counter)
     """reason -> samples whose text-prompted masks could not be made (their mask-free metrics were still scored)."""
     stopped_early: bool = False
@@ -182,6 +188,12 @@ class BatchSummary:
             )
         if self.masks_made:
             out.append(f"text-prompted masks made: {self.masks_made}")
+        if self.doubtful_masks:
+            out.append(
+                f"doubtful text-prompted masks (empty or small), not applied and not stored: {self.doubtful_masks} "
+                "(the metrics that need them are listed under inputs missing; draw those masks, or lower "
+                "MASC_TEXT_SEG_THRESHOLD / MASC_TEXT_SEG_MIN_FRACTION)"
+            )
         if self.nan_values:
             out.append(
                 "not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common())
@@ -563,6 +575,8 @@ class _Built:
     masks: dict[Slot, UsedMask]
     mask_errors: dict[str, str] = field(default_factory=dict)
     """Needed-input name (`ref_masks[i]`, `out_mask`) -> why its text-prompted mask could not be made."""
+    doubts: dict[str, str] = field(default_factory=dict)
+    """Needed-input name -> why its text-prompted mask is doubtful (made, but neither used nor stored)."""
 
 
 def _score_chunk(
@@ -641,6 +655,7 @@ def _build_sample(
     arrays: dict[Slot, Any] = {}
     used: dict[Slot, UsedMask] = {}
     mask_errors: dict[str, str] = {}
+    doubts: dict[str, str] = {}
     for role, pos, _ in shas:
         stored = current.get((role, pos))
         if stored is not None:
@@ -662,23 +677,31 @@ def _build_sample(
             except MaskFailure as exc:
                 mask_errors[_input_name((role, pos))] = str(exc)
                 continue
-            arrays[role, pos] = made
             summary.masks_made += len(made.masks)
+            doubtful_frames = made.params.get("doubtful_frames") or []
+            if doubtful_frames:
+                doubts[_input_name((role, pos))] = f"doubtful on frame(s) {', '.join(map(str, doubtful_frames))}"
+                summary.doubtful_masks += 1
+                continue
+            arrays[role, pos] = made
         elif text_masks is not None:
             try:
                 seg = text_masks.get(pictures[role, pos], words)
             except MaskFailure as exc:
                 mask_errors[_input_name((role, pos))] = str(exc)
                 continue
-            arrays[role, pos] = seg.mask
             summary.masks_made += 1
+            if seg.doubtful:
+                doubts[_input_name((role, pos))] = seg.reason or "doubtful"
+                summary.doubtful_masks += 1
+                continue
+            arrays[role, pos] = seg.mask
             if options.store_masks:
                 params = {
                     "text": words,
                     "model_id": text_masks.model_id,
                     "threshold": text_masks.threshold,
                     "n_instances": int(seg.n_instances),
-                    "doubtful": bool(seg.doubtful),
                 }
                 used[role, pos] = UsedMask.new(seg.mask, "text", params)
     n_refs = len(record.references)
@@ -692,7 +715,7 @@ def _build_sample(
         out_mask=arrays.get(("output", 0)),
         ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else (),
     )
-    return _Built(record, sample, used, mask_errors)
+    return _Built(record, sample, used, mask_errors, doubts)
 
 
 def _input_name(slot: Slot) -> str:
@@ -725,7 +748,9 @@ def _score_built(
                 mine.append(MetricValue(m, float("nan"), error, extras, plan.provenance_of(m, b.record.id)))
                 continue
             if lacking[m][i]:
-                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}"] += 1
+                doubtful = [what for what in lacking[m][i] if what in b.doubts]
+                note = f" (text mask doubtful, not applied: {', '.join(doubtful)})" if doubtful else ""
+                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}{note}"] += 1
                 continue
             v = values[m][i]
             reason = (v.reason or "not computable") if v.is_nan else None

@@ -129,7 +129,13 @@ def test_a_failing_sample_is_recorded_and_the_rest_continue(store, demo_settings
     assert retry.scored_samples == 1 and len(retry.failures) == 1
 
 
+def _confident(settings):
+    """Thresholds at 0: the tiny random SAM 3 then finds masks that are not doubtful."""
+    return settings.replace(text_seg_threshold=0.0, text_seg_min_fraction=0.0)
+
+
 def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_path):
+    demo_settings = _confident(demo_settings)
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
     opts = BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True)
     summary = build_workbench(demo_settings, store=store, models=models).batch.run(opts)
@@ -144,7 +150,25 @@ def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_pat
     assert stored.values_written == 0  # the stored text masks are the current masks
 
 
+def test_doubtful_text_masks_are_neither_current_nor_scored_with(store, demo_settings, models, tmp_path):
+    """The app's rule: a doubtful mask (the tiny SAM 3 at the default threshold finds nothing) is only offered, never
+    applied; batch with --store-masks stores none of them, scores no metric with them and counts them."""
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("cp", "pf", "clip_i"), masks="text", store_masks=True)
+    )
+    assert summary.masks_made == 4 and summary.doubtful_masks == 4 and not summary.failures
+    assert all(store.masks.current(s.id) == {} for s in store.samples.list("d"))
+    assert {m for _, m in _values(store)} == {"clip_i"}
+    assert dict(summary.lacking_inputs) == {
+        "cp needs ref_masks[0] (text mask doubtful, not applied: ref_masks[0])": 2,
+        "pf needs out_mask (text mask doubtful, not applied: out_mask)": 2,
+    }
+    assert "doubtful text-prompted masks (empty or small), not applied and not stored: 4" in "\n".join(summary.lines())
+
+
 def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, models, tmp_path):
+    demo_settings = _confident(demo_settings)
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=1))
     build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", ("pf",), masks="text"))
     sample = store.samples.get_by_key("d", "toy0-0")
