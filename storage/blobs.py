@@ -8,6 +8,7 @@ Concurrent writers of the same bytes both rename identical content to the same n
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -16,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import BlobCorrupt, BlobMissing, InvalidInput
+from .errors import BlobCorrupt, BlobMissing, InvalidInput, OutOfSpace
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 TEMP_PREFIX = ".tmp-"
@@ -79,8 +80,11 @@ class BlobStore:
         final = self.path(digest)
         if final.is_file() and final.stat().st_size == len(data):
             return digest
-        final.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=final.parent)
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=final.parent)
+        except OSError as exc:
+            raise _out_of_space(exc, self.root) from exc
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -88,6 +92,9 @@ class BlobStore:
                 os.fsync(fh.fileno())
             os.chmod(tmp, 0o644)
             os.replace(tmp, final)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise _out_of_space(exc, self.root) from exc
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -155,3 +162,14 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+NO_SPACE_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+"""OS errors that mean the disk (or the user's quota on it) is full."""
+
+
+def _out_of_space(exc: OSError, root: Path) -> OSError:
+    """`OutOfSpace` naming the blob store's folder for a full disk; `exc` itself otherwise."""
+    if exc.errno in NO_SPACE_ERRNOS:
+        return OutOfSpace(str(root), exc.strerror or str(exc))
+    return exc

@@ -53,3 +53,28 @@ class StorageBusy(StorageError):
 
 class RestoreError(StorageError):
     """A JSON dump cannot be restored (wrong format, target not empty, blobs missing)."""
+
+
+class OutOfSpace(StorageError, OSError):
+    """The disk holding the data directory (blob store, SQLite file) is full; the write was rolled back.
+    `directory` is the folder whose disk is full."""
+
+    def __init__(self, directory: str, detail: str = "") -> None:
+        self.directory = directory
+        super().__init__(
+            f"no space left on the disk holding {directory}"
+            + (f" ({detail})" if detail else "")
+            + "; free space there and try again (the write that failed stored nothing)"
+        )
+
+
+class DatabaseCorrupt(StorageError):
+    """The SQLite database file is damaged (not a wrong permission or a missing folder). `path` is the file;
+    `masc-ui db salvage` recovers what is readable into a new file."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        super().__init__(
+            f"the database file {path} is corrupt ({detail}); recover what is readable into a new file with "
+            f"`masc-ui db salvage NEW_FILE`, then switch to it (the salvage says how)"
+        )

@@ -12,7 +12,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from . import migrate
 from .blobs import BlobStore
 from .engine import create_engine, sqlite_url
-from .errors import InvalidInput, StorageError
+from .errors import DatabaseCorrupt, InvalidInput, StorageError
 from .repo.dump import DumpRepository
 from .repo.exports import ExportRepository
 from .repo.images import ImageRepository
@@ -25,7 +25,7 @@ from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
 from .repo.tasks import TaskRepository
 from .repo.views import ViewRepository
-from .transactions import Transactions, is_transient
+from .transactions import Transactions, hard_failure, is_transient
 
 if TYPE_CHECKING:
     from .repo.checks import IntegrityReport
@@ -84,9 +84,14 @@ class Store:
         from .repo.checks import IntegrityReport, check_blobs, complete_rating_counts, samples_without_values
 
         report = IntegrityReport(self.integrity_check())
-        report.blobs_checked, report.problems = check_blobs(self.tx, self.blobs, deep=deep)
-        report.problems += complete_rating_counts(self.tx)
-        report.notes = samples_without_values(self.tx)
+        try:
+            report.blobs_checked, report.problems = check_blobs(self.tx, self.blobs, deep=deep)
+            report.problems += complete_rating_counts(self.tx)
+            report.notes = samples_without_values(self.tx)
+        except DatabaseCorrupt as exc:
+            if report.database == "ok":
+                raise
+            report.problems.append(f"the other checks stopped: {exc}")
         return report
 
     def close(self) -> None:
@@ -138,6 +143,9 @@ def open_store(database_url: str | None, data_dir: Path, *, max_wait_s: float = 
     except DBAPIError as exc:
         engine.dispose()
         where = engine.url.render_as_string(hide_password=True)
+        hard = hard_failure(exc, engine)
+        if hard is not None:
+            raise hard from exc
         if engine.dialect.name == "sqlite":
             raise StorageError(
                 f"cannot open database {where}: {exc.orig}; check that the data directory "

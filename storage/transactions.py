@@ -15,6 +15,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import sqlalchemy as sa
@@ -22,12 +23,32 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .engine import WRITE_OPTION
-from .errors import StorageBusy
+from .errors import DatabaseCorrupt, OutOfSpace, StorageBusy, StorageError
 
 T = TypeVar("T")
 
 _SQLITE_TRANSIENT = ("database is locked", "database is busy", "database table is locked")
 _PG_TRANSIENT = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+
+
+_SQLITE_FULL = ("database or disk is full",)
+_PG_FULL = {"53100"}  # disk_full
+_SQLITE_CORRUPT = ("database disk image is malformed", "file is not a database", "malformed database schema")
+
+
+def hard_failure(exc: DBAPIError, engine: sa.Engine) -> StorageError | None:
+    """The storage error a database failure really is, when it is one the user can act on: `OutOfSpace` (the disk
+    holding the SQLite file, or the server's disk, is full) or `DatabaseCorrupt` (a damaged SQLite file); None
+    for anything else."""
+    message = str(exc.orig).lower()
+    sqlite = engine.dialect.name == "sqlite"
+    where = str(engine.url.database or "") if sqlite else "the database server's data"
+    if getattr(exc.orig, "sqlstate", None) in _PG_FULL or (sqlite and any(t in message for t in _SQLITE_FULL)):
+        directory = str(Path(where).parent) if sqlite else where
+        return OutOfSpace(directory, str(exc.orig))
+    if sqlite and any(t in message for t in _SQLITE_CORRUPT):
+        return DatabaseCorrupt(where, str(exc.orig))
+    return None
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -91,6 +112,9 @@ class Transactions:
                     return result
             except DBAPIError as exc:
                 if not is_transient(exc):
+                    hard = hard_failure(exc, self.engine)
+                    if hard is not None:
+                        raise hard from exc
                     raise
                 if time.monotonic() + delay > deadline:
                     raise StorageBusy(

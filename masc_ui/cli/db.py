@@ -18,12 +18,17 @@ def add_db(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "action",
-        choices=("upgrade", "check", "recount", "dump", "restore", "datasets", "for-rating"),
+        choices=("upgrade", "check", "recount", "dump", "restore", "salvage", "datasets", "for-rating"),
         help="datasets: list them with their samples and rating mark; for-rating DATASET [--off]: mark "
         "(or unmark) a dataset for rating; recount: repair the per-sample counts of complete "
-        "ratings that `check` reports wrong",
+        "ratings that `check` reports wrong; salvage NEW_FILE: recover what is readable of a corrupt SQLite "
+        "file into a new file (the sqlite3 tool's .recover when on PATH, else Python's copy table by table)",
     )
-    p.add_argument("file", nargs="?", help="dump: file to write; restore: file to read; for-rating: dataset name")
+    p.add_argument(
+        "file",
+        nargs="?",
+        help="dump: file to write; restore: file to read; salvage: the new SQLite file; for-rating: dataset name",
+    )
     p.add_argument("--with-blobs", action="store_true", help="dump: embed image/mask bytes (self-contained file)")
     p.add_argument(
         "--off", action="store_true", help="for-rating: unmark the dataset (raters get no new tasks from it)"
@@ -35,13 +40,17 @@ def add_db(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_db(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or settings_from_args(args)
-    if args.action in ("dump", "restore") and args.file is None:
+    if args.action in ("dump", "restore", "salvage") and args.file is None:
         raise InputError(f"masc-ui db {args.action} needs a FILE argument")
     if args.action == "for-rating" and not args.file:
         raise InputError("masc-ui db for-rating needs a DATASET argument (see `masc-ui db datasets`)")
     if args.action in ("datasets", "for-rating"):
         return _db_datasets(args, settings)
     args.file = Path(args.file) if args.file is not None else None
+    if args.action == "salvage":
+        with open_workbench(settings) as wb:
+            print("\n".join(wb.database.salvage(CLI_USER, args.file).lines()))
+        return 0
     with open_workbench(settings) as wb:
         database = wb.database
         if args.action == "upgrade":

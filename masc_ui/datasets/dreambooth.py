@@ -8,11 +8,14 @@ prompt templates of `github.com/google/dreambooth`, plus the generated outputs t
 ```
 
 DreamBooth ships no generated images, so samples need `outputs`; without it the importer only checks the
-layout and says so. Prompts are the templates filled with `unique_token` and the class
-(`'a {0} {1} in the jungle'` -> "a sks dog in the jungle"). Live subjects (class `cat` or `dog`, the paper's 9)
-use the "Live Subject Prompts", every other subject the "Object Prompts". All photos of a subject are the
-sample's references (CP averages over them). Each sample keeps `info["prompt_subject"]` = "<token> <class>",
-the words naming the subject in the prompt (what the PF stripper removes). Key: `<method>/<subject>-<prompt_idx>_<seed>`.
+layout and says so. The images were generated from the templates filled with `unique_token` and the class
+(`'a {0} {1} in the jungle'` -> "a sks dog in the jungle"), kept as `info["generation_prompt"]` (and the token as
+`info["unique_token"]`). The identifier token means nothing outside the fine-tuned model, so the sample's prompt
+is the template filled with the class alone ("a dog in the jungle"): that is what raters read, what the text
+encoders of the metrics get, and `info["prompt_subject"]` = the class is what text-prompted segmentation looks
+for and what the PF stripper removes. Live subjects (class `cat` or `dog`, the paper's 9) use the "Live Subject
+Prompts", every other subject the "Object Prompts". All photos of a subject are the sample's references (CP
+averages over them). Key: `<method>/<subject>-<prompt_idx>_<seed>`.
 """
 
 from __future__ import annotations
@@ -100,8 +103,8 @@ def parse_dreambooth(root: Path, outputs: Path | None = None, unique_token: str 
         parsed.notes.append(f"{len(absent)} subject(s) of {PROMPTS_FILE} have no folder here: {', '.join(absent)}")
     if outputs is None:
         parsed.notes.append(
-            f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: "
-            "pass the generated images laid out <method>/<subject>/<prompt_idx>_<seed>.png"
+            f"{len(subjects)} subject folder(s) read; no outputs folder given, so no samples: DreamBooth ships no "
+            "generated images, pass yours (`--outputs DIR`, laid out <method>/<subject>/<prompt_idx>_<seed>.png)"
         )
         return parsed
     outputs = Path(outputs)
@@ -114,6 +117,12 @@ def parse_dreambooth(root: Path, outputs: Path | None = None, unique_token: str 
         for subj_dir in sorted(p for p in method_dir.iterdir() if p.is_dir()):
             _outputs_of(method_dir.name, subj_dir, subjects, prompts, unique_token, outputs, parsed)
     return parsed
+
+
+def without_token(template: str, cls: str) -> str:
+    """A prompt template filled with the class alone, the identifier token left out: 'a {0} {1} in the jungle' ->
+    "a dog in the jungle" (spaces collapsed)."""
+    return " ".join(template.format("", cls).split())
 
 
 def _outputs_of(
@@ -142,17 +151,24 @@ def _outputs_of(
             parsed.skip(where, f"unknown prompt index: {prompt_idx} (the subject has {len(templates)} prompts)")
             continue
         cls = prompts.classes[name]
+        generation_prompt = templates[prompt_idx].format(token, cls)
         parsed.samples.append(
             SampleEntry(
                 where=where,
                 key=f"{method}/{name}-{prompt_idx}_{seed if seed is not None else 0}",
                 subject=name,
-                prompt=templates[prompt_idx].format(token, cls),
+                prompt=without_token(templates[prompt_idx], cls),
                 out=img,
                 refs=tuple(refs),
                 method=method,
                 seed=seed,
                 category="live" if cls in LIVE_CLASSES else "object",
-                info={"class": cls, "prompt_idx": prompt_idx, "prompt_subject": f"{token} {cls}"},
+                info={
+                    "class": cls,
+                    "prompt_idx": prompt_idx,
+                    "prompt_subject": cls,
+                    "generation_prompt": generation_prompt,
+                    "unique_token": token,
+                },
             )
         )

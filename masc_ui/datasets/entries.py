@@ -158,6 +158,11 @@ class ImportSummary:
     """Of the added samples, those stored without images (ratings-only)."""
     completed_samples: int = 0
     """Ratings-only samples stored before whose images this import attached."""
+    added_masks: int = 0
+    """Mask versions written (a mask file of a sample that had no mask with those bytes), new samples' and
+    re-imported ones' alike."""
+    existing_masks: int = 0
+    """Mask files whose exact mask was already one of the image's versions."""
     added_ratings: int = 0
     existing_ratings: int = 0
     added_metrics: int = 0
@@ -168,6 +173,24 @@ class ImportSummary:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    created_dataset: bool = False
+    """True when this import created the dataset (with its rating mark)."""
+
+    @property
+    def stored_nothing(self) -> bool:
+        """True when the import neither added nor found any sample, rating, metric value or judgment."""
+        return not any(
+            (
+                self.added_samples,
+                self.existing_samples,
+                self.added_ratings,
+                self.existing_ratings,
+                self.added_metrics,
+                self.existing_metrics,
+                self.added_judgments,
+                self.existing_judgments,
+            )
+        )
 
     @property
     def skipped(self) -> int:
@@ -180,9 +203,14 @@ class ImportSummary:
 
     def lines(self, max_problems: int = 50) -> list[str]:
         """A human-readable report: totals, the reasons, then up to `max_problems` skipped rows."""
+        masks = (
+            f"masks {self.added_masks} imported, {self.existing_masks} already present; "
+            if self.added_masks or self.existing_masks
+            else ""
+        )
         out = [
             f"dataset {self.dataset!r} ({self.importer}): samples {self.added_samples} imported, "
-            f"{self.existing_samples} already present; ratings {self.added_ratings} imported, "
+            f"{self.existing_samples} already present; {masks}ratings {self.added_ratings} imported, "
             f"{self.existing_ratings} already present; metric values {self.added_metrics} imported, "
             f"{self.existing_metrics} already present; {self.skipped} skipped",
         ]

@@ -42,6 +42,7 @@ _SETTING = {
     "vqa": "vqa_model",
     "itm": "itm_model",
     "dbpp_judge": "dbpp_local_model",
+    "sam3": "sam3_model",
 }
 
 

@@ -42,8 +42,12 @@ def build_sam_service(settings: Settings, models: ModelRegistry | None = None, *
 
 def build_text_segmenter(settings: Settings, models: ModelRegistry | None = None) -> TextSegmenter:
     """The SAM 3 segmenter of `settings`' profile (`sam3_model` overrides), on `settings.device`/`dtype`.
-    Thresholds are per call: `settings.text_seg_threshold` and `settings.text_seg_min_fraction`."""
-    ids = model_ids(settings)
+    Thresholds are per call: `settings.text_seg_threshold` and `settings.text_seg_min_fraction`. In the demo
+    profile the tiny SAM 3 checkpoint is written when missing, as for every other demo model."""
+    from ..models.auto_profile import ensure_demo_checkpoints
+
     models = models if models is not None else ModelRegistry()
+    ensure_demo_checkpoints(settings, ("sam3",), models)
+    ids = model_ids(settings)
     key = ("text-segmenter", ids.sam3, settings.device, settings.dtype)
     return models.get(key, lambda: TextSegmenter(ids.sam3, settings.device, settings.dtype, models=models))

@@ -20,15 +20,23 @@ Masks (`masks`):
 - `text`: stored masks where present; each missing one is made by text-prompted segmentation of the subject's
   name (`masc_ui.segmentation.build_text_segmenter`). With `store_masks`, those masks are saved first as mask
   versions (source `text`) and the values point at them; without, the values' provenance params get
-  `text_masks=<segmentation model>` so they never pass for values computed with stored masks.
+  `text_masks=<segmentation model>` so they never pass for values computed with stored masks. The app's rule for
+  doubtful masks holds here too: a mask SAM 3 flags doubtful (empty, or below `text_seg_min_fraction` of the image;
+  a video's masks when any frame's is) is neither used nor stored; the metrics that need it are counted under
+  "lacking inputs" and the summary counts the doubtful masks.
 - `none`: no masks at all; only metrics that need none are computed.
 
 The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
-one (DreamBooth: "sks dog"), else by the subject's name.
+one (DreamBooth: the class, "dog"; its identifier token "sks" is in neither the stored prompt nor these words),
+else by the subject's name.
 
 Failures: a sample whose images cannot be read, or whose scoring raises, gets a NULL value with reason
 `error: ...` (extras `{"error": <exception type>}`) for each metric, and the run goes on; such values count as
-done unless `retry_failed`.
+done unless `retry_failed`. When only its masks cannot be made (`masks="text"` with the segmenter unavailable or
+failing), the metrics that need no mask (CLIP-I, DINO-I, PickScore, ...) are computed and stored as usual, and each
+metric that needs a missing mask gets a NULL value with reason `error: masks could not be made: ...` (extras
+`{"error": "masks"}`); the summary counts those samples under "failed" and names the reason once. A segmenter that
+could not be loaded is not asked again in the same run.
 
 Ratings-only samples (imported ratings or judge values without images) are left out before sharding and
 counted in the summary ("N ratings-only samples have no images to score"); they are not failures.
@@ -55,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..caching import LruCache
-from ..errors import InputError, WorkbenchError
+from ..errors import InputError, ModelUnavailableError, WorkbenchError
 from ..imaging import InputImage, InputVideo, VideoLimits, open_image, open_media
 from ..metrics.registry import get_scorer, get_spec, parse_metric_names, resolve_metric_names, score_metrics
 from ..metrics.sample import MetricValue, Sample
@@ -74,6 +82,8 @@ if TYPE_CHECKING:
 
 MASK_MODES = ("stored", "text", "none")
 ERROR_PREFIX = "error: "
+MASK_ERROR = "masks could not be made: "
+"""Reason of a value whose metric needed a mask that text-prompted segmentation failed to make (after ERROR_PREFIX)."""
 IMAGE_CACHE_SIZE = 256
 """Decoded images kept by a run (references recur across the samples of a subject)."""
 TEXT_MASK_CACHE_SIZE = 1024
@@ -149,6 +159,11 @@ class BatchSummary:
     """(sample id, reason) of samples whose scoring failed."""
     masks_made: int = 0
     """Text-prompted masks made (and stored, with `store_masks`)."""
+    doubtful_masks: int = 0
+    """Of `masks_made`, those that came out doubtful (empty, or smaller than the settings' minimum fraction): as in
+    the app, a doubtful mask is not applied (never a current mask, never scored with)."""
+    mask_failures: Counter[str] = field(default_factory=Counter)
+    """reason -> samples whose text-prompted masks could not be made (their mask-free metrics were still scored)."""
     stopped_early: bool = False
     """True when `limit` ended the run before the shard was done."""
     seconds: float = 0.0
@@ -173,6 +188,12 @@ class BatchSummary:
             )
         if self.masks_made:
             out.append(f"text-prompted masks made: {self.masks_made}")
+        if self.doubtful_masks:
+            out.append(
+                f"doubtful text-prompted masks (empty or small), not applied and not stored: {self.doubtful_masks} "
+                "(the metrics that need them are listed under inputs missing; draw those masks, or lower "
+                "MASC_TEXT_SEG_THRESHOLD / MASC_TEXT_SEG_MIN_FRACTION)"
+            )
         if self.nan_values:
             out.append(
                 "not computable (stored as n/a): " + "; ".join(f"{r} ({n})" for r, n in self.nan_values.most_common())
@@ -180,6 +201,11 @@ class BatchSummary:
         if self.lacking_inputs:
             out.append(
                 "not scored, inputs missing: " + "; ".join(f"{r} ({n})" for r, n in self.lacking_inputs.most_common())
+            )
+        if self.mask_failures:
+            out.append(
+                "masks could not be made (the metrics that need them stored as errors, the others computed): "
+                + "; ".join(f"{r} ({n})" for r, n in self.mask_failures.most_common())
             )
         if self.failures:
             out.append(f"failed: {len(self.failures)} sample(s) (stored with their reason; rerun with --retry-failed)")
@@ -222,6 +248,11 @@ class _Images:
         )
 
 
+class MaskFailure(Exception):
+    """Text-prompted masks could not be made for an image (the segmenter is unavailable or failed); the message is
+    the reason."""
+
+
 class _TextMasks:
     """Text-prompted masks by (image SHA-256, words): a reference shared by many samples is segmented once."""
 
@@ -229,6 +260,7 @@ class _TextMasks:
         self._segmenter = segmenter
         self._settings = settings
         self._cache: LruCache[TextSegmentation] = LruCache(TEXT_MASK_CACHE_SIZE)
+        self._unavailable: str | None = None
 
     @property
     def model_id(self) -> str:
@@ -239,13 +271,22 @@ class _TextMasks:
         return self._settings.text_seg_threshold
 
     def get(self, image: InputImage, words: str) -> TextSegmentation:
-        """The segmenter's `TextSegmentation` of `words` in `image`."""
-        return self._cache.get_or_compute(
-            (image.sha256, words),
-            lambda: self._segmenter.segment(
-                image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction
-            ),
-        )
+        """The segmenter's `TextSegmentation` of `words` in `image`. Raises `MaskFailure` (the reason) when the
+        segmenter cannot be loaded (then at once for every later call of the run) or fails on this image."""
+        if self._unavailable is not None:
+            raise MaskFailure(self._unavailable)
+        try:
+            return self._cache.get_or_compute(
+                (image.sha256, words),
+                lambda: self._segmenter.segment(
+                    image, words, self._settings.text_seg_threshold, self._settings.text_seg_min_fraction
+                ),
+            )
+        except ModelUnavailableError as exc:
+            self._unavailable = f"{type(exc).__name__}: {exc}"
+            raise MaskFailure(self._unavailable) from exc
+        except Exception as exc:  # noqa: BLE001 - a failing segmentation costs the masks, not the sample
+            raise MaskFailure(f"{type(exc).__name__}: {exc}") from exc
 
 
 @dataclass
@@ -532,6 +573,10 @@ class _Built:
     record: SampleRecord
     sample: Sample
     masks: dict[Slot, UsedMask]
+    mask_errors: dict[str, str] = field(default_factory=dict)
+    """Needed-input name (`ref_masks[i]`, `out_mask`) -> why its text-prompted mask could not be made."""
+    doubts: dict[str, str] = field(default_factory=dict)
+    """Needed-input name -> why its text-prompted mask is doubtful (made, but neither used nor stored)."""
 
 
 def _score_chunk(
@@ -609,6 +654,8 @@ def _build_sample(
     video = pictures["output", 0] if isinstance(pictures["output", 0], InputVideo) else None
     arrays: dict[Slot, Any] = {}
     used: dict[Slot, UsedMask] = {}
+    mask_errors: dict[str, str] = {}
+    doubts: dict[str, str] = {}
     for role, pos, _ in shas:
         stored = current.get((role, pos))
         if stored is not None:
@@ -618,27 +665,43 @@ def _build_sample(
                 frame = (stored.params or {}).get("frame", 0)
                 arrays[role, pos] = FrameMasks.static(arrays[role, pos], frame if isinstance(frame, int) else 0)
         elif video is not None and role == "output" and text_masks is not None:
-            made = frame_masks_by_name(
-                text_masks.get,
-                video,
-                words,
-                image_metric_frames(settings).indices(video.frame_count),
-                model_id=text_masks.model_id,
-                threshold=text_masks.threshold,
-            )
-            arrays[role, pos] = made
+            try:
+                made = frame_masks_by_name(
+                    text_masks.get,
+                    video,
+                    words,
+                    image_metric_frames(settings).indices(video.frame_count),
+                    model_id=text_masks.model_id,
+                    threshold=text_masks.threshold,
+                )
+            except MaskFailure as exc:
+                mask_errors[_input_name((role, pos))] = str(exc)
+                continue
             summary.masks_made += len(made.masks)
+            doubtful_frames = made.params.get("doubtful_frames") or []
+            if doubtful_frames:
+                doubts[_input_name((role, pos))] = f"doubtful on frame(s) {', '.join(map(str, doubtful_frames))}"
+                summary.doubtful_masks += 1
+                continue
+            arrays[role, pos] = made
         elif text_masks is not None:
-            seg = text_masks.get(pictures[role, pos], words)
-            arrays[role, pos] = seg.mask
+            try:
+                seg = text_masks.get(pictures[role, pos], words)
+            except MaskFailure as exc:
+                mask_errors[_input_name((role, pos))] = str(exc)
+                continue
             summary.masks_made += 1
+            if seg.doubtful:
+                doubts[_input_name((role, pos))] = seg.reason or "doubtful"
+                summary.doubtful_masks += 1
+                continue
+            arrays[role, pos] = seg.mask
             if options.store_masks:
                 params = {
                     "text": words,
                     "model_id": text_masks.model_id,
                     "threshold": text_masks.threshold,
                     "n_instances": int(seg.n_instances),
-                    "doubtful": bool(seg.doubtful),
                 }
                 used[role, pos] = UsedMask.new(seg.mask, "text", params)
     n_refs = len(record.references)
@@ -652,7 +715,12 @@ def _build_sample(
         out_mask=arrays.get(("output", 0)),
         ref_labels=tuple(labels) if isinstance(labels, list) and len(labels) == n_refs else (),
     )
-    return _Built(record, sample, used)
+    return _Built(record, sample, used, mask_errors, doubts)
+
+
+def _input_name(slot: Slot) -> str:
+    """A mask slot as `MetricNeeds.missing` names it: `ref_masks[i]` or `out_mask`."""
+    return "out_mask" if slot[0] == "output" else f"ref_masks[{slot[1]}]"
 
 
 def _score_built(
@@ -673,8 +741,16 @@ def _score_built(
         for m in needed:
             if b.record.id not in plan.todo[m]:
                 continue
+            failed = [b.mask_errors[what] for what in lacking[m][i] if what in b.mask_errors]
+            if failed:
+                error = f"{ERROR_PREFIX}{MASK_ERROR}{failed[0]}"[:2000]
+                extras = {"error": "masks", "missing": lacking[m][i]}
+                mine.append(MetricValue(m, float("nan"), error, extras, plan.provenance_of(m, b.record.id)))
+                continue
             if lacking[m][i]:
-                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}"] += 1
+                doubtful = [what for what in lacking[m][i] if what in b.doubts]
+                note = f" (text mask doubtful, not applied: {', '.join(doubtful)})" if doubtful else ""
+                summary.lacking_inputs[f"{m} needs {', '.join(lacking[m][i])}{note}"] += 1
                 continue
             v = values[m][i]
             reason = (v.reason or "not computable") if v.is_nan else None
@@ -682,6 +758,10 @@ def _score_built(
                 summary.nan_values[f"{m}: {reason}"] += 1
             mine.append(MetricValue(m, v.value, reason, v.extras, plan.provenance_of(m, b.record.id)))
         items.append(ScoredSample(b.record.id, mine, b.masks))
+        if b.mask_errors:
+            reason = next(iter(b.mask_errors.values()))
+            summary.mask_failures[reason] += 1
+            summary.failures.append((b.record.id, f"{ERROR_PREFIX}{MASK_ERROR}{reason}"[:2000]))
     return items
 
 

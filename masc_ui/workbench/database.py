@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from storage.repo.samples import SampleRepository
     from storage.repo.tasks import TaskRepository
     from storage.repo.views import ViewRepository
+    from storage.salvage import SalvageResult
 
 T = TypeVar("T")
 Repository = TypeVar("Repository")
@@ -261,6 +262,17 @@ class Database:
         """Every row of every table as JSON into `target` (with the image/mask bytes when `include_blobs`)."""
         self.accounts.require_admin(user, "dumping the database")
         self.dumps.dump(target, include_blobs=include_blobs)
+
+    def salvage(self, user: str | None, target: Path) -> SalvageResult:
+        """Recover what is readable of this process's SQLite database file into the new file `target`
+        (`storage.salvage`: the sqlite3 command-line tool's `.recover` when on PATH, else Python's copy table by
+        table); the damaged file is only read, and never opened as a store (it may not open)."""
+        from storage.salvage import salvage_sqlite, sqlite_file
+
+        self.accounts.require_admin(user, "salvaging the database")
+        return guard(
+            lambda: salvage_sqlite(sqlite_file(self._settings.database_url, self._settings.data_dir), Path(target))
+        )
 
     def restore(self, user: str | None, source: Path) -> None:
         """Load a dump into the (empty) database."""

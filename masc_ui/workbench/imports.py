@@ -3,6 +3,7 @@ datasets it fills for rating (raters get their samples as tasks) unless told not
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -14,7 +15,7 @@ from .database import Database
 from .recorder import Recorder
 
 if TYPE_CHECKING:
-    from ..datasets.entries import ImportSummary, Parsed
+    from ..datasets.entries import ImportSummary, Parsed, Problem
 
 
 def import_formats() -> list[tuple[str, str]]:
@@ -56,12 +57,27 @@ class Imports:
 
         `for_rating`: True marks every dataset the import fills for rating, False unmarks them, None (the
         default) marks the datasets this import creates and leaves the mark of existing ones as it is (so a
-        re-import never undoes an admin's choice). Each summary's notes say what was done."""
+        re-import never undoes an admin's choice). A dataset is created together with its mark (one INSERT), so of
+        two imports creating it at once the creator's mark wins. Each summary's notes say what was done.
+
+        InputError, with nothing created or marked, when the layout holds nothing to store, or when nothing of it
+        could be stored (every record skipped): the message says what was missing (the importer's notes) and why
+        records were skipped."""
         from ..imaging import VideoLimits
         from .ingest import ingest_all
 
         self._database.accounts.require_admin(user, "importing")
-        before = {d.name: d.for_rating for d in self._database.samples.datasets()}
+        if not _holds_records(parsed):
+            layouts = [parsed, *parsed.parts.values()]
+            raise InputError(
+                _nothing_imported(
+                    dataset,
+                    fmt,
+                    [n for p in layouts for n in p.notes],
+                    [x for p in layouts for x in p.problems],
+                    existed=dataset in self._database.datasets(),
+                )
+            )
         summaries = self._database.run(
             partial(
                 ingest_all,
@@ -72,14 +88,28 @@ class Imports:
                 progress=progress,
                 video_limits=VideoLimits.from_settings(self._settings),
                 recorder=self._recorder,
+                for_rating=for_rating is not False,
             )
         )
+        marks = {d.name: d.for_rating for d in self._database.samples.datasets()}
+        if all(summary.stored_nothing for summary in summaries):
+            raise InputError(
+                _nothing_imported(
+                    dataset,
+                    fmt,
+                    [n for x in summaries for n in x.notes],
+                    [p for x in summaries for p in x.problems],
+                    existed=dataset in marks,
+                )
+            )
         for summary in summaries:
             name = summary.dataset
-            if name not in self._database.datasets():
-                continue  # a summary of parts only (`<dataset>-*`)
-            wanted = (name not in before or before[name]) if for_rating is None else for_rating
-            self._database.samples.set_for_rating(name, wanted)
+            if name not in marks:
+                continue  # a summary of parts only (`<dataset>-*`), or a dataset that stored nothing
+            if for_rating is not None and marks[name] != for_rating:
+                self._database.samples.set_for_rating(name, for_rating)
+                marks[name] = for_rating
+            wanted = marks[name]
             summary.notes.append(
                 f"dataset {name!r} is {'marked' if wanted else 'not marked'} for rating"
                 + (
@@ -89,6 +119,28 @@ class Imports:
                 )
             )
         return summaries
+
+
+def _holds_records(parsed: Parsed) -> bool:
+    """True when `parsed` (its parts included) holds a sample, rating, metric value or judgment to store."""
+    return any(p.samples or p.ratings or p.metrics or p.pairwise for p in [parsed, *parsed.parts.values()])
+
+
+def _nothing_imported(dataset: str, fmt: str, notes: list[str], problems: list[Problem], *, existed: bool) -> str:
+    """The message of an import that stored nothing: why records were skipped, what the importer missed
+    (its notes), and that nothing was created (`existed`: the dataset was there before)."""
+    reasons = Counter(p.reason.split(":")[0] for p in problems).most_common()
+    parts = []
+    if problems:
+        parts.append(
+            "every record was skipped, by reason: "
+            + "; ".join(f"{r} ({n})" for r, n in reasons)
+            + f" (e.g. {'; '.join(str(p) for p in problems[:3])})"
+        )
+    parts += notes
+    why = "; ".join(parts) or "the layout holds no sample, rating or metric value"
+    outcome = f"dataset {dataset!r} is unchanged" if existed else "no dataset was created or marked for rating"
+    return f"nothing imported into dataset {dataset!r} ({fmt}): {why}. So {outcome}; fix the files and import again."
 
 
 def sample_count(parsed: Parsed) -> int:

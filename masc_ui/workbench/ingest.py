@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, StorageError
+from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, OutOfSpace, StorageError
 
 from ..caching import LruCache
 from ..datasets.entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
@@ -84,6 +84,22 @@ class _Images:
         return self._stored.get_or_compute(path, read)
 
 
+class _LazyDataset:
+    """The dataset of one import, created (with its rating mark, in one INSERT) when the first sample is about to
+    be written, so that an import which stores no sample leaves no dataset behind."""
+
+    def __init__(self, store: Store, name: str, for_rating: bool, summary: ImportSummary) -> None:
+        self._store, self._name, self._for_rating, self._summary = store, name, for_rating, summary
+        self._ready = False
+
+    def __call__(self) -> None:
+        if not self._ready:
+            _, self._summary.created_dataset = self._store.samples.create_dataset(
+                self._name, for_rating=self._for_rating
+            )
+            self._ready = True
+
+
 def ingest(
     store: Store,
     dataset: str,
@@ -94,10 +110,15 @@ def ingest(
     progress: Callable[[int], None] | None = None,
     video_limits: VideoLimits = VideoLimits(),
     recorder: Recorder | None = None,
+    for_rating: bool = False,
 ) -> ImportSummary:
     """Store `parsed` into `dataset` through `store` (a `storage` store: `.images`, `.samples`, `.masks`,
     `.ratings`, `.metrics`; judge values through `recorder`, the record use case over the same store). Bad records
-    are skipped and reported; returns the summary."""
+    are skipped and reported; returns the summary.
+
+    The dataset is created when the first sample is written, with `for_rating` as its rating mark in the same
+    INSERT (`SampleRepository.create_dataset`: among imports creating it at once, the creator's mark is kept);
+    nothing is created when no sample is. `summary.created_dataset` says whether this import created it."""
     summary = ImportSummary(
         dataset=dataset, importer=importer, problems=list(parsed.problems), notes=list(parsed.notes)
     )
@@ -106,7 +127,7 @@ def ingest(
             f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
             f"in it, so import its samples first (masc-ui import ... --dataset {dataset})"
         )
-    store.samples.ensure_dataset(dataset)
+    create_dataset = _LazyDataset(store, dataset, for_rating, summary)
     images = _Images(max_pixels, video_limits)
     before = store.samples.count(dataset)
     stored_keys = {s.external_key: s for s in store.samples.list(dataset) if s.external_key is not None}
@@ -117,7 +138,7 @@ def ingest(
     complete = [e for e in parsed.samples if e.out is not None]
     fresh = [e for e in parsed.samples if e.out is None and e.key not in stored_keys]
     for entry in complete:
-        sample_id, is_new = _ingest_sample(store, dataset, entry, images, summary)
+        sample_id, is_new = _ingest_sample(store, dataset, entry, images, summary, create_dataset)
         if sample_id is not None:
             stored += 1
             created += is_new
@@ -134,6 +155,8 @@ def ingest(
             stored += 1
     for start in range(0, len(fresh), RATINGS_ONLY_CHUNK):
         chunk = [e for e in fresh[start : start + RATINGS_ONLY_CHUNK] if e.key not in ids]
+        if any(e.key is not None for e in chunk):
+            create_dataset()
         for entry, sample_id in zip(chunk, _ingest_ratings_only(store, dataset, chunk, summary)):
             if sample_id is not None:
                 stored += 1
@@ -163,9 +186,11 @@ def ingest_all(
     progress: Callable[[int], None] | None = None,
     video_limits: VideoLimits = VideoLimits(),
     recorder: Recorder | None = None,
+    for_rating: bool = False,
 ) -> list[ImportSummary]:
     """`ingest` of a layout that may hold several datasets: the top-level records into `dataset` (when there
-    are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset."""
+    are any, or no parts), then each part `suffix` into `<dataset>-<suffix>`; one summary per dataset. `for_rating`:
+    the rating mark of each dataset it creates."""
     summaries = []
     if not parsed.parts or parsed.samples or parsed.ratings or parsed.metrics:
         summaries.append(
@@ -178,6 +203,7 @@ def ingest_all(
                 progress=progress,
                 video_limits=video_limits,
                 recorder=recorder,
+                for_rating=for_rating,
             )
         )
     else:
@@ -197,16 +223,22 @@ def ingest_all(
                 progress=progress,
                 video_limits=video_limits,
                 recorder=recorder,
+                for_rating=for_rating,
             )
         )
     return summaries
 
 
 def _ingest_sample(
-    store: Store, dataset: str, entry: SampleEntry, images: _Images, summary: ImportSummary
+    store: Store,
+    dataset: str,
+    entry: SampleEntry,
+    images: _Images,
+    summary: ImportSummary,
+    create_dataset: Callable[[], None],
 ) -> tuple[int | None, bool]:
     """(sample id or None when skipped, whether this import created the sample) of a complete entry (one with its
-    output)."""
+    output). `create_dataset` is called once its files have been read, before the sample is written."""
     out = entry.out
     assert out is not None, "ratings-only entries go through _ingest_ratings_only"
     try:
@@ -214,6 +246,7 @@ def _ingest_sample(
         out_sha, out_size, video = images.add_output(store, out)
         masks = _read_masks(entry, refs, (out_sha, out_size), summary)
         info = {**entry.info, "video": video} if video is not None else entry.info
+        create_dataset()
         record, created = store.samples.put(
             dataset,
             references=[sha for sha, _ in refs],
@@ -226,13 +259,17 @@ def _ingest_sample(
             external_key=entry.key,
             info=info or None,
         )
-        _store_masks(store, record.id, masks, video_output=video is not None)
+        added = _store_masks(store, record.id, masks, video_output=video is not None)
+        summary.added_masks += added
+        summary.existing_masks += len(masks) - added
     except InputError as exc:
         text = str(exc)
         what = "video, image or mask" if out.suffix.lower() in VIDEO_SUFFIXES else "image or mask"
         reason = text if text.startswith("missing file") else f"unreadable {what}: {text}"
         summary.problems.append(Problem(entry.where, reason))
         return None, False
+    except OutOfSpace:
+        raise  # a full disk stops the import: no later row fits either
     except StorageError as exc:
         summary.problems.append(Problem(entry.where, f"refused by the database: {exc}"))
         return None, False
@@ -305,13 +342,18 @@ def _read_masks(
 
 def _store_masks(
     store: Store, sample_id: int, masks: list[tuple[str, int, bytes]], *, video_output: bool = False
-) -> None:
+) -> int:
     """Each mask once per image: checked and added in one transaction (`MaskRepository.add_if_new`), so two
     imports of the same layout at once do not add it twice. A video output's mask was drawn on frame 0 and is
-    reused on every frame."""
+    reused on every frame. Returns how many were added."""
+    added = 0
     for role, position, png in masks:
         params = {"frame": 0, "propagation": "static"} if video_output and role == "output" else None
-        store.masks.add_if_new(sample_id, role, position, png, source="imported", created_by="import", params=params)
+        _, new = store.masks.add_if_new(
+            sample_id, role, position, png, source="imported", created_by="import", params=params
+        )
+        added += new
+    return added
 
 
 def _resolve(store: Store, dataset: str, keys: Iterable[str], ids: dict[str, int]) -> dict[str, int]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from ..errors import InputError
 from ..metrics.sample import Sample
 from ..settings import Settings
-from .database import Database
+from .database import Database, StoreError
 from .recorder import Recorder, Saved
 from .scoring import Progress, Scoring
 
@@ -50,7 +50,10 @@ class Saving:
         report = self._scoring.score(sample, names, user=user, progress=progress)
         if progress:
             progress(0.9, "writing to the database")
-        return self._recorder.record_save(pending, report.values, user=user, report=report)
+        try:
+            return self._recorder.record_save(pending, report.values, user=user, report=report)
+        except StoreError as exc:
+            raise _save_failure(exc) from exc
 
     def _check_dataset_quota(self, sample: Sample, dataset: str) -> None:
         """Without logins anyone reaching the app saves: InputError when the save could take `dataset` over
@@ -66,3 +69,18 @@ class Saving:
                 f"stores at most {self._settings.anonymous_dataset_mb} MiB per dataset "
                 "(MASC_ANONYMOUS_DATASET_MB). Save into another dataset, or configure logins."
             )
+
+
+def _save_failure(exc: StoreError) -> StoreError:
+    """What Save says when storing failed: a full disk by name (`storage.OutOfSpace`; the record is one
+    transaction, so nothing of the Save was stored), anything else as the store said it."""
+    from storage import OutOfSpace
+
+    full = exc.__cause__
+    if not isinstance(full, OutOfSpace):
+        return exc
+    message = (
+        "no space left on the disk holding the data directory (MASC_DATA_DIR); free space and Save again — "
+        "nothing was saved"
+    )
+    return StoreError(message, message.replace("the data directory (MASC_DATA_DIR)", full.directory))

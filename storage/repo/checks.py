@@ -18,6 +18,10 @@ from .. import schema as t
 from ..blobs import BlobStore, sha256_hex
 from . import completion
 
+CORRUPT_HINT = (
+    "the database file is corrupt: `masc-ui db salvage NEW_FILE` recovers what is readable into a new file and "
+    "says how to switch to it"
+)
 MAX_LISTED = 20
 """Problems and notes listed one by one per kind; the rest are counted."""
 
@@ -37,8 +41,14 @@ class IntegrityReport:
         return self.database == "ok" and not self.problems
 
     def lines(self) -> list[str]:
-        """Human-readable lines: `ok` first when healthy, else each problem; then the notes."""
-        head = ["ok"] if self.ok else ([] if self.database == "ok" else [f"database: {self.database}"]) + self.problems
+        """Human-readable lines: `ok` first when healthy, else each problem (a failed database check says the file is
+        corrupt and how to salvage it); then the notes."""
+        if self.ok:
+            head = ["ok"]
+        elif self.database == "ok":
+            head = list(self.problems)
+        else:
+            head = [f"database: {self.database}", CORRUPT_HINT, *self.problems]
         return head + [f"note: {n}" for n in self.notes]
 
 

@@ -42,6 +42,22 @@ class SampleRepository:
         check_text(name, "dataset", max_len=200)
         return self._tx.write(lambda s: _dataset_record(s, _ensure_dataset(s, name)))
 
+    def create_dataset(self, name: str, *, for_rating: bool = False) -> tuple[DatasetRecord, bool]:
+        """(the dataset called `name`, whether this call created it). A new dataset gets `for_rating` in the same
+        INSERT, so among writers creating it at once the creator's mark is the one kept (on SQLite and
+        PostgreSQL alike); an existing dataset is returned as it is, its mark untouched."""
+        check_text(name, "dataset", max_len=200)
+        if not isinstance(for_rating, bool):
+            raise InvalidInput(f"for_rating must be True or False, got {for_rating!r}")
+
+        def work(s: Session) -> tuple[DatasetRecord, bool]:
+            created = insert_ignore(s, t.Dataset, {"name": name, "created_at": utcnow(), "for_rating": for_rating})
+            row = s.get(t.Dataset, dataset_id(s, name))
+            assert row is not None
+            return _record_of(row), created
+
+        return self._tx.write(work)
+
     def datasets(self) -> list[DatasetRecord]:
         """Every dataset, by name."""
         return self._tx.read(

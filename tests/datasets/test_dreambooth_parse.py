@@ -29,11 +29,13 @@ def test_real_subjects_with_generated_outputs(shared_data: Path, tmp_path: Path)
     parsed = parse_dreambooth(shared_data / "dreambooth", outputs=outputs)
     by_key = {s.key: s for s in parsed.samples}
     dog = by_key["sd/dog-10_0"]
-    assert dog.prompt == "a sks dog wearing a red hat" and dog.category == "live" and dog.subject == "dog"
-    assert dog.info["prompt_subject"] == "sks dog" and dog.info["class"] == "dog"
+    assert dog.prompt == "a dog wearing a red hat" and dog.category == "live" and dog.subject == "dog"
+    assert dog.info["prompt_subject"] == "dog" and dog.info["class"] == "dog"
+    assert dog.info["generation_prompt"] == "a sks dog wearing a red hat" and dog.info["unique_token"] == "sks"
     assert [r.name for r in dog.refs] == ["00.jpg", "01.jpg", "02.jpg", "03.jpg", "04.jpg"]
     tea = by_key["sd/teapot-0_3"]
-    assert tea.prompt == "a sks teapot in the jungle" and tea.category == "object" and tea.seed == 3
+    assert tea.prompt == "a teapot in the jungle" and tea.category == "object" and tea.seed == 3
+    assert all("sks" not in s.prompt.split() and "sks" not in s.info["prompt_subject"] for s in parsed.samples)
     reasons = sorted(str(p) for p in parsed.problems)
     assert reasons == [
         "sd/teapot/99_0.png: unknown prompt index: 99 (the subject has 25 prompts)",

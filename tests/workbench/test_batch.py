@@ -129,7 +129,13 @@ def test_a_failing_sample_is_recorded_and_the_rest_continue(store, demo_settings
     assert retry.scored_samples == 1 and len(retry.failures) == 1
 
 
+def _confident(settings):
+    """Thresholds at 0: the tiny random SAM 3 then finds masks that are not doubtful."""
+    return settings.replace(text_seg_threshold=0.0, text_seg_min_fraction=0.0)
+
+
 def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_path):
+    demo_settings = _confident(demo_settings)
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
     opts = BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True)
     summary = build_workbench(demo_settings, store=store, models=models).batch.run(opts)
@@ -144,7 +150,25 @@ def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_pat
     assert stored.values_written == 0  # the stored text masks are the current masks
 
 
+def test_doubtful_text_masks_are_neither_current_nor_scored_with(store, demo_settings, models, tmp_path):
+    """The app's rule: a doubtful mask (the tiny SAM 3 at the default threshold finds nothing) is only offered, never
+    applied; batch with --store-masks stores none of them, scores no metric with them and counts them."""
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("cp", "pf", "clip_i"), masks="text", store_masks=True)
+    )
+    assert summary.masks_made == 4 and summary.doubtful_masks == 4 and not summary.failures
+    assert all(store.masks.current(s.id) == {} for s in store.samples.list("d"))
+    assert {m for _, m in _values(store)} == {"clip_i"}
+    assert dict(summary.lacking_inputs) == {
+        "cp needs ref_masks[0] (text mask doubtful, not applied: ref_masks[0])": 2,
+        "pf needs out_mask (text mask doubtful, not applied: out_mask)": 2,
+    }
+    assert "doubtful text-prompted masks (empty or small), not applied and not stored: 4" in "\n".join(summary.lines())
+
+
 def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, models, tmp_path):
+    demo_settings = _confident(demo_settings)
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=1))
     build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("d", ("pf",), masks="text"))
     sample = store.samples.get_by_key("d", "toy0-0")
@@ -165,29 +189,46 @@ def test_shards_partition_the_dataset(store, demo_settings, models, tmp_path):
     assert len(_values(store)) == 6
 
 
-def test_prompt_subject_from_the_importer_is_stripped(store, demo_settings, models, shared_data, tmp_path):
-    """DreamBooth stores `info["prompt_subject"] = "sks dog"`: PF strips those words, not just the subject name."""
+def test_dreambooth_identifier_token_reaches_neither_segmenter_nor_prompt(
+    store, demo_settings, models, shared_data, tmp_path
+):
+    """DreamBooth's "sks" names the subject only to the fine-tuned model: the stored prompt (what raters read and
+    text encoders get) leaves it out, PF strips the class, and SAM 3 is asked for the class alone."""
     import numpy as np
     from dataset_trees import tiny_image
 
     from masc_ui.datasets import read_layout
     from masc_ui.metrics.masc.strippers import strip_subject_from_prompt
+    from masc_ui.segmentation import build_text_segmenter
     from masc_ui.segmentation.masks import mask_to_png
     from masc_ui.workbench.ingest import ingest
 
     tiny_image(tmp_path / "out" / "sd" / "dog" / "0_0.png", seed=1)
     ingest(store, "db", "dreambooth", read_layout("dreambooth", shared_data / "dreambooth", outputs=tmp_path / "out"))
     sample = store.samples.get_by_key("db", "sd/dog-0_0")
-    assert sample.info["prompt_subject"] == "sks dog" and "sks dog" in sample.prompt
+    assert sample.info["prompt_subject"] == "dog" and "sks" not in sample.prompt.split() and "dog" in sample.prompt
     out_mask = np.zeros((16, 24), bool)  # the generated image is 24x16
     out_mask[4:12, 6:18] = True
     store.masks.add(sample.id, "output", 0, mask_to_png(out_mask), source="drawn")
-    build_workbench(demo_settings, store=store, models=models).batch.run(BatchOptions("db", ("pf",)))
+    real = build_text_segmenter(demo_settings, models)
+    asked: list[str] = []
+
+    class Recording:
+        model_id = real.model_id
+        provenance = real.provenance
+
+        def segment(self, image, text, threshold=0.5, min_fraction=0.05):
+            asked.append(text)
+            return real.segment(image, text, threshold, min_fraction)
+
+    build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("db", ("cp", "pf"), masks="text"), segmenter=Recording()
+    )
+    assert asked and set(asked) == {"dog"}  # the references' masks, from the class alone
     (pf,) = store.metrics.history(sample.id, "pf")
     assert pf.value is not None and pf.extras["prompt_stripped"] is True
-    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "sks dog", "regex")
-    assert "sks" not in pf.extras["prompt_text"].split() and "dog" not in pf.extras["prompt_text"].split()
-    assert pf.extras["prompt_text"] != strip_subject_from_prompt(sample.prompt, "dog", "regex")  # not the name only
+    assert pf.extras["prompt_text"] == strip_subject_from_prompt(sample.prompt, "dog", "regex")
+    assert not {"sks", "dog"} & set(pf.extras["prompt_text"].split())
 
 
 def test_bad_options_and_unknown_dataset(store, demo_settings, models):

@@ -126,6 +126,21 @@ def test_manifest_with_masks_bad_rows_and_reimport(store, tmp_path: Path):
     )
 
 
+def test_a_reimport_counts_the_masks_it_adds(store, tmp_path: Path):
+    """Samples imported without masks, then the same layout with masks: no sample is new, every mask is."""
+    from dataset_trees import write_manifest
+
+    first = _import(store, "m", "manifest", write_manifest(tmp_path / "bare", subjects=1, outputs=3, masks=False))
+    assert (first.added_samples, first.added_masks, first.existing_masks) == (3, 0, 0)
+    assert "masks" not in first.lines()[0]
+    with_masks = write_manifest(tmp_path / "bare", subjects=1, outputs=3, masks=True)
+    again = _import(store, "m", "manifest", with_masks)
+    assert (again.added_samples, again.existing_samples, again.added_masks, again.existing_masks) == (0, 3, 6, 0)
+    assert "samples 0 imported, 3 already present; masks 6 imported, 0 already present;" in again.lines()[0]
+    third = _import(store, "m", "manifest", with_masks)
+    assert (third.added_masks, third.existing_masks) == (0, 6)
+
+
 def test_changed_content_under_a_stored_key_is_refused(store, tmp_path: Path):
     tiny_image(tmp_path / "r.png", seed=1)
     tiny_image(tmp_path / "o.png", seed=2)
@@ -144,7 +159,6 @@ def test_dreambooth_real_photos(store, shared_data: Path, tmp_path: Path):
     summary = _import(store, "dreambooth", "dreambooth", shared_data / "dreambooth", outputs=outputs)
     assert summary.added_samples == 3 and summary.problems == []
     sample = store.samples.get_by_key("dreambooth", "sd/cat-2_0")
-    assert sample.prompt == "a sks cat on the beach" and len(sample.references) == len(
-        list((shared_data / "dreambooth/dataset/cat").glob("*.jpg"))
-    )
+    assert sample.prompt == "a cat on the beach" and sample.info["generation_prompt"] == "a sks cat on the beach"
+    assert len(sample.references) == len(list((shared_data / "dreambooth/dataset/cat").glob("*.jpg")))
     assert _import(store, "dreambooth", "dreambooth", shared_data / "dreambooth", outputs=outputs).added_samples == 0
