@@ -11,7 +11,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..imaging import InputVideo
 from ..workbench import Workbench, sample_fingerprint
-from ..workbench.browse import EXPORT_FORMATS
+from ..workbench.browse import BROWSE_PAGE_SIZE, EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from ..workbench.video_session import VideoSession
 from . import score_actions as act
@@ -50,7 +50,10 @@ def build(wb: Workbench) -> BrowseTab:
         sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=120)
         descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=110)
     with gr.Row(equal_height=True):
-        refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=1, min_width=120)
+        refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=0, min_width=120)
+        previous = gr.Button("◀ Previous page", elem_id="browse-prev", scale=0, min_width=140)
+        page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="browse-page", scale=0, min_width=90)
+        following = gr.Button("Next page ▶", elem_id="browse-next", scale=0, min_width=120)
         message = gr.Markdown(elem_id="browse-message", elem_classes=["action-message"], min_width=200)
     with gr.Row(equal_height=True, elem_id="rating-row"):
         rating_note = gr.Markdown(elem_id="browse-rating", min_width=260)
@@ -117,31 +120,51 @@ def build(wb: Workbench) -> BrowseTab:
             gr.update(interactive=info.for_rating),
         )
 
-    def on_refresh(ds, me, su, sort_by, desc, request: gr.Request):
+    def on_refresh(ds, me, su, sort_by, desc, page_no, request: gr.Request):
         try:
             user = user_of(request)
             choices = wb.samples.filters(user=user)
-            headers, rows = wb.samples.browse(user=user, dataset=ds or None, method=me or None, subject=su or None)
+            found = wb.samples.browse(
+                user=user,
+                dataset=ds or None,
+                method=me or None,
+                subject=su or None,
+                sort=sort_by or "id",
+                descending=bool(desc),
+                page=page_no or 1,
+                page_size=BROWSE_PAGE_SIZE,
+            )
             rating = rating_state(ds, user)
         except WorkbenchError as exc:
-            return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update()]
-        key = headers.index(sort_by) if sort_by in headers else 0
-        rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
+            return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update(), gr.update()]
         return (
             gr.update(choices=[""] + choices["dataset"]),
             gr.update(choices=[""] + choices["method"]),
             gr.update(choices=[""] + choices["subject"]),
-            gr.update(choices=headers, value=sort_by),
-            {"headers": headers, "data": rows},
-            f"{len(rows)} sample(s)",
+            gr.update(choices=found.headers, value=sort_by or "id"),
+            {"headers": found.headers, "data": found.rows},
+            found.summary(),
             *rating,
+            found.page,
         )
 
-    outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark]
-    ins = [dataset, method, subject, sort, descending]
+    def first_page(ds, me, su, sort_by, desc, request: gr.Request):
+        return on_refresh(ds, me, su, sort_by, desc, 1, request)
+
+    def step(by: int):
+        def handler(ds, me, su, sort_by, desc, page_no, request: gr.Request):
+            return on_refresh(ds, me, su, sort_by, desc, max(1, int(page_no or 1) + by), request)
+
+        return handler
+
+    outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark, page]
+    ins = [dataset, method, subject, sort, descending, page]
     refresh.click(on_refresh, ins, outs, api_name="browse")
+    page.submit(on_refresh, ins, outs)
+    previous.click(step(-1), ins, outs)
+    following.click(step(1), ins, outs)
     for comp in (dataset, method, subject, sort, descending):
-        comp.input(on_refresh, ins, outs)
+        comp.input(first_page, ins[:-1], outs)
 
     def set_rating(on: bool):
         def handler(ds, request: gr.Request):

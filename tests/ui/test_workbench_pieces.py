@@ -159,8 +159,8 @@ def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path)
             "dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3"
         )
         samples = StoredSamples(Database.of(store), demo_settings)
-        headers, rows = samples.browse(user=None)
-        assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
+        found = samples.browse(user=None)
+        assert found.rows[0][found.headers.index("prompt")] == "(ratings only: no images)"
         with pytest.raises(InputError, match="ratings-only sample.*Import its images"):
             samples.open(sample.id, user=None)
 
