@@ -161,7 +161,8 @@ def _sort_keys(s: Session, ids: list[int], sort: str) -> dict[int, float]:
                 t.Rating.sample_id.in_(part), t.Rating.score.is_not(None)
             )
         ):
-            per_criterion[sample_id][criterion].append(int(score))
+            if score is not None:  # the query leaves NULL scores out; this says so to the type checker
+                per_criterion[sample_id][criterion].append(score)
     for sample_id, scores in per_criterion.items():
         if kind == "mean" and scores.get(name):
             keys[sample_id] = sum(scores[name]) / len(scores[name])
