@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..workbench import Workbench
+from ..workbench import Workbench, format_value
 from ..workbench.compare import Comparison
 from .users import user_of
 
@@ -47,10 +47,11 @@ def build(wb: Workbench) -> CompareTab:
         right_out = gr.Image(label="Right output", type="pil", interactive=False, height=280, elem_id="cmp-right")
     table = gr.Dataframe(
         interactive=False,
-        wrap=True,
+        wrap=False,
         elem_id="cmp-table",
         label="Latest stored values (better: the side the metric's direction prefers)",
     )
+    reasons = gr.Markdown(elem_id="cmp-reasons", elem_classes=["table-note"])
     gr.Markdown("### MaSC patch maps, both on the same colour scales", elem_id="cmp-maps-title")
     maps = []
     with gr.Row():
@@ -97,7 +98,7 @@ def build(wb: Workbench) -> CompareTab:
             return gr.update(), gr.update(), gr.update()
         return (chosen, *on_find(chosen, request))
 
-    outputs = [message, summary, refs, left_out, right_out, table, *maps]
+    outputs = [message, summary, refs, left_out, right_out, table, reasons, *maps]
 
     def on_compare(left_id, right_id, request: gr.Request, progress=gr.Progress()):
         if left_id is None or right_id is None:
@@ -120,6 +121,7 @@ def build(wb: Workbench) -> CompareTab:
             _pixels(comparison.left.out),
             _pixels(comparison.right.out),
             {"headers": headers, "data": rows},
+            "\n\n".join(["**n/a** in the table:", *comparison.reason_notes()]) if comparison.reason_notes() else "",
             *pictures,
         )
 
@@ -144,8 +146,9 @@ def summary_markdown(c: Comparison, *, demo: bool = False) -> str:
     if c.scales is not None:
         lines += [
             "",
-            f"Colour scales shared by both sides: cosine maps {c.scales.cosine[0]:.3f} … "
-            f"{c.scales.cosine[1]:.3f}; PF attention {c.scales.pf[0]:.3f} … {c.scales.pf[1]:.3f}",
+            f"Colour scales shared by both sides: cosine maps {format_value(c.scales.cosine[0], 3)} … "
+            f"{format_value(c.scales.cosine[1], 3)}; PF attention {format_value(c.scales.pf[0], 3)} … "
+            f"{format_value(c.scales.pf[1], 3)}",
         ]
     if c.notes:
         lines += ["", *(f"- {html.escape(n)}" for n in c.notes)]

@@ -239,11 +239,14 @@ def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
     return headers, rows
 
 
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else round(float(x), 4)
+def _num(x: float) -> str | None:
+    """A grid cell in significant digits (`numbers.format_value`); None (empty) when undefined."""
+    from ..analysis.numbers import format_value
+
+    return None if x is None or math.isnan(x) else format_value(x)
 
 
 def _ci(e: Estimate) -> str:
-    if math.isnan(e.ci_low) or math.isnan(e.ci_high):
-        return "n/a"
-    return f"[{e.ci_low:.3f}, {e.ci_high:.3f}]"
+    from ..analysis.numbers import format_interval
+
+    return format_interval(e.ci_low, e.ci_high, 3) or "n/a"

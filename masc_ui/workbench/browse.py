@@ -426,5 +426,8 @@ def sample_id_of(value: object) -> int:
     return value
 
 
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else round(float(value), digits)
+def _round(value: float | None) -> str | None:
+    """A table cell: the value in significant digits (`numbers.format_value`), None (an empty cell) without one."""
+    from ..analysis.numbers import format_value
+
+    return None if value is None else format_value(value)
