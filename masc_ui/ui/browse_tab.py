@@ -25,7 +25,7 @@ SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 
 @dataclass
 class BrowseTab:
-    sample_id: gr.Number
+    sample_id: gr.Textbox
     open: gr.Button
     refresh: gr.Button
     message: gr.Markdown
@@ -71,8 +71,13 @@ def build(wb: Workbench) -> BrowseTab:
     with gr.Row(equal_height=False):
         with gr.Column(scale=2, min_width=320):
             with gr.Row(equal_height=True):
-                sample_id = gr.Number(
-                    None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id", min_width=160
+                sample_id = gr.Textbox(
+                    "",
+                    label="Sample id (or click a row)",
+                    placeholder="pick a sample first",
+                    max_lines=1,
+                    elem_id="browse-sample-id",
+                    min_width=160,
                 )
                 open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
             open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"])
@@ -136,8 +141,9 @@ def build(wb: Workbench) -> BrowseTab:
             )
             rating = rating_state(ds, user)
         except WorkbenchError as exc:
-            return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update(), gr.update()]
+            return [gr.update()] * 6 + [warn(exc), gr.update(), gr.update(), gr.update()]
         return (
+            found.page,
             gr.update(choices=[""] + choices["dataset"]),
             gr.update(choices=[""] + choices["method"]),
             gr.update(choices=[""] + choices["subject"]),
@@ -145,7 +151,6 @@ def build(wb: Workbench) -> BrowseTab:
             {"headers": found.headers, "data": found.rows},
             found.summary(),
             *rating,
-            found.page,
         )
 
     def first_page(ds, me, su, sort_by, desc, request: gr.Request):
@@ -157,7 +162,7 @@ def build(wb: Workbench) -> BrowseTab:
 
         return handler
 
-    outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark, page]
+    outs = [page, dataset, method, subject, sort, table, message, rating_note, mark, unmark]
     ins = [dataset, method, subject, sort, descending, page]
     refresh.click(on_refresh, ins, outs, api_name="browse")
     page.submit(on_refresh, ins, outs)
@@ -183,11 +188,13 @@ def build(wb: Workbench) -> BrowseTab:
 
     def on_select(evt: gr.SelectData):
         row = evt.row_value or []
-        return row[0] if row else gr.update()
+        return str(row[0]) if row else gr.update()
 
     table.select(on_select, None, [sample_id])
 
     def on_poster(sid, request: gr.Request):
+        if not str(sid or "").strip():
+            return None, ""
         try:
             picture, caption = poster_preview(wb, sid, user=user_of(request))
         except WorkbenchError as exc:
@@ -215,8 +222,8 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
     user made and did not save (a second press opens the sample anyway)."""
 
     def handler(sample_id, session: MaskSession, request: gr.Request):
-        if sample_id is None:
-            return {browse.open_msg: warn("type a sample id or click a row of the table first")}
+        if not str(sample_id or "").strip():
+            return {browse.open_msg: warn("pick a sample first: click a row of the table, or type its id")}
         try:
             user = user_of(request)
             s = wb.samples.open(sample_id, user=user)

@@ -17,7 +17,7 @@ from .users import user_of
 
 @dataclass
 class CompareTab:
-    sample_id: gr.Number
+    sample_id: gr.Textbox
     take: object
     """Handler (sample id) -> this tab's sample id, partner choices and message: hand a sample over from
     another tab (e.g. the row selected in Browse) with `event(take, [id component], take_outputs)`."""
@@ -26,7 +26,13 @@ class CompareTab:
 
 def build(wb: Workbench) -> CompareTab:
     with gr.Row(equal_height=True):
-        sample_id = gr.Number(label="Sample id (the left output)", precision=0, minimum=1, elem_id="cmp-sample-id")
+        sample_id = gr.Textbox(
+            "",
+            label="Sample id (the left output)",
+            placeholder="pick a sample first",
+            max_lines=1,
+            elem_id="cmp-sample-id",
+        )
         find = gr.Button("Find outputs of the same reference", elem_id="cmp-find")
         partner = gr.Dropdown(
             [], value=None, label="Compare with (right output)", allow_custom_value=True, elem_id="cmp-partner"
@@ -46,6 +52,7 @@ def build(wb: Workbench) -> CompareTab:
         left_out = gr.Image(label="Left output", type="pil", interactive=False, height=280, elem_id="cmp-left")
         right_out = gr.Image(label="Right output", type="pil", interactive=False, height=280, elem_id="cmp-right")
     table = gr.Dataframe(
+        headers=["metric", "left", "right", "left - right", "better"],
         interactive=False,
         wrap=False,
         elem_id="cmp-table",
@@ -77,16 +84,16 @@ def build(wb: Workbench) -> CompareTab:
                 ]
 
     def on_find(chosen, request: gr.Request):
-        if chosen is None:
-            return gr.update(), "⚠ type a sample id first"
+        if not str(chosen or "").strip():
+            return gr.update(), "⚠ pick a sample first: type its id, or click a row in Browse"
         try:
-            choices = wb.compare.partners(int(chosen), user=user_of(request))
+            choices = wb.compare.partners(chosen, user=user_of(request))
         except WorkbenchError as exc:
             return gr.update(choices=[], value=None), f"⚠ {exc}"
         if not choices:
             return (
                 gr.update(choices=[], value=None),
-                f"⚠ sample #{int(chosen)} has no other stored output of the same reference images",
+                f"⚠ sample #{str(chosen).strip()} has no other stored output of the same reference images",
             )
         return (
             gr.update(choices=choices, value=choices[0][1]),
@@ -94,18 +101,18 @@ def build(wb: Workbench) -> CompareTab:
         )
 
     def take(chosen, request: gr.Request):
-        if chosen is None:
+        if not str(chosen or "").strip():
             return gr.update(), gr.update(), gr.update()
-        return (chosen, *on_find(chosen, request))
+        return (str(chosen).strip(), *on_find(chosen, request))
 
     outputs = [message, summary, refs, left_out, right_out, table, reasons, *maps]
 
     def on_compare(left_id, right_id, request: gr.Request, progress=gr.Progress()):
-        if left_id is None or right_id is None:
-            return "⚠ type a sample id and pick the output to compare it with", *[gr.update()] * (len(outputs) - 1)
+        if not str(left_id or "").strip() or right_id in (None, ""):
+            return "⚠ pick a sample first, then the output to compare it with", *[gr.update()] * (len(outputs) - 1)
         try:
             comparison = wb.compare.compare(
-                int(left_id), int(right_id), user=user_of(request), progress=lambda f, d: progress(f, desc=d)
+                left_id, right_id, user=user_of(request), progress=lambda f, d: progress(f, desc=d)
             )
         except WorkbenchError as exc:
             return f"⚠ {exc}", *[gr.update()] * (len(outputs) - 1)

@@ -93,7 +93,7 @@ def stale_note(now: str | None, computed: tuple[str | None, str | None] | None) 
     buttons = " and ".join(b for b, what in (("Run", "score table"), ("Explain", "maps")) if what in stale)
     return (
         '<div class="stale-note" id="stale-note">⚠ Results are out of date: the images, masks, prompt or '
-        f"subject changed since the {' and the '.join(stale)} {'were' if len(stale) > 1 else 'was'} "
+        f"subject changed since the {' and the '.join(stale)} {'were' if stale != ['score table'] else 'was'} "
         f"computed. Press {buttons} again.</div>"
     )
 

@@ -416,7 +416,12 @@ def export_file_name(dataset: str | None, fmt: str, *, prefix: str = "masc-expor
 
 
 def sample_id_of(value: object) -> int:
-    """A sample id from what a user typed (an int, or a float with no fraction) within 1..2**63 - 1."""
+    """A sample id from what a user typed (an int, a float with no fraction, or a text of digits such as `" 12"`)
+    within 1..2**63 - 1; InputError saying to pick a sample first for an empty value."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError("pick a sample first: click a row of the Browse table, or type a sample id")
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SAMPLE_ID_MAX:

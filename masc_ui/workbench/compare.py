@@ -148,15 +148,18 @@ class Comparisons:
             if s.id != chosen.id and s.output is not None and sorted(s.references) == same
         ]
 
-    def compare(self, left_id: int, right_id: int, *, user: str | None, progress: Progress | None = None) -> Comparison:
+    def compare(
+        self, left_id: int | str, right_id: int | str, *, user: str | None, progress: Progress | None = None
+    ) -> Comparison:
         """Outputs `left_id` and `right_id` side by side (see the module docstring). InputError when they are the
         same sample, have different references, one is not in the database or has no images (ratings-only)."""
-        if int(left_id) == int(right_id):
+        left_id, right_id = sample_id_of(left_id), sample_id_of(right_id)
+        if left_id == right_id:
             raise InputError(f"pick two different outputs to compare (both are sample #{left_id})")
         if progress:
             progress(0.05, "loading the two outputs")
-        left = self._samples.open(int(left_id), user=user)
-        right = self._samples.open(int(right_id), user=user)
+        left = self._samples.open(left_id, user=user)
+        right = self._samples.open(right_id, user=user)
         if sorted(r.sha256 for r in left.refs) != sorted(r.sha256 for r in right.refs):
             raise InputError(
                 f"samples #{left.sample_id} and #{right.sample_id} have different reference images: "

@@ -9,7 +9,7 @@ import pytest
 from tests.admin_data import add_judged_dataset
 
 from .conftest import SMALL, WIDE, login
-from .steps import STEP_MS, box, open_tab, pick_option, wait_new_text, wait_text
+from .steps import STEP_MS, box, open_tab, pick_option, toast_texts, wait_new_text, wait_text
 
 pytestmark = pytest.mark.e2e
 LONG_REASON = (
@@ -121,6 +121,19 @@ def page_fits(page, size: dict) -> None:
 def test_compare_and_leaderboard_tables_stay_readable(browser, app_server, stored, shots):
     judged, _ = stored
     page = login(browser, app_server.url, "alice")
+    open_tab(page, "Compare")
+    # Before anything is picked: an empty id asking for a sample, named columns, no toast about a value 0.
+    field = page.locator("#cmp-sample-id input")
+    assert field.input_value() == "" and field.get_attribute("placeholder") == "pick a sample first"
+    heads = page.locator("#cmp-table thead th").all_inner_texts()
+    assert [h.strip() for h in heads if h.strip()] == ["metric", "left", "right", "left - right", "better"], heads
+    page.locator("#cmp-find").click()
+    wait_text(page, "#cmp-message", "pick a sample first")
+    open_tab(page, "Browse and export")
+    assert page.locator("#browse-sample-id input").input_value() == ""
+    page.locator("#browse-open").click()
+    wait_text(page, "#browse-open-message", "pick a sample first")
+    assert not [t for t in toast_texts(page) if "less than minimum" in t or "whole number" in t], toast_texts(page)
     open_tab(page, "Compare")
     left, right = judged[0], judged[1]  # alpha and beta of one reference
     page.locator("#cmp-sample-id input").fill(str(left.id))

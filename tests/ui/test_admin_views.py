@@ -147,11 +147,11 @@ def test_compare_errors_are_messages(served, judged, client):
     out = client.predict(first.id, other_ref.id, api_name="/compare")
     assert out[0].startswith("⚠") and "different reference images" in out[0]
     out = client.predict(None, first.id, api_name="/compare")
-    assert out[0].startswith("⚠ type a sample id")
+    assert out[0].startswith("⚠ pick a sample first")
     partner, message = client.predict(10**6, api_name="/compare_partners")
     assert message.startswith("⚠")
     taken = client.predict(first.id, api_name="/compare_take")
-    assert taken[0] == first.id and taken[1]["value"] == judged[1].id
+    assert taken[0] == str(first.id) and taken[1]["value"] == judged[1].id
 
 
 def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsys):
