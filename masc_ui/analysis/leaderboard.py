@@ -87,6 +87,8 @@ class RankAgreement:
     n_groups: int
     """Groups with both means defined (tau is NaN below `MIN_GROUPS_FOR_TAU`)."""
     tau: Estimate
+    reason: str | None = None
+    """Why `tau` is undefined (NaN), in words for a reader; None when it is defined."""
 
 
 @dataclass(frozen=True)
@@ -245,10 +247,16 @@ def _rank_agreement(
 ) -> RankAgreement:
     both = ~(np.isnan(metric_means) | np.isnan(human_means))
     n_groups = int(both.sum())
+    undefined = Estimate(float("nan"), float("nan"), float("nan"))
     if n_groups < MIN_GROUPS_FOR_TAU:
-        return RankAgreement(metric, criterion, n_groups, Estimate(float("nan"), float("nan"), float("nan")))
+        reason = f"Kendall tau needs at least {MIN_GROUPS_FOR_TAU} groups with both a metric mean and a human mean"
+        return RankAgreement(metric, criterion, n_groups, undefined, f"{reason}; {n_groups} have both")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on a constant input and returns NaN
         tau = float(kendalltau(metric_means[both], human_means[both], variant="b").statistic)
-    reps = None if metric_reps is None or np.isnan(tau) else kendall_tau_b(metric_reps[:, both], human_reps[:, both])
+    if np.isnan(tau):
+        tied = "the metric's means" if np.ptp(metric_means[both]) == 0 else "the human means"
+        reason = f"{tied} are the same for all {n_groups} groups: a ranking with every group tied has no Kendall tau"
+        return RankAgreement(metric, criterion, n_groups, undefined, reason)
+    reps = None if metric_reps is None else kendall_tau_b(metric_reps[:, both], human_reps[:, both])
     return RankAgreement(metric, criterion, n_groups, estimate(tau, reps, level))

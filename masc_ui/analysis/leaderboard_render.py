@@ -1,6 +1,8 @@
 """Renderings of a `Leaderboard`: Markdown, CSV and LaTeX (booktabs) tables, each a pure function of it.
 
-Cell text: `mean [ci_low, ci_high] (rank)`; `n/a` for an undefined mean; no brackets without a CI (n_boot=0).
+Cell text: `mean [ci_low, ci_high] (rank)` in significant digits, as many in a column as separate its different means
+(`numbers.column_digits`: ranks never rest on digits that are not shown); `n/a` for an undefined mean; no brackets
+without a CI (n_boot=0).
 Markdown and LaTeX hold two tables: the leaderboard (one row per group) and the rank agreement (one row per
 metric, one column per criterion: Kendall tau-b [CI] over n groups). CSV is machine-readable: one table, wide,
 one row per group (`leaderboard_csv`); the rank agreement has its own (`rank_agreement_csv`). Numbers in CSV are
@@ -16,6 +18,7 @@ from collections.abc import Callable
 
 from .bootstrap import Estimate
 from .leaderboard import Leaderboard, LeaderboardCell
+from .numbers import column_digits, format_interval, format_value
 from .report import format_estimate
 
 HUMAN_PREFIX = "human "
@@ -43,12 +46,13 @@ def leaderboard_markdown(board: Leaderboard, digits: int = 3) -> str:
         *(f"{m} {_arrow(board, m)}" for m in board.metrics),
         *(f"{HUMAN_PREFIX}{c} ↑" for c in board.criteria),
     ]
+    shown = column_precision(board, digits)
     body = [
         [
             _md(r.group),
             str(r.n),
-            *(_cell_text(r.metrics[m], digits) for m in board.metrics),
-            *(_cell_text(r.humans[c], digits) for c in board.criteria),
+            *(_cell_text(r.metrics[m], shown[m]) for m in board.metrics),
+            *(_cell_text(r.humans[c], shown[HUMAN_PREFIX + c]) for c in board.criteria),
         ]
         for r in board.rows
     ]
@@ -102,9 +106,12 @@ def leaderboard_latex(board: Leaderboard, digits: int = 3) -> str:
         " & ".join(head) + r" \\",
         "\\midrule",
     ]
+    shown = column_precision(board, digits)
+    columns = [*board.metrics, *(HUMAN_PREFIX + c for c in board.criteria)]
     for r in board.rows:
         cells = [*(r.metrics[m] for m in board.metrics), *(r.humans[c] for c in board.criteria)]
-        lines.append(" & ".join([_tex(r.group), str(r.n), *(_tex_cell(c, digits) for c in cells)]) + r" \\")
+        texts = [_tex_cell(cell, shown[name]) for cell, name in zip(cells, columns)]
+        lines.append(" & ".join([_tex(r.group), str(r.n), *texts]) + r" \\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     if board.agreement:
         lines += [
@@ -128,6 +135,15 @@ RENDERERS: dict[str, Callable[[Leaderboard], str]] = {
     "latex": leaderboard_latex,
 }
 """`--format` name -> renderer."""
+
+
+def column_precision(board: Leaderboard, digits: int = 3) -> dict[str, int]:
+    """Column (a metric, or `human <criterion>`) -> significant digits its means are shown with: at least `digits`,
+    more where two different means would otherwise read the same."""
+    shown = {m: column_digits([r.metrics[m].mean.value for r in board.rows], digits) for m in board.metrics}
+    for c in board.criteria:
+        shown[HUMAN_PREFIX + c] = column_digits([r.humans[c].mean.value for r in board.rows], digits)
+    return shown
 
 
 def _caption(board: Leaderboard) -> str:
@@ -193,10 +209,11 @@ def _tex(text: str) -> str:
 def _tex_estimate(e: Estimate, digits: int, bold: bool = False) -> str:
     if math.isnan(e.value):
         return "n/a"
-    value = f"{e.value:.{digits}f}"
+    value = format_value(e.value, digits)
     text = f"\\textbf{{{value}}}" if bold else value
-    if not (math.isnan(e.ci_low) or math.isnan(e.ci_high)):
-        text += f" {{\\scriptsize [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]}}"
+    interval = format_interval(e.ci_low, e.ci_high, digits)
+    if interval:
+        text += f" {{\\scriptsize {interval}}}"
     return text
 
 

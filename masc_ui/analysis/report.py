@@ -7,19 +7,19 @@ import math
 from typing import Any
 
 from .bootstrap import Estimate
+from .numbers import format_interval, format_value
 from .table import STATISTICS, AgreementTable, MetricDifference
 
 _HEADERS = {"alpha": "alpha", "spearman": "Spearman", "kendall": "Kendall tau-b", "pearson": "Pearson"}
 
 
 def format_estimate(e: Estimate, digits: int = 3) -> str:
-    """`0.512 [0.401, 0.603]`; `n/a` when undefined; no brackets when there is no CI."""
+    """`0.512 [0.401, 0.603]` (`digits` significant digits, `numbers.format_value`); `n/a` when undefined; no
+    brackets when there is no CI."""
     if math.isnan(e.value):
         return "n/a"
-    text = f"{e.value:.{digits}f}"
-    if not (math.isnan(e.ci_low) or math.isnan(e.ci_high)):
-        text += f" [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
-    return text
+    interval = format_interval(e.ci_low, e.ci_high, digits)
+    return f"{format_value(e.value, digits)} {interval}".rstrip()
 
 
 def format_table(table: AgreementTable, digits: int = 3) -> str:

@@ -284,10 +284,12 @@ def _human_row(
 ) -> AgreementRow:
     _, ratings = data.rating_matrix(records, criterion)
     ratings = normalize_ratings(ratings, data.rating_range)
-    ratings = ratings[:, (~np.isnan(ratings)).any(axis=0)]
+    # Only samples two or more raters rated carry agreement between people (alpha pairs values within a sample;
+    # a sample one rater rated adds nothing), so they are the row's n and what its CI resamples.
+    ratings = ratings[:, (~np.isnan(ratings)).sum(axis=0) >= 2]
     n = ratings.shape[1]
     observed = {
-        "alpha": krippendorff_alpha(ratings, human_level) if ratings.shape[0] >= 2 else float("nan"),
+        "alpha": krippendorff_alpha(ratings, human_level) if ratings.shape[0] >= 2 and n else float("nan"),
         **{k: float(v[0]) for k, v in _pairwise_correlations(ratings[:, None]).items()},
     }
     reps = None

@@ -178,10 +178,12 @@ def _print_masc(record: dict[str, Any], about: dict[str, Any], as_json: bool) ->
     if as_json:
         print(json.dumps({**record, **about}, indent=2, allow_nan=False))
         return 0
+    from ..workbench import format_value
+
     for name in ("cp", "pf"):
         value = record[name]
         reason = record["extras"].get(f"{name}_reason")
-        print(f"{name.upper()}\t{'n/a (' + reason + ')' if value is None else f'{value:.6f}'}")
+        print(f"{name.upper()}\t{'n/a (' + reason + ')' if value is None else format_value(value, 6)}")
     for key, value in record["extras"].items():
         if key != "provenance":
             print(f"{key}\t{value}")

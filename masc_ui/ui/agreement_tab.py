@@ -114,7 +114,7 @@ def _ratings_section(wb: Workbench):
         except WorkbenchError as exc:
             return None, "", None, gr.update(), "", warn(exc)
         caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
-        n = max((r.n for r in view.table.rows if not r.is_human), default=0)
+        n = view.samples_used
         return (
             {"headers": headers, "data": rows},
             view.text,

@@ -11,7 +11,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..imaging import InputVideo
 from ..workbench import Workbench, sample_fingerprint
-from ..workbench.browse import EXPORT_FORMATS
+from ..workbench.browse import BROWSE_PAGE_SIZE, EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from ..workbench.video_session import VideoSession
 from . import score_actions as act
@@ -25,7 +25,7 @@ SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 
 @dataclass
 class BrowseTab:
-    sample_id: gr.Number
+    sample_id: gr.Textbox
     open: gr.Button
     refresh: gr.Button
     message: gr.Markdown
@@ -50,7 +50,10 @@ def build(wb: Workbench) -> BrowseTab:
         sort = gr.Dropdown(["id"], value="id", label="Sort by", elem_id="browse-sort", min_width=120)
         descending = gr.Checkbox(False, label="Descending", elem_id="browse-desc", min_width=110)
     with gr.Row(equal_height=True):
-        refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=1, min_width=120)
+        refresh = gr.Button("Refresh", elem_id="browse-refresh", scale=0, min_width=120)
+        previous = gr.Button("◀ Previous page", elem_id="browse-prev", scale=0, min_width=140)
+        page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="browse-page", scale=0, min_width=90)
+        following = gr.Button("Next page ▶", elem_id="browse-next", scale=0, min_width=120)
         message = gr.Markdown(elem_id="browse-message", elem_classes=["action-message"], min_width=200)
     with gr.Row(equal_height=True, elem_id="rating-row"):
         rating_note = gr.Markdown(elem_id="browse-rating", min_width=260)
@@ -68,8 +71,13 @@ def build(wb: Workbench) -> BrowseTab:
     with gr.Row(equal_height=False):
         with gr.Column(scale=2, min_width=320):
             with gr.Row(equal_height=True):
-                sample_id = gr.Number(
-                    None, label="Sample id (or click a row)", precision=0, elem_id="browse-sample-id", min_width=160
+                sample_id = gr.Textbox(
+                    "",
+                    label="Sample id (or click a row)",
+                    placeholder="pick a sample first",
+                    max_lines=1,
+                    elem_id="browse-sample-id",
+                    min_width=160,
                 )
                 open_btn = gr.Button("Open in the Score tab", elem_id="browse-open", min_width=180)
             open_msg = gr.Markdown(elem_id="browse-open-message", elem_classes=["action-message"])
@@ -117,31 +125,51 @@ def build(wb: Workbench) -> BrowseTab:
             gr.update(interactive=info.for_rating),
         )
 
-    def on_refresh(ds, me, su, sort_by, desc, request: gr.Request):
+    def on_refresh(ds, me, su, sort_by, desc, page_no, request: gr.Request):
         try:
             user = user_of(request)
             choices = wb.samples.filters(user=user)
-            headers, rows = wb.samples.browse(user=user, dataset=ds or None, method=me or None, subject=su or None)
+            found = wb.samples.browse(
+                user=user,
+                dataset=ds or None,
+                method=me or None,
+                subject=su or None,
+                sort=sort_by or "id",
+                descending=bool(desc),
+                page=page_no or 1,
+                page_size=BROWSE_PAGE_SIZE,
+            )
             rating = rating_state(ds, user)
         except WorkbenchError as exc:
-            return [gr.update()] * 5 + [warn(exc), gr.update(), gr.update(), gr.update()]
-        key = headers.index(sort_by) if sort_by in headers else 0
-        rows.sort(key=lambda r: (r[key] is None, r[key]), reverse=bool(desc))
+            return [gr.update()] * 6 + [warn(exc), gr.update(), gr.update(), gr.update()]
         return (
+            found.page,
             gr.update(choices=[""] + choices["dataset"]),
             gr.update(choices=[""] + choices["method"]),
             gr.update(choices=[""] + choices["subject"]),
-            gr.update(choices=headers, value=sort_by),
-            {"headers": headers, "data": rows},
-            f"{len(rows)} sample(s)",
+            gr.update(choices=found.headers, value=sort_by or "id"),
+            {"headers": found.headers, "data": found.rows},
+            found.summary(),
             *rating,
         )
 
-    outs = [dataset, method, subject, sort, table, message, rating_note, mark, unmark]
-    ins = [dataset, method, subject, sort, descending]
+    def first_page(ds, me, su, sort_by, desc, request: gr.Request):
+        return on_refresh(ds, me, su, sort_by, desc, 1, request)
+
+    def step(by: int):
+        def handler(ds, me, su, sort_by, desc, page_no, request: gr.Request):
+            return on_refresh(ds, me, su, sort_by, desc, max(1, int(page_no or 1) + by), request)
+
+        return handler
+
+    outs = [page, dataset, method, subject, sort, table, message, rating_note, mark, unmark]
+    ins = [dataset, method, subject, sort, descending, page]
     refresh.click(on_refresh, ins, outs, api_name="browse")
+    page.submit(on_refresh, ins, outs)
+    previous.click(step(-1), ins, outs)
+    following.click(step(1), ins, outs)
     for comp in (dataset, method, subject, sort, descending):
-        comp.input(on_refresh, ins, outs)
+        comp.input(first_page, ins[:-1], outs)
 
     def set_rating(on: bool):
         def handler(ds, request: gr.Request):
@@ -160,11 +188,13 @@ def build(wb: Workbench) -> BrowseTab:
 
     def on_select(evt: gr.SelectData):
         row = evt.row_value or []
-        return row[0] if row else gr.update()
+        return str(row[0]) if row else gr.update()
 
     table.select(on_select, None, [sample_id])
 
     def on_poster(sid, request: gr.Request):
+        if not str(sid or "").strip():
+            return None, ""
         try:
             picture, caption = poster_preview(wb, sid, user=user_of(request))
         except WorkbenchError as exc:
@@ -192,8 +222,8 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
     user made and did not save (a second press opens the sample anyway)."""
 
     def handler(sample_id, session: MaskSession, request: gr.Request):
-        if sample_id is None:
-            return {browse.open_msg: warn("type a sample id or click a row of the table first")}
+        if not str(sample_id or "").strip():
+            return {browse.open_msg: warn("pick a sample first: click a row of the table, or type its id")}
         try:
             user = user_of(request)
             s = wb.samples.open(sample_id, user=user)

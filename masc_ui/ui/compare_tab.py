@@ -10,14 +10,14 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..workbench import Workbench
+from ..workbench import Workbench, format_value
 from ..workbench.compare import Comparison
 from .users import user_of
 
 
 @dataclass
 class CompareTab:
-    sample_id: gr.Number
+    sample_id: gr.Textbox
     take: object
     """Handler (sample id) -> this tab's sample id, partner choices and message: hand a sample over from
     another tab (e.g. the row selected in Browse) with `event(take, [id component], take_outputs)`."""
@@ -26,7 +26,13 @@ class CompareTab:
 
 def build(wb: Workbench) -> CompareTab:
     with gr.Row(equal_height=True):
-        sample_id = gr.Number(label="Sample id (the left output)", precision=0, minimum=1, elem_id="cmp-sample-id")
+        sample_id = gr.Textbox(
+            "",
+            label="Sample id (the left output)",
+            placeholder="pick a sample first",
+            max_lines=1,
+            elem_id="cmp-sample-id",
+        )
         find = gr.Button("Find outputs of the same reference", elem_id="cmp-find")
         partner = gr.Dropdown(
             [], value=None, label="Compare with (right output)", allow_custom_value=True, elem_id="cmp-partner"
@@ -46,11 +52,13 @@ def build(wb: Workbench) -> CompareTab:
         left_out = gr.Image(label="Left output", type="pil", interactive=False, height=280, elem_id="cmp-left")
         right_out = gr.Image(label="Right output", type="pil", interactive=False, height=280, elem_id="cmp-right")
     table = gr.Dataframe(
+        headers=["metric", "left", "right", "left - right", "better"],
         interactive=False,
-        wrap=True,
+        wrap=False,
         elem_id="cmp-table",
         label="Latest stored values (better: the side the metric's direction prefers)",
     )
+    reasons = gr.Markdown(elem_id="cmp-reasons", elem_classes=["table-note"])
     gr.Markdown("### MaSC patch maps, both on the same colour scales", elem_id="cmp-maps-title")
     maps = []
     with gr.Row():
@@ -76,16 +84,16 @@ def build(wb: Workbench) -> CompareTab:
                 ]
 
     def on_find(chosen, request: gr.Request):
-        if chosen is None:
-            return gr.update(), "⚠ type a sample id first"
+        if not str(chosen or "").strip():
+            return gr.update(), "⚠ pick a sample first: type its id, or click a row in Browse"
         try:
-            choices = wb.compare.partners(int(chosen), user=user_of(request))
+            choices = wb.compare.partners(chosen, user=user_of(request))
         except WorkbenchError as exc:
             return gr.update(choices=[], value=None), f"⚠ {exc}"
         if not choices:
             return (
                 gr.update(choices=[], value=None),
-                f"⚠ sample #{int(chosen)} has no other stored output of the same reference images",
+                f"⚠ sample #{str(chosen).strip()} has no other stored output of the same reference images",
             )
         return (
             gr.update(choices=choices, value=choices[0][1]),
@@ -93,18 +101,18 @@ def build(wb: Workbench) -> CompareTab:
         )
 
     def take(chosen, request: gr.Request):
-        if chosen is None:
+        if not str(chosen or "").strip():
             return gr.update(), gr.update(), gr.update()
-        return (chosen, *on_find(chosen, request))
+        return (str(chosen).strip(), *on_find(chosen, request))
 
-    outputs = [message, summary, refs, left_out, right_out, table, *maps]
+    outputs = [message, summary, refs, left_out, right_out, table, reasons, *maps]
 
     def on_compare(left_id, right_id, request: gr.Request, progress=gr.Progress()):
-        if left_id is None or right_id is None:
-            return "⚠ type a sample id and pick the output to compare it with", *[gr.update()] * (len(outputs) - 1)
+        if not str(left_id or "").strip() or right_id in (None, ""):
+            return "⚠ pick a sample first, then the output to compare it with", *[gr.update()] * (len(outputs) - 1)
         try:
             comparison = wb.compare.compare(
-                int(left_id), int(right_id), user=user_of(request), progress=lambda f, d: progress(f, desc=d)
+                left_id, right_id, user=user_of(request), progress=lambda f, d: progress(f, desc=d)
             )
         except WorkbenchError as exc:
             return f"⚠ {exc}", *[gr.update()] * (len(outputs) - 1)
@@ -120,6 +128,7 @@ def build(wb: Workbench) -> CompareTab:
             _pixels(comparison.left.out),
             _pixels(comparison.right.out),
             {"headers": headers, "data": rows},
+            "\n\n".join(["**n/a** in the table:", *comparison.reason_notes()]) if comparison.reason_notes() else "",
             *pictures,
         )
 
@@ -144,8 +153,9 @@ def summary_markdown(c: Comparison, *, demo: bool = False) -> str:
     if c.scales is not None:
         lines += [
             "",
-            f"Colour scales shared by both sides: cosine maps {c.scales.cosine[0]:.3f} … "
-            f"{c.scales.cosine[1]:.3f}; PF attention {c.scales.pf[0]:.3f} … {c.scales.pf[1]:.3f}",
+            f"Colour scales shared by both sides: cosine maps {format_value(c.scales.cosine[0], 3)} … "
+            f"{format_value(c.scales.cosine[1], 3)}; PF attention {format_value(c.scales.pf[0], 3)} … "
+            f"{format_value(c.scales.pf[1], 3)}",
         ]
     if c.notes:
         lines += ["", *(f"- {html.escape(n)}" for n in c.notes)]

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..workbench.agreement import shown_name
 from ..workbench.leaderboard import LeaderboardView  # noqa: E402
 
 COLUMNS_PER_ROW = 3
@@ -22,7 +23,7 @@ def leaderboard_figure(view: LeaderboardView, *, demo: bool = False):
     """Groups x (metrics, then human columns) of `view`; error bars from the board's bootstrap CIs."""
     board = view.board
     panels = [
-        (m, f"{m} {'↑' if board.higher_is_better[m] else '↓'}", [r.metrics[m] for r in board.rows])
+        (m, f"{shown_name(m)} {'↑' if board.higher_is_better[m] else '↓'}", [r.metrics[m] for r in board.rows])
         for m in board.metrics
     ]
     panels += [(c, f"human {c} ↑", [r.humans[c] for r in board.rows]) for c in board.criteria]

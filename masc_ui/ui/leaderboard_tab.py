@@ -13,7 +13,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
-from ..workbench.leaderboard import LeaderboardView, agreement_rows, table_rows
+from ..workbench.leaderboard import LeaderboardView, agreement_notes, agreement_rows, table_rows
 from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
@@ -37,13 +37,14 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         run = gr.Button("Compute leaderboard", variant="primary", scale=0, min_width=220, elem_id="lb-run")
         message = gr.Markdown(elem_id="lb-message")
     caption = gr.Markdown(elem_id="lb-caption")
-    table = gr.Dataframe(interactive=False, wrap=True, elem_id="lb-table", label="Leaderboard")
+    table = gr.Dataframe(interactive=False, wrap=False, elem_id="lb-table", label="Leaderboard")
     agreement = gr.Dataframe(
         interactive=False,
-        wrap=True,
+        wrap=False,
         elem_id="lb-agreement",
         label="Rank agreement with the humans (Kendall tau-b over groups, 95% CI)",
     )
+    agreement_note = gr.Markdown(elem_id="lb-agreement-note", elem_classes=["table-note"])
     plot = gr.Plot(label="Methods x metrics", show_label=False, elem_id="lb-plot")
     files = gr.File(
         label="Download (Markdown, CSV + rank agreement CSV, LaTeX)",
@@ -57,7 +58,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     def on_run(ds, group_by, boots, request: gr.Request, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
-            return *[gr.update()] * 5, "⚠ pick a dataset first"
+            return *[gr.update()] * 6, "⚠ pick a dataset first"
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
             view = wb.leaderboard.view(
@@ -71,29 +72,22 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             fig = leaderboard_figure(view, demo=wb.status().is_demo)
             paths = write_files(view, wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return *[gr.update()] * 5, f"⚠ {exc}"
+            return *[gr.update()] * 6, f"⚠ {exc}"
         caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
         return (
             caption_text,
-            fitted_grid(headers, rows, fixed=2),
-            fitted_grid(shown["headers"], shown["data"], fixed=1),
+            {"headers": headers, "data": rows},
+            shown,
+            "\n\n".join(agreement_notes(view)),
             fig,
             [str(p) for p in paths],
             f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
             f"{len(view.board.criteria)} human column(s)",
         )
 
-    run.click(on_run, [dataset, by, n_boot], [caption, table, agreement, plot, files, message], api_name="leaderboard")
-
-
-def fitted_grid(headers: list[str], rows: list[list], *, fixed: int) -> gr.Dataframe:
-    """A grid whose columns share the page's width (the first `fixed` narrow, the others equal), so long cells
-    (`mean [ci] (rank)`) wrap instead of running off a narrow screen."""
-    narrow = [10.0, 5.0][:fixed]
-    rest = max(1, len(headers) - fixed)
-    widths = [f"{w}%" for w in narrow] + [f"{(100 - sum(narrow)) / rest:.2f}%"] * (len(headers) - fixed)
-    return gr.Dataframe(value={"headers": headers, "data": rows}, column_widths=widths)
+    outputs = [caption, table, agreement, agreement_note, plot, files, message]
+    run.click(on_run, [dataset, by, n_boot], outputs, api_name="leaderboard")
 
 
 def write_files(view: LeaderboardView, folder: Path) -> list[Path]:

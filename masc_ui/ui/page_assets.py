@@ -1,7 +1,8 @@
 """What every page of the app carries besides its components: the style sheet (`CSS`) and the Rate tab's keyboard
 shortcuts (`KEYBOARD_JS`, placed in the page's head)."""
 
-CSS = """
+CSS = (
+    """
 .demo-banner {background:#fff3cd;border:2px solid #e0a800;border-radius:8px;padding:6px 12px;font-weight:600}
 .demo-banner summary {cursor:pointer}
 .status-line {font-size:0.85em;color:#555}
@@ -23,6 +24,16 @@ body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-butt
 #rate-cp .wrap, #rate-pf .wrap {gap:4px !important}
 .kbd {font-family:monospace;border:1px solid #aaa;border-radius:3px;padding:0 4px;background:#f6f6f6}
 """
+    + (
+        # --- result tables (Browse, Compare, Leaderboard, Agreement, pairwise results): a cell never wraps (numbers and
+        # intervals stay on one line, headers whole); a table wider than its box scrolls sideways inside it, the page never
+        "\n:is(#browse-table, #cmp-table, #lb-table, #lb-agreement, #agree-table, #pw-ranking, #pw-accuracy, #pw-winrate,"
+        " #pw-kendall) :is(td, th, .cell-wrap, .header-content, span) {white-space:nowrap !important}\n"
+        ":is(#browse-table, #cmp-table, #lb-table, #lb-agreement, #agree-table, #pw-ranking, #pw-accuracy, #pw-winrate,"
+        " #pw-kendall) .table-wrap {overflow-x:auto !important;max-width:100%}\n"
+        ".table-note p {margin:2px 0;font-size:0.9em}\n"
+    )
+)
 
 # Rating shortcuts: digits 0-4 set the active scale (CP first, then PF), C / P pick a scale, Enter submits,
 # S skips, F flags (or, while the reason box is empty, puts the cursor there: a flag needs a reason), B goes back.

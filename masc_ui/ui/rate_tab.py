@@ -140,11 +140,14 @@ def build(wb: Workbench) -> tuple:
         with gr.Row():
             cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp", min_width=300)
             pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-pf", min_width=300)
+        can_rate = wb.database.accounts.logins_enabled  # without logins nobody rates: no active answer buttons
         with gr.Row(equal_height=True):
-            back = gr.Button("Back (B)", elem_id="rate-back", min_width=90)
-            skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90)
-            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130)
-            flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90)
+            back = gr.Button("Back (B)", elem_id="rate-back", min_width=90, interactive=can_rate)
+            skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90, interactive=can_rate)
+            submit = gr.Button(
+                "Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130, interactive=can_rate
+            )
+            flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90, interactive=can_rate)
         reason = gr.Textbox(
             show_label=False,
             label="Reason for a flag",

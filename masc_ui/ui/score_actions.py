@@ -14,7 +14,7 @@ import gradio as gr
 
 from .. import overlays
 from ..errors import WorkbenchError
-from ..workbench import Workbench, sample_fingerprint
+from ..workbench import Workbench, format_value, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
 from . import mask_panel, video_panel
@@ -93,7 +93,7 @@ def stale_note(now: str | None, computed: tuple[str | None, str | None] | None) 
     buttons = " and ".join(b for b, what in (("Run", "score table"), ("Explain", "maps")) if what in stale)
     return (
         '<div class="stale-note" id="stale-note">⚠ Results are out of date: the images, masks, prompt or '
-        f"subject changed since the {' and the '.join(stale)} {'were' if len(stale) > 1 else 'was'} "
+        f"subject changed since the {' and the '.join(stale)} {'were' if stale != ['score table'] else 'was'} "
         f"computed. Press {buttons} again.</div>"
     )
 
@@ -105,10 +105,12 @@ def explain_summary(wb: Workbench, ex: Explanation) -> str:
     x = ex.extras
     if math.isfinite(ex.cp):
         per_ref = [v for v in (x.get("cp_per_ref") or []) if v is not None]
-        each = (" (per reference: " + ", ".join(f"{v:.4f}" for v in per_ref) + ")") if len(per_ref) > 1 else ""
+        each = (
+            (" (per reference: " + ", ".join(f"{format_value(v)}" for v in per_ref) + ")") if len(per_ref) > 1 else ""
+        )
         fg = f" over {x['cp_n_ref_fg']} subject patches" if x.get("cp_n_ref_fg") else ""
         parts.append(
-            f"**{cp_spec.display_name} {ex.cp:.4f}**{each} — {cp_spec.convention} Computed{fg}. "
+            f"**{cp_spec.display_name} {format_value(ex.cp)}**{each} — {cp_spec.convention} Computed{fg}. "
             "*CP map:* each subject patch of the reference coloured by its best cosine to the output "
             "(bright = found in the output, dark = missing). *Best match:* each output patch coloured by its "
             "best cosine to any reference subject patch (where the subject was found)."
@@ -122,7 +124,7 @@ def explain_summary(wb: Workbench, ex: Explanation) -> str:
             else ""
         )
         parts.append(
-            f"**{pf_spec.display_name} {ex.pf:.4f}** — {pf_spec.convention}{text}{pooled} "
+            f"**{pf_spec.display_name} {format_value(ex.pf)}** — {pf_spec.convention}{text}{pooled} "
             "*PF map:* where the pooling head looked in the output's background."
         )
     if ex.lines is not None:
@@ -303,7 +305,7 @@ def on_explain(wb: Workbench, tab: Any):
             }
         cp_maps = [img for img in ex.cp_ref if img is not None]
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
-        shown = ", ".join(f"{k} {v:.4f}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
+        shown = ", ".join(f"{k} {format_value(v)}" for k, v in (("CP", ex.cp), ("PF", ex.pf)) if math.isfinite(v))
         msg = f"{drawn} map(s) drawn" + (f" ({shown})" if shown else "") + "; what they show is explained below them"
         notes = explain_summary(wb, ex)
         if frame is not None:

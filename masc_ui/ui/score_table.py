@@ -7,14 +7,17 @@ import html
 from collections.abc import Mapping
 
 from ..workbench import ScoreReport
+from ..workbench.metric_presets import registry_order
 
 
 def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = False, caption: str = "") -> str:
-    """The table of `report`; `caption` (e.g. "stored values of sample #2") is shown above it."""
+    """The table of `report`, one row per metric in the registry's order (not the order the metrics were
+    chosen in); `caption` (e.g. "stored values of sample #2") is shown above it."""
     head = "<tr><th>metric</th><th>value</th><th>range</th><th>direction</th><th>convention</th></tr>"
     notes = frame_notes(report)
     rows = []
-    for r in report.rows:
+    by_name = {r.metric: r for r in report.rows}
+    for r in (by_name[n] for n in registry_order([r.metric for r in report.rows])):
         cls = ' class="na"' if r.value is None else ""
         shown_range = f"[{r.lo * 100:g}, {r.hi * 100:g}] (x100)" if x100 and r.value is not None else r.range_text
         note = notes.get(r.metric)

@@ -40,6 +40,7 @@ _EXPORTS = {
     "DEMO_NOTICE": "status",
     "StoreError": "database",
     "Saved": "recorder",
+    "format_value": ".analysis.numbers",  # masc_ui.analysis.numbers: how every value is written, for the edge
 }
 
 

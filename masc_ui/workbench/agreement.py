@@ -31,6 +31,13 @@ class AgreementView:
     warnings: tuple[str, ...] = ()
     """What makes these numbers fragile (few samples, a single rater, no CIs), as sentences."""
 
+    @property
+    def samples_used(self) -> int:
+        """The most samples any row of the pooled table rests on: a metric row's samples with a value and a rating,
+        the humans row's samples rated by two or more raters."""
+        pooled = [r for r in self.table.rows if r.group == self.table.groups[0]] if self.table.rows else []
+        return max((r.n for r in pooled), default=0)
+
     def to_json(self) -> str:
         """The table as strict JSON (no NaN tokens): what `masc-ui agreement --json` prints."""
         from ..analysis import to_json
@@ -147,6 +154,13 @@ def view_warnings(table: AgreementTable, data: AgreementData) -> list[str]:
             f"only {_join(small)} sample(s) have both a metric value and a human rating (fewer than "
             f"{SMALL_N}): these numbers and their CIs are not reliable yet; rate more samples"
         )
+    humans = next((r for r in pooled if r.is_human), None)
+    if humans is not None and humans.n_raters >= 2 and 0 < humans.n < SMALL_N:
+        out.append(
+            f"only {humans.n} sample(s) were rated by two or more raters (fewer than {SMALL_N}): the human-vs-human "
+            "agreement (the humans row and the ceiling line of the plot) is not reliable yet; have a second rater "
+            "rate the samples the first one rated"
+        )
     raters = data.raters(table.criterion)
     if len(raters) == 1:
         out.append(
@@ -239,11 +253,14 @@ def table_rows(view: AgreementView) -> tuple[list[str], list[list[Any]]]:
     return headers, rows
 
 
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else round(float(x), 4)
+def _num(x: float) -> str | None:
+    """A grid cell in significant digits (`numbers.format_value`); None (empty) when undefined."""
+    from ..analysis.numbers import format_value
+
+    return None if x is None or math.isnan(x) else format_value(x)
 
 
 def _ci(e: Estimate) -> str:
-    if math.isnan(e.ci_low) or math.isnan(e.ci_high):
-        return "n/a"
-    return f"[{e.ci_low:.3f}, {e.ci_high:.3f}]"
+    from ..analysis.numbers import format_interval
+
+    return format_interval(e.ci_low, e.ci_high, 3) or "n/a"

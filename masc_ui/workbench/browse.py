@@ -31,8 +31,8 @@ EXPORT_FORMATS = ("csv", "jsonl", "parquet", "imagefolder")
 PAIRWISE_EXPORT_FORMATS = ("csv", "jsonl")
 FOLDER_FORMATS = ("imagefolder",)
 """Formats written as a folder (downloaded from the app as a zip of it)."""
-BROWSE_LIMIT = 500
-"""Most rows the Browse table shows at once."""
+BROWSE_PAGE_SIZE = 100
+"""Rows of one Browse page (the table pages through every stored sample)."""
 SAMPLE_ID_MAX = 2**63 - 1
 """Largest id a database row can have."""
 
@@ -59,6 +59,31 @@ class StoredSample:
     method: str | None = None
     warnings: list[str] = field(default_factory=list)
     """What the user must be told, e.g. a stored mask of another size than its image, resized to it."""
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """One page of the Browse table: its headers and rows, and where it lies in the whole selection."""
+
+    headers: list[str]
+    rows: list[list[Any]]
+    total: int
+    """Stored samples matching the filters (all of them, not only this page's)."""
+    offset: int
+    """Position of the page's first row in the sorted selection (0-based)."""
+    page: int
+    """This page's number, from 1."""
+    pages: int
+    """How many pages the selection fills (at least 1)."""
+
+    def summary(self) -> str:
+        """`rows 101-200 of 1,539 sample(s) · page 2 of 16` (`0 of 0 sample(s)` when nothing matches)."""
+        if not self.rows:
+            return f"0 of {self.total:,} sample(s)"
+        first, last = self.offset + 1, self.offset + len(self.rows)
+        return (
+            f"{len(self.rows):,} of {self.total:,} sample(s): rows {first:,}–{last:,}, page {self.page} of {self.pages}"
+        )
 
 
 @dataclass(frozen=True)
@@ -94,34 +119,54 @@ class StoredSamples:
         dataset: str | None = None,
         method: str | None = None,
         subject: str | None = None,
-        limit: int = BROWSE_LIMIT,
-    ) -> tuple[list[str], list[list[Any]]]:
-        """(headers, rows): id, dataset, subject, method, every metric's latest value (headed by the registry's
-        display name, e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many
-        raters, and the prompt last (long: the numbers come first on a narrow screen); filtered by exact
-        dataset / method / subject (None = any). Admins only."""
+        sort: str = "id",
+        descending: bool = False,
+        page: int = 1,
+        page_size: int = BROWSE_PAGE_SIZE,
+    ) -> BrowsePage:
+        """One page of the Browse table over every stored sample matching the filters (exact dataset / method /
+        subject; None = any), sorted in the database by `sort` (a header of the table: `id`, `dataset`, ...,
+        a metric's display name, `human CP (mean)`, `raters`; ties by id; empty cells last). Columns: id,
+        dataset, subject, method, every metric stored for the selection (headed by the registry's display name,
+        e.g. `CLIP-I`; imported judge metrics by their stored name), mean CP/PF rating, how many raters, and the
+        prompt last (long: the numbers come first on a narrow screen). `page` counts from 1; a page past the
+        end shows the last one. InputError for an unknown sort column. Admins only."""
         from ..metrics.registry import list_metrics
 
         self._database.accounts.require_admin(user, "browsing stored samples")
-        rows = self._database.views.browse(dataset or None, method=method or None, subject=subject or None, limit=limit)
         shown = {spec.name: spec.display_name for spec in list_metrics()}
         order = list(shown)
-        metric_names = sorted(
-            {m for r in rows for m in r.metrics}, key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m)
+        filters = {"method": method or None, "subject": subject or None}
+        views = self._database.views
+        selection = views.browse_page(dataset or None, **filters, limit=0)  # its metrics and size, no rows
+        metric_names = sorted(selection.metrics, key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m))
+        keys = {
+            **{c: c for c in ("id", "dataset", "subject", "method")},
+            **{shown.get(m, m): f"metric:{m}" for m in metric_names},
+            "human CP (mean)": "mean:cp",
+            "human PF (mean)": "mean:pf",
+            "raters": "raters",
+            "prompt": "prompt",
+        }
+        if sort not in keys:
+            raise InputError(f"cannot sort by {sort!r}: choose one of the table's columns ({', '.join(keys)})")
+        if isinstance(page, float) and page.is_integer():
+            page = int(page)
+        if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+            raise InputError(f"page must be a whole number from 1 up, got {page!r}")
+        size = max(1, int(page_size))
+        pages = max(1, -(-selection.total // size))
+        page = min(page, pages)
+        found = views.browse_page(
+            dataset or None,
+            **filters,
+            sort=keys[sort],
+            descending=bool(descending),
+            limit=size,
+            offset=(page - 1) * size,
         )
-        headers = [
-            "id",
-            "dataset",
-            "subject",
-            "method",
-            *[shown.get(m, m) for m in metric_names],
-            "human CP (mean)",
-            "human PF (mean)",
-            "raters",
-            "prompt",
-        ]
         table = []
-        for r in rows:
+        for r in found.rows:
             s = r.sample
             table.append(
                 [
@@ -136,7 +181,7 @@ class StoredSamples:
                     s.prompt or "(ratings only: no images)",
                 ]
             )
-        return headers, table
+        return BrowsePage(list(keys), table, found.total, found.offset, page, pages)
 
     def datasets(self, *, user: str | None) -> list[DatasetInfo]:
         """Every stored dataset with its for-rating mark and sample count, by name. Admins only."""
@@ -371,7 +416,12 @@ def export_file_name(dataset: str | None, fmt: str, *, prefix: str = "masc-expor
 
 
 def sample_id_of(value: object) -> int:
-    """A sample id from what a user typed (an int, or a float with no fraction) within 1..2**63 - 1."""
+    """A sample id from what a user typed (an int, a float with no fraction, or a text of digits such as `" 12"`)
+    within 1..2**63 - 1; InputError saying to pick a sample first for an empty value."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError("pick a sample first: click a row of the Browse table, or type a sample id")
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SAMPLE_ID_MAX:
@@ -381,5 +431,8 @@ def sample_id_of(value: object) -> int:
     return value
 
 
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else round(float(value), digits)
+def _round(value: float | None) -> str | None:
+    """A table cell: the value in significant digits (`numbers.format_value`), None (an empty cell) without one."""
+    from ..analysis.numbers import format_value
+
+    return None if value is None else format_value(value)

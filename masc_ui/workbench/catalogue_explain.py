@@ -22,6 +22,7 @@ from typing import Any
 
 from PIL import Image
 
+from ..analysis.numbers import format_value
 from ..errors import InputError
 from ..metrics.registry import get_scorer, get_spec
 from ..metrics.sample import MetricValue, Sample
@@ -55,7 +56,7 @@ class MetricExplanation:
 
     def markdown(self) -> str:
         head = (
-            f"**{self.display_name}** = {self.value:.4g}"
+            f"**{self.display_name}** = {format_value(self.value)}"
             if self.value is not None
             else f"**{self.display_name}**: not computable: {self.reason or 'no reason given'}"
         )
@@ -92,7 +93,7 @@ def explain_vqascore(
             else "softmax of the next-token logits"
         )
         ex.lines.append(
-            f"P(Yes) = {extras['p_yes']:.4g} · P(No) = {extras['p_no']:.4g} ({how}; the two need not add up to 1)"
+            f"P(Yes) = {format_value(extras['p_yes'])} · P(No) = {format_value(extras['p_no'])} ({how}; the two need not add up to 1)"
         )
     if "input_tokens" in extras:
         ex.lines.append(
@@ -110,7 +111,7 @@ def explain_itmscore(
     extras = value.extras or {}
     if ex.value is not None:
         ex.lines.append(
-            f"P(match) = {ex.value:.4g}: softmax of BLIP-2's image-text matching head for the prompt "
+            f"P(match) = {format_value(ex.value)}: softmax of BLIP-2's image-text matching head for the prompt "
             f"{code_span(sample.prompt or '')}"
         )
     if "text_tokens" in extras:
@@ -147,7 +148,7 @@ def explain_facesim(sample: Sample, value: MetricValue, settings: Settings, mode
                     )
                 )
         if pair.reason is None:
-            ex.lines.append(f"{tag}: max(0, cos) = {pair.value:.4f}")
+            ex.lines.append(f"{tag}: max(0, cos) = {format_value(pair.value)}")
         if i == 0:
             ex.lines.append(_detector_line(pair.detector, pair.reference_detector, extras))
     return ex
@@ -167,7 +168,7 @@ def explain_facescore(
     if shown.faces:
         ex.lines.append(
             "per face: "
-            + ", ".join(f"{score:.4f} at box {box}" for box, score in shown.faces)
+            + ", ".join(f"{format_value(score)} at box {box}" for box, score in shown.faces)
             + (" (mean)" if len(shown.faces) > 1 else "")
         )
     ex.lines.append(_detector_line(shown.detector, shown.reference_detector, {}))

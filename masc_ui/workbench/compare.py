@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.numbers import column_digits, format_value
 from ..errors import InputError
 from ..imaging import InputImage, InputVideo
 from ..metrics.sample import Sample
@@ -76,7 +77,9 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
-        """(headers, rows) for a grid: metric, both values, the difference, the better side."""
+        """(headers, rows) for a grid: metric, both values, the difference, the better side. Values are written
+        with the significant digits that tell the two apart (`numbers.column_digits`): two values that differ never
+        read the same, so `better` is never said of two equal-looking numbers."""
         headers = [
             "metric",
             f"left (#{self.left.sample_id})",
@@ -84,16 +87,39 @@ class Comparison:
             "left - right",
             "better",
         ]
-        return headers, [
-            [
-                r.display_name,
-                _show(r.left, r.left_reason),
-                _show(r.right, r.right_reason),
-                None if r.difference is None else round(r.difference, 6),
-                r.better or "n/a",
-            ]
-            for r in self.rows
-        ]
+        rows = []
+        marks = self._reason_marks()
+        for r in self.rows:
+            digits = column_digits([r.left, r.right])
+            rows.append(
+                [
+                    r.display_name,
+                    _show(r.left, r.left_reason, digits, marks),
+                    _show(r.right, r.right_reason, digits, marks),
+                    "" if r.difference is None else format_value(r.difference),
+                    r.better or "n/a",
+                ]
+            )
+        return headers, rows
+
+    def reason_notes(self) -> list[str]:
+        """Why a value of the table is n/a, once per distinct reason: `[1] reason (MaSC CP left, CLIP-I right)`;
+        the table's cells carry only the mark, so a long reason never widens a column."""
+        where: dict[str, list[str]] = {}
+        for r in self.rows:
+            for side, value, reason in (("left", r.left, r.left_reason), ("right", r.right, r.right_reason)):
+                if value is None and reason:
+                    where.setdefault(reason, []).append(f"{r.display_name} {side}")
+        marks = self._reason_marks()
+        return [f"[{marks[reason]}] {reason} ({', '.join(cells)})" for reason, cells in where.items()]
+
+    def _reason_marks(self) -> dict[str, int]:
+        marks: dict[str, int] = {}
+        for r in self.rows:
+            for value, reason in ((r.left, r.left_reason), (r.right, r.right_reason)):
+                if value is None and reason and reason not in marks:
+                    marks[reason] = len(marks) + 1
+        return marks
 
 
 class Comparisons:
@@ -122,15 +148,18 @@ class Comparisons:
             if s.id != chosen.id and s.output is not None and sorted(s.references) == same
         ]
 
-    def compare(self, left_id: int, right_id: int, *, user: str | None, progress: Progress | None = None) -> Comparison:
+    def compare(
+        self, left_id: int | str, right_id: int | str, *, user: str | None, progress: Progress | None = None
+    ) -> Comparison:
         """Outputs `left_id` and `right_id` side by side (see the module docstring). InputError when they are the
         same sample, have different references, one is not in the database or has no images (ratings-only)."""
-        if int(left_id) == int(right_id):
+        left_id, right_id = sample_id_of(left_id), sample_id_of(right_id)
+        if left_id == right_id:
             raise InputError(f"pick two different outputs to compare (both are sample #{left_id})")
         if progress:
             progress(0.05, "loading the two outputs")
-        left = self._samples.open(int(left_id), user=user)
-        right = self._samples.open(int(right_id), user=user)
+        left = self._samples.open(left_id, user=user)
+        right = self._samples.open(right_id, user=user)
         if sorted(r.sha256 for r in left.refs) != sorted(r.sha256 for r in right.refs):
             raise InputError(
                 f"samples #{left.sample_id} and #{right.sample_id} have different reference images: "
@@ -206,5 +235,7 @@ def _reason(record: MetricValueRecord | None) -> str | None:
     return record.reason if record.value is None else None
 
 
-def _show(value: float | None, reason: str | None) -> str:
-    return f"n/a ({reason})" if value is None else f"{value:.4f}"
+def _show(value: float | None, reason: str | None, digits: int, marks: dict[str, int]) -> str:
+    if value is None:
+        return f"n/a [{marks[reason]}]" if reason else "n/a"
+    return format_value(value, digits)

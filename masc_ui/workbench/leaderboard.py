@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError
-from .agreement import Agreement
+from .agreement import Agreement, shown_name
 from .pairwise_analysis import PairwiseAnalysis
 
 if TYPE_CHECKING:
@@ -164,22 +164,25 @@ def matrix_rows(view: LeaderboardView) -> tuple[list[str], list[list[Any]]]:
 
 def table_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows) of the leaderboard for a grid, cell for cell the Markdown rendering's (`render("md")`):
-    group, n, then per metric (arrow = its direction) and per human column `mean [ci_low, ci_high] (rank)`."""
+    group, n, then per metric (arrow = its direction) and per human column `mean [ci_low, ci_high] (rank)`, each
+    column with the significant digits that separate its means (`column_precision`)."""
+    from ..analysis.leaderboard_render import HUMAN_PREFIX, column_precision
     from ..analysis.report import format_estimate
 
     board = view.board
+    shown = column_precision(board, digits)
     headers = [
         board.by,
         "n",
-        *(f"{m} {'↑' if board.higher_is_better[m] else '↓'}" for m in board.metrics),
+        *(f"{shown_name(m)} {'↑' if board.higher_is_better[m] else '↓'}" for m in board.metrics),
         *(f"human {c} ↑" for c in board.criteria),
     ]
     rows = [
         [
             r.group,
             r.n,
-            *(_cell(r.metrics[m], digits, format_estimate) for m in board.metrics),
-            *(_cell(r.humans[c], digits, format_estimate) for c in board.criteria),
+            *(_cell(r.metrics[m], shown[m], format_estimate) for m in board.metrics),
+            *(_cell(r.humans[c], shown[HUMAN_PREFIX + c], format_estimate) for c in board.criteria),
         ]
         for r in board.rows
     ]
@@ -187,25 +190,48 @@ def table_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[
 
 
 def agreement_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], list[list[Any]]]:
-    """(headers, rows) of the rank agreement for a grid, as in `render("md")`: per metric, Kendall tau-b [CI]
-    (n = groups) against each human column; ([], []) when there is no human column."""
+    """(headers, rows) of the rank agreement for a grid, as in `render("md")`: per metric (its display name),
+    Kendall tau-b [CI] (n = groups) against each human column; an undefined tau reads `n/a (n=3) [1]`, its reason
+    is note [1] of `agreement_notes`. ([], []) when there is no human column (`agreement_notes` says why)."""
     from ..analysis.report import format_estimate
 
     board = view.board
     if not board.agreement:
         return [], []
+    marks = _reason_marks(view)
     headers = ["metric", *(f"tau vs human {c}" for c in board.criteria)]
-    rows = [
-        [
-            m,
-            *(
-                f"{format_estimate(a.tau, digits)} (n={a.n_groups})"
-                for a in (board.rank_agreement(m, c) for c in board.criteria)
-            ),
-        ]
-        for m in board.metrics
-    ]
+    rows = []
+    for m in board.metrics:
+        cells = []
+        for a in (board.rank_agreement(m, c) for c in board.criteria):
+            text = f"{format_estimate(a.tau, digits)} (n={a.n_groups})"
+            cells.append(f"{text} [{marks[a.reason]}]" if a.reason else text)
+        rows.append([shown_name(m), *cells])
     return headers, rows
+
+
+def agreement_notes(view: LeaderboardView) -> list[str]:
+    """What the rank-agreement grid cannot hold: why it is empty (no human column), and why each undefined tau is
+    undefined (`[1] ...`, the marks of `agreement_rows`)."""
+    board = view.board
+    if not board.agreement:
+        if not board.metrics:
+            return ["No rank agreement: the dataset has no stored metric values to rank the groups by."]
+        return [
+            "No rank agreement: the dataset has no human ratings or pairwise judgments, so there is no human "
+            f"ranking of the {board.by}s to compare each metric's ranking with. Rate its samples (the Rate and "
+            "Rate pairs tabs) or import ratings, then compute again."
+        ]
+    return [f"[{mark}] {reason}" for reason, mark in _reason_marks(view).items()]
+
+
+def _reason_marks(view: LeaderboardView) -> dict[str, int]:
+    """Distinct reasons of undefined taus -> their note number (1, 2, ...), in table order."""
+    marks: dict[str, int] = {}
+    for a in view.board.agreement:
+        if a.reason and a.reason not in marks:
+            marks[a.reason] = len(marks) + 1
+    return marks
 
 
 def _cell(cell: LeaderboardCell, digits: int, format_estimate: Callable[[Estimate, int], str]) -> str:

@@ -43,6 +43,7 @@ from ..analysis import (
     win_rate_matrix,
 )
 from ..analysis.bootstrap import check_resamples
+from ..analysis.numbers import SIGNIFICANT, format_interval, format_value
 from ..analysis.pairwise_data import PairJudgment
 from ..errors import InputError
 from ..metrics.value_records import json_safe
@@ -369,8 +370,8 @@ def bradley_terry_rows(report: CriterionReport) -> tuple[list[str], list[list[An
             m,
             _round(fit.strength[m].value),
             _ci(fit.strength[m]),
-            _round(scale[m].value, 0),
-            _round(elo.rating.get(m), 1) if elo is not None else None,
+            _round(scale[m].value),
+            _round(elo.rating.get(m)) if elo is not None else None,
         ]
         for m in order
     ]
@@ -467,13 +468,12 @@ def _check_bootstrap(n_boot: int, seed: int) -> None:
     check_resamples(n_boot, 0.95)
 
 
-def _round(value: float | None, digits: int = 4) -> float | None:
+def _round(value: float | None, digits: int = SIGNIFICANT) -> str | None:
+    """A grid cell with `digits` significant digits (`numbers.format_value`); None (empty) when undefined."""
     if value is None or value != value:
         return None
-    return round(float(value), digits)
+    return format_value(value, digits)
 
 
 def _ci(e: Estimate) -> str:
-    if e.ci_low != e.ci_low or e.ci_high != e.ci_high:
-        return "n/a"
-    return f"[{e.ci_low:.3f}, {e.ci_high:.3f}]"
+    return format_interval(e.ci_low, e.ci_high, 3) or "n/a"

@@ -288,7 +288,9 @@ class Recorder:
         ]
         if differs:
             raise InputError(
-                f"not saved: the {', '.join(differs)} on screen differ from stored sample #{sample_id}'s, "
+                f"not saved: the {', '.join(differs)} on screen "
+                f"{'differ' if len(differs) > 1 or differs[0].endswith('s') else 'differs'} "
+                f"from stored sample #{sample_id}'s, "
                 "and a stored sample keeps what it was scored with. Put them back, or press 'Save as a "
                 "new sample' to store what is on screen as a new sample."
             )

@@ -73,9 +73,13 @@ class ScoreRow:
     convention: str
 
     def text(self, x100: bool = False) -> str:
+        """The value in significant digits (`numbers.format_value`: 2.49e-09 reads `2.490e-09`, never `0.0000`),
+        times 100 with `x100`; `n/a (reason)` without a value."""
+        from ..analysis.numbers import format_value  # the analysis package loads its statistics lazily here
+
         if self.value is None:
             return f"n/a ({self.reason or 'not computed'})"
-        return f"{self.value * 100:.1f}" if x100 else f"{self.value:.4f}"
+        return format_value(self.value * 100 if x100 else self.value)
 
     @property
     def range_text(self) -> str:

@@ -20,6 +20,7 @@ from masc_ui.analysis import (
     scatter_points,
     to_json,
 )
+from masc_ui.analysis.numbers import format_value
 from masc_ui.errors import InputError
 
 METHODS = ("dreambooth", "blip_diffusion", "emu2")
@@ -278,7 +279,10 @@ def test_text_table_lists_every_row_with_its_ci():
     assert len(body) == len(table.rows)
     row = table.row("gpt", "emu2")
     assert any(
-        line.startswith("emu2") and f"{row.alpha.value:.2f} [{row.alpha.ci_low:.2f}, {row.alpha.ci_high:.2f}]" in line
+        line.startswith("emu2")
+        and f"{format_value(row.alpha.value, 2)} [{format_value(row.alpha.ci_low, 2)}, "
+        f"{format_value(row.alpha.ci_high, 2)}]"
+        in line
         for line in body
     )
     assert all(line == line.rstrip() for line in lines)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
+from masc_ui.analysis.numbers import column_digits, format_value
 from masc_ui.cli import main
+from masc_ui.workbench.agreement import shown_name
 from tests.admin_data import METHODS, add_judged_dataset
 
 from .conftest import USERS
@@ -46,9 +48,9 @@ def _cli(capsys, *args: str) -> str:
 
 
 def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
-    caption, table, agreement, plot, files, message = client.predict("lb", "method", N_BOOT, api_name="/leaderboard")
-    assert table["column_widths"][:2] == ["10.0%", "5.0%"]  # a grid update: the columns share the width
-    table, agreement = table["value"], agreement["value"]
+    caption, table, agreement, note, plot, files, message = client.predict(
+        "lb", "method", N_BOOT, api_name="/leaderboard"
+    )
     md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot", str(N_BOOT))
     shown = [
         table["headers"],
@@ -56,7 +58,14 @@ def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
         agreement["headers"],
         *agreement["data"],
     ]
-    assert shown == _md_cells(md)
+    keys = {shown_name(m): m for m in ("cp", "clip_i")}  # the grid names metrics by their display names
+
+    def as_cli(cell: str) -> str:
+        name, _, arrow = cell.rpartition(" ")
+        return f"{keys[name]} {arrow}" if name in keys else keys.get(cell, cell)
+
+    assert [[as_cli(c) for c in row] for row in shown] == _md_cells(md)
+    assert "MaSC CP ↑" in table["headers"] and note == ""
     assert md.startswith(caption) and [r[0] for r in table["data"]] == list(METHODS)
     assert "human bt_cp ↑" in table["headers"] and "human cp ↑" in table["headers"]
     assert "tau vs human bt_cp" in agreement["headers"] and "3 method(s)" in message
@@ -91,7 +100,7 @@ def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
     )
     assert by_suffix[".tex"].read_text() == tex
     by_category = client.predict("lb", "category", 0, api_name="/leaderboard")
-    assert [r[0] for r in by_category[1]["value"]["data"]] == ["animal", "pet"]
+    assert [r[0] for r in by_category[1]["data"]] == ["animal", "pet"]
 
 
 def test_leaderboard_errors_are_messages(served, judged, client):
@@ -111,17 +120,19 @@ def test_compare_shows_both_outputs_their_metrics_and_maps(served, judged, clien
     assert partner["value"] == others[0].id and "2 other output(s)" in message
     assert partner["choices"] == [[f"#{s.id} {s.method} {s.external_key}", s.id] for s in others]
     out = client.predict(left.id, others[1].id, api_name="/compare")
-    message, summary, refs, left_img, right_img, table = out[:6]
-    maps = out[6:]
+    message, summary, refs, left_img, right_img, table, reasons = out[:7]
+    maps = out[7:]
     assert message == "" and f"#{left.id}" in summary and "method `alpha`" in summary and "`gamma`" in summary
     expected = served.wb.compare.compare(left.id, others[1].id, user=None)
     assert table["headers"] == expected.table()[0] and table["data"] == expected.table()[1]
     assert [r[1] for r in table["data"]] == [
-        f"{v:.4f}" for v in (_stored(served, left.id, "cp"), _stored(served, left.id, "clip_i"))
+        format_value(v, column_digits([v, _stored(served, others[1].id, name)]))
+        for name, v in (("cp", _stored(served, left.id, "cp")), ("clip_i", _stored(served, left.id, "clip_i")))
     ]
+    assert reasons == ""  # every value is there: no n/a to explain
     assert len(refs) == 1 and left_img and right_img
     assert all(maps), "both sides show CP, best match, PF attention and correspondences"
-    assert f"{expected.scales.cosine[0]:.3f}" in summary
+    assert format_value(expected.scales.cosine[0], 3) in summary
 
 
 def _stored(served, sample_id: int, metric: str) -> float:
@@ -136,11 +147,11 @@ def test_compare_errors_are_messages(served, judged, client):
     out = client.predict(first.id, other_ref.id, api_name="/compare")
     assert out[0].startswith("⚠") and "different reference images" in out[0]
     out = client.predict(None, first.id, api_name="/compare")
-    assert out[0].startswith("⚠ type a sample id")
+    assert out[0].startswith("⚠ pick a sample first")
     partner, message = client.predict(10**6, api_name="/compare_partners")
     assert message.startswith("⚠")
     taken = client.predict(first.id, api_name="/compare_take")
-    assert taken[0] == first.id and taken[1]["value"] == judged[1].id
+    assert taken[0] == str(first.id) and taken[1]["value"] == judged[1].id
 
 
 def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsys):

@@ -128,7 +128,7 @@ def test_a_stored_sample_saved_with_other_inputs_is_refused_or_saved_as_new(serv
     refused, table = _save(
         c, shown["ref"], shown["out"], "a cup on the moon", shown["subject"], ["clip_i"], "edits", "m-edit"
     )
-    assert refused.startswith(f"⚠ not saved: the prompt on screen differ from stored sample #{sid}'s")
+    assert refused.startswith(f"⚠ not saved: the prompt on screen differs from stored sample #{sid}'s")
     assert "'Save as a new sample'" in refused and _unchanged(table)
     assert len(store.samples.list("edits")) == count  # no new row
     message, table = _save(

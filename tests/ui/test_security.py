@@ -342,7 +342,7 @@ def test_unexpected_errors_show_no_internals(app, monkeypatch):
 
     monkeypatch.setattr(app.wb.samples, "browse", broken)
     admin = _http(app, ADMIN)
-    kind, message = _call(admin, "browse", ["", "", "", "id", False])
+    kind, message = _call(admin, "browse", ["", "", "", "id", False, 1])
     assert kind == "error" and "something went wrong" in message and str(app.data) not in message
 
 

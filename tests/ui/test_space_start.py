@@ -60,7 +60,7 @@ def test_space_with_persistent_storage_keeps_its_data_there(tmp_path, demo_weigh
     try:
         assert SPACE_STORAGE_BANNER not in httpx.get(f"{url}/config", timeout=30).text
         *_, message, _ = Client(url, verbose=False).predict("", "", "", "id", False, api_name="/browse")
-        assert message == "0 sample(s)"  # the handler opened the database...
+        assert message == "0 of 0 sample(s)"  # the handler opened the database...
         assert (storage / "masc" / "masc.sqlite3").is_file()  # ...on the persistent storage, without a setting
         assert not (tmp_path / "home" / ".cache" / "masc-ui" / "data").exists()
         assert "warning:" not in log.read_text()

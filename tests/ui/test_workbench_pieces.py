@@ -59,7 +59,9 @@ def test_score_rows_show_na_with_reason_and_x100():
     row = ScoreRow("cp", "MaSC CP", None, "cp needs a reference mask", -1.0, 1.0, True, "conv")
     assert row.text() == "n/a (cp needs a reference mask)" and row.range_text == "[-1, 1]"
     ok = ScoreRow("pickscore", "PickScore", 21.5, None, -100.0, 100.0, True, "conv")
-    assert ok.text() == "21.5000" and ok.text(x100=True) == "2150.0" and ok.direction == "higher is better"
+    assert ok.text() == "21.50" and ok.text(x100=True) == "2150" and ok.direction == "higher is better"
+    tiny = ScoreRow("vqascore", "VQAScore", 2.49e-09, None, 0.0, 1.0, True, "conv")
+    assert tiny.text() == "2.490e-09" and tiny.text(x100=True) == "2.490e-07"  # never 0.0000
     from masc_ui.ui.score_table import score_table_html
 
     html = score_table_html(ScoreReport([row, ok]), demo=True)
@@ -159,8 +161,8 @@ def test_ratings_only_samples_are_listed_but_not_opened(demo_settings, tmp_path)
             "dbpp", subject="kitten", method="m", external_key="m/live_subject_animal_00_kitten-3"
         )
         samples = StoredSamples(Database.of(store), demo_settings)
-        headers, rows = samples.browse(user=None)
-        assert rows[0][headers.index("prompt")] == "(ratings only: no images)"
+        found = samples.browse(user=None)
+        assert found.rows[0][found.headers.index("prompt")] == "(ratings only: no images)"
         with pytest.raises(InputError, match="ratings-only sample.*Import its images"):
             samples.open(sample.id, user=None)
 

@@ -79,3 +79,38 @@ def test_two_raters_who_share_no_sample_and_a_large_table():
     table = agreement_table(large, None, criterion="cp", n_boot=50)
     assert view_warnings(table, large) == []  # enough samples, two raters, CIs: nothing to warn about
     assert {m: row_note(table.row(m), table, large) for m in ("clip_i", "humans")} == {"clip_i": "", "humans": ""}
+
+
+def test_the_humans_row_counts_the_samples_two_raters_rated():
+    """20 samples rated by alice, 6 of them by bob too: the humans row (and the ceiling line) rest on those 6."""
+    rng = np.random.default_rng(3)
+    records = []
+    for i in range(20):
+        t = int(rng.integers(0, 5))
+        ratings = {"alice": t} if i >= 6 else {"alice": t, "bob": int(min(4, t + rng.integers(0, 2)))}
+        records.append(
+            {"sample_id": str(i), "metrics": {"clip_i": t / 4 + rng.normal(0, 0.1)}, "ratings": {"cp": ratings}}
+        )
+    data = _data(records)
+    table = agreement_table(data, None, criterion="cp", n_boot=50)
+    humans = table.row("humans")
+    assert humans.n == 6 and humans.n_raters == 2
+    doubly = _data([r for r in records if len(r["ratings"]["cp"]) == 2])
+    alone = agreement_table(doubly, None, criterion="cp", n_boot=50).row("humans")
+    assert humans.alpha.value == alone.alpha.value and humans.alpha.ci_low == alone.alpha.ci_low
+    warnings = view_warnings(table, data)
+    assert any(w.startswith("only 6 sample(s) were rated by two or more raters") for w in warnings), warnings
+
+
+def test_the_summary_counts_the_samples_the_humans_row_rests_on():
+    """Ratings by two raters and no metric value: the tab's "computed on up to N sample(s)" is the humans row's n."""
+    from masc_ui.workbench.agreement import AgreementView
+
+    data = _data(
+        [
+            {"sample_id": str(i), "metrics": {}, "ratings": {"cp": {"alice": i % 5, "bob": (i + 1) % 5}}}
+            for i in range(9)
+        ]
+    )
+    table = agreement_table(data, None, criterion="cp", n_boot=0)
+    assert AgreementView(table, "", data).samples_used == 9 == table.row("humans").n

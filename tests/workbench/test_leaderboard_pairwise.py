@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from scipy import stats
 
 from masc_ui.cli import main
-from masc_ui.workbench.agreement import Agreement
+from masc_ui.workbench.agreement import Agreement, shown_name
 from masc_ui.workbench.database import Database
 from masc_ui.workbench.leaderboard import Leaderboards, agreement_rows, table_rows
 from masc_ui.workbench.pairwise_analysis import PairwiseAnalysis
@@ -110,8 +111,16 @@ def test_grid_rows_equal_the_cli_markdown_cell_for_cell(judged, capsys):
     cells = _md_cells(md)
     headers, rows = table_rows(view)
     a_headers, a_rows = agreement_rows(view)
+    keys = {shown_name(m): m for m in view.board.metrics}  # the grid names metrics as people read them
+
+    def as_cli(cell: str) -> str:
+        name, _, arrow = cell.rpartition(" ")
+        cell = f"{keys[name]} {arrow}" if name in keys else keys.get(cell, cell)
+        return re.sub(r" \[\d+\]$", "", cell)  # the grid's marks of notes under it
+
     expected = [headers, *[[str(c) for c in r] for r in rows], a_headers, *a_rows]
-    assert cells == expected
+    assert cells == [[as_cli(c) for c in r] for r in expected]
+    assert "MaSC CP ↑" in headers and [r[0] for r in a_rows][:2] == ["MaSC CP", "CLIP-I"]
     assert any("human bt_cp" in h for h in headers) and "tau vs human bt_pf" in a_headers
     code = main(
         [
