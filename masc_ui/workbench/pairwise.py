@@ -261,8 +261,8 @@ class PairwiseTasks:
         rater = self._rater(user)
         text = flag_note(
             note,
-            "say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
-            "Flag, then flag it again",
+            "type a reason, then flag: say what is wrong with this pair (e.g. 'the left image is blank') in "
+            "the box next to Flag",
             word="note",
         )
         return self._judge(

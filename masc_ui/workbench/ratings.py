@@ -66,6 +66,8 @@ ANCHORS = {
 }
 """criterion -> (question, anchor text of levels 0..4); one entry per `criteria()`."""
 CRITERION_NAMES = {"cp": "concept preservation", "pf": "prompt following"}
+SAVED = {"rated": "saved your answer (rated)", "flagged": "saved your answer (flagged)", "skipped": "skipped the task"}
+"""What a rater is told once an answer of each status is stored (a skip stores no answer: it says so)."""
 MAX_REASON_CHARS = 1000
 """Longest flag reason accepted."""
 
@@ -285,8 +287,8 @@ class RatingTasks:
         if status == "flagged":
             note = flag_note(
                 reason,
-                "say what is wrong with this task (e.g. 'the output image is blank') in the "
-                "reason box, then flag it again",
+                "type a reason, then flag: say what is wrong with this task (e.g. 'the output image is "
+                "blank') in the reason box under the buttons",
                 word="reason",
             )
         if status == "skipped":
@@ -314,7 +316,7 @@ class RatingTasks:
                 note=note,
             )
         )
-        return Submitted(sample_id, status, True, f"saved your answer ({status})")
+        return Submitted(sample_id, status, True, SAVED[status])
 
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
         """criterion -> `user`'s current rating of the sample (task criteria only)."""

@@ -132,3 +132,34 @@ def test_rate_pairs_highlight_after_a_mouse_submit_and_a_refusal(browser, app_se
     assert judged[1] == {"cp": "left", "pf": "right"} and judged[2] == {"cp": "left", "pf": "tie"}
     assert not page.errors[errors_before:], page.errors
     page.close()
+
+
+def test_a_skip_reads_skipped_and_f_without_a_reason_asks_for_one(browser, app_server, seeded, shots):
+    wb = seeded
+    page = login(browser, app_server.url, "alice")  # an admin rates too
+    open_tab(page, "Rate")
+    wait_text(page, "#rate-progress", "rated 0 /")
+    page.evaluate("() => document.activeElement?.blur()")
+    page.keyboard.press("s")
+    skipped = wait_text(page, "#rate-message", "skipped the task")
+    assert "saved your answer" not in skipped
+    page.keyboard.press("f")  # no reason typed: the Flag button's message, never the skip's left standing
+    asked = wait_text(page, "#rate-message", "type a reason, then flag")
+    assert "skipped" not in asked
+    page.wait_for_function("() => document.activeElement?.closest('#rate-reason') !== null", timeout=STEP_MS)
+    assert {r.status for r in wb.ratings.ratings_of("alice")} == {"skipped"}  # the flag stored nothing
+    shots(page, "f-without-reason", full_page=False)
+
+    open_tab(page, "Rate pairs")
+    wait_text(page, "#pair-prompt", "Pair 1")
+    page.evaluate("() => document.activeElement?.blur()")
+    page.keyboard.press("s")
+    wait_text(page, "#pair-message", "skipped the pair")
+    page.keyboard.press("f")
+    asked = wait_text(page, "#pair-message", "type a reason, then flag")
+    assert "skipped" not in asked
+    page.wait_for_function("() => document.activeElement?.closest('#pair-note') !== null", timeout=STEP_MS)
+    assert all(
+        j.status == "skipped" for x in wb.database.store.pairwise.tasks(rater="alice") for j in x.judgments.values()
+    )
+    page.close()

@@ -270,7 +270,7 @@ def test_a_skip_never_overwrites_an_answer_and_a_flag_needs_a_note(store):
     assert kept.statuses == {"cp": "rated", "pf": "rated"} and kept.winners == {"cp": "tie", "pf": "right"}
     assert current(whole.token) == before  # nothing written
     for empty in (None, "", "  \n "):
-        with pytest.raises(InputError, match="say what is wrong with this pair"):
+        with pytest.raises(InputError, match="type a reason, then flag"):
             tasks.flag("alice", whole.token, note=empty)
     with pytest.raises(InputError, match="keep it under 1000"):
         tasks.flag("alice", whole.token, note="x" * 1001)
