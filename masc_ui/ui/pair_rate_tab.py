@@ -15,7 +15,6 @@ hidden gets an update before it was ever shown.
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..workbench import Workbench
 from ..workbench.pairwise import QUESTIONS, PairProgress, PairTaskView
 from ..workbench.ratings import CRITERION_NAMES, criteria
 from .feedback import warn
+from .plain_text import literal
 from .rate_tab import RATING_CONCURRENCY
 from .users import user_of
 
@@ -203,7 +203,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             with gr.Column(scale=2, min_width=250):
                 who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
                 progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
-                prompt = gr.Markdown(elem_id="pair-prompt")
+                prompt = gr.Markdown(elem_id="pair-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
             with gr.Column(min_width=200):
                 left = gr.Image(
@@ -295,7 +295,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 msg,
             )
-        who_md = f"Judging pairs as **{html.escape(user)}**"
+        who_md = f"Judging pairs as **{literal(user)}**"
         try:
             prog_md = (prog or wb.pairwise.progress(user)).text()
         except WorkbenchError as exc:
@@ -318,7 +318,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
             who_md += f" (your earlier answer: {earlier[0]})"
-        prompt_md = f"**Pair {view.position}** · Prompt\n> {html.escape(view.prompt)}"
+        prompt_md = f"**Pair {view.position}** · Prompt\n> {literal(view.prompt)}"
         if view.has_video:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
         if view.problem:

@@ -7,7 +7,6 @@ knows a task only by an opaque token, never by its sample id; messages name no s
 from __future__ import annotations
 
 import functools
-import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
+from .plain_text import literal
 from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
@@ -120,9 +120,9 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     on_loop = wb.ratings.database_in_process
     with gr.Column(elem_id="rate-panel"):
         with gr.Row(equal_height=True):
-            who = gr.Markdown(elem_id="rate-who", min_width=200)
+            who = gr.Markdown(elem_id="rate-who", min_width=200, latex_delimiters=[])
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
-        prompt = gr.Markdown(elem_id="rate-prompt")
+        prompt = gr.Markdown(elem_id="rate-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
             refs = gr.Image(
                 label="Reference(s) of the subject",
@@ -185,7 +185,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             )
             st.media = None  # the boxes are set by updates below: the next render sends updates again
             return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
-        who_md = f"Rating as **{html.escape(user)}**"
+        who_md = f"Rating as **{literal(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
@@ -194,12 +194,12 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         st.media = media_kind(task)
         if task is None:
             return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
-        prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
+        prompt_md = f"**Prompt:** {literal(task.prompt)}"
         if task.problem:
             msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
         earlier = ""
         if task.status:
-            why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
+            why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
         return (
             st,
