@@ -52,7 +52,9 @@ KEYBOARD_JS = """
     }
   };
   const settle = () => { if (!settling) return; settling = false; active = firstOpen(); mark(); };
-  window.mascRateSettle = () => { settling = true; setTimeout(settle, 0); };
+  // `mascRateAnswers` counts the tab's events the server has answered (what a test of the page waits for).
+  window.mascRateAnswers = 0;
+  window.mascRateSettle = () => { window.mascRateAnswers += 1; settling = true; setTimeout(settle, 0); };
   const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
   const choose = (scale, digit) => {
     const box = document.getElementById('rate-' + scale);

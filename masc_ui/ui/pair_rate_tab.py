@@ -24,7 +24,7 @@ import gradio as gr
 from ..errors import InputError, WorkbenchError
 from ..workbench import Workbench
 from ..workbench.pairwise import QUESTIONS, PairProgress, PairTaskView
-from ..workbench.ratings import CRITERION_NAMES, criteria
+from ..workbench.ratings import CRITERION_NAMES, AnsweredElsewhere, criteria
 from .feedback import warn
 from .plain_text import literal
 from .rate_tab import RATING_CONCURRENCY
@@ -76,7 +76,8 @@ if (!window.mascPairKeys) {
     return later.length ? later[0] : open(0).length ? open(0)[0] : Math.min(i + 1, order.length - 1);
   };
   const settle = () => { if (!settling) return; settling = false; active = firstOpen(); mark(); };
-  window.mascPairSettle = () => { settling = true; setTimeout(settle, 0); };
+  window.mascPairAnswers = 0;  // the tab's events the server has answered (what a test of the page waits for)
+  window.mascPairSettle = () => { window.mascPairAnswers += 1; settling = true; setTimeout(settle, 0); };
   const choose = (winner) => {
     const box = document.getElementById('pair-' + order[active]);
     const input = box && box.querySelector('input[type=radio][value="' + winner + '"]');
@@ -136,10 +137,13 @@ class PairState:
 
     token: str = ""
     shown_at: float = 0.0
+    answered_as: tuple = ()
+    """The stored answers the screen was built on (`PairTaskView.answered_as`), checked by the use case."""
 
     def show(self, view: PairTaskView | None) -> None:
         self.token = "" if view is None else view.token
         self.shown_at = time.time() if view is not None else 0.0
+        self.answered_as = () if view is None else view.answered_as
 
     def seconds_spent(self) -> float | None:
         return max(0.0, time.time() - self.shown_at) if self.shown_at else None
@@ -268,7 +272,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     ]
     answers_in = [state, on_screen, *radios, *bad]
 
-    def keep(session: PairState, msg: str) -> tuple:
+    def keep(session: PairState, msg: str | dict) -> tuple:
         """Everything on screen stays as it is (the chosen answers too); only the message changes."""
         return (session, *[gr.update()] * (len(shown) - 2), msg)
 
@@ -345,10 +349,20 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             return render(user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
 
     def on_open(session: PairState, request: gr.Request) -> tuple:
+        """The next pair; when it is the pair on screen (the rater comes back to the tab), the screen stays as it
+        is, with the answers chosen and not yet submitted."""
         user = user_of(request)
         if user is None:
             return render(None, None)
         with wb.ratings.one_at_a_time(user):
+            if session.token:
+                try:
+                    view = wb.pairwise.next_task(user)
+                except WorkbenchError as exc:
+                    return keep(session, f"⚠ next pair: {exc}")
+                if view is not None and view.token == session.token:
+                    return keep(session, gr.update())
+                return render(user, view, "", session, wb.pairwise.progress(user))
             return show_next(user, session, "")
 
     def on_answer(action: str) -> Callable:
@@ -375,6 +389,10 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                     )
                 try:
                     done = act(action, user, session, {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}, note)
+                except AnsweredElsewhere as exc:
+                    # Another tab of this rater answered the pair: ask before replacing (again), or keep (Skip).
+                    session.answered_as = exc.now
+                    return keep(session, f"⚠ not saved: {exc}")
                 except WorkbenchError as exc:
                     return keep(session, f"⚠ not saved: {exc}")
                 return show_next(user, session, done)
@@ -399,7 +417,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 f"skipped {skipped}; " if skipped else ""
             ) + f"kept your answer ({shown}): a skip never erases an answer"
         if action == "flag":
-            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds)
+            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds, shown_as=session.answered_as)
             return "flagged the pair (with your note)"
         missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
         if missing:
@@ -409,7 +427,12 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 + " before submitting (or skip / flag the pair)"
             )
         wb.pairwise.submit(
-            user, session.token, winners, both_bad={c: bool(flags[c]) for c in names}, seconds_spent=seconds
+            user,
+            session.token,
+            winners,
+            both_bad={c: bool(flags[c]) for c in names},
+            seconds_spent=seconds,
+            shown_as=session.answered_as,
         )
         return "saved your answers"
 

@@ -18,7 +18,7 @@ from gradio.utils import is_prop_update
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
 from .plain_text import literal
 from .users import user_of
@@ -106,12 +106,15 @@ class TaskState:
     token: str = ""
     media: str | None = None
     """Which output box the screen shows (`video_media.media_kind` of the task rendered last; None before)."""
+    answered_as: tuple = ()
+    """The stored answer the screen was built on (`TaskView.answered_as`), checked by `RatingTasks.submit`."""
 
     def show(self, task: TaskView | None) -> None:
         self.sample_id = None if task is None else task.sample_id
         self.order = None if task is None else task.presentation_order
         self.shown_at = time.time() if task is not None else 0.0
         self.token = "" if task is None else task.token
+        self.answered_as = () if task is None else task.answered_as
 
 
 def build(wb: Workbench, page: gr.Tab) -> tuple:
@@ -227,6 +230,21 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         except WorkbenchError as exc:
             return render(user, None, warn(exc))
 
+    def on_return(st: TaskState, request: gr.Request):
+        """The rater comes back to the tab: the task on screen stays as it is, with the scores chosen and not yet
+        submitted, while it is still their next task; otherwise the next task is shown."""
+        user = user_of(request)
+        if user is None:
+            return render(None, None)
+        try:
+            with wb.ratings.one_at_a_time(user):
+                task, prog = wb.ratings.next_task_and_progress(user)
+                if task is not None and st.token and task.sample_id == st.sample_id:
+                    return (st, *keep[:-1], prog.text(), gr.update())
+                return render(user, task, "", st, prog)
+        except WorkbenchError as exc:
+            return render(user, None, warn(exc), st)
+
     def answer(status: str):
         def handler(st: TaskState, screen: str, cp_score, pf_score, why, request: gr.Request):
             user = user_of(request)
@@ -253,7 +271,12 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                         seconds_spent=seconds,
                         presentation_order=st.order,
                         reason=why,
+                        shown_as=st.answered_as,
                     )
+                except AnsweredElsewhere as exc:
+                    # Another tab of this rater answered the task: ask before replacing (Submit again), or keep (Skip).
+                    st.answered_as = exc.now
+                    return (st, *keep, warn(f"not saved: {exc}"))
                 except WorkbenchError as exc:
                     # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
                     return (st, *keep, warn(f"not saved: {exc}"))
@@ -301,7 +324,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
     for event in (
-        page.select(on_open, None, shown, api_name="rate_open"),
+        page.select(on_return, [state], shown, api_name="rate_open"),
         submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
         skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
         flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),

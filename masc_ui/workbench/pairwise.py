@@ -56,7 +56,16 @@ from ..imaging import VideoLimits
 from ..settings import Settings
 from .blind_files import BlindFiles
 from .database import Database
-from .ratings import CRITERION_NAMES, criteria, flag_note, is_video_sample, unshowable_picture
+from .ratings import (
+    CRITERION_NAMES,
+    AnsweredElsewhere,
+    answer_version,
+    answered_elsewhere,
+    criteria,
+    flag_note,
+    is_video_sample,
+    unshowable_picture,
+)
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +125,9 @@ class PairTaskView:
     problem: str | None = None
     """Why a stored file of this pair cannot be shown (missing or undecodable), in words for the rater, who can then
     flag or skip the pair; every picture of the pair then says so. None when everything shows."""
+    answered_as: tuple = ()
+    """The stored answers this view shows (`ratings.answer_version`): pass it back to `submit` / `flag` as
+    `shown_as`."""
 
     @property
     def has_video(self) -> bool:
@@ -206,11 +218,14 @@ class PairwiseTasks:
         *,
         both_bad: Mapping[str, bool] | None = None,
         seconds_spent: float | None = None,
+        shown_as: tuple | None = None,
     ) -> PairAnswers:
         """Commit `user`'s answer(s) to task `token`: one criterion (a key press) or several, in one transaction,
         committed before this returns. `winners`: criterion -> `left` / `right` / `tie`; `both_bad`: criterion ->
         flag (default False). Returns the task's answers now; when `.complete`, ask for the next task. Raises
-        InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails."""
+        InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails, and
+        `ratings.AnsweredElsewhere` (nothing stored) when the stored answers changed after the screen showed
+        `shown_as` (`PairTaskView.answered_as`: the rater answered in another tab); None skips that check."""
         from storage import PairAnswer
 
         rater = self._rater(user)
@@ -235,6 +250,7 @@ class PairwiseTasks:
         if unknown:
             raise InputError(f"'both bad' given for {', '.join(unknown)} without an answer for it")
         answers = [PairAnswer(c, w, both_bad=bool(flags.get(c, False))) for c, w in winners.items()]
+        self._check_unchanged(rater, token, shown_as)
         return self._judge(rater, token, answers, seconds_spent)
 
     def skip(self, user: str | None, token: str, *, seconds_spent: float | None = None) -> PairAnswers:
@@ -251,11 +267,17 @@ class PairwiseTasks:
         return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in unanswered], seconds_spent)
 
     def flag(
-        self, user: str | None, token: str, *, note: str | None = None, seconds_spent: float | None = None
+        self,
+        user: str | None,
+        token: str,
+        *,
+        note: str | None = None,
+        seconds_spent: float | None = None,
+        shown_as: tuple | None = None,
     ) -> PairAnswers:
         """Flag a problem with task `token` (broken image, wrong pair...) for every criterion; `note` says what is
         wrong (required, as for a flag in the Rate tab: InputError without one, nothing stored). The pair goes to
-        another rater; an earlier answer stays in the history."""
+        another rater; an earlier answer stays in the history. `shown_as`: as for `submit`."""
         from storage import PairAnswer
 
         rater = self._rater(user)
@@ -265,6 +287,7 @@ class PairwiseTasks:
             "the box next to Flag",
             word="note",
         )
+        self._check_unchanged(rater, token, shown_as)
         return self._judge(
             rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()], seconds_spent
         )
@@ -281,6 +304,20 @@ class PairwiseTasks:
         taken[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
         open_to_me = int((~taken & (given < self._settings.rating_overlap)).sum())
         return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
+
+    def _check_unchanged(self, rater: str, token: str, shown_as: tuple | None) -> None:
+        """AnsweredElsewhere when `rater`'s stored answers to task `token` are no longer the `shown_as` ones."""
+        if shown_as is None:
+            return
+        judged = self._database.run(lambda store: store.pairwise.task(rater, _token(token))).judgments
+        now = answer_version(judged)
+        if now != tuple(shown_as):
+            statuses = {j.status for j in judged.values()}
+            if statuses == {"rated"}:
+                shown = ", ".join(f"{c.upper()} {judged[c].winner}" for c in criteria() if c in judged)
+            else:
+                shown = "flagged" if "flagged" in statuses else "skipped"
+            raise AnsweredElsewhere(answered_elsewhere(shown, "pair"), now)
 
     def _judge(self, rater: str, token: str, answers: list, seconds_spent: float | None) -> PairAnswers:
         if (
@@ -321,6 +358,7 @@ class PairwiseTasks:
                 problem="this pair's pictures cannot be shown (a stored file is "
                 "missing or damaged, or cannot be sent without its metadata): "
                 "press Flag with a short note, or Skip",
+                answered_as=answer_version(task.judgments),
             )
         return PairTaskView(
             task.token,
@@ -334,6 +372,7 @@ class PairwiseTasks:
             right_video,
             left_type,
             right_type,
+            answered_as=answer_version(task.judgments),
         )
 
     def _output(self, sample: Any, name: str) -> tuple[Path, Path | None, str | None]:
