@@ -15,8 +15,9 @@ coin per (rater, pair), recorded with the task. The rule runs inside the storage
 choice, so two raters asking at once never both take a pair's last slot. Outcome-uncertainty first
 (`prefer_uncertain=True`) is not used: with K >= 2 it would start new pairs before finishing started ones.
 
-What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task handed out
-less than `ASSIGNMENT_EXPIRY` ago. A task nobody answered within that time *expires*: it stops holding the slot
+What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task of a rater
+(not of an admin: an admin who only looks at the tab takes no rater's place) handed out less than
+`ASSIGNMENT_EXPIRY` ago. A task nobody answered within that time *expires*: it stops holding the slot
 and another rater may be given the pair; it stays its rater's unfinished task (handed back to them first, and
 their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
 needs K judgments). A rater is never given the same pair twice, whatever became of their task.
@@ -178,12 +179,16 @@ class PairwiseTasks:
             raise InputError("pairwise rating needs a logged-in rater: set MASC_USERS (or MASC_USERS_FILE) and log in")
         return str(user)
 
+    def _admins(self) -> frozenset[str]:
+        """The admin logins (none without logins): their unanswered tasks hold no slot (`holders`)."""
+        return frozenset(self._database.accounts.names("admin"))
+
     def next_task(self, user: str | None, *, dataset: str | None = None) -> PairTaskView | None:
         """The pair `user` should judge next (None when nothing is left); creates the rater on first use."""
         rater = self._rater(user)
         if dataset is not None:
             self._database.require_dataset(dataset)
-        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans)
+        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans, admins=self._admins())
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
@@ -298,7 +303,7 @@ class PairwiseTasks:
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)
-        rows, raters = plan.assigned(holders(state, rater))
+        rows, raters = plan.assigned(holders(state, rater, self._admins()))
         given = np.bincount(rows, minlength=len(plan.pairs))
         taken = np.zeros(len(plan.pairs), dtype=bool)
         taken[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
@@ -389,17 +394,24 @@ class PairwiseTasks:
 
 
 def assignment_rule(
-    rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN, plans: LruCache[PairPlan] | None = None
+    rater: str,
+    overlap: int,
+    *,
+    prefer_uncertain: bool = PREFER_UNCERTAIN,
+    plans: LruCache[PairPlan] | None = None,
+    admins: frozenset[str] = frozenset(),
 ) -> Callable[[Any], Any]:
     """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
-    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`)."""
+    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`; `admins`: see
+    `holders`)."""
 
     def choose(state: Any) -> Any:
         from storage import PairChoice
 
         plan = plan_of(state, plans)
         judgments = _judgments(state) if prefer_uncertain else ()
-        task = next_pair(plan, rater, holders(state, rater), overlap, judgments, prefer_uncertain=prefer_uncertain)
+        held = holders(state, rater, admins)
+        task = next_pair(plan, rater, held, overlap, judgments, prefer_uncertain=prefer_uncertain)
         if task is None:
             return None
         return PairChoice(int(task.pair.a), int(task.pair.b), int(task.left))
@@ -433,13 +445,18 @@ def output_kind(candidate: Any) -> str:
     return "image" if not media_type or media_type.startswith("image/") else "video"
 
 
-def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:
+def holders(state: Any, rater: str, admins: frozenset[str] = frozenset()) -> list[tuple[str, tuple[str, str]]]:
     """(rater, pair) of the tasks that hold a slot of their pair (see the module docstring), plus every task of
-    `rater` (so they are never given a pair twice)."""
+    `rater` (so they are never given a pair twice). An unanswered task of one of `admins` holds no slot: an admin
+    who looks at the tab takes no rater's place; their answer, once given, counts as any other."""
     out = []
     for task in state.tasks:
         rated = any(j.status == "rated" for j in task.judgments.values())
-        waiting = not task.complete(criteria()) and state.now - task.assigned_at < ASSIGNMENT_EXPIRY
+        waiting = (
+            task.rater not in admins
+            and not task.complete(criteria())
+            and state.now - task.assigned_at < ASSIGNMENT_EXPIRY
+        )
         if task.rater == rater or rated or waiting:
             out.append((task.rater, (str(task.sample_a_id), str(task.sample_b_id))))
     return out

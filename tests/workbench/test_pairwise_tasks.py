@@ -305,3 +305,19 @@ def test_pairs_come_only_from_datasets_marked_for_rating_like_absolute_tasks(sto
     assert tasks.progress("rita") == PairProgress(0, 1, 1)  # the private pair judged is not in the marked scope
     store.samples.set_for_rating("marked", False)
     assert tasks.next_task("bob") is None  # unmarked again: nothing handed out
+
+
+def test_an_admin_who_only_looks_takes_no_raters_slot(store):
+    """K = 2 and one pair: the admin's unanswered look holds no slot, so both raters are given the pair; the
+    admin's answer, once given, counts."""
+    from masc_ui.workbench.users import Accounts
+
+    settings = Settings(rating_overlap=2, users="alice:pw-a:admin,bob:pw-b:rater,rita:pw-r:rater")
+    tasks = PairwiseTasks(Database(settings, store, accounts=Accounts.from_settings(settings)), settings)
+    add_outputs(store, methods=("m0", "m1"), references=1)
+    looked = tasks.next_task("alice")
+    assert looked is not None
+    assert tasks.progress("bob") == PairProgress(0, 1, 1)  # still open to both raters
+    assert tasks.next_task("bob") is not None and tasks.next_task("rita") is not None
+    tasks.submit("alice", looked.token, {"cp": "left", "pf": "tie"})  # an admin's answer counts
+    assert len(store.pairwise.current()) == 2
