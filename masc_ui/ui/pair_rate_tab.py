@@ -43,11 +43,10 @@ LOG_IN = (
     "**Log in to rate pairs.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
     "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
 )
-IMAGE_HEIGHT = 320
-REF_HEIGHT = 210
-REF_COLUMNS = 3
-"""Sizes (pixels) of each output and of the references' strip (its cells are square: a third of its width):
-the references and both outputs fit a 1400x1000 window without scrolling, even under the demo banner."""
+IMAGE_HEIGHT = "clamp(170px, calc(100vh - 640px), 420px)"
+"""Height of the reference and of each output, side by side in one row at one size (the reference whole, not a
+thumbnail: concept preservation is judged against it): what the window leaves after the questions and buttons, so
+that they, the note and the message under the buttons stay in view on an 800 x 900 screen, as in the Rate tab."""
 
 # The Rate tab's keys (page_assets.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
 # is: the two tabs never both answer a key. The highlight follows the Rate tab's rule: an answer (key or mouse) moves
@@ -116,14 +115,23 @@ if (!window.mascPairKeys) {
     const i = order.findIndex((c) => e.target.closest && e.target.closest('#pair-' + c));
     if (i >= 0 && e.target.type === 'radio' && !keying) { active = after(i); mark(); }
   }, true);
-  new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+  // A warning under the buttons (nothing saved, an answer missing) is brought into view, as in the Rate tab.
+  let warned = '';
+  const reveal = () => {
+    const box = document.getElementById('pair-message');
+    const text = box ? box.innerText.trim() : '';
+    if (text.startsWith('\u26a0') && text !== warned && visible()) box.scrollIntoView({block: 'nearest'});
+    warned = text;
+  };
+  new MutationObserver(() => { mark(); reveal(); }).observe(document.documentElement,
+                                                            {childList: true, subtree: true, characterData: true});
 }
 """
 SETTLE_JS = "() => { window.mascPairSettle && window.mascPairSettle(); }"
 """Run in the page after every event of the tab has answered: the highlight goes to the first open question."""
 CSS = """
 #pair-panel .pair-line p {margin:0}
-#pair-panel #pair-prompt blockquote {margin:2px 0;font-size:1.1em}
+#pair-panel #pair-prompt p {margin:2px 0;font-size:1.05em}
 #pair-message {min-height:1.6em;font-weight:600}
 #pair-panel .pair-active {outline:3px solid #4a7dff;outline-offset:3px;border-radius:8px}
 #pair-keys {display:none}
@@ -192,23 +200,19 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         raise RuntimeError(f"the Rate pairs tab knows the criteria cp and pf, not {names}")
     with gr.Column(elem_id="pair-panel"):
         with gr.Row(equal_height=True):
-            with gr.Column(scale=3, min_width=300):
-                refs = gr.Gallery(
-                    label="Reference(s) of the subject",
-                    columns=REF_COLUMNS,
-                    height=REF_HEIGHT,
-                    object_fit="contain",
-                    fit_columns=False,
-                    elem_id="pair-refs",
-                    interactive=False,
-                    format="png",
-                    buttons=["fullscreen"],
-                )
-            with gr.Column(scale=2, min_width=250):
-                who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
-                progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
-                prompt = gr.Markdown(elem_id="pair-prompt", latex_delimiters=[])
+            who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"], min_width=200)
+            progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"], min_width=260)
+        prompt = gr.Markdown(elem_id="pair-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
+            refs = gr.Image(
+                label="Reference(s)",
+                height=IMAGE_HEIGHT,
+                interactive=False,
+                format="png",
+                elem_id="pair-refs",
+                buttons=["fullscreen"],
+                min_width=200,
+            )
             with gr.Column(min_width=200):
                 left = gr.Image(
                     label="Left output (←)",
@@ -244,10 +248,10 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 container=False,
                 elem_id="pair-note",
                 scale=2,
-                min_width=200,
+                min_width=150,
             )
-            flag = gr.Button("Flag a problem (F)", elem_id="pair-flag", min_width=140)
-            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=140)
+            flag = gr.Button("Flag (F)", elem_id="pair-flag", min_width=90)
+            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=130)
         message = gr.Markdown(elem_id="pair-message")
         gr.Markdown(SHORTCUTS, elem_id="pair-shortcuts")
         gr.HTML(f"<style>{CSS}</style>", js_on_load=KEYS_JS % {"criteria": list(names)}, elem_id="pair-keys")
@@ -291,7 +295,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 "",
                 LOG_IN,
-                [],
+                None,
                 *output_media(None),
                 *[None] * len(names),
                 *[False] * len(names),
@@ -310,7 +314,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 who_md,
                 "**No pair left for you.** Thank you!",
-                [],
+                None,
                 *output_media(None),
                 *[None] * len(names),
                 *[False] * len(names),
@@ -322,7 +326,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
             who_md += f" (your earlier answer: {earlier[0]})"
-        prompt_md = f"**Pair {view.position}** · Prompt\n> {literal(view.prompt)}"
+        prompt_md = f"**Pair {view.position}** · Prompt: {literal(view.prompt)}"
         if view.has_video:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
         if view.problem:
@@ -332,7 +336,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             view.token,
             who_md,
             prompt_md,
-            view.refs,
+            view.refs_picture,
             *output_media(view),
             *[answers.winners[c] for c in names],
             *[answers.both_bad[c] for c in names],

@@ -129,6 +129,9 @@ class PairTaskView:
     answered_as: tuple = ()
     """The stored answers this view shows (`ratings.answer_version`): pass it back to `submit` / `flag` as
     `shown_as`."""
+    refs_picture: Path | None = None
+    """What the reference box shows: the one reference's file, or all of them side by side in one PNG (whole, at
+    the outputs' size: concept preservation is judged against it)."""
 
     @property
     def has_video(self) -> bool:
@@ -346,6 +349,7 @@ class PairwiseTasks:
                 self._files.image(sha, name=f"reference {i + 1} of pair {task.position}")
                 for i, sha in enumerate(left.references)
             ]
+            refs_picture = self._files.side_by_side(left.references, name=f"reference of pair {task.position}")
             left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
             right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
         except WorkbenchError as exc:
@@ -364,6 +368,7 @@ class PairwiseTasks:
                 "missing or damaged, or cannot be sent without its metadata): "
                 "press Flag with a short note, or Skip",
                 answered_as=answer_version(task.judgments),
+                refs_picture=picture,
             )
         return PairTaskView(
             task.token,
@@ -378,6 +383,7 @@ class PairwiseTasks:
             left_type,
             right_type,
             answered_as=answer_version(task.judgments),
+            refs_picture=refs_picture,
         )
 
     def _output(self, sample: Any, name: str) -> tuple[Path, Path | None, str | None]:
