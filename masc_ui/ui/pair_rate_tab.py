@@ -15,7 +15,6 @@ hidden gets an update before it was ever shown.
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,8 +24,9 @@ import gradio as gr
 from ..errors import InputError, WorkbenchError
 from ..workbench import Workbench
 from ..workbench.pairwise import QUESTIONS, PairProgress, PairTaskView
-from ..workbench.ratings import CRITERION_NAMES, criteria
+from ..workbench.ratings import CRITERION_NAMES, AnsweredElsewhere, criteria
 from .feedback import warn
+from .plain_text import literal
 from .rate_tab import RATING_CONCURRENCY
 from .users import user_of
 
@@ -43,34 +43,47 @@ LOG_IN = (
     "**Log in to rate pairs.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
     "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
 )
-IMAGE_HEIGHT = 320
-REF_HEIGHT = 210
-REF_COLUMNS = 3
-"""Sizes (pixels) of each output and of the references' strip (its cells are square: a third of its width):
-the references and both outputs fit a 1400x1000 window without scrolling, even under the demo banner."""
+IMAGE_HEIGHT = "clamp(170px, calc(100vh - 640px), 420px)"
+"""Height of the reference and of each output, side by side in one row at one size (the reference whole, not a
+thumbnail: concept preservation is judged against it): what the window leaves after the questions and buttons, so
+that they, the note and the message under the buttons stay in view on an 800 x 900 screen, as in the Rate tab."""
 
 # The Rate tab's keys (page_assets.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
-# is: the two tabs never both answer a key.
+# is: the two tabs never both answer a key. The highlight follows the Rate tab's rule: an answer (key or mouse) moves
+# it to the next question still open (after the last it stays there); once the server has answered any event of the
+# tab (`window.mascPairSettle`, `SETTLE_JS`) it goes to the first question without an answer: the first on a new
+# pair, the missing one after a refused half answer.
 KEYS_JS = """
 if (!window.mascPairKeys) {
   window.mascPairKeys = true;
   const order = %(criteria)s;
   const winners = {arrowleft: 'left', arrowright: 'right', arrowdown: 'tie'};
   let active = 0;
+  let settling = false;
+  let keying = false;
   const visible = () => { const p = document.getElementById('pair-panel'); return p && p.offsetParent !== null; };
   const mark = () => order.forEach((c, i) => {
     const box = document.getElementById('pair-box-' + c);
     if (box) box.classList.toggle('pair-active', i === active);
   });
   const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
+  const answered = (i) => !!document.querySelector('#pair-' + order[i] + ' input[type=radio]:checked');
+  const open = (from) => order.map((_, i) => i).filter((i) => i >= from && !answered(i));
+  const firstOpen = () => Math.max(0, order.findIndex((_, i) => !answered(i)));
+  const after = (i) => {
+    const later = open(i + 1);
+    return later.length ? later[0] : open(0).length ? open(0)[0] : Math.min(i + 1, order.length - 1);
+  };
+  const settle = () => { if (!settling) return; settling = false; active = firstOpen(); mark(); };
+  window.mascPairAnswers = 0;  // the tab's events the server has answered (what a test of the page waits for)
+  window.mascPairSettle = () => { window.mascPairAnswers += 1; settling = true; setTimeout(settle, 0); };
   const choose = (winner) => {
     const box = document.getElementById('pair-' + order[active]);
     const input = box && box.querySelector('input[type=radio][value="' + winner + '"]');
-    if (input) input.click();
+    if (!input) return;
+    keying = true;
+    try { input.click(); } finally { keying = false; }
   };
-  // Enter on a complete answer starts the next pair at the first question; on a half answer (refused) it
-  // highlights the first question still open.
-  const answered = (c) => !!document.querySelector('#pair-' + c + ' input[type=radio]:checked');
   const toggleBad = () => {
     const input = document.querySelector('#pair-bad-' + order[active] + ' input[type=checkbox]');
     if (input) input.click();
@@ -79,14 +92,19 @@ if (!window.mascPairKeys) {
     if (!visible() || e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)))) return;
+    settle();
     const k = e.key.toLowerCase();
-    if (k in winners) { choose(winners[k]); active = Math.min(active + 1, order.length - 1); }
+    if (k in winners) { const i = active; choose(winners[k]); active = after(i); }
     else if (k === 'arrowup') active = Math.max(active - 1, 0);
     else if (k === 'x') toggleBad();
-    else if (k === 'enter') { press('pair-submit'); active = Math.max(0, order.findIndex((c) => !answered(c))); }
-    else if (k === 's') { press('pair-skip'); active = 0; }
-    else if (k === 'f') { press('pair-flag'); active = 0; }
-    else if (k === 'b') { press('pair-back'); active = 0; }
+    else if (k === 'enter') press('pair-submit');
+    else if (k === 's') press('pair-skip');
+    else if (k === 'f') {
+      const note = document.querySelector('#pair-note textarea, #pair-note input');
+      press('pair-flag');
+      if (note && !note.value.trim()) note.focus();
+    }
+    else if (k === 'b') press('pair-back');
     else return;
     e.preventDefault();
     e.stopPropagation();
@@ -95,14 +113,25 @@ if (!window.mascPairKeys) {
   // A mouse answer moves the highlight on too.
   document.addEventListener('change', (e) => {
     const i = order.findIndex((c) => e.target.closest && e.target.closest('#pair-' + c));
-    if (i >= 0 && e.target.type === 'radio') { active = Math.min(i + 1, order.length - 1); mark(); }
+    if (i >= 0 && e.target.type === 'radio' && !keying) { active = after(i); mark(); }
   }, true);
-  new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
+  // A warning under the buttons (nothing saved, an answer missing) is brought into view, as in the Rate tab.
+  let warned = '';
+  const reveal = () => {
+    const box = document.getElementById('pair-message');
+    const text = box ? box.innerText.trim() : '';
+    if (text.startsWith('\u26a0') && text !== warned && visible()) box.scrollIntoView({block: 'nearest'});
+    warned = text;
+  };
+  new MutationObserver(() => { mark(); reveal(); }).observe(document.documentElement,
+                                                            {childList: true, subtree: true, characterData: true});
 }
 """
+SETTLE_JS = "() => { window.mascPairSettle && window.mascPairSettle(); }"
+"""Run in the page after every event of the tab has answered: the highlight goes to the first open question."""
 CSS = """
 #pair-panel .pair-line p {margin:0}
-#pair-panel #pair-prompt blockquote {margin:2px 0;font-size:1.1em}
+#pair-panel #pair-prompt p {margin:2px 0;font-size:1.05em}
 #pair-message {min-height:1.6em;font-weight:600}
 #pair-panel .pair-active {outline:3px solid #4a7dff;outline-offset:3px;border-radius:8px}
 #pair-keys {display:none}
@@ -116,10 +145,13 @@ class PairState:
 
     token: str = ""
     shown_at: float = 0.0
+    answered_as: tuple = ()
+    """The stored answers the screen was built on (`PairTaskView.answered_as`), checked by the use case."""
 
     def show(self, view: PairTaskView | None) -> None:
         self.token = "" if view is None else view.token
         self.shown_at = time.time() if view is not None else 0.0
+        self.answered_as = () if view is None else view.answered_as
 
     def seconds_spent(self) -> float | None:
         return max(0.0, time.time() - self.shown_at) if self.shown_at else None
@@ -168,23 +200,19 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         raise RuntimeError(f"the Rate pairs tab knows the criteria cp and pf, not {names}")
     with gr.Column(elem_id="pair-panel"):
         with gr.Row(equal_height=True):
-            with gr.Column(scale=3, min_width=300):
-                refs = gr.Gallery(
-                    label="Reference(s) of the subject",
-                    columns=REF_COLUMNS,
-                    height=REF_HEIGHT,
-                    object_fit="contain",
-                    fit_columns=False,
-                    elem_id="pair-refs",
-                    interactive=False,
-                    format="png",
-                    buttons=["fullscreen"],
-                )
-            with gr.Column(scale=2, min_width=250):
-                who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"])
-                progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"])
-                prompt = gr.Markdown(elem_id="pair-prompt")
+            who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"], min_width=200)
+            progress = gr.Markdown(elem_id="pair-progress", elem_classes=["pair-line"], min_width=260)
+        prompt = gr.Markdown(elem_id="pair-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
+            refs = gr.Image(
+                label="Reference(s)",
+                height=IMAGE_HEIGHT,
+                interactive=False,
+                format="png",
+                elem_id="pair-refs",
+                buttons=["fullscreen"],
+                min_width=200,
+            )
             with gr.Column(min_width=200):
                 left = gr.Image(
                     label="Left output (←)",
@@ -220,10 +248,10 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 container=False,
                 elem_id="pair-note",
                 scale=2,
-                min_width=200,
+                min_width=150,
             )
-            flag = gr.Button("Flag a problem (F)", elem_id="pair-flag", min_width=140)
-            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=140)
+            flag = gr.Button("Flag (F)", elem_id="pair-flag", min_width=90)
+            submit = gr.Button("Submit (Enter)", variant="primary", elem_id="pair-submit", min_width=130)
         message = gr.Markdown(elem_id="pair-message")
         gr.Markdown(SHORTCUTS, elem_id="pair-shortcuts")
         gr.HTML(f"<style>{CSS}</style>", js_on_load=KEYS_JS % {"criteria": list(names)}, elem_id="pair-keys")
@@ -248,7 +276,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     ]
     answers_in = [state, on_screen, *radios, *bad]
 
-    def keep(session: PairState, msg: str) -> tuple:
+    def keep(session: PairState, msg: str | dict) -> tuple:
         """Everything on screen stays as it is (the chosen answers too); only the message changes."""
         return (session, *[gr.update()] * (len(shown) - 2), msg)
 
@@ -267,7 +295,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 "",
                 LOG_IN,
-                [],
+                None,
                 *output_media(None),
                 *[None] * len(names),
                 *[False] * len(names),
@@ -275,7 +303,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 msg,
             )
-        who_md = f"Judging pairs as **{html.escape(user)}**"
+        who_md = f"Judging pairs as **{literal(user)}**"
         try:
             prog_md = (prog or wb.pairwise.progress(user)).text()
         except WorkbenchError as exc:
@@ -286,7 +314,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 "",
                 who_md,
                 "**No pair left for you.** Thank you!",
-                [],
+                None,
                 *output_media(None),
                 *[None] * len(names),
                 *[False] * len(names),
@@ -298,7 +326,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
             who_md += f" (your earlier answer: {earlier[0]})"
-        prompt_md = f"**Pair {view.position}** · Prompt\n> {html.escape(view.prompt)}"
+        prompt_md = f"**Pair {view.position}** · Prompt: {literal(view.prompt)}"
         if view.has_video:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
         if view.problem:
@@ -308,7 +336,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             view.token,
             who_md,
             prompt_md,
-            view.refs,
+            view.refs_picture,
             *output_media(view),
             *[answers.winners[c] for c in names],
             *[answers.both_bad[c] for c in names],
@@ -325,10 +353,20 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             return render(user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
 
     def on_open(session: PairState, request: gr.Request) -> tuple:
+        """The next pair; when it is the pair on screen (the rater comes back to the tab), the screen stays as it
+        is, with the answers chosen and not yet submitted."""
         user = user_of(request)
         if user is None:
             return render(None, None)
         with wb.ratings.one_at_a_time(user):
+            if session.token:
+                try:
+                    view = wb.pairwise.next_task(user)
+                except WorkbenchError as exc:
+                    return keep(session, f"⚠ next pair: {exc}")
+                if view is not None and view.token == session.token:
+                    return keep(session, gr.update())
+                return render(user, view, "", session, wb.pairwise.progress(user))
             return show_next(user, session, "")
 
     def on_answer(action: str) -> Callable:
@@ -355,6 +393,10 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                     )
                 try:
                     done = act(action, user, session, {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}, note)
+                except AnsweredElsewhere as exc:
+                    # Another tab of this rater answered the pair: ask before replacing (again), or keep (Skip).
+                    session.answered_as = exc.now
+                    return keep(session, f"⚠ not saved: {exc}")
                 except WorkbenchError as exc:
                     return keep(session, f"⚠ not saved: {exc}")
                 return show_next(user, session, done)
@@ -379,7 +421,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 f"skipped {skipped}; " if skipped else ""
             ) + f"kept your answer ({shown}): a skip never erases an answer"
         if action == "flag":
-            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds)
+            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds, shown_as=session.answered_as)
             return "flagged the pair (with your note)"
         missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
         if missing:
@@ -389,7 +431,12 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
                 + " before submitting (or skip / flag the pair)"
             )
         wb.pairwise.submit(
-            user, session.token, winners, both_bad={c: bool(flags[c]) for c in names}, seconds_spent=seconds
+            user,
+            session.token,
+            winners,
+            both_bad={c: bool(flags[c]) for c in names},
+            seconds_spent=seconds,
+            shown_as=session.answered_as,
         )
         return "saved your answers"
 
@@ -408,9 +455,12 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
 
     submit_fn, skip_fn, flag_fn = on_answer("submit"), on_answer("skip"), on_answer("flag")
     one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
-    page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time)
-    submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time)
-    skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time)
-    flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time)
-    back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time)
+    for event in (
+        page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time),
+        submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time),
+        skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time),
+        flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time),
+        back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
     return PairTab([on_open, submit_fn, skip_fn, flag_fn, on_back])

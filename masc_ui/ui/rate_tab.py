@@ -7,7 +7,6 @@ knows a task only by an opaque token, never by its sample id; messages name no s
 from __future__ import annotations
 
 import functools
-import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,8 +18,9 @@ from gradio.utils import is_prop_update
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench
-from ..workbench.ratings import ANCHORS, RaterProgress, TaskView, criterion_choices
+from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
+from .plain_text import literal
 from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
@@ -86,6 +86,9 @@ SHORTCUTS = (
     "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
     "(type the reason first) · <span class='kbd'>B</span> back to the previous task"
 )
+SETTLE_JS = "() => { window.mascRateSettle && window.mascRateSettle(); }"
+"""Run in the page after every event of the tab has answered: the highlight goes to the first scale without a score
+(`page_assets.KEYBOARD_JS`)."""
 IMAGE_HEIGHT = "clamp(190px, calc(100vh - 720px), 480px)"
 """Height of the rated images: what the window leaves after the scales and buttons (so that they stay in view on
 an 800 x 900 screen, under the title row with Log out), between 190 and 480 pixels. Several references are shown
@@ -103,22 +106,26 @@ class TaskState:
     token: str = ""
     media: str | None = None
     """Which output box the screen shows (`video_media.media_kind` of the task rendered last; None before)."""
+    answered_as: tuple = ()
+    """The stored answer the screen was built on (`TaskView.answered_as`), checked by `RatingTasks.submit`."""
 
     def show(self, task: TaskView | None) -> None:
         self.sample_id = None if task is None else task.sample_id
         self.order = None if task is None else task.presentation_order
         self.shown_at = time.time() if task is not None else 0.0
         self.token = "" if task is None else task.token
+        self.answered_as = () if task is None else task.answered_as
 
 
-def build(wb: Workbench) -> tuple:
-    """Lay out the tab; returns (open handler, its outputs) so the app can show the next task on load."""
+def build(wb: Workbench, page: gr.Tab) -> tuple:
+    """Lay out the tab inside `page` (its task is shown again when the rater comes back to it, `page.select`);
+    returns (open handler, its outputs) so the app can show the next task on load."""
     on_loop = wb.ratings.database_in_process
     with gr.Column(elem_id="rate-panel"):
         with gr.Row(equal_height=True):
-            who = gr.Markdown(elem_id="rate-who", min_width=200)
+            who = gr.Markdown(elem_id="rate-who", min_width=200, latex_delimiters=[])
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
-        prompt = gr.Markdown(elem_id="rate-prompt")
+        prompt = gr.Markdown(elem_id="rate-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
             refs = gr.Image(
                 label="Reference(s) of the subject",
@@ -184,7 +191,7 @@ def build(wb: Workbench) -> tuple:
             )
             st.media = None  # the boxes are set by updates below: the next render sends updates again
             return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
-        who_md = f"Rating as **{html.escape(user)}**"
+        who_md = f"Rating as **{literal(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
@@ -193,12 +200,12 @@ def build(wb: Workbench) -> tuple:
         st.media = media_kind(task)
         if task is None:
             return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
-        prompt_md = f"**Prompt:** {html.escape(task.prompt)}"
+        prompt_md = f"**Prompt:** {literal(task.prompt)}"
         if task.problem:
             msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
         earlier = ""
         if task.status:
-            why = f" — reason: “{html.escape(task.reason)}”" if task.reason else ""
+            why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
         return (
             st,
@@ -226,6 +233,21 @@ def build(wb: Workbench) -> tuple:
         except WorkbenchError as exc:
             return render(user, None, warn(exc))
 
+    def on_return(st: TaskState, request: gr.Request):
+        """The rater comes back to the tab: the task on screen stays as it is, with the scores chosen and not yet
+        submitted, while it is still their next task; otherwise the next task is shown."""
+        user = user_of(request)
+        if user is None:
+            return render(None, None)
+        try:
+            with wb.ratings.one_at_a_time(user):
+                task, prog = wb.ratings.next_task_and_progress(user)
+                if task is not None and st.token and task.sample_id == st.sample_id:
+                    return (st, *keep[:-1], prog.text(), gr.update())
+                return render(user, task, "", st, prog)
+        except WorkbenchError as exc:
+            return render(user, None, warn(exc), st)
+
     def answer(status: str):
         def handler(st: TaskState, screen: str, cp_score, pf_score, why, request: gr.Request):
             user = user_of(request)
@@ -252,7 +274,12 @@ def build(wb: Workbench) -> tuple:
                         seconds_spent=seconds,
                         presentation_order=st.order,
                         reason=why,
+                        shown_as=st.answered_as,
                     )
+                except AnsweredElsewhere as exc:
+                    # Another tab of this rater answered the task: ask before replacing (Submit again), or keep (Skip).
+                    st.answered_as = exc.now
+                    return (st, *keep, warn(f"not saved: {exc}"))
                 except WorkbenchError as exc:
                     # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
                     return (st, *keep, warn(f"not saved: {exc}"))
@@ -299,9 +326,13 @@ def build(wb: Workbench) -> tuple:
     )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
-    submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)
-    skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time)
-    flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time)
-    reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time)
-    back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time)
+    for event in (
+        page.select(on_return, [state], shown, api_name="rate_open"),
+        submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
+        skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
+        flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
+        reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time),
+        back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
     return on_open, shown

@@ -3,7 +3,8 @@
 
 Pairs (`masc_ui.analysis.plan_pairs`): within a dataset, two outputs with the same reference images and the same
 prompt, of different methods. Scope: samples with an output image, a method and a prompt (ratings-only samples
-have nothing to show).
+have nothing to show), of the datasets marked for rating (the Rate tab's rule, `storage` `for_rating_only`: imports
+mark theirs, the Score tab's scratch saves are not marked); a dataset named explicitly is used as it is.
 
 Assignment rule (`masc_ui.analysis.next_pair`, with `prefer_uncertain=False`): a rater is handed their earliest
 unfinished pair first (one without an answer for every criterion). Otherwise they get a pair they were never given
@@ -14,8 +15,9 @@ coin per (rater, pair), recorded with the task. The rule runs inside the storage
 choice, so two raters asking at once never both take a pair's last slot. Outcome-uncertainty first
 (`prefer_uncertain=True`) is not used: with K >= 2 it would start new pairs before finishing started ones.
 
-What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task handed out
-less than `ASSIGNMENT_EXPIRY` ago. A task nobody answered within that time *expires*: it stops holding the slot
+What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task of a rater
+(not of an admin: an admin who only looks at the tab takes no rater's place) handed out less than
+`ASSIGNMENT_EXPIRY` ago. A task nobody answered within that time *expires*: it stops holding the slot
 and another rater may be given the pair; it stays its rater's unfinished task (handed back to them first, and
 their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
 needs K judgments). A rater is never given the same pair twice, whatever became of their task.
@@ -55,7 +57,16 @@ from ..imaging import VideoLimits
 from ..settings import Settings
 from .blind_files import BlindFiles
 from .database import Database
-from .ratings import CRITERION_NAMES, criteria, flag_note, is_video_sample, unshowable_picture
+from .ratings import (
+    CRITERION_NAMES,
+    AnsweredElsewhere,
+    answer_version,
+    answered_elsewhere,
+    criteria,
+    flag_note,
+    is_video_sample,
+    unshowable_picture,
+)
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +126,12 @@ class PairTaskView:
     problem: str | None = None
     """Why a stored file of this pair cannot be shown (missing or undecodable), in words for the rater, who can then
     flag or skip the pair; every picture of the pair then says so. None when everything shows."""
+    answered_as: tuple = ()
+    """The stored answers this view shows (`ratings.answer_version`): pass it back to `submit` / `flag` as
+    `shown_as`."""
+    refs_picture: Path | None = None
+    """What the reference box shows: the one reference's file, or all of them side by side in one PNG (whole, at
+    the outputs' size: concept preservation is judged against it)."""
 
     @property
     def has_video(self) -> bool:
@@ -165,16 +182,20 @@ class PairwiseTasks:
             raise InputError("pairwise rating needs a logged-in rater: set MASC_USERS (or MASC_USERS_FILE) and log in")
         return str(user)
 
+    def _admins(self) -> frozenset[str]:
+        """The admin logins (none without logins): their unanswered tasks hold no slot (`holders`)."""
+        return frozenset(self._database.accounts.names("admin"))
+
     def next_task(self, user: str | None, *, dataset: str | None = None) -> PairTaskView | None:
         """The pair `user` should judge next (None when nothing is left); creates the rater on first use."""
         rater = self._rater(user)
         if dataset is not None:
             self._database.require_dataset(dataset)
-        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans)
+        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans, admins=self._admins())
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
-            return store.pairwise.next_task(rater, rule, dataset=dataset)
+            return store.pairwise.next_task(rater, rule, dataset=dataset, for_rating_only=True)
 
         task = self._database.run(work)
         return None if task is None else self._view(task)
@@ -186,7 +207,9 @@ class PairwiseTasks:
         beginning. Its answers are shown and can be changed."""
         rater = self._rater(user)
         task = self._database.run(
-            lambda store: store.pairwise.previous_task(rater, before_token=before_token or None, dataset=dataset)
+            lambda store: store.pairwise.previous_task(
+                rater, before_token=before_token or None, dataset=dataset, for_rating_only=True
+            )
         )
         return None if task is None else self._view(task)
 
@@ -203,11 +226,14 @@ class PairwiseTasks:
         *,
         both_bad: Mapping[str, bool] | None = None,
         seconds_spent: float | None = None,
+        shown_as: tuple | None = None,
     ) -> PairAnswers:
         """Commit `user`'s answer(s) to task `token`: one criterion (a key press) or several, in one transaction,
         committed before this returns. `winners`: criterion -> `left` / `right` / `tie`; `both_bad`: criterion ->
         flag (default False). Returns the task's answers now; when `.complete`, ask for the next task. Raises
-        InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails."""
+        InputError for a bad answer, StoreError (nothing stored) when the database refuses or fails, and
+        `ratings.AnsweredElsewhere` (nothing stored) when the stored answers changed after the screen showed
+        `shown_as` (`PairTaskView.answered_as`: the rater answered in another tab); None skips that check."""
         from storage import PairAnswer
 
         rater = self._rater(user)
@@ -232,6 +258,7 @@ class PairwiseTasks:
         if unknown:
             raise InputError(f"'both bad' given for {', '.join(unknown)} without an answer for it")
         answers = [PairAnswer(c, w, both_bad=bool(flags.get(c, False))) for c, w in winners.items()]
+        self._check_unchanged(rater, token, shown_as)
         return self._judge(rater, token, answers, seconds_spent)
 
     def skip(self, user: str | None, token: str, *, seconds_spent: float | None = None) -> PairAnswers:
@@ -248,36 +275,57 @@ class PairwiseTasks:
         return self._judge(rater, token, [PairAnswer(c, None, status="skipped") for c in unanswered], seconds_spent)
 
     def flag(
-        self, user: str | None, token: str, *, note: str | None = None, seconds_spent: float | None = None
+        self,
+        user: str | None,
+        token: str,
+        *,
+        note: str | None = None,
+        seconds_spent: float | None = None,
+        shown_as: tuple | None = None,
     ) -> PairAnswers:
         """Flag a problem with task `token` (broken image, wrong pair...) for every criterion; `note` says what is
         wrong (required, as for a flag in the Rate tab: InputError without one, nothing stored). The pair goes to
-        another rater; an earlier answer stays in the history."""
+        another rater; an earlier answer stays in the history. `shown_as`: as for `submit`."""
         from storage import PairAnswer
 
         rater = self._rater(user)
         text = flag_note(
             note,
-            "say what is wrong with this pair (e.g. 'the left image is blank') in the box next to "
-            "Flag, then flag it again",
+            "type a reason, then flag: say what is wrong with this pair (e.g. 'the left image is blank') in "
+            "the box next to Flag",
             word="note",
         )
+        self._check_unchanged(rater, token, shown_as)
         return self._judge(
             rater, token, [PairAnswer(c, None, status="flagged", note=text) for c in criteria()], seconds_spent
         )
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
         rater = self._rater(user)
-        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset))
+        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset, for_rating_only=True))
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)
-        rows, raters = plan.assigned(holders(state, rater))
+        rows, raters = plan.assigned(holders(state, rater, self._admins()))
         given = np.bincount(rows, minlength=len(plan.pairs))
         taken = np.zeros(len(plan.pairs), dtype=bool)
         taken[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
         open_to_me = int((~taken & (given < self._settings.rating_overlap)).sum())
         return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
+
+    def _check_unchanged(self, rater: str, token: str, shown_as: tuple | None) -> None:
+        """AnsweredElsewhere when `rater`'s stored answers to task `token` are no longer the `shown_as` ones."""
+        if shown_as is None:
+            return
+        judged = self._database.run(lambda store: store.pairwise.task(rater, _token(token))).judgments
+        now = answer_version(judged)
+        if now != tuple(shown_as):
+            statuses = {j.status for j in judged.values()}
+            if statuses == {"rated"}:
+                shown = ", ".join(f"{c.upper()} {judged[c].winner}" for c in criteria() if c in judged)
+            else:
+                shown = "flagged" if "flagged" in statuses else "skipped"
+            raise AnsweredElsewhere(answered_elsewhere(shown, "pair"), now)
 
     def _judge(self, rater: str, token: str, answers: list, seconds_spent: float | None) -> PairAnswers:
         if (
@@ -301,6 +349,7 @@ class PairwiseTasks:
                 self._files.image(sha, name=f"reference {i + 1} of pair {task.position}")
                 for i, sha in enumerate(left.references)
             ]
+            refs_picture = self._files.side_by_side(left.references, name=f"reference of pair {task.position}")
             left_image, left_video, left_type = self._output(left, f"left output of pair {task.position}")
             right_image, right_video, right_type = self._output(right, f"right output of pair {task.position}")
         except WorkbenchError as exc:
@@ -318,6 +367,8 @@ class PairwiseTasks:
                 problem="this pair's pictures cannot be shown (a stored file is "
                 "missing or damaged, or cannot be sent without its metadata): "
                 "press Flag with a short note, or Skip",
+                answered_as=answer_version(task.judgments),
+                refs_picture=picture,
             )
         return PairTaskView(
             task.token,
@@ -331,6 +382,8 @@ class PairwiseTasks:
             right_video,
             left_type,
             right_type,
+            answered_as=answer_version(task.judgments),
+            refs_picture=refs_picture,
         )
 
     def _output(self, sample: Any, name: str) -> tuple[Path, Path | None, str | None]:
@@ -347,17 +400,24 @@ class PairwiseTasks:
 
 
 def assignment_rule(
-    rater: str, overlap: int, *, prefer_uncertain: bool = PREFER_UNCERTAIN, plans: LruCache[PairPlan] | None = None
+    rater: str,
+    overlap: int,
+    *,
+    prefer_uncertain: bool = PREFER_UNCERTAIN,
+    plans: LruCache[PairPlan] | None = None,
+    admins: frozenset[str] = frozenset(),
 ) -> Callable[[Any], Any]:
     """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
-    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`)."""
+    `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`; `admins`: see
+    `holders`)."""
 
     def choose(state: Any) -> Any:
         from storage import PairChoice
 
         plan = plan_of(state, plans)
         judgments = _judgments(state) if prefer_uncertain else ()
-        task = next_pair(plan, rater, holders(state, rater), overlap, judgments, prefer_uncertain=prefer_uncertain)
+        held = holders(state, rater, admins)
+        task = next_pair(plan, rater, held, overlap, judgments, prefer_uncertain=prefer_uncertain)
         if task is None:
             return None
         return PairChoice(int(task.pair.a), int(task.pair.b), int(task.left))
@@ -391,13 +451,18 @@ def output_kind(candidate: Any) -> str:
     return "image" if not media_type or media_type.startswith("image/") else "video"
 
 
-def holders(state: Any, rater: str) -> list[tuple[str, tuple[str, str]]]:
+def holders(state: Any, rater: str, admins: frozenset[str] = frozenset()) -> list[tuple[str, tuple[str, str]]]:
     """(rater, pair) of the tasks that hold a slot of their pair (see the module docstring), plus every task of
-    `rater` (so they are never given a pair twice)."""
+    `rater` (so they are never given a pair twice). An unanswered task of one of `admins` holds no slot: an admin
+    who looks at the tab takes no rater's place; their answer, once given, counts as any other."""
     out = []
     for task in state.tasks:
         rated = any(j.status == "rated" for j in task.judgments.values())
-        waiting = not task.complete(criteria()) and state.now - task.assigned_at < ASSIGNMENT_EXPIRY
+        waiting = (
+            task.rater not in admins
+            and not task.complete(criteria())
+            and state.now - task.assigned_at < ASSIGNMENT_EXPIRY
+        )
         if task.rater == rater or rated or waiting:
             out.append((task.rater, (str(task.sample_a_id), str(task.sample_b_id))))
     return out

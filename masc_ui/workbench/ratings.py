@@ -20,6 +20,7 @@ the chosen scores on screen for another try.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import textwrap
@@ -66,8 +67,34 @@ ANCHORS = {
 }
 """criterion -> (question, anchor text of levels 0..4); one entry per `criteria()`."""
 CRITERION_NAMES = {"cp": "concept preservation", "pf": "prompt following"}
+SAVED = {"rated": "saved your answer (rated)", "flagged": "saved your answer (flagged)", "skipped": "skipped the task"}
+"""What a rater is told once an answer of each status is stored (a skip stores no answer: it says so)."""
 MAX_REASON_CHARS = 1000
 """Longest flag reason accepted."""
+
+
+class AnsweredElsewhere(InputError):
+    """The rater's stored answer to a task changed after the task was shown to them (another tab or window of the
+    same rater answered it): nothing was stored. `now` is the answer as it is stored now (pass it as `shown_as` to
+    replace it deliberately)."""
+
+    def __init__(self, message: str, now: tuple) -> None:
+        super().__init__(message)
+        self.now = now
+
+
+def answer_version(records: Any) -> tuple[tuple[str, int], ...]:
+    """Which stored answer a screen was built on: (criterion, revision) of each current rating or judgment among
+    `records` (a criterion -> record mapping; records with `criterion` and `revision`), sorted; () when none."""
+    return tuple(sorted((c, r.revision) for c, r in dict(records).items() if c in criteria()))
+
+
+def answered_elsewhere(shown: str, what: str) -> str:
+    """The message of `AnsweredElsewhere`: `shown` names the stored answer, `what` the task ("task", "pair")."""
+    return (
+        f"you already answered this {what} in another tab ({shown}): press Submit again to replace that answer "
+        f"with the one on screen, or Skip to keep it"
+    )
 
 
 def criteria() -> tuple[str, ...]:
@@ -109,6 +136,8 @@ class TaskView:
     too. None when everything shows."""
     refs_picture: Path | None = None
     """What the references box shows: the one reference's file, or all of them side by side in one PNG."""
+    answered_as: tuple = ()
+    """The stored answer this view shows (`answer_version`): pass it back to `submit` as `shown_as`."""
 
     @property
     def is_video(self) -> bool:
@@ -261,12 +290,16 @@ class RatingTasks:
         seconds_spent: float | None = None,
         presentation_order: int | None = None,
         reason: str | None = None,
+        shown_as: tuple | None = None,
     ) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
         wrong with the task), stored as the ratings' note. A skip of a sample the rater has rated or flagged stores
         nothing and keeps the answer or the flag (with its reason). Raises StoreError (nothing stored) when the
-        database refuses or fails the write. The returned message names no sample (raters are blind to ids)."""
+        database refuses or fails the write. The returned message names no sample (raters are blind to ids).
+        `shown_as`: the stored answer the rater's screen showed (`TaskView.answered_as`); an answer or a flag given
+        on a screen whose stored answer has changed since (the rater answered in another tab) raises
+        `AnsweredElsewhere` and stores nothing; None skips the check."""
         user = self._rater(user)
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
@@ -285,10 +318,14 @@ class RatingTasks:
         if status == "flagged":
             note = flag_note(
                 reason,
-                "say what is wrong with this task (e.g. 'the output image is blank') in the "
-                "reason box, then flag it again",
+                "type a reason, then flag: say what is wrong with this task (e.g. 'the output image is "
+                "blank') in the reason box under the buttons",
                 word="reason",
             )
+        if status != "skipped" and shown_as is not None:
+            earlier = self._current(user, sample_id)
+            if answer_version(earlier) != tuple(shown_as):
+                raise AnsweredElsewhere(answered_elsewhere(_answer_text(earlier), "task"), answer_version(earlier))
         if status == "skipped":
             earlier = self._current(user, sample_id)
             kept = {r.status for r in earlier.values()}
@@ -314,7 +351,7 @@ class RatingTasks:
                 note=note,
             )
         )
-        return Submitted(sample_id, status, True, f"saved your answer ({status})")
+        return Submitted(sample_id, status, True, SAVED[status])
 
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
         """criterion -> `user`'s current rating of the sample (task criteria only)."""
@@ -328,6 +365,9 @@ class RatingTasks:
         return self._database.run(lambda store: store.ratings.current(rater=user))
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
+        return dataclasses.replace(self._view_of(sample, order, ratings), answered_as=answer_version(ratings))
+
+    def _view_of(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
         scores = {c: (ratings[c].score if c in ratings else None) for c in criteria()}
         status = next((r.status for r in ratings.values()), None)
         reason = next((r.note for r in ratings.values() if r.status == "flagged" and r.note), None)
@@ -388,6 +428,14 @@ UNSHOWABLE = (
     "its metadata): press Flag with a short reason, or Skip"
 )
 """What a rater is told of a task whose files cannot be shown (`TaskView.problem`)."""
+
+
+def _answer_text(ratings: dict[str, Any]) -> str:
+    """A rater's stored answer in words: "CP 4, PF 3", "flagged", "skipped"."""
+    statuses = {r.status for r in ratings.values()}
+    if statuses == {"rated"}:
+        return ", ".join(f"{c.upper()} {ratings[c].score}" for c in criteria() if c in ratings)
+    return "flagged" if "flagged" in statuses else "skipped"
 
 
 def is_video_sample(sample: Any) -> bool:

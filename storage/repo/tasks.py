@@ -3,9 +3,12 @@
 For a rater, the samples in scope (one dataset, or all) are put in a random order that is fixed per
 (seed, rater): sorted by SHA-256 of `"<seed>:<username>:<sample id>"`. The next task is
 1. a sample the rater has started but not finished (some criteria rated), else
-2. the first sample in that order the rater has not seen and that has fewer than K complete ratings
-   (a complete rating = one non-external rater with status `rated` on every criterion).
-Several raters working at once each walk their own order, so they rarely collide; K bounds overlap. The count of
+2. among the samples the rater has not seen that have fewer than K complete ratings (a complete rating = one
+   non-external rater with status `rated` on every criterion), those with the most complete ratings (samples
+   other raters already rated come first, so samples rated by K raters accrue early and agreement has units
+   from the start, as pairwise assignment does), the first of them in that order.
+Raters each walk their own order among the samples of equal count, so they rarely collide; K bounds overlap (two
+raters asking at the same moment may both be given a sample's last slot: one rating more than K). The count of
 complete ratings is stored with each sample and kept by the rating writes (`storage.repo.completion`), and each
 rater's order over a scope is cached (`TaskOrders`), so the read made after every answer does not grow with the
 ratings of other raters.
@@ -13,7 +16,7 @@ Only samples with an output image are in scope: a ratings-only sample (imported 
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
 With `for_rating_only=True` (what the web app asks), a scope of "all" covers only the datasets marked for
-rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used as it is.
+rating (`_common.DATASETS_FOR_RATING`, the rule of pairwise tasks too); a dataset named explicitly is used as it is.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..record_types import Progress, RaterRecord, Task
 from ..transactions import Transactions
-from ._common import check_int, dataset_id, load_sample, rating_record
+from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
 from .rater_rows import RaterRows
 
 
@@ -175,7 +178,7 @@ _SCOPE = sa.select(t.Sample.id, t.Sample.complete_ratings).where(
 )
 """(sample id, count of complete ratings) of every sample with an output image."""
 _SCOPE_OF_DATASET = _SCOPE.where(t.Sample.dataset_id == sa.bindparam("dataset_id"))
-_SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))))
+_SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(DATASETS_FOR_RATING))
 
 
 def _count_of(status: str) -> sa.ColumnElement[int]:
@@ -264,9 +267,17 @@ class _State:
             started.sort(key=lambda sid: (first[sid], sid))
         if started:
             return self.task(started[0])
-        if not self.waiting(overlap_k):
+        waiting = self.waiting(overlap_k)
+        if not waiting:
             return None
-        return self.task(next(sid for sid in orders.order(seed, rater, self.scope) if self._is_waiting(sid, overlap_k)))
+        most = max(self.complete[sid] for sid in waiting)
+        return self.task(
+            next(
+                sid
+                for sid in orders.order(seed, rater, self.scope)
+                if self.complete[sid] == most and self._is_waiting(sid, overlap_k)
+            )
+        )
 
     def progress(self, overlap_k: int) -> Progress:
         rated = sum(1 for answered, _, _ in self.mine.values() if answered == len(t.CRITERIA))

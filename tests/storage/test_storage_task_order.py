@@ -7,8 +7,9 @@ from storage.repo.tasks import TaskOrders, TaskRepository, _order_key
 
 
 def _expected_next(store, rater: str, seed: int, overlap_k: int, scope: list[int]) -> int | None:
-    """The first sample of `scope` in the rater's SHA-256 order that the rater has not answered and that has fewer
-    than `overlap_k` complete ratings, computed here from the ratings themselves."""
+    """Among the samples of `scope` the rater has not answered that have fewer than `overlap_k` complete ratings,
+    those with the most complete ratings, the first in the rater's SHA-256 order; computed here from the ratings
+    themselves."""
     mine = {r.sample_id for r in store.ratings.current(rater=rater)}
     complete: dict[int, int] = {}
     by_rater: dict[tuple[str, int], int] = {}
@@ -18,7 +19,7 @@ def _expected_next(store, rater: str, seed: int, overlap_k: int, scope: list[int
     for (_, sid), n in by_rater.items():
         complete[sid] = complete.get(sid, 0) + (n == 2)
     waiting = [sid for sid in scope if sid not in mine and complete.get(sid, 0) < overlap_k]
-    return min(waiting, key=lambda sid: _order_key(seed, rater, sid)) if waiting else None
+    return min(waiting, key=lambda sid: (-complete.get(sid, 0), _order_key(seed, rater, sid))) if waiting else None
 
 
 def test_the_cached_order_follows_the_scope(store, add_sample):
@@ -76,3 +77,25 @@ def test_started_samples_come_back_oldest_first_and_positions_without_a_stored_o
     assert store.tasks.previous_task("a", before_sample_id=y).sample.id == z
     assert store.tasks.previous_task("a", before_sample_id=y).presentation_order == 1
     assert store.tasks.statuses("a") == {z: "rated", y: "rated"}
+
+
+def test_samples_other_raters_rated_come_first(store, add_sample):
+    """K = 2: once a rates three samples, b is handed those three first (in b's own order), then fresh ones; so
+    doubly-rated samples accrue from the start."""
+    for name in ("a", "b"):
+        store.ratings.ensure_rater(name)
+    scope = [add_sample("bench").id for _ in range(12)]
+    store.samples.set_for_rating("bench", True)
+    rated_by_a = []
+    for _ in range(3):
+        task = store.tasks.next_task("a", for_rating_only=True, overlap_k=2)
+        store.ratings.rate_sample("a", task.sample.id, {"cp": 2, "pf": 2})
+        rated_by_a.append(task.sample.id)
+    given_to_b = []
+    for _ in range(4):
+        task = store.tasks.next_task("b", for_rating_only=True, overlap_k=2)
+        assert task.sample.id == _expected_next(store, "b", 0, 2, scope)
+        store.ratings.rate_sample("b", task.sample.id, {"cp": 3, "pf": 3})
+        given_to_b.append(task.sample.id)
+    assert sorted(given_to_b[:3]) == sorted(rated_by_a) and given_to_b[3] not in rated_by_a
+    assert given_to_b[:3] == sorted(rated_by_a, key=lambda sid: _order_key(0, "b", sid))

@@ -251,13 +251,12 @@ def test_submit_without_scores_is_refused_and_keeps_the_task(served):
     result = c.predict(first[0], None, 2, "", api_name="/rate_submit")
     assert "not saved" in result[-1] and "concept preservation" in result[-1]
     assert result[2] == {"__type__": "update"}  # prompt and images left as they are on screen
-    again = c.predict(api_name="/rate_open")
-    assert again[2] == first[2]  # and nothing was stored: same task (a new view of it: a new opaque token)
-    assert again[0] != first[0]
-    unflagged = c.predict(again[0], None, None, "  ", api_name="/rate_flag")
+    again = c.predict(api_name="/rate_open")  # back to the tab: nothing was stored, the same task stays on screen
+    assert again[0] == again[2] == {"__type__": "update"} and "rated 0 /" in again[-2]
+    unflagged = c.predict(first[0], None, None, "  ", api_name="/rate_flag")
     assert "not saved" in unflagged[-1] and "reason box" in unflagged[-1]  # a flag needs a reason
     assert served.wb.database.store.ratings.current(rater="bob") == []
-    flagged = c.predict(again[0], None, None, "the output is blank", api_name="/rate_flag_by_enter")
+    flagged = c.predict(first[0], None, None, "the output is blank", api_name="/rate_flag_by_enter")
     assert "(flagged)" in flagged[-1] and "1 flagged not rated" in flagged[-2]
     notes = {r.note for r in served.wb.database.store.ratings.current(rater="bob")}
     assert notes == {"the output is blank"}

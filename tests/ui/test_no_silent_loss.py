@@ -195,5 +195,5 @@ def test_a_pair_skip_keeps_the_answers_and_a_flag_needs_a_note(served, pairs):  
         "pf": ("rated", "tie"),
     }
     unnoted = alice.predict(kept[TOKEN], None, None, False, False, "  ", api_name="/rate_pair_flag")
-    assert unnoted[MESSAGE].startswith("⚠ not saved: say what is wrong with this pair")
+    assert unnoted[MESSAGE].startswith("⚠ not saved: type a reason, then flag: say what is wrong with this pair")
     assert _unchanged(unnoted[TOKEN])  # the pair stays on screen
