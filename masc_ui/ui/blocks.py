@@ -55,7 +55,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
             with gr.Tab("Score", id="score", elem_id="tab-score") as score_page:
                 score = score_tab.build(wb, status_line)
             with gr.Tab("Rate", id="rate", elem_id="tab-rate") as rate:
-                open_task, task_outputs = rate_tab.build(wb)
+                open_task, task_outputs = rate_tab.build(wb, rate)
             with gr.Tab("Rate pairs", id="pairs", elem_id="tab-pairs") as pairs_page:
                 pairs = pair_rate_tab.build(wb, pairs_page)
             with gr.Tab("Browse and export", id="browse", elem_id="tab-browse") as browse:
@@ -66,7 +66,6 @@ def build_app(wb: Workbench) -> gr.Blocks:
                 show_agreement, agreement_io = agreement_tab.build(wb, agreement_page)
             with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as leaderboard_page:
                 leaderboard_tab.build(wb, leaderboard_page)
-        rate.select(open_task, None, task_outputs, api_name="rate_open")
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
         agreement_page.select(show_agreement, agreement_io, agreement_io)
         browse_ui.sample_id.change(

@@ -24,46 +24,68 @@ body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-butt
 .kbd {font-family:monospace;border:1px solid #aaa;border-radius:3px;padding:0 4px;background:#f6f6f6}
 """
 
-# Rating shortcuts: digits 0-4 set the active scale (CP first, then PF), C / P pick a scale, Enter submits,
-# S skips, F flags (or, while the reason box is empty, puts the cursor there: a flag needs a reason), B goes back.
-# Ignored while typing in a text field and when the Rate tab is hidden.
+# Rating shortcuts: digits 0-4 set the highlighted scale, C / P pick a scale, Enter submits, S skips, F flags (or,
+# while the reason box is empty, asks for a reason: a flag needs one), B goes back. Ignored while typing in a text
+# field and when the Rate tab is hidden. The highlight: a score (key or mouse) moves it to the next scale still open
+# (after the last scale it stays there, so a key never lands on a scale other than the one highlighted); once the
+# server has answered (`window.mascRateSettle`, run after every answer event: `rate_tab.SETTLE_JS`) it goes to the
+# first scale without a score: the first one on a new task, the missing one after a refused half answer.
 KEYBOARD_JS = """
 <script>
 (() => {
-  let active = 'cp';
+  const order = ['cp', 'pf'];
+  let active = order[0];
+  let settling = false;
+  let keying = false;
   const panel = () => document.getElementById('rate-panel');
   const visible = () => { const p = panel(); return p && p.offsetParent !== null; };
+  const answered = (c) => !!document.querySelector('#rate-' + c + ' input[type=radio]:checked');
+  const firstOpen = () => order.find((c) => !answered(c)) || order[0];
+  const after = (c) => {
+    const rest = order.slice(order.indexOf(c) + 1);
+    return rest.find((x) => !answered(x)) || order.find((x) => !answered(x)) || rest[0] || c;
+  };
   const mark = () => {
-    for (const k of ['cp', 'pf']) {
+    for (const k of order) {
       const el = document.getElementById('rate-' + k);
       if (el) el.classList.toggle('rate-active', k === active);
     }
   };
+  const settle = () => { if (!settling) return; settling = false; active = firstOpen(); mark(); };
+  window.mascRateSettle = () => { settling = true; setTimeout(settle, 0); };
   const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
   const choose = (scale, digit) => {
     const box = document.getElementById('rate-' + scale);
-    if (!box) return;
-    const input = box.querySelector('input[type=radio][value="' + digit + '"]');
-    if (input) input.click();
+    const input = box && box.querySelector('input[type=radio][value="' + digit + '"]');
+    if (!input) return;
+    keying = true;
+    try { input.click(); } finally { keying = false; }
   };
   document.addEventListener('keydown', (e) => {
     if (!visible() || e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
+    settle();
     const k = e.key.toLowerCase();
-    if (/^[0-4]$/.test(k)) { choose(active, k); active = active === 'cp' ? 'pf' : 'cp'; }
+    if (/^[0-4]$/.test(k)) { const scale = active; choose(scale, k); active = after(scale); }
     else if (k === 'c') active = 'cp';
     else if (k === 'p') active = 'pf';
-    else if (k === 'enter') { press('rate-submit'); active = 'cp'; }
-    else if (k === 's') { press('rate-skip'); active = 'cp'; }
+    else if (k === 'enter') press('rate-submit');
+    else if (k === 's') press('rate-skip');
     else if (k === 'f') {
       const why = document.querySelector('#rate-reason textarea, #rate-reason input');
-      if (why && !why.value.trim()) { why.focus(); } else { press('rate-flag'); active = 'cp'; }
+      press('rate-flag');
+      if (why && !why.value.trim()) why.focus();
     }
-    else if (k === 'b') { press('rate-back'); active = 'cp'; }
+    else if (k === 'b') press('rate-back');
     else return;
     e.preventDefault();
     mark();
+  }, true);
+  // A score given with the mouse moves the highlight on too.
+  document.addEventListener('change', (e) => {
+    const scale = order.find((c) => e.target.closest && e.target.closest('#rate-' + c));
+    if (scale && e.target.type === 'radio' && !keying) { active = after(scale); mark(); }
   }, true);
   // A warning under the buttons (nothing saved, a score missing) is brought into view: the answer events skip
   // Gradio's queue (`rate_tab.ANSWER_QUEUE`), which shows no toast for them, and in a short window the message

@@ -50,27 +50,40 @@ REF_COLUMNS = 3
 the references and both outputs fit a 1400x1000 window without scrolling, even under the demo banner."""
 
 # The Rate tab's keys (page_assets.KEYBOARD_JS) act only while #rate-panel is visible, these only while #pair-panel
-# is: the two tabs never both answer a key.
+# is: the two tabs never both answer a key. The highlight follows the Rate tab's rule: an answer (key or mouse) moves
+# it to the next question still open (after the last it stays there); once the server has answered any event of the
+# tab (`window.mascPairSettle`, `SETTLE_JS`) it goes to the first question without an answer: the first on a new
+# pair, the missing one after a refused half answer.
 KEYS_JS = """
 if (!window.mascPairKeys) {
   window.mascPairKeys = true;
   const order = %(criteria)s;
   const winners = {arrowleft: 'left', arrowright: 'right', arrowdown: 'tie'};
   let active = 0;
+  let settling = false;
+  let keying = false;
   const visible = () => { const p = document.getElementById('pair-panel'); return p && p.offsetParent !== null; };
   const mark = () => order.forEach((c, i) => {
     const box = document.getElementById('pair-box-' + c);
     if (box) box.classList.toggle('pair-active', i === active);
   });
   const press = (id) => { const b = document.getElementById(id); if (b) b.click(); };
+  const answered = (i) => !!document.querySelector('#pair-' + order[i] + ' input[type=radio]:checked');
+  const open = (from) => order.map((_, i) => i).filter((i) => i >= from && !answered(i));
+  const firstOpen = () => Math.max(0, order.findIndex((_, i) => !answered(i)));
+  const after = (i) => {
+    const later = open(i + 1);
+    return later.length ? later[0] : open(0).length ? open(0)[0] : Math.min(i + 1, order.length - 1);
+  };
+  const settle = () => { if (!settling) return; settling = false; active = firstOpen(); mark(); };
+  window.mascPairSettle = () => { settling = true; setTimeout(settle, 0); };
   const choose = (winner) => {
     const box = document.getElementById('pair-' + order[active]);
     const input = box && box.querySelector('input[type=radio][value="' + winner + '"]');
-    if (input) input.click();
+    if (!input) return;
+    keying = true;
+    try { input.click(); } finally { keying = false; }
   };
-  // Enter on a complete answer starts the next pair at the first question; on a half answer (refused) it
-  // highlights the first question still open.
-  const answered = (c) => !!document.querySelector('#pair-' + c + ' input[type=radio]:checked');
   const toggleBad = () => {
     const input = document.querySelector('#pair-bad-' + order[active] + ' input[type=checkbox]');
     if (input) input.click();
@@ -79,14 +92,19 @@ if (!window.mascPairKeys) {
     if (!visible() || e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)))) return;
+    settle();
     const k = e.key.toLowerCase();
-    if (k in winners) { choose(winners[k]); active = Math.min(active + 1, order.length - 1); }
+    if (k in winners) { const i = active; choose(winners[k]); active = after(i); }
     else if (k === 'arrowup') active = Math.max(active - 1, 0);
     else if (k === 'x') toggleBad();
-    else if (k === 'enter') { press('pair-submit'); active = Math.max(0, order.findIndex((c) => !answered(c))); }
-    else if (k === 's') { press('pair-skip'); active = 0; }
-    else if (k === 'f') { press('pair-flag'); active = 0; }
-    else if (k === 'b') { press('pair-back'); active = 0; }
+    else if (k === 'enter') press('pair-submit');
+    else if (k === 's') press('pair-skip');
+    else if (k === 'f') {
+      const note = document.querySelector('#pair-note textarea, #pair-note input');
+      press('pair-flag');
+      if (note && !note.value.trim()) note.focus();
+    }
+    else if (k === 'b') press('pair-back');
     else return;
     e.preventDefault();
     e.stopPropagation();
@@ -95,11 +113,13 @@ if (!window.mascPairKeys) {
   // A mouse answer moves the highlight on too.
   document.addEventListener('change', (e) => {
     const i = order.findIndex((c) => e.target.closest && e.target.closest('#pair-' + c));
-    if (i >= 0 && e.target.type === 'radio') { active = Math.min(i + 1, order.length - 1); mark(); }
+    if (i >= 0 && e.target.type === 'radio' && !keying) { active = after(i); mark(); }
   }, true);
   new MutationObserver(mark).observe(document.documentElement, {childList: true, subtree: true});
 }
 """
+SETTLE_JS = "() => { window.mascPairSettle && window.mascPairSettle(); }"
+"""Run in the page after every event of the tab has answered: the highlight goes to the first open question."""
 CSS = """
 #pair-panel .pair-line p {margin:0}
 #pair-panel #pair-prompt blockquote {margin:2px 0;font-size:1.1em}
@@ -408,9 +428,12 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
 
     submit_fn, skip_fn, flag_fn = on_answer("submit"), on_answer("skip"), on_answer("flag")
     one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
-    page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time)
-    submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time)
-    skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time)
-    flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time)
-    back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time)
+    for event in (
+        page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time),
+        submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time),
+        skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time),
+        flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time),
+        back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
     return PairTab([on_open, submit_fn, skip_fn, flag_fn, on_back])

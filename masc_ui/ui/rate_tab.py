@@ -86,6 +86,9 @@ SHORTCUTS = (
     "<span class='kbd'>S</span> skip (an answer you gave before is kept) · <span class='kbd'>F</span> flag "
     "(type the reason first) · <span class='kbd'>B</span> back to the previous task"
 )
+SETTLE_JS = "() => { window.mascRateSettle && window.mascRateSettle(); }"
+"""Run in the page after every event of the tab has answered: the highlight goes to the first scale without a score
+(`page_assets.KEYBOARD_JS`)."""
 IMAGE_HEIGHT = "clamp(190px, calc(100vh - 720px), 480px)"
 """Height of the rated images: what the window leaves after the scales and buttons (so that they stay in view on
 an 800 x 900 screen, under the title row with Log out), between 190 and 480 pixels. Several references are shown
@@ -111,8 +114,9 @@ class TaskState:
         self.token = "" if task is None else task.token
 
 
-def build(wb: Workbench) -> tuple:
-    """Lay out the tab; returns (open handler, its outputs) so the app can show the next task on load."""
+def build(wb: Workbench, page: gr.Tab) -> tuple:
+    """Lay out the tab inside `page` (its task is shown again when the rater comes back to it, `page.select`);
+    returns (open handler, its outputs) so the app can show the next task on load."""
     on_loop = wb.ratings.database_in_process
     with gr.Column(elem_id="rate-panel"):
         with gr.Row(equal_height=True):
@@ -296,9 +300,13 @@ def build(wb: Workbench) -> tuple:
     )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
-    submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time)
-    skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time)
-    flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time)
-    reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time)
-    back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time)
+    for event in (
+        page.select(on_open, None, shown, api_name="rate_open"),
+        submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
+        skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
+        flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
+        reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time),
+        back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
     return on_open, shown

@@ -3,7 +3,8 @@
 
 Pairs (`masc_ui.analysis.plan_pairs`): within a dataset, two outputs with the same reference images and the same
 prompt, of different methods. Scope: samples with an output image, a method and a prompt (ratings-only samples
-have nothing to show).
+have nothing to show), of the datasets marked for rating (the Rate tab's rule, `storage` `for_rating_only`: imports
+mark theirs, the Score tab's scratch saves are not marked); a dataset named explicitly is used as it is.
 
 Assignment rule (`masc_ui.analysis.next_pair`, with `prefer_uncertain=False`): a rater is handed their earliest
 unfinished pair first (one without an answer for every criterion). Otherwise they get a pair they were never given
@@ -174,7 +175,7 @@ class PairwiseTasks:
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
-            return store.pairwise.next_task(rater, rule, dataset=dataset)
+            return store.pairwise.next_task(rater, rule, dataset=dataset, for_rating_only=True)
 
         task = self._database.run(work)
         return None if task is None else self._view(task)
@@ -186,7 +187,9 @@ class PairwiseTasks:
         beginning. Its answers are shown and can be changed."""
         rater = self._rater(user)
         task = self._database.run(
-            lambda store: store.pairwise.previous_task(rater, before_token=before_token or None, dataset=dataset)
+            lambda store: store.pairwise.previous_task(
+                rater, before_token=before_token or None, dataset=dataset, for_rating_only=True
+            )
         )
         return None if task is None else self._view(task)
 
@@ -268,7 +271,7 @@ class PairwiseTasks:
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
         rater = self._rater(user)
-        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset))
+        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset, for_rating_only=True))
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)

@@ -133,6 +133,12 @@ def insert_ignore_many(session: Session, model: type[t.Base], rows: list[dict[st
     session.connection().execute(_dialect_insert(session, table_of(model)).on_conflict_do_nothing(), rows)
 
 
+DATASETS_FOR_RATING = sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))
+"""Ids of the datasets marked for rating (`SampleRepository.set_for_rating`): the scope of both kinds of rating
+tasks (absolute, `tasks`, and pairwise, `pairwise`) when no dataset is named and only marked datasets count
+(`for_rating_only=True`, what the web app asks); a dataset named explicitly is used as it is."""
+
+
 def dataset_id(session: Session, name: str) -> int:
     found = session.scalar(sa.select(t.Dataset.id).where(t.Dataset.name == name))
     if found is None:

@@ -37,6 +37,7 @@ from ..pair_records import (
 from ..record_types import RaterRecord
 from ..transactions import Transactions
 from ._common import (
+    DATASETS_FOR_RATING,
     check_int,
     check_optional_text,
     check_seconds,
@@ -68,8 +69,11 @@ class PairwiseRepository:
 
     # --- tasks -------------------------------------------------------------------------------------------
 
-    def next_task(self, rater: str, choose: Choose, *, dataset: str | None = None) -> PairTaskRecord | None:
-        """The task `rater` should judge next in `dataset` (None = every dataset), or None when nothing is left:
+    def next_task(
+        self, rater: str, choose: Choose, *, dataset: str | None = None, for_rating_only: bool = False
+    ) -> PairTaskRecord | None:
+        """The task `rater` should judge next in `dataset` (None = every dataset, or with `for_rating_only` every
+        dataset marked for rating: `_common.DATASETS_FOR_RATING`), or None when nothing is left:
         1. the rater's earliest task in scope that lacks a judgment of some criterion (`storage.CRITERIA`), else
         2. a new task for the pair `choose(state)` returns (recorded in this transaction), else None.
 
@@ -82,7 +86,7 @@ class PairwiseRepository:
             if s.get_bind().dialect.name == "postgresql":
                 s.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_ASSIGNMENT_LOCK})
             who = rater_row(s, rater)
-            state = _state(s, who.username, dataset)
+            state = _state(s, who.username, dataset, for_rating_only)
             for task in state.tasks:
                 if task.rater == rater and not task.complete(t.CRITERIA):
                     return task
@@ -93,11 +97,11 @@ class PairwiseRepository:
 
         return self._tx.write(work)
 
-    def state(self, rater: str, *, dataset: str | None = None) -> PairAssignmentState:
+    def state(self, rater: str, *, dataset: str | None = None, for_rating_only: bool = False) -> PairAssignmentState:
         """A read-only snapshot of what `next_task`'s rule sees for `rater` (for progress counts; the rater need
         not exist yet)."""
         check_text(rater, "rater", max_len=200)
-        return self._tx.read(lambda s: _state(s, rater, dataset))
+        return self._tx.read(lambda s: _state(s, rater, dataset, for_rating_only))
 
     def task(self, rater: str, token: str) -> PairTaskRecord:
         """`rater`'s task with this token (NotFound when there is none: another rater's token is not found)."""
@@ -105,14 +109,21 @@ class PairwiseRepository:
         return self._tx.read(lambda s: _task_record(s, _task_row(s, rater_row(s, rater), token), rater))
 
     def previous_task(
-        self, rater: str, *, before_token: str | None = None, dataset: str | None = None
+        self,
+        rater: str,
+        *,
+        before_token: str | None = None,
+        dataset: str | None = None,
+        for_rating_only: bool = False,
     ) -> PairTaskRecord | None:
-        """`rater`'s task handed out just before the one with `before_token` (in scope), or their latest task
-        when `before_token` is None; None at the beginning."""
+        """`rater`'s task handed out just before the one with `before_token` (in scope, as for `next_task`), or
+        their latest task when `before_token` is None; None at the beginning."""
 
         def work(s: Session) -> PairTaskRecord | None:
             who = rater_row(s, rater)
-            query = _scoped(sa.select(t.PairTask).where(t.PairTask.rater_id == who.id), t.PairTask, s, dataset)
+            query = _scoped(
+                sa.select(t.PairTask).where(t.PairTask.rater_id == who.id), t.PairTask, s, dataset, for_rating_only
+            )
             if before_token is not None:
                 check_text(before_token, "token", max_len=64)
                 query = query.where(t.PairTask.position < _task_row(s, who, before_token).position)
@@ -334,27 +345,43 @@ def _check_answer(
 
 
 def _scoped(
-    query: AnySelect, table: type[t.PairTask] | type[t.PairJudgment], s: Session, dataset: str | None
+    query: AnySelect,
+    table: type[t.PairTask] | type[t.PairJudgment],
+    s: Session,
+    dataset: str | None,
+    for_rating_only: bool = False,
 ) -> AnySelect:
-    """`query` restricted to pairs of `dataset` (both samples of a pair are in one dataset)."""
-    if dataset is None:
+    """`query` restricted to pairs of `dataset` (both samples of a pair are in one dataset), or with
+    `for_rating_only` and no dataset to pairs of the datasets marked for rating."""
+    if dataset is None and not for_rating_only:
         return query
-    return query.join(t.Sample, t.Sample.id == table.sample_a_id).where(t.Sample.dataset_id == dataset_id(s, dataset))
+    joined = query.join(t.Sample, t.Sample.id == table.sample_a_id)
+    if dataset is None:
+        return joined.where(t.Sample.dataset_id.in_(DATASETS_FOR_RATING))
+    return joined.where(t.Sample.dataset_id == dataset_id(s, dataset))
 
 
-def _state(s: Session, rater: str, dataset: str | None) -> PairAssignmentState:
-    return PairAssignmentState(rater, utcnow(), _candidates(s, dataset), *_tasks_and_judgments(s, dataset))
+def _state(s: Session, rater: str, dataset: str | None, for_rating_only: bool = False) -> PairAssignmentState:
+    return PairAssignmentState(
+        rater,
+        utcnow(),
+        _candidates(s, dataset, for_rating_only),
+        *_tasks_and_judgments(s, dataset, for_rating_only),
+    )
 
 
-def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, ...]:
-    """Samples in scope with an output image, a method and a prompt, with the output's media type (columns only:
-    this runs on every assignment, over every sample of the scope)."""
+def _candidates(s: Session, dataset: str | None, for_rating_only: bool = False) -> tuple[PairCandidateRecord, ...]:
+    """Samples in scope (`dataset`, else with `for_rating_only` the datasets marked for rating, else all) with an
+    output image, a method and a prompt, with the output's media type (columns only: this runs on every assignment,
+    over every sample of the scope)."""
     with_output = sa.select(t.SampleImage.sample_id).where(t.SampleImage.role == "output")
     scope = sa.select(t.Sample.id).where(
         t.Sample.id.in_(with_output), t.Sample.method.is_not(None), t.Sample.prompt.is_not(None)
     )
     if dataset is not None:
         scope = scope.where(t.Sample.dataset_id == dataset_id(s, dataset))
+    elif for_rating_only:
+        scope = scope.where(t.Sample.dataset_id.in_(DATASETS_FOR_RATING))
     refs: dict[int, list[str]] = defaultdict(list)
     for sample_id, sha in s.execute(
         sa.select(t.SampleImage.sample_id, t.SampleImage.blob_sha256).where(
@@ -383,10 +410,12 @@ def _candidates(s: Session, dataset: str | None) -> tuple[PairCandidateRecord, .
 
 
 def _tasks_and_judgments(
-    s: Session, dataset: str | None
+    s: Session, dataset: str | None, for_rating_only: bool = False
 ) -> tuple[tuple[PairTaskRecord, ...], tuple[PairJudgmentRecord, ...]]:
-    judgments = _current(s, dataset)
-    rows = list(s.scalars(_scoped(sa.select(t.PairTask), t.PairTask, s, dataset).order_by(t.PairTask.id)))
+    judgments = _current(s, dataset, for_rating_only=for_rating_only)
+    rows = list(
+        s.scalars(_scoped(sa.select(t.PairTask), t.PairTask, s, dataset, for_rating_only).order_by(t.PairTask.id))
+    )
     return tuple(_task_records(s, rows, judgments)), tuple(judgments)
 
 
@@ -468,12 +497,15 @@ def _with_judgments(
     ]
 
 
-def _current(s: Session, dataset: str | None, rater_id: int | None = None) -> list[PairJudgmentRecord]:
+def _current(
+    s: Session, dataset: str | None, rater_id: int | None = None, *, for_rating_only: bool = False
+) -> list[PairJudgmentRecord]:
     """Current judgments in scope (of one rater, or everyone's), by judged_at then id."""
     query = sa.select(t.PairJudgment, t.Rater.username).join(t.Rater, t.Rater.id == t.PairJudgment.rater_id)
     if rater_id is not None:
         query = query.where(t.PairJudgment.rater_id == rater_id)
-    query = _scoped(query, t.PairJudgment, s, dataset).order_by(t.PairJudgment.judged_at, t.PairJudgment.id)
+    query = _scoped(query, t.PairJudgment, s, dataset, for_rating_only)
+    query = query.order_by(t.PairJudgment.judged_at, t.PairJudgment.id)
     return [_judgment_record(j, u) for j, u in s.execute(query)]
 
 

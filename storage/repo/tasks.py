@@ -13,7 +13,7 @@ Only samples with an output image are in scope: a ratings-only sample (imported 
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
 With `for_rating_only=True` (what the web app asks), a scope of "all" covers only the datasets marked for
-rating (`SampleRepository.set_for_rating`); a dataset named explicitly is used as it is.
+rating (`_common.DATASETS_FOR_RATING`, the rule of pairwise tasks too); a dataset named explicitly is used as it is.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from .. import schema as t
 from ..record_types import Progress, RaterRecord, Task
 from ..transactions import Transactions
-from ._common import check_int, dataset_id, load_sample, rating_record
+from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
 from .rater_rows import RaterRows
 
 
@@ -175,7 +175,7 @@ _SCOPE = sa.select(t.Sample.id, t.Sample.complete_ratings).where(
 )
 """(sample id, count of complete ratings) of every sample with an output image."""
 _SCOPE_OF_DATASET = _SCOPE.where(t.Sample.dataset_id == sa.bindparam("dataset_id"))
-_SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(sa.select(t.Dataset.id).where(t.Dataset.for_rating.is_(True))))
+_SCOPE_FOR_RATING = _SCOPE.where(t.Sample.dataset_id.in_(DATASETS_FOR_RATING))
 
 
 def _count_of(status: str) -> sa.ColumnElement[int]:

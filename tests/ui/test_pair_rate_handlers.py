@@ -37,6 +37,7 @@ def pairs(served, tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
             Image.open(ex / "out.jpg").convert("RGB").rotate(90 * m).save(out)
             sample = wb.scoring.make_sample([ex / "ref.jpg"], out, f"the {name.split('-')[0]} outdoors", "subject")
             methods[wb.recorder.save(sample, {}, user=None, dataset="pairs-ui", method=method).sample_id] = method
+    wb.samples.set_for_rating("pairs-ui", True, user=None)
     return methods
 
 

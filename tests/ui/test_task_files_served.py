@@ -78,6 +78,7 @@ def test_both_sides_of_a_pair_are_pixels_only_pngs(served, tmp_path: Path):
         _save(wb, tmp_path, "served-pairs", ref, jpeg_with_exif(4), "method-A"),
         _save(wb, tmp_path, "served-pairs", ref, png_with_text(5), "method-B"),
     }
+    wb.samples.set_for_rating("served-pairs", True, user=None)
     outputs = Client(served.url, auth=("bob", USERS["bob"]), verbose=False, download_files=False).predict(
         api_name="/rate_pair_open"
     )

@@ -37,8 +37,10 @@ def add_outputs(
     methods: tuple[str, ...] = ("m0", "m1", "m2", "m3"),
     references: int = 3,
     prompts: tuple[str, ...] = ("a dog on a beach",),
+    for_rating: bool = True,
 ) -> list[Any]:
-    """One output per (reference, prompt, method), keys `r<i>/p<j>/<method>`; returns the sample records."""
+    """One output per (reference, prompt, method), keys `r<i>/p<j>/<method>`, the dataset marked for rating (as an
+    import marks it) unless `for_rating` is False; returns the sample records."""
     out = []
     for r in range(references):
         ref = store.images.add(png(10_000 + r))
@@ -56,4 +58,5 @@ def add_outputs(
                         external_key=f"r{r}/p{p}/{method}",
                     )
                 )
+    store.samples.set_for_rating(dataset, for_rating)
     return out

@@ -281,3 +281,27 @@ def test_a_skip_never_overwrites_an_answer_and_a_flag_needs_a_note(store):
     flagged_state = current(whole.token)
     assert tasks.skip("alice", whole.token).statuses == {"cp": "flagged", "pf": "flagged"}  # a skip keeps a flag
     assert current(whole.token) == flagged_state
+
+
+def test_pairs_come_only_from_datasets_marked_for_rating_like_absolute_tasks(store):
+    """One rule for both kinds of rating: with nothing named, only the datasets marked for rating."""
+    from masc_ui.workbench.ratings import RatingTasks
+
+    private = add_outputs(store, dataset="private", methods=("m0", "m1"), references=1, for_rating=False)
+    tasks, absolute = tasks_of(store), RatingTasks(Database.of(store), Settings())
+    assert tasks.next_task("rita") is None and absolute.next_task("rita") is None
+    assert tasks.progress("rita") == PairProgress(0, 0, 0)
+    assert tasks.previous_task("rita", None) is None
+    named = tasks.next_task("rita", dataset="private")  # a dataset named explicitly is used as it is
+    assert named is not None
+    record = store.pairwise.task("rita", named.token)
+    assert {record.sample_a_id, record.sample_b_id} == {s.id for s in private}
+    tasks.submit("rita", named.token, {"cp": "left", "pf": "tie"})
+    marked = add_outputs(store, dataset="marked", methods=("m0", "m1"), references=1)
+    view = tasks.next_task("rita")
+    record = store.pairwise.task("rita", view.token)
+    assert {record.sample_a_id, record.sample_b_id} == {s.id for s in marked}
+    assert store.samples.get(absolute.next_task("rita").sample_id).dataset == "marked"
+    assert tasks.progress("rita") == PairProgress(0, 1, 1)  # the private pair judged is not in the marked scope
+    store.samples.set_for_rating("marked", False)
+    assert tasks.next_task("bob") is None  # unmarked again: nothing handed out

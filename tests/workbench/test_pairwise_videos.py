@@ -62,6 +62,7 @@ def outputs(store) -> dict[int, str]:
             external_key=f"i/{method}",
         )
         methods[sample.id] = method
+    store.samples.set_for_rating("clips", True)
     return methods
 
 
