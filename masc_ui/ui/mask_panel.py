@@ -238,9 +238,9 @@ def wire(
     extra_refs: gr.File,
     out_image: gr.Image,
     subject: gr.Textbox,
-    after_change: tuple[Callable, list, list] | None = None,
+    after_change: Callable[[Any], None] | None = None,
 ) -> None:
-    """Connect the panel's events; `after_change` (handler, inputs, outputs) runs after every mask change."""
+    """Connect the panel's events; `after_change(event)` chains what runs after every mask change."""
     images = [ref_image, extra_refs, out_image]
     shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
 
@@ -424,7 +424,7 @@ def wire(
     def chain(event):
         p.changed.append(event)
         if after_change is not None:
-            event.then(*after_change, show_progress="hidden")
+            after_change(event)
 
     common = [p.target, p.opacity, *images]
     refresh_outputs = [p.session, p.target, p.editor, *shown]

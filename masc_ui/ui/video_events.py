@@ -5,6 +5,7 @@ Each mask change is followed by the tab's "out of date" check."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -28,9 +29,9 @@ def plot_io(wb: Workbench, tab: Any) -> tuple:
     return draw_frame_plot, [tab.masks.session, tab.report], [tab.video.plot_box, tab.video.plot]
 
 
-def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
+def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]) -> None:
     """Connect the video box and panel of `tab` (a `score_tab.ScoreTab`). `new_images`: the outputs of
-    `score_actions.on_new_images`; `fresh`: the "out of date" check (handler, inputs, outputs)."""
+    `score_actions.on_new_images`; `fresh(event)`: chains the "out of date" check after `event`."""
     p, session = tab.video, tab.masks.session
     cleared = act.on_new_images(tab)
 
@@ -153,7 +154,7 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
         p.clear.click(step("video_mask_clear", lambda vs: vs.clear()), [session], masked, api_name="video_mask_clear"),
     ]
     for event in changes:
-        event.then(*fresh, show_progress="hidden")
+        fresh(event)
     p.discard.click(
         step("video_mask_discard", lambda vs: vs.discard_pending()), [session], masked, api_name="video_mask_discard"
     )
