@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import queue as _queue
+import re
 import tempfile as _tempfile
 import threading as _threading
 from collections.abc import Generator, Iterator, Sequence
@@ -233,8 +234,8 @@ def open_video(
         container = av.open(io.BytesIO(data), mode="r")
     except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
         raise InputError(
-            f"{label}: not a video FFmpeg can read, or the file is damaged or truncated ({exc}); "
-            "upload an MP4 (H.264) or WebM (VP9) file"
+            f"{label}: not a video FFmpeg can read ({ffmpeg_reason(exc)}): the file is not a video, or it is "
+            "damaged or truncated; upload an MP4 (H.264) or WebM (VP9) file"
         ) from None
     with container:
         if not container.streams.video:
@@ -436,6 +437,15 @@ def _declared_duration(container, stream) -> float | None:
     return None
 
 
+def ffmpeg_reason(exc: BaseException) -> str:
+    """What FFmpeg said about a file, in words: its message without the error number and the file name PyAV add
+    (`[Errno 1094995529] Invalid data found when processing input: '<none>'` -> `invalid data found when processing
+    input`)."""
+    text = getattr(exc, "strerror", None) or (exc.args[1] if len(exc.args) > 1 else None) or str(exc)
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(text)).split(": '")[0].strip().rstrip(".:")
+    return (text[:1].lower() + text[1:]) if text else type(exc).__name__
+
+
 def _frame_time(frame, position: int, rate: float) -> float:
     if frame.pts is not None and frame.time_base is not None:
         return float(frame.pts * frame.time_base)
@@ -455,7 +465,8 @@ def _decode_video(container, stream, label: str):
             return
         except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
             raise InputError(
-                f"{label}: the video is damaged or truncated after frame {position} ({exc}); re-export or re-upload it"
+                f"{label}: the video is damaged or truncated after frame {position} ({ffmpeg_reason(exc)}); "
+                "re-export or re-upload it"
             ) from None
         position += 1
         yield frame

@@ -164,13 +164,15 @@ def on_new_images(tab: Any):
 
 
 def upload_notes(wb: Workbench):
-    """Notes on the images on screen (transparency flattened, an image refused and why), under the uploads; and
-    Segment Anything starts encoding the images in the background, so that the first click finds them ready."""
+    """Notes on the images on screen (transparency flattened, an image refused and why), each under its slot: the
+    references' under the reference image, the output's under the output image. And Segment Anything starts
+    encoding the images in the background, so that the first click finds them ready."""
 
     def handler(session: MaskSession, ref, extra, out):
         images, notes = mask_panel.images_on_screen(wb, session, ref, extra, out)
         wb.segmentation.pre_encode(images.values())
-        return "\n".join(f"- {n}" for n in notes)
+        refs = [n for key, shown in notes.items() if key != "out" for n in shown]
+        return "\n".join(f"- {n}" for n in refs), "\n".join(f"- {n}" for n in notes.get("out", []))
 
     return handler
 

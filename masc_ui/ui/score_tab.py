@@ -28,7 +28,12 @@ class ScoreTab:
     out_image: gr.Image
     out_video: video_panel.VideoUpload
     """The output may be a video instead (one output at a time); it lives in `masks.session.video`."""
+    ref_notes: gr.Markdown
+    """Notes on the references (transparency flattened, an upload refused and why), under the reference image."""
     upload_notes: gr.Markdown
+    """Notes on the output image, under it."""
+    video_notes: gr.Markdown
+    """Why a video upload was refused, under the video box (emptied for the next upload)."""
     prompt: gr.Textbox
     subject: gr.Textbox
     link: gr.Markdown
@@ -78,6 +83,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                 height=300,
                 label="Reference image",
             )
+            ref_notes = gr.Markdown(elem_id="ref-notes", elem_classes=["action-message"])
             extra_refs = gr.File(
                 label="More reference images (optional)",
                 file_count="multiple",
@@ -89,8 +95,9 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             out_image = ImageUpload(
                 type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300, label="Output image"
             )
-            out_video = video_panel.build_upload()
             upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
+            out_video = video_panel.build_upload()
+            video_notes = gr.Markdown(elem_id="video-upload-notes", elem_classes=["action-message"])
     with gr.Row():
         prompt = gr.Textbox(
             label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt", scale=3, min_width=240
@@ -183,7 +190,9 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         extra_refs,
         out_image,
         out_video,
+        ref_notes,
         upload_notes,
+        video_notes,
         prompt,
         subject,
         link,
@@ -277,7 +286,7 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
         event(
             notes,
             [tab.masks.session, tab.ref_image, tab.extra_refs, tab.out_image],
-            [tab.upload_notes],
+            [tab.ref_notes, tab.upload_notes],
             show_progress="hidden",
         )
 

@@ -57,22 +57,17 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
         )
 
     def on_video(s: MaskSession, path: str | None, progress=gr.Progress()):
+        """A file in the video box: its strip, or, when it is refused, the reason under the box and the box emptied
+        (so that another upload works at once); the emptied box's own change then says the reason again."""
         vs = s.video
         try:
             progress(0.2, desc="decoding the sampled frames")
             note = vp.load_video(wb, vs, path)
         except WorkbenchError as exc:
             vs.reset()
-            return (
-                gr.Column(visible=True),
-                gr.Column(visible=False),
-                warn(exc),
-                [],
-                None,
-                vp.frame_label(vs),
-                None,
-                *mask_outputs(vs),
-            )
+            vs.refused = warn(exc)
+            hidden = gr.Column(visible=False)
+            return (hidden, hidden, "", [], None, "", None, *mask_outputs(vs), vs.refused, None)
         frame = vs.frame(vs.selected)
         editor = None if frame is None else {"background": frame.image.pixels, "layers": [], "composite": None}
         return (
@@ -84,13 +79,26 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
             vp.frame_label(vs),
             editor,
             *mask_outputs(vs),
+            vp.refusal_note(vs, path),
+            gr.update(),
         )
 
     def on_metrics(s: MaskSession, chosen):
         choices, value = vp.metric_choices(wb, s.video, chosen)
         return gr.CheckboxGroup(choices=choices, value=value)
 
-    loaded = [p.box, p.plot_box, p.note, p.strip, p.plot, p.frame_title, p.editor, *masked]
+    loaded = [
+        p.box,
+        p.plot_box,
+        p.note,
+        p.strip,
+        p.plot,
+        p.frame_title,
+        p.editor,
+        *masked,
+        tab.video_notes,
+        tab.out_video,
+    ]
     tab.out_video.change(on_video, [session, tab.out_video], loaded, api_name="video_load", concurrency_limit=2).then(
         on_metrics, [session, tab.metrics], [tab.metrics], show_progress="hidden"
     )

@@ -10,10 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..imaging import InputImage, InputVideo, VideoFrame, poster_frame, read_frames
+from ..imaging import (
+    InputImage,
+    InputVideo,
+    VideoFrame,
+    VideoLimits,
+    looks_like_video,
+    open_video,
+    poster_frame,
+    read_frames,
+)
+from ..imaging.images import IMAGE_HEAD_BYTES, image_format
 from ..metrics.sample import MetricValue, Sample
 from ..settings import Settings
 
@@ -49,6 +60,24 @@ class VideoViews:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+
+    def open_upload(self, path: str | Path, name: str = "output video") -> InputVideo:
+        """The file a user put in a video box, opened as a video within the settings' limits (`open_video`), never
+        as an image: an image file is refused as such (it belongs in an image box), anything else that FFmpeg cannot
+        read is refused with a message about videos. InputError naming `name` and the file."""
+        label = f"{name} ({Path(path).name})"
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(IMAGE_HEAD_BYTES)
+        except OSError:
+            head = b""  # open_video says what is wrong with the path
+        kind = None if looks_like_video(head) else image_format(head)
+        if kind is not None:
+            raise InputError(
+                f"{label}: this is an image ({kind}), not a video: put images in the output image box; upload an "
+                "MP4 (H.264) or WebM (VP9) file here"
+            )
+        return open_video(path, name=name, limits=VideoLimits.from_settings(self.settings))
 
     def sampled_frames(self, video: InputVideo) -> list[VideoFrame]:
         """The frames the image metrics score (`settings.video_frames`, linspace; each index once), decoded, with

@@ -7,13 +7,14 @@ upload. Screenshots go to test-artifacts/e2e/."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from .conftest import ARTIFACTS, SMALL, WIDE, login
-from .steps import STEP_MS, upload, wait_text
+from .steps import STEP_MS, beside, text_of, upload, wait_text
 
 pytestmark = pytest.mark.e2e
 RED = (200, 40, 40)
@@ -61,5 +62,61 @@ def test_a_transparent_upload_is_shown_as_scored(browser, app_server, shots, hal
         assert transparent.min() >= 245, f"{name}: the transparent half shows {transparent.min(axis=0)}, not white"
         if name != "editor":  # the editor's toolbar sits left of its picture
             assert around.size and around.max() < 200, f"{name}: white beyond the image's edge (a box too large)"
+    assert not page.errors, page.errors
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory) -> SimpleNamespace:
+    from tests.video_files import encode_video, synthetic_frames
+
+    folder = tmp_path_factory.mktemp("bad-uploads")
+    mp4 = encode_video(synthetic_frames(24, width=160, height=96), "mp4")
+    files = SimpleNamespace(
+        noise=folder / "noise.mp4",
+        truncated=folder / "truncated.mp4",
+        good=folder / "good.webm",
+        text=folder / "notes.png",
+    )
+    files.noise.write_bytes(np.random.default_rng(7).bytes(40_000))
+    files.truncated.write_bytes(mp4[: len(mp4) // 2])
+    files.good.write_bytes(encode_video(synthetic_frames(24, width=160, height=96), "webm"))
+    files.text.write_text("these are my notes, not a picture\n" * 20)
+    return files
+
+
+def _video_box_empty(page) -> None:
+    """Wait until the video box is empty and takes a new upload (its drop zone is back)."""
+    page.wait_for_function(
+        "() => !document.querySelector('#out-video video') && document.querySelector('#out-video input[type=file]')",
+        timeout=STEP_MS,
+    )
+
+
+@pytest.mark.parametrize("viewport", [WIDE, SMALL], ids=["1400x1000", "800x900"])
+def test_refused_uploads_are_said_under_their_slot_and_the_slot_is_emptied(
+    browser, app_server, shots, bad_files, viewport
+):
+    page = login(browser, app_server.url, "alice", viewport)
+    for bad in (bad_files.noise, bad_files.truncated):  # one after the other: no ✕ needed in between
+        upload(page, "#out-video", bad)
+        said = wait_text(page, "#video-upload-notes", f"output video ({bad.name}): not a video FFmpeg can read")
+        assert "upload an MP4 (H.264) or WebM (VP9) file" in said
+        assert "Errno" not in said and "Pillow" not in said and "PNG, JPEG or WebP" not in said, said
+        _video_box_empty(page)
+        assert beside(page, "#video-upload-notes", "#out-video", reach=40)
+        page.locator("#out-video").scroll_into_view_if_needed()
+        shots(page, f"refused-{bad.stem}", full_page=False)
+    assert not page.locator("#video-panel").is_visible()
+    upload(page, "#out-video", bad_files.good)
+    wait_text(page, "#video-note", "24 frames at 24 fps")
+    page.wait_for_function("() => !document.querySelector('#video-upload-notes').innerText.trim()", timeout=STEP_MS)
+
+    upload(page, "#ref-image", bad_files.text)
+    said = wait_text(page, "#ref-notes", "reference image 1 (notes.png): not an image")
+    assert beside(page, "#ref-notes", "#ref-image", reach=40)
+    assert "not an image" not in text_of(page, "#upload-notes") + text_of(page, "#video-upload-notes")
+    page.locator("#ref-image").scroll_into_view_if_needed()
+    shots(page, "refused-text-reference", full_page=False)
     assert not page.errors, page.errors
     page.close()

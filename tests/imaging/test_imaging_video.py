@@ -133,6 +133,10 @@ def test_damaged_files_are_refused_clearly(tmp_path):
         open_video(np.random.default_rng(0).bytes(5000), name="noise")
     with pytest.raises(InputError, match="(not a video FFmpeg can read|damaged or truncated|truncated)"):
         open_video(mp4[: len(mp4) // 2], name="half mp4")
+    for data in (np.random.default_rng(0).bytes(5000), mp4[: len(mp4) // 2], mp4[:4000]):
+        with pytest.raises(InputError) as refused:
+            open_video(data, name="video")
+        assert "Errno" not in str(refused.value) and "<none>" not in str(refused.value), refused.value  # words only
     with pytest.raises(InputError, match="half webm: the file looks truncated"):
         open_video(webm[: len(webm) // 2], name="half webm")
     with pytest.raises(InputError, match="truncated"):

@@ -72,12 +72,25 @@ def test_load_a_video_gives_the_sampled_frame_strip(wb, files):
 
 
 def test_bad_files_in_the_video_box_get_clear_errors(wb, files, tmp_path):
-    with pytest.raises(InputError, match="holds an image"):
+    with pytest.raises(InputError, match=r"this is an image \(PNG\), not a video: put images in the output image box"):
         video_panel.load_video(wb, VideoSession(), str(files[1]))
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(files[0].read_bytes()[:300])
-    with pytest.raises(InputError, match="output video"):
-        video_panel.load_video(wb, VideoSession(), str(broken))
+    noise = tmp_path / "noise.mp4"
+    noise.write_bytes(np.random.default_rng(1).bytes(20_000))
+    for bad in (broken, noise):
+        with pytest.raises(InputError, match=rf"^output video \({bad.name}\): not a video FFmpeg can read") as refused:
+            video_panel.load_video(wb, VideoSession(), str(bad))
+        words = str(refused.value)
+        assert "Pillow" not in words and "Errno" not in words and "upload an MP4 (H.264) or WebM (VP9)" in words
+
+
+def test_a_refused_upload_is_said_once_by_the_emptied_box():
+    vs = VideoSession(refused="⚠ output video (x.mp4): not a video")
+    assert video_panel.refusal_note(vs, None) == "⚠ output video (x.mp4): not a video"  # the box emptied after it
+    assert video_panel.refusal_note(vs, None) == ""  # the user's own ✕ later: nothing to say
+    vs.refused = "⚠ old"
+    assert video_panel.refusal_note(vs, "/tmp/next.mp4") == "" and vs.refused is None
 
 
 def test_a_brush_mask_drawn_on_one_frame_is_reused_on_every_frame(wb, files):
