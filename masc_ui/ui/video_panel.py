@@ -255,8 +255,8 @@ def mask_rule(vs: VideoSession) -> str:
         return NO_MASK
     if vs.masks.method == "static":
         frame = int(vs.masks.params.get("frame", 0))
-        fps = vs.video.fps if vs.video is not None and vs.video.fps else 1.0
-        return f"**Mask rule:** {STATIC_RULE.format(frame=frame, time=frame / fps)} (source: {vs.source})."
+        time = vs.video.time_of(frame) if vs.video is not None else 0.0
+        return f"**Mask rule:** {STATIC_RULE.format(frame=frame, time=time)} (source: {vs.source})."
     params = vs.masks.params
     text = TEXT_RULE.format(n=len(vs.masks.masks), text=params.get("text", "?"))
     doubtful = params.get("doubtful") or []

@@ -2,8 +2,9 @@
 video (the frame strip), each metric's per-frame values over time (a line plot), one frame as an image sample (its
 MaSC overlays through Explain), the poster frame, and the video's bytes for playback.
 
-Frame times are `index / fps` seconds (the stream's average rate; exact for constant-frame-rate files, which is what
-generators write).
+Frame times are seconds from the video's first frame (`InputVideo.time_of`: each frame's presentation time, with
+the file's start offset removed), the one time base of the frame strip, the plot's axis, the selected-frame marker
+and the mask's note.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class FrameSeries:
     frames: list[int]
     """Frame indices (0-based, increasing)."""
     times_s: list[float]
-    """`frames[i] / fps`, seconds."""
+    """Seconds from the video's first frame to `frames[i]` (`InputVideo.time_of`)."""
     values: list[float | None]
     """The metric on each frame; None where that frame has no value."""
     value: float | None
@@ -108,7 +109,7 @@ class VideoViews:
                     name,
                     spec.display_name,
                     frames,
-                    [f / video.fps for f in frames],
+                    [video.time_of(f) for f in frames],
                     [by_index[f] for f in frames],
                     None if value.is_nan else float(value.value),
                     float(spec.range[0]),

@@ -261,3 +261,24 @@ def test_the_video_use_cases_are_for_admins(demo_settings, files, tmp_path):
             video_media.poster_preview(bench, 1, user="rita")
     finally:
         bench.close()
+
+
+def test_a_video_starting_at_one_second_shows_one_time_base_everywhere(wb, files, tmp_path):
+    """A cut whose first timestamp is 1.0 s: the strip, the plot's axis, the selected-frame marker and the mask's note
+    all count seconds from the first frame (frame i at i / fps), never the file's own timestamps."""
+    late = tmp_path / "late.mp4"
+    late.write_bytes(encode_video(synthetic_frames(8), "mp4", fps=24, start_s=1.0))
+    session = MaskSession()
+    vs = session.video
+    video_panel.load_video(wb, vs, str(late))
+    times = [0, 2 / 24, 4 / 24, 7 / 24]
+    assert [c for _, c in video_panel.strip_items(vs)] == ["#0 · 0.00 s", "#2 · 0.08 s", "#4 · 0.17 s", "#7 · 0.29 s"]
+    video_panel.select_frame(vs, 3)
+    assert "**Selected: frame 7** (0.29 s)" in video_panel.frame_label(vs)
+    video_panel.brush_mask(wb, vs, _brush())
+    assert "drawn on frame 7 (0.29 s)" in video_panel.mask_rule(vs)
+    sample = score_actions.sample_on_screen(wb, session, str(files[1]), None, None, "a green square", "square")
+    fig = video_panel.plot_of(wb, vs, wb.scoring.score(sample, ["clip_i"], user="alice"))
+    assert list(fig.axes[0].lines[0].get_xdata()) == pytest.approx(times)  # the axis: the strip's times
+    marker = [line for line in fig.axes[0].lines if line.get_color() == "#d1495b"]
+    assert [line.get_xdata()[0] for line in marker] == pytest.approx([7 / 24])  # on the selected frame
