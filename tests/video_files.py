@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +24,11 @@ def encode_video(
     fps: int = 24,
     codec: str | None = None,
     metadata: dict[str, str] | None = None,
+    start_s: float = 0.0,
 ) -> bytes:
     """Encode RGB frames (all the same even size) into an MP4 (H.264) or WebM (VP9) file's bytes, with the container
-    tags `metadata` (e.g. a title)."""
+    tags `metadata` (e.g. a title); the first frame's timestamp is `start_s` seconds (as a cut from a longer
+    recording has it)."""
     import av
 
     arrays = [np.asarray(f.convert("RGB") if isinstance(f, Image.Image) else f, dtype=np.uint8) for f in frames]
@@ -37,8 +40,11 @@ def encode_video(
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         if stream.codec_context.name == "libx264":
             stream.options = {"crf": "12", "preset": "ultrafast"}
-        for arr in arrays:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(arr, format="rgb24")):
+        first = round(start_s * fps)
+        for i, arr in enumerate(arrays):
+            frame = av.VideoFrame.from_ndarray(arr, format="rgb24")
+            frame.pts, frame.time_base = first + i, Fraction(1, fps)
+            for packet in stream.encode(frame):
                 out.mux(packet)
         for packet in stream.encode():
             out.mux(packet)

@@ -160,6 +160,20 @@ def natural_frame_jpeg(image: InputImage | Image.Image, *, long_side: int = 512,
     return buf.getvalue()
 
 
+IMAGE_HEAD_BYTES = 256 * 1024
+"""Bytes of a file's start that `image_format` needs at most (a JPEG's EXIF block may hold up to 64 KiB)."""
+
+
+def image_format(head: bytes) -> str | None:
+    """The format Pillow recognises in the first bytes of a file (`PNG`, `JPEG`, `GIF`, ...: its header, which for a
+    JPEG with a large EXIF block may take `IMAGE_HEAD_BYTES`), None when it recognises none. Nothing is decoded."""
+    try:
+        with Image.open(io.BytesIO(head)) as img:
+            return img.format
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+        return None
+
+
 def has_transparency(img: Image.Image) -> bool:
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         alpha = alpha_channel(img)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import queue as _queue
+import re
 import tempfile as _tempfile
 import threading as _threading
 from collections.abc import Generator, Iterator, Sequence
@@ -105,6 +106,15 @@ class InputVideo:
     name: str = "video"
     """What the user calls it (for messages)."""
     notes: tuple[str, ...] = ()
+    frame_times_s: tuple[float, ...] = ()
+    """Presentation time of each decoded frame in seconds from the first frame (the first is 0.0, whatever
+    timestamp the file starts at): the one time base of every time shown for the video (`time_of`)."""
+
+    def time_of(self, index: int) -> float:
+        """Seconds from the first frame to frame `index` (0-based): its presentation time, else `index / fps`."""
+        if 0 <= index < len(self.frame_times_s):
+            return self.frame_times_s[index]
+        return index / self.fps if self.fps else 0.0
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, InputVideo) and other.sha256 == self.sha256
@@ -198,7 +208,7 @@ class VideoFrame:
     index: int
     """0-based position among the decoded frames (presentation order)."""
     time_s: float
-    """Presentation time in seconds from the start of the stream."""
+    """Seconds from the video's first frame (`InputVideo.time_of`): the time shown for it everywhere."""
     image: InputImage
     """Its RGB pixels as an `InputImage` named `<video name> frame <index>`."""
 
@@ -233,8 +243,8 @@ def open_video(
         container = av.open(io.BytesIO(data), mode="r")
     except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
         raise InputError(
-            f"{label}: not a video FFmpeg can read, or the file is damaged or truncated ({exc}); "
-            "upload an MP4 (H.264) or WebM (VP9) file"
+            f"{label}: not a video FFmpeg can read ({ffmpeg_reason(exc)}): the file is not a video, or it is "
+            "damaged or truncated; upload an MP4 (H.264) or WebM (VP9) file"
         ) from None
     with container:
         if not container.streams.video:
@@ -258,6 +268,7 @@ def open_video(
             )
         rate = float(stream.average_rate) if stream.average_rate else 0.0
         count, first, last = 0, None, None
+        times: list[float] = []
         for frame in _decode_video(container, stream, label):
             count += 1
             if count > limits.max_frames:
@@ -268,6 +279,7 @@ def open_video(
             time_s = _frame_time(frame, count - 1, rate)
             first = time_s if first is None else first
             last = time_s
+            times.append(time_s - first)
         codec = stream.codec_context.name
         metadata_frames = int(stream.frames or 0)
         media_type = _video_media_type(container.format.name, codec)
@@ -281,8 +293,11 @@ def open_video(
             "(MASC_MAX_VIDEO_SECONDS); cut it shorter"
         )
     slack = _TRUNCATION_SLACK_FRAMES / fps
+    # A container may declare its length from timestamp 0 (Matroska's Duration) rather than from the first frame:
+    # the frames cover the declaration when either reading of it is met.
+    covered = max(duration, last + 1.0 / fps)
     if (
-        declared is not None and duration < declared - max(slack, 0.02 * declared)
+        declared is not None and covered < declared - max(slack, 0.02 * declared)
     ) or metadata_frames > count + _TRUNCATION_SLACK_FRAMES:
         expected = f"{declared:.2f} s" if declared is not None else f"{metadata_frames} frames"
         raise InputError(
@@ -299,6 +314,7 @@ def open_video(
         size=(width, height),
         codec=codec,
         name=name,
+        frame_times_s=tuple(times),
     )
 
 
@@ -436,7 +452,18 @@ def _declared_duration(container, stream) -> float | None:
     return None
 
 
+def ffmpeg_reason(exc: BaseException) -> str:
+    """What FFmpeg said about a file, in words: its message without the error number and the file name PyAV add
+    (`[Errno 1094995529] Invalid data found when processing input: '<none>'` -> `invalid data found when processing
+    input`)."""
+    text = getattr(exc, "strerror", None) or (exc.args[1] if len(exc.args) > 1 else None) or str(exc)
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(text)).split(": '")[0].strip().rstrip(".:")
+    return (text[:1].lower() + text[1:]) if text else type(exc).__name__
+
+
 def _frame_time(frame, position: int, rate: float) -> float:
+    """A decoded frame's presentation timestamp in seconds, as the file has it (`open_video` makes times relative to
+    the first frame)."""
     if frame.pts is not None and frame.time_base is not None:
         return float(frame.pts * frame.time_base)
     return position / rate if rate > 0 else float(position)
@@ -455,7 +482,8 @@ def _decode_video(container, stream, label: str):
             return
         except (av.FFmpegError, EOFError, OSError, ValueError) as exc:
             raise InputError(
-                f"{label}: the video is damaged or truncated after frame {position} ({exc}); re-export or re-upload it"
+                f"{label}: the video is damaged or truncated after frame {position} ({ffmpeg_reason(exc)}); "
+                "re-export or re-upload it"
             ) from None
         position += 1
         yield frame
@@ -487,7 +515,6 @@ def _sampled_frames(video: InputVideo, wanted: list[int], threading_event) -> It
     container = av.open(io.BytesIO(video.data), mode="r")
     with container:
         stream = container.streams.video[0]
-        rate = float(stream.average_rate) if stream.average_rate else video.fps
         k = 0
         for position, frame in enumerate(_decode_video(container, stream, label)):
             if threading_event is not None and threading_event.is_set():
@@ -497,7 +524,7 @@ def _sampled_frames(video: InputVideo, wanted: list[int], threading_event) -> It
             pixels = Image.fromarray(frame.to_ndarray(format="rgb24"), mode="RGB")
             item = VideoFrame(
                 index=position,
-                time_s=_frame_time(frame, position, rate),
+                time_s=video.time_of(position),
                 image=open_image(pixels, name=f"{video.name} frame {position}"),
             )
             while k < len(wanted) and wanted[k] == position:

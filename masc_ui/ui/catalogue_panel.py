@@ -16,16 +16,19 @@ from typing import Any
 import gradio as gr
 
 from ..errors import WorkbenchError
-from ..workbench import Workbench
+from ..workbench import Workbench, sample_fingerprint
 from ..workbench.metric_presets import PRESETS, preset_label, preset_metrics
 from ..workbench.model_sizes import metric_size_text
 from .gpu import gpu
+from .staleness import CATALOGUE_LABEL, stale_note, with_result
 from .users import user_of
 
 EXPLAIN_API = "explain_catalogue"
 """Api name of the catalogue explanation (rate-limited as a model call, `roles.HEAVY`)."""
 PRESET_API = "preset_"
 """Api name prefix of the preset buttons (`preset_subject`, ...)."""
+RESULT = "catalogue explanation"
+"""What the explanation is called in the "out of date" notes (`staleness.RESULTS`)."""
 SIZES_NOTE = (
     "Sizes: the model each metric loads on first use (once per process, with a progress message); "
     "demo checkpoints are tiny random weights."
@@ -35,8 +38,12 @@ SIZES_NOTE = (
 @dataclass
 class CataloguePanel:
     explain: gr.Button
+    stale: gr.HTML
+    """The "out of date" note of the explanation, next to it (the Score tab's note under Run says it too)."""
     pictures: gr.Gallery
     notes: gr.Markdown
+    explained: Any = None
+    """The explain button's click event (the Score tab chains its "out of date" check to it)."""
 
 
 def metric_choices(wb: Workbench, specs: Sequence[Any]) -> list[tuple[str, str]]:
@@ -67,13 +74,21 @@ def preset_handler(name: str) -> Callable[[], list[str]]:
 
 
 def build(
-    wb: Workbench, sample_of: Callable[..., Any], inputs: list, metrics: gr.CheckboxGroup, status: gr.Markdown
+    wb: Workbench,
+    sample_of: Callable[..., Any],
+    inputs: list,
+    metrics: gr.CheckboxGroup,
+    status: gr.Markdown,
+    computed: gr.State,
+    stale: gr.HTML,
 ) -> CataloguePanel:
     """The catalogue explanation: a button, a gallery of the pictures, the text. `sample_of(*inputs)` is the Score
     tab's sample on screen; `metrics` its metric selection (the explanation covers the chosen catalogue metrics,
-    with Run's values when Run scored the same selection)."""
+    with Run's values when Run scored the same selection); `computed` and `stale` the Score tab's fingerprints of
+    the results shown and its "out of date" note (`staleness`), which the explanation follows like every result."""
     gr.Markdown(SIZES_NOTE, elem_id="metric-sizes-note")
-    explain = gr.Button("Explain VQAScore, ITMScore, FaceSim, FaceScore", elem_id="explain-catalogue")
+    explain = gr.Button(CATALOGUE_LABEL, elem_id="explain-catalogue")
+    here = gr.HTML(elem_id="catalogue-stale")
     pictures = gr.Gallery(
         label="Faces found, aligned face crops, face scores",
         columns=4,
@@ -84,24 +99,40 @@ def build(
         height="auto",
     )
     notes = gr.Markdown(elem_id="catalogue-notes")
-    explain.click(
+    explained = explain.click(
         explain_handler(wb, sample_of),
-        [*inputs, metrics],
-        [pictures, notes, status],
+        [*inputs, metrics, computed],
+        [pictures, notes, status, computed, stale, here],
         concurrency_limit=2,
         api_name=EXPLAIN_API,
     )
-    return CataloguePanel(explain, pictures, notes)
+    return CataloguePanel(explain, here, pictures, notes, explained)
+
+
+def stale_here(now: str | None, computed: Any) -> str:
+    """The note next to the explanation when it was computed on another sample than the one (fingerprint `now`) on
+    screen (`staleness.stale_note` of this result only)."""
+    return stale_note(now, computed, [RESULT], element_id="catalogue-stale-note")
 
 
 def explain_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..., tuple]:
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
-    session; the metric names; request, progress) -> (gallery items, markdown, status line). A bad input or a
-    refused role is a message, never a traceback."""
+    session; the metric names; the fingerprints of the results shown; request, progress) -> (gallery items,
+    markdown, status line, fingerprints, the "out of date" notes under Run and here). A bad input or a refused role is a message, never a
+    traceback; the explanation shown is then gone, and so is its fingerprint."""
 
     @gpu
     def on_explain_catalogue(
-        ref, extra, out, prompt_text, subject_text, session, names, request: gr.Request, progress=gr.Progress()
+        ref,
+        extra,
+        out,
+        prompt_text,
+        subject_text,
+        session,
+        names,
+        computed,
+        request: gr.Request,
+        progress=gr.Progress(),
     ) -> tuple:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
@@ -109,7 +140,11 @@ def explain_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..
                 sample, names or None, user=user_of(request), progress=lambda f, what: progress(f, desc=what)
             )
         except WorkbenchError as exc:
-            return [], f"⚠ {exc}", wb.status().line()
-        return [(p.image, p.caption) for p in found.pictures], found.markdown(), wb.status().line()
+            gone = with_result(computed, RESULT, None)
+            return [], f"⚠ {exc}", wb.status().line(), gone, gr.update(), ""
+        key = sample_fingerprint(sample)
+        computed = with_result(computed, RESULT, key)
+        pictures = [(p.image, p.caption) for p in found.pictures]
+        return pictures, found.markdown(), wb.status().line(), computed, stale_note(key, computed), ""
 
     return on_explain_catalogue

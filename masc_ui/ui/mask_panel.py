@@ -93,12 +93,12 @@ def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, ex
 
 def images_on_screen(
     wb: Workbench, session: MaskSession, ref_image, extra_refs, out_image
-) -> tuple[dict[str, InputImage | None], list[str]]:
-    """(target -> decoded image or None, what to tell the user about them): each image's notes (e.g.
+) -> tuple[dict[str, InputImage | None], dict[str, list[str]]]:
+    """(target -> decoded image or None, target -> what to tell the user about it): each image's notes (e.g.
     transparency flattened) and why an upload is refused (e.g. too small to judge)."""
     refs, out = image_paths(ref_image, extra_refs, out_image)
     found: dict[str, InputImage | None] = {}
-    notes: list[str] = []
+    notes: dict[str, list[str]] = {}
     for key, path, name in [(f"ref{i}", r, f"reference image {i + 1}") for i, r in enumerate(refs)] + [
         ("out", out, "output image")
     ]:
@@ -107,10 +107,10 @@ def images_on_screen(
             continue
         try:
             found[key] = session_image(wb, session, path, name)
-            notes += list(found[key].notes)
+            notes[key] = list(found[key].notes)
         except WorkbenchError as exc:
             found[key] = None
-            notes.append(f"⚠ {exc}")
+            notes[key] = [f"⚠ {exc}"]
     return found, notes
 
 
@@ -238,9 +238,9 @@ def wire(
     extra_refs: gr.File,
     out_image: gr.Image,
     subject: gr.Textbox,
-    after_change: tuple[Callable, list, list] | None = None,
+    after_change: Callable[[Any], None] | None = None,
 ) -> None:
-    """Connect the panel's events; `after_change` (handler, inputs, outputs) runs after every mask change."""
+    """Connect the panel's events; `after_change(event)` chains what runs after every mask change."""
     images = [ref_image, extra_refs, out_image]
     shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
 
@@ -424,7 +424,7 @@ def wire(
     def chain(event):
         p.changed.append(event)
         if after_change is not None:
-            event.then(*after_change, show_progress="hidden")
+            after_change(event)
 
     common = [p.target, p.opacity, *images]
     refresh_outputs = [p.session, p.target, p.editor, *shown]

@@ -23,6 +23,12 @@ body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-butt
 #rate-cp label, #rate-pf label {padding:3px 8px !important;font-size:0.88em;line-height:1.25}
 #rate-cp .wrap, #rate-pf .wrap {gap:4px !important}
 .kbd {font-family:monospace;border:1px solid #aaa;border-radius:3px;padding:0 4px;background:#f6f6f6}
+/* Score tab uploads (media; upload.ImageUpload): an image with transparency is shown over white, which is exactly
+   what is scored (imaging.load_image flattens it onto white), whatever the page's theme; the picture's box is the
+   picture itself (not the whole frame, which would paint white margins around it), centred in the frame. */
+#ref-image .image-frame, #out-image .image-frame {display:flex;align-items:center;justify-content:center}
+#ref-image img, #out-image img {width:auto !important;height:auto !important;max-width:100% !important;
+  max-height:100% !important;background:#fff}
 """
     + (
         # --- result tables (Browse, Compare, Leaderboard, Agreement, pairwise results): a cell never wraps (numbers and

@@ -17,9 +17,10 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench, format_value, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
-from . import mask_panel, video_panel
+from . import catalogue_panel, mask_panel, video_panel
 from .feedback import warn
 from .gpu import gpu
+from .staleness import NOTHING, Computed, keys_of, stale_note, with_result
 from .users import user_of
 
 NEW_SAMPLE = (
@@ -69,33 +70,18 @@ def freshness(
     out,
     prompt,
     subject,
-    computed: tuple[str | None, str | None] | None,
-) -> str:
-    """The "out of date" note: shown when the scores or the maps on screen were computed on other inputs than
-    those on screen now (`computed`: fingerprints of the inputs of the score table and of the maps)."""
-    scores_key, maps_key = computed or (None, None)
-    if scores_key is None and maps_key is None:
-        return ""
+    computed: Computed | None,
+) -> tuple[str, str]:
+    """The "out of date" notes (under Run; next to the catalogue explanation): shown when a result on screen (score
+    table, maps, catalogue explanation) was computed on other inputs than those on screen now (`computed`: their
+    fingerprints, `staleness.Computed`)."""
+    if not any(keys_of(computed)):
+        return "", ""
     try:
         now = sample_fingerprint(sample_on_screen(wb, session, ref, extra, out, prompt, subject))
     except WorkbenchError:
         now = None
-    return stale_note(now, computed)
-
-
-def stale_note(now: str | None, computed: tuple[str | None, str | None] | None) -> str:
-    """The "out of date" note for inputs with fingerprint `now` (empty when everything shown belongs to them)."""
-    stale = [
-        what for what, key in zip(("score table", "maps"), computed or (None, None)) if key is not None and key != now
-    ]
-    if not stale:
-        return ""
-    buttons = " and ".join(b for b, what in (("Run", "score table"), ("Explain", "maps")) if what in stale)
-    return (
-        '<div class="stale-note" id="stale-note">⚠ Results are out of date: the images, masks, prompt or '
-        f"subject changed since the {' and the '.join(stale)} {'were' if stale != ['score table'] else 'was'} "
-        f"computed. Press {buttons} again.</div>"
-    )
+    return stale_note(now, computed), catalogue_panel.stale_here(now, computed)
 
 
 def explain_summary(wb: Workbench, ex: Explanation) -> str:
@@ -142,7 +128,7 @@ def cleared_results(tab: Any) -> dict:
     return {
         tab.scores: "",
         tab.report: None,
-        tab.computed: (None, None),
+        tab.computed: NOTHING,
         tab.stale: "",
         tab.cp_map: None,
         tab.best_map: None,
@@ -154,6 +140,9 @@ def cleared_results(tab: Any) -> dict:
         tab.save_msg: "",
         tab.video.plot: None,
         tab.video.plot_box: gr.Column(visible=False),
+        tab.catalogue.pictures: [],
+        tab.catalogue.notes: "",
+        tab.catalogue.stale: "",
     }
 
 
@@ -177,13 +166,15 @@ def on_new_images(tab: Any):
 
 
 def upload_notes(wb: Workbench):
-    """Notes on the images on screen (transparency flattened, an image refused and why), under the uploads; and
-    Segment Anything starts encoding the images in the background, so that the first click finds them ready."""
+    """Notes on the images on screen (transparency flattened, an image refused and why), each under its slot: the
+    references' under the reference image, the output's under the output image. And Segment Anything starts
+    encoding the images in the background, so that the first click finds them ready."""
 
     def handler(session: MaskSession, ref, extra, out):
         images, notes = mask_panel.images_on_screen(wb, session, ref, extra, out)
         wb.segmentation.pre_encode(images.values())
-        return "\n".join(f"- {n}" for n in notes)
+        refs = [n for key, shown in notes.items() if key != "out" for n in shown]
+        return "\n".join(f"- {n}" for n in refs), "\n".join(f"- {n}" for n in notes.get("out", []))
 
     return handler
 
@@ -253,7 +244,6 @@ def on_run(wb: Workbench, tab: Any):
         progress=gr.Progress(),
     ):
         user, progress = user_of(request), _progress(progress)
-        computed = computed or (None, None)
         try:
             if not names:
                 return {tab.run_msg: warn("choose at least one metric (the Metrics boxes above Run)")}
@@ -264,17 +254,17 @@ def on_run(wb: Workbench, tab: Any):
                 tab.run_msg: warn(exc),
                 tab.scores: "",
                 tab.report: None,
-                tab.stale: "",
-                tab.computed: (None, computed[1]),
+                tab.computed: with_result(computed, "score table", None),
                 tab.status: wb.status().line(),
             }
         key = sample_fingerprint(sample)
+        computed = with_result(computed, "score table", key)
         return {
             tab.scores: score_table(wb, report, x100),
             tab.report: report,
             tab.run_msg: run_result(report),
-            tab.computed: (key, computed[1]),
-            tab.stale: stale_note(key, (key, computed[1])),
+            tab.computed: computed,
+            tab.stale: stale_note(key, computed),
             tab.status: wb.status().line(),
         }
 
@@ -287,7 +277,6 @@ def on_explain(wb: Workbench, tab: Any):
         ref, extra, out, prompt, subject, session: MaskSession, computed, request: gr.Request, progress=gr.Progress()
     ):
         user, progress = user_of(request), _progress(progress)
-        computed = computed or (None, None)
         empty = {tab.cp_map: None, tab.best_map: None, tab.lines: None, tab.pf_map: None, tab.explain_notes: ""}
         frame = None
         try:
@@ -300,7 +289,7 @@ def on_explain(wb: Workbench, tab: Any):
             return {
                 **empty,
                 tab.explain_msg: warn(exc),
-                tab.computed: (computed[0], None),
+                tab.computed: with_result(computed, "maps", None),
                 tab.status: wb.status().line(),
             }
         cp_maps = [img for img in ex.cp_ref if img is not None]
@@ -313,6 +302,7 @@ def on_explain(wb: Workbench, tab: Any):
             msg = f"maps of {where}: {msg} (click another frame of the strip, then Explain, for another)"
             notes = f"**Maps of {where}**; the values are this frame's.\n\n{notes}"
         key = sample_fingerprint(sample)
+        computed = with_result(computed, "maps", key)
         return {
             tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None,
             tab.best_map: ex.out_best,
@@ -320,8 +310,8 @@ def on_explain(wb: Workbench, tab: Any):
             tab.pf_map: ex.pf_attention,
             tab.explain_notes: notes,
             tab.explain_msg: msg if drawn else warn(msg),
-            tab.computed: (computed[0], key),
-            tab.stale: stale_note(key, (computed[0], key)),
+            tab.computed: computed,
+            tab.stale: stale_note(key, computed),
             tab.status: wb.status().line(),
         }
 
@@ -348,7 +338,6 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         progress=gr.Progress(),
     ):
         user, progress = user_of(request), _progress(progress)
-        computed = computed or (None, None)
         try:
             sample = sample_on_screen(wb, session, ref, extra, out, prompt, subject)
             saved = wb.saving.save(
@@ -366,13 +355,14 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
         session.stored_sample = saved.sample_id
         session.mark_saved()
         key = sample_fingerprint(sample)
+        computed = with_result(computed, "score table", key)
         return {
             tab.save_msg: saved.message,
             tab.masks.session: session,
             tab.scores: score_table(wb, saved.report, x100),
             tab.report: saved.report,
-            tab.computed: (key, computed[1]),
-            tab.stale: stale_note(key, (key, computed[1])),
+            tab.computed: computed,
+            tab.stale: stale_note(key, computed),
             tab.link: link_text(session, (dataset or "").strip(), (method or "").strip() or None),
             tab.status: wb.status().line(),
         }

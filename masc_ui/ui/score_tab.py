@@ -4,15 +4,19 @@ message sits next to it (`score_actions`); the inputs on screen are one sample."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.examples import list_examples
 from ..workbench.metric_presets import ALL_LABEL, ALL_PRESET
-from . import catalogue_panel, mask_panel, video_events, video_panel
+from . import catalogue_panel, mask_panel, staleness, video_events, video_panel
 from . import score_actions as act
 from .upload import ImageUpload
+
+FRESHNESS = "score-freshness"
+"""Concurrency id of the Score tab's "out of date" checks (one at a time, in order)."""
 
 
 @dataclass
@@ -25,7 +29,12 @@ class ScoreTab:
     out_image: gr.Image
     out_video: video_panel.VideoUpload
     """The output may be a video instead (one output at a time); it lives in `masks.session.video`."""
+    ref_notes: gr.Markdown
+    """Notes on the references (transparency flattened, an upload refused and why), under the reference image."""
     upload_notes: gr.Markdown
+    """Notes on the output image, under it."""
+    video_notes: gr.Markdown
+    """Why a video upload was refused, under the video box (emptied for the next upload)."""
     prompt: gr.Textbox
     subject: gr.Textbox
     link: gr.Markdown
@@ -39,7 +48,8 @@ class ScoreTab:
     scores: gr.HTML
     report: gr.State
     computed: gr.State
-    """(fingerprint of the inputs of the score table, of the maps); None where nothing is shown."""
+    """The fingerprint of the inputs of each result shown (`staleness.Computed`: score table, maps, catalogue
+    explanation); None where nothing is shown."""
     explain: gr.Button
     explain_msg: gr.Markdown
     cp_map: gr.Image
@@ -47,6 +57,7 @@ class ScoreTab:
     lines: gr.Image
     pf_map: gr.Image
     explain_notes: gr.Markdown
+    catalogue: catalogue_panel.CataloguePanel
     dataset: gr.Textbox
     method: gr.Textbox
     save: gr.Button
@@ -73,6 +84,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
                 height=300,
                 label="Reference image",
             )
+            ref_notes = gr.Markdown(elem_id="ref-notes", elem_classes=["action-message"])
             extra_refs = gr.File(
                 label="More reference images (optional)",
                 file_count="multiple",
@@ -84,8 +96,9 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             out_image = ImageUpload(
                 type="filepath", sources=["upload", "clipboard"], elem_id="out-image", height=300, label="Output image"
             )
-            out_video = video_panel.build_upload()
             upload_notes = gr.Markdown(elem_id="upload-notes", elem_classes=["action-message"])
+            out_video = video_panel.build_upload()
+            video_notes = gr.Markdown(elem_id="video-upload-notes", elem_classes=["action-message"])
     with gr.Row():
         prompt = gr.Textbox(
             label="Prompt", placeholder="a photo of a cat lying on the grass", elem_id="prompt", scale=3, min_width=240
@@ -115,7 +128,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     scores = gr.HTML(elem_id="scores")
     video_panel.build_plot(video)
     report = gr.State(None)
-    computed = gr.State((None, None))
+    computed = gr.State(staleness.NOTHING)
     with gr.Row(equal_height=True):
         explain = gr.Button("Explain (MaSC patch maps)", elem_id="explain", scale=1, min_width=200)
         explain_msg = gr.Markdown(elem_id="explain-message", elem_classes=["action-message"], min_width=240)
@@ -154,7 +167,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             min_width=240,
         )
     explain_notes = gr.Markdown(elem_id="explain-notes")
-    catalogue_panel.build(
+    catalogue = catalogue_panel.build(
         wb,
         lambda ref, extra, out, prompt_text, subject_text, session: act.sample_on_screen(
             wb, session, ref, extra, out, prompt_text, subject_text
@@ -162,6 +175,8 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         [ref_image, extra_refs, out_image, prompt, subject, masks.session],
         metrics,
         status,
+        computed,
+        stale,
     )
     with gr.Row(equal_height=True):
         dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset", min_width=160)
@@ -178,7 +193,9 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         extra_refs,
         out_image,
         out_video,
+        ref_notes,
         upload_notes,
+        video_notes,
         prompt,
         subject,
         link,
@@ -199,6 +216,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         lines,
         pf_map,
         explain_notes,
+        catalogue,
         dataset,
         method,
         save,
@@ -212,10 +230,24 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
 
 
 def _wire(wb: Workbench, tab: ScoreTab) -> None:
-    fresh = (act.on_freshness(wb), [*tab.inputs, tab.computed], [tab.stale])
+    check = act.on_freshness(wb)
+    stale_io = ([*tab.inputs, tab.computed], [tab.stale, tab.catalogue.stale])
+
+    def fresh(event: Any) -> None:
+        """The "out of date" check after `event` (a change of the inputs, or a result computed meanwhile). All checks
+        run one at a time, in the order they were asked for, so the last answer is that of the latest state."""
+        event.then(check, *stale_io, show_progress="hidden", concurrency_id=FRESHNESS, concurrency_limit=1)
+
     mask_panel.wire(wb, tab.masks, tab.ref_image, tab.extra_refs, tab.out_image, tab.subject, after_change=fresh)
     for box in (tab.prompt, tab.subject):
-        box.change(*fresh, show_progress="hidden", trigger_mode="always_last")
+        box.change(
+            check,
+            *stale_io,
+            show_progress="hidden",
+            trigger_mode="always_last",
+            concurrency_id=FRESHNESS,
+            concurrency_limit=1,
+        )
     results = [
         tab.scores,
         tab.report,
@@ -232,7 +264,17 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
         tab.video.plot,
         tab.video.plot_box,
     ]
-    new_images = [*results, tab.method, tab.example, tab.load_msg, tab.link, tab.masks.session]
+    new_images = [
+        *results,
+        tab.method,
+        tab.example,
+        tab.load_msg,
+        tab.link,
+        tab.masks.session,
+        tab.catalogue.pictures,
+        tab.catalogue.notes,
+        tab.catalogue.stale,
+    ]
     for event in (
         tab.ref_image.upload,
         tab.ref_image.clear,
@@ -247,7 +289,7 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
         event(
             notes,
             [tab.masks.session, tab.ref_image, tab.extra_refs, tab.out_image],
-            [tab.upload_notes],
+            [tab.ref_notes, tab.upload_notes],
             show_progress="hidden",
         )
 
@@ -259,31 +301,34 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
     )
     video_events.wire(wb, tab, new_images, fresh)
     plot = video_events.plot_io(wb, tab)
-    tab.run.click(
+    ran = tab.run.click(
         act.on_run(wb, tab),
         [*tab.inputs, tab.metrics, tab.x100, tab.computed],
         [tab.scores, tab.report, tab.run_msg, tab.computed, tab.stale, tab.status],
         concurrency_limit=2,
         api_name="run",
-    ).then(*plot, show_progress="hidden")
+    )
+    ran.then(*plot, show_progress="hidden")
+    fresh(ran)
     tab.x100.change(
         lambda rep, on: gr.update() if rep is None else act.score_table(wb, rep, on),
         [tab.report, tab.x100],
         [tab.scores],
     )
     maps = [tab.cp_map, tab.best_map, tab.lines, tab.pf_map, tab.explain_notes]
-    tab.explain.click(
-        act.on_explain(wb, tab),
-        [*tab.inputs, tab.computed],
-        [*maps, tab.explain_msg, tab.computed, tab.stale, tab.status],
-        concurrency_limit=2,
-        api_name="explain",
+    fresh(
+        tab.explain.click(
+            act.on_explain(wb, tab),
+            [*tab.inputs, tab.computed],
+            [*maps, tab.explain_msg, tab.computed, tab.stale, tab.status],
+            concurrency_limit=2,
+            api_name="explain",
+        )
     )
+    fresh(tab.catalogue.explained)
     saved = [tab.save_msg, tab.masks.session, tab.scores, tab.report, tab.computed, tab.stale, tab.link, tab.status]
     save_in = [*tab.inputs, tab.metrics, tab.dataset, tab.method, tab.x100, tab.computed]
-    tab.save.click(act.on_save(wb, tab, as_new=False), save_in, saved, concurrency_limit=2, api_name="save").then(
-        *plot, show_progress="hidden"
-    )
-    tab.save_new.click(
-        act.on_save(wb, tab, as_new=True), save_in, saved, concurrency_limit=2, api_name="save_new"
-    ).then(*plot, show_progress="hidden")
+    for button, as_new, api in ((tab.save, False, "save"), (tab.save_new, True, "save_new")):
+        stored = button.click(act.on_save(wb, tab, as_new=as_new), save_in, saved, concurrency_limit=2, api_name=api)
+        stored.then(*plot, show_progress="hidden")
+        fresh(stored)

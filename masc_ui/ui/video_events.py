@@ -5,6 +5,7 @@ Each mask change is followed by the tab's "out of date" check."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -28,9 +29,9 @@ def plot_io(wb: Workbench, tab: Any) -> tuple:
     return draw_frame_plot, [tab.masks.session, tab.report], [tab.video.plot_box, tab.video.plot]
 
 
-def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
+def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]) -> None:
     """Connect the video box and panel of `tab` (a `score_tab.ScoreTab`). `new_images`: the outputs of
-    `score_actions.on_new_images`; `fresh`: the "out of date" check (handler, inputs, outputs)."""
+    `score_actions.on_new_images`; `fresh(event)`: chains the "out of date" check after `event`."""
     p, session = tab.video, tab.masks.session
     cleared = act.on_new_images(tab)
 
@@ -56,22 +57,17 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
         )
 
     def on_video(s: MaskSession, path: str | None, progress=gr.Progress()):
+        """A file in the video box: its strip, or, when it is refused, the reason under the box and the box emptied
+        (so that another upload works at once); the emptied box's own change then says the reason again."""
         vs = s.video
         try:
             progress(0.2, desc="decoding the sampled frames")
             note = vp.load_video(wb, vs, path)
         except WorkbenchError as exc:
             vs.reset()
-            return (
-                gr.Column(visible=True),
-                gr.Column(visible=False),
-                warn(exc),
-                [],
-                None,
-                vp.frame_label(vs),
-                None,
-                *mask_outputs(vs),
-            )
+            vs.refused = warn(exc)
+            hidden = gr.Column(visible=False)
+            return (hidden, hidden, "", [], None, "", None, *mask_outputs(vs), vs.refused, None)
         frame = vs.frame(vs.selected)
         editor = None if frame is None else {"background": frame.image.pixels, "layers": [], "composite": None}
         return (
@@ -83,13 +79,26 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
             vp.frame_label(vs),
             editor,
             *mask_outputs(vs),
+            vp.refusal_note(vs, path),
+            gr.update(),
         )
 
     def on_metrics(s: MaskSession, chosen):
         choices, value = vp.metric_choices(wb, s.video, chosen)
         return gr.CheckboxGroup(choices=choices, value=value)
 
-    loaded = [p.box, p.plot_box, p.note, p.strip, p.plot, p.frame_title, p.editor, *masked]
+    loaded = [
+        p.box,
+        p.plot_box,
+        p.note,
+        p.strip,
+        p.plot,
+        p.frame_title,
+        p.editor,
+        *masked,
+        tab.video_notes,
+        tab.out_video,
+    ]
     tab.out_video.change(on_video, [session, tab.out_video], loaded, api_name="video_load", concurrency_limit=2).then(
         on_metrics, [session, tab.metrics], [tab.metrics], show_progress="hidden"
     )
@@ -153,7 +162,7 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: tuple) -> None:
         p.clear.click(step("video_mask_clear", lambda vs: vs.clear()), [session], masked, api_name="video_mask_clear"),
     ]
     for event in changes:
-        event.then(*fresh, show_progress="hidden")
+        fresh(event)
     p.discard.click(
         step("video_mask_discard", lambda vs: vs.discard_pending()), [session], masked, api_name="video_mask_discard"
     )

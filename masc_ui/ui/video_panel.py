@@ -201,7 +201,8 @@ def strip_items(vs: VideoSession) -> list[tuple[Any, str]]:
 def load_video(wb: Workbench, vs: VideoSession, path: str | None) -> str:
     """Decode the video in the box (once per file) and its sampled frames; returns the note about it. The video
     already on screen (e.g. a stored sample opened from Browse) keeps its frames, selection and mask; a new one
-    starts with its first frame selected. InputError when the file is not a readable video."""
+    starts with its first frame selected. InputError when the file is not a readable video
+    (`VideoViews.open_upload`: an image, or a file FFmpeg cannot read)."""
     if not path:
         vs.reset()
         return ""
@@ -210,12 +211,17 @@ def load_video(wb: Workbench, vs: VideoSession, path: str | None) -> str:
         vs.frames = vs.frames or wb.videos.sampled_frames(vs.video)
         vs.selected = vs.selected if vs.frame(vs.selected) is not None else vs.frames[0].index
         return describe(vs.video, len(vs.frames))
-    video = wb.scoring.load_output(path, "output video")
-    if not isinstance(video, InputVideo):
-        raise InputError("the output video box holds an image: put images in the output image box, videos here")
+    video = wb.videos.open_upload(path, "output video")
     vs.show(path, video, wb.videos.sampled_frames(video))
     vs.selected = vs.frames[0].index
     return describe(video, len(vs.frames))
+
+
+def refusal_note(vs: VideoSession, path: str | None) -> str:
+    """What the note under the video box says once the box holds `path`: why the last upload was refused while the
+    box is the one emptied after it (said once), else nothing."""
+    refused, vs.refused = vs.refused, None
+    return (refused or "") if path is None else ""
 
 
 def same_file(path: str, video: InputVideo) -> bool:
@@ -249,8 +255,8 @@ def mask_rule(vs: VideoSession) -> str:
         return NO_MASK
     if vs.masks.method == "static":
         frame = int(vs.masks.params.get("frame", 0))
-        fps = vs.video.fps if vs.video is not None and vs.video.fps else 1.0
-        return f"**Mask rule:** {STATIC_RULE.format(frame=frame, time=frame / fps)} (source: {vs.source})."
+        time = vs.video.time_of(frame) if vs.video is not None else 0.0
+        return f"**Mask rule:** {STATIC_RULE.format(frame=frame, time=time)} (source: {vs.source})."
     params = vs.masks.params
     text = TEXT_RULE.format(n=len(vs.masks.masks), text=params.get("text", "?"))
     doubtful = params.get("doubtful") or []

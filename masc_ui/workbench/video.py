@@ -2,18 +2,30 @@
 video (the frame strip), each metric's per-frame values over time (a line plot), one frame as an image sample (its
 MaSC overlays through Explain), the poster frame, and the video's bytes for playback.
 
-Frame times are `index / fps` seconds (the stream's average rate; exact for constant-frame-rate files, which is what
-generators write).
+Frame times are seconds from the video's first frame (`InputVideo.time_of`: each frame's presentation time, with
+the file's start offset removed), the one time base of the frame strip, the plot's axis, the selected-frame marker
+and the mask's note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..imaging import InputImage, InputVideo, VideoFrame, poster_frame, read_frames
+from ..imaging import (
+    InputImage,
+    InputVideo,
+    VideoFrame,
+    VideoLimits,
+    looks_like_video,
+    open_video,
+    poster_frame,
+    read_frames,
+)
+from ..imaging.images import IMAGE_HEAD_BYTES, image_format
 from ..metrics.sample import MetricValue, Sample
 from ..settings import Settings
 
@@ -27,7 +39,7 @@ class FrameSeries:
     frames: list[int]
     """Frame indices (0-based, increasing)."""
     times_s: list[float]
-    """`frames[i] / fps`, seconds."""
+    """Seconds from the video's first frame to `frames[i]` (`InputVideo.time_of`)."""
     values: list[float | None]
     """The metric on each frame; None where that frame has no value."""
     value: float | None
@@ -49,6 +61,24 @@ class VideoViews:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+
+    def open_upload(self, path: str | Path, name: str = "output video") -> InputVideo:
+        """The file a user put in a video box, opened as a video within the settings' limits (`open_video`), never
+        as an image: an image file is refused as such (it belongs in an image box), anything else that FFmpeg cannot
+        read is refused with a message about videos. InputError naming `name` and the file."""
+        label = f"{name} ({Path(path).name})"
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(IMAGE_HEAD_BYTES)
+        except OSError:
+            head = b""  # open_video says what is wrong with the path
+        kind = None if looks_like_video(head) else image_format(head)
+        if kind is not None:
+            raise InputError(
+                f"{label}: this is an image ({kind}), not a video: put images in the output image box; upload an "
+                "MP4 (H.264) or WebM (VP9) file here"
+            )
+        return open_video(path, name=name, limits=VideoLimits.from_settings(self.settings))
 
     def sampled_frames(self, video: InputVideo) -> list[VideoFrame]:
         """The frames the image metrics score (`settings.video_frames`, linspace; each index once), decoded, with
@@ -79,7 +109,7 @@ class VideoViews:
                     name,
                     spec.display_name,
                     frames,
-                    [f / video.fps for f in frames],
+                    [video.time_of(f) for f in frames],
                     [by_index[f] for f in frames],
                     None if value.is_nan else float(value.value),
                     float(spec.range[0]),

@@ -44,6 +44,8 @@ class VideoSession:
     """How `masks` was made, as mask sources are named: `drawn`, `text-prompted`, `imported`."""
     history: list[tuple[FrameMasks | None, str | None]] = field(default_factory=list)
     pending: VideoProposal | None = None
+    refused: str | None = None
+    """Why the last upload was refused, until the emptied video box has said it (`video_panel.load_video`)."""
 
     @property
     def loaded(self) -> bool:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from masc_ui.ui.staleness import CATALOGUE_LABEL
+
 from .conftest import login
 from .test_browser_flows import STEP_MS, wait_text
 
@@ -67,5 +69,33 @@ def test_catalogue_explanations_of_a_face_photo(browser, app_server, shots, astr
     assert captions.count("aligned 112×112 crop") == 2, captions
     page.locator("#catalogue-notes").scroll_into_view_if_needed()
     shots(page, "catalogue-explained")
+
+    # The explanation follows the one "out of date" rule of every result: a new prompt flags it (with the score
+    # table), explaining again makes it current, a new output clears it.
+    page.locator("#prompt textarea").fill("an astronaut on the moon")
+    stale = wait_text(page, "#stale-box", "catalogue explanation")
+    assert "since the score table and the catalogue explanation were computed" in stale
+    assert f"Press Run and “{CATALOGUE_LABEL}” again" in stale
+    here = wait_text(page, "#catalogue-stale", "out of date")  # said next to the explanation too (far below Run)
+    assert "since the catalogue explanation was computed" in here
+    page.locator("#stale-box").scroll_into_view_if_needed()
+    shots(page, "catalogue-out-of-date", full_page=False)
+    page.locator("#catalogue-stale").scroll_into_view_if_needed()
+    shots(page, "catalogue-out-of-date-here", full_page=False)
+    page.locator("#explain-catalogue").click()
+    wait_text(page, "#catalogue-notes", "an astronaut on the moon")
+    page.wait_for_function(
+        "() => { const t = document.querySelector('#stale-box').innerText;"
+        " return t.includes('score table was computed') && !t.includes('catalogue')"
+        " && !document.querySelector('#catalogue-stale').innerText.trim(); }",
+        timeout=STEP_MS,
+    )
+    page.locator("#out-image input[type=file]").set_input_files(str(ref))
+    page.wait_for_function(
+        "() => !document.querySelector('#catalogue-notes').innerText.trim()"
+        " && !document.querySelector('#catalogue-pictures img') && !document.querySelector('#stale-box').innerText.trim()",
+        timeout=STEP_MS,
+    )
+    shots(page, "catalogue-cleared-by-a-new-output")
     assert not page.errors, page.errors
     page.close()

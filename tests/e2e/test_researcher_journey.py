@@ -177,7 +177,7 @@ def test_inputs_too_small_or_transparent_are_said_at_the_upload(browser, app_ser
     Image.fromarray(rgba, "RGBA").save(clear)
     page = login(browser, app_server.url, "alice")
     upload(page, "#ref-image", tiny)
-    refused = wait_text(page, "#upload-notes", "too small to judge")
+    refused = wait_text(page, "#ref-notes", "too small to judge")
     assert "1x1 pixels" in refused and "at least 32 pixels" in refused
     upload(page, "#out-image", clear)
     wait_text(page, "#upload-notes", "flattened onto white")

@@ -192,3 +192,37 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     assert not rater.locator("#rate-out-video").is_visible()  # no task: the player is hidden again
     assert not rater.errors, rater.errors
     rater.close()
+
+
+@pytest.mark.parametrize("viewport", [WIDE, SMALL], ids=["1400x1000", "800x900"])
+def test_a_video_starting_at_one_second_has_one_time_base(browser, video_app, media, shots, tmp_path, viewport):
+    """An MP4 whose first timestamp is 1.0 s (12 frames at 8 fps, 1.5 s): the strip, the selected frame and the
+    mask's note count from the first frame, as the plot's axis does (`test_video_panel`)."""
+    late = tmp_path / "late.mp4"
+    late.write_bytes(encode_video(synthetic_frames(12, width=160, height=96), "mp4", fps=8, start_s=1.0))
+    page = login(browser, video_app.url, "alice", viewport)
+    upload(page, "#ref-image", media.ref)
+    upload(page, "#out-video", late)
+    wait_text(page, "#video-note", "1.50 s, 12 frames at 8 fps")
+    page.wait_for_function(f"document.querySelectorAll('#frame-strip img').length === {FRAMES}", timeout=STEP_MS)
+    captions = page.locator("#frame-strip").inner_text()
+    expected = [f"#{i} · {i / 8:.2f} s" for i in (0, 2, 4, 6, 8, 11)]  # linspace(0, 11, 6)
+    assert all(c in captions for c in expected) and "1.00 s" not in captions.replace("#8 · 1.00 s", ""), captions
+    page.locator("#frame-strip img").nth(3).click()
+    assert "(0.75 s)" in wait_text(page, "#frame-title", "Selected: frame 6")
+    paint_stroke(page, "#video-mask-editor canvas")
+    page.locator("#video-mask-brush").click()
+    assert "drawn on frame 6 (0.75 s)" in wait_text(page, "#video-mask-note", "Mask rule")
+    page.locator("#preset-subject").click()
+    page.locator("#run").click()
+    wait_text(page, "#run-message", "scored")
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#frame-plot img'); return i && i.complete && i.naturalWidth > 300; }",
+        timeout=STEP_MS,
+    )
+    page.locator("#frame-strip").scroll_into_view_if_needed()
+    shots(page, "late-video-strip", full_page=False)
+    page.locator("#frame-plot").scroll_into_view_if_needed()
+    shots(page, "late-video-plot", full_page=False)
+    assert not page.errors, page.errors
+    page.close()

@@ -133,6 +133,10 @@ def test_damaged_files_are_refused_clearly(tmp_path):
         open_video(np.random.default_rng(0).bytes(5000), name="noise")
     with pytest.raises(InputError, match="(not a video FFmpeg can read|damaged or truncated|truncated)"):
         open_video(mp4[: len(mp4) // 2], name="half mp4")
+    for data in (np.random.default_rng(0).bytes(5000), mp4[: len(mp4) // 2], mp4[:4000]):
+        with pytest.raises(InputError) as refused:
+            open_video(data, name="video")
+        assert "Errno" not in str(refused.value) and "<none>" not in str(refused.value), refused.value  # words only
     with pytest.raises(InputError, match="half webm: the file looks truncated"):
         open_video(webm[: len(webm) // 2], name="half webm")
     with pytest.raises(InputError, match="truncated"):
@@ -254,3 +258,13 @@ def test_without_metadata_refuses_containers_it_cannot_rewrite(clip):
         without_metadata(dataclasses.replace(video, media_type="video/x-msvideo"))
     with pytest.raises(InputError, match="could not be rewritten without its metadata"):
         without_metadata(dataclasses.replace(video, data=b"not a video at all" * 8))
+
+
+@pytest.mark.parametrize("container", ["mp4", "webm"])
+def test_times_count_from_the_first_frame_whatever_the_file_starts_at(container):
+    video = open_video(encode_video(synthetic_frames(12), container, fps=8, start_s=1.0), name="a late cut")
+    assert video.frame_times_s == pytest.approx([i / 8 for i in range(12)]) and video.duration_s == pytest.approx(1.5)
+    frames = read_frames(video, [0, 5, 11])
+    assert [f.time_s for f in frames] == pytest.approx([0.0, 5 / 8, 11 / 8])
+    assert [frame_number(f.image.pixels) for f in frames] == [0, 5, 11]
+    assert video.time_of(11) == pytest.approx(11 / 8)

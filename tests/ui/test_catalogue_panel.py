@@ -13,7 +13,8 @@ from PIL import Image
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.ui import catalogue_panel
 from masc_ui.ui.roles import guard_endpoints
-from masc_ui.workbench import Workbench, build_workbench
+from masc_ui.ui.staleness import NOTHING
+from masc_ui.workbench import Workbench, build_workbench, sample_fingerprint
 from masc_ui.workbench.model_sizes import metric_size_text
 
 USERS = "ada:pw-ada-1:admin,ron:pw-ron-1:rater"
@@ -47,7 +48,7 @@ def _app(wb: Workbench) -> gr.Blocks:
         fields = [gr.Textbox(), gr.File(), gr.Textbox(), gr.Textbox(), gr.Textbox(), gr.State(None)]
         metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, list_metrics()), label="Metrics")
         catalogue_panel.presets(metrics)
-        catalogue_panel.build(wb, _sample_of(wb), fields, metrics, gr.Markdown())
+        catalogue_panel.build(wb, _sample_of(wb), fields, metrics, gr.Markdown(), gr.State(NOTHING), gr.HTML())
     guard_endpoints(app, wb)
     return app
 
@@ -65,7 +66,7 @@ def test_choices_show_each_models_size(wb):
 def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
     handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
     request = SimpleNamespace(username="ada")
-    pictures, notes, status = handler(
+    pictures, notes, status, computed, stale, here = handler(
         astronaut,
         None,
         astronaut,
@@ -73,6 +74,7 @@ def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
         "astronaut",
         None,
         ["cp", "vqascore", "facesim"],
+        NOTHING,
         request=request,
         progress=_progress,
     )
@@ -80,11 +82,14 @@ def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
     assert "P(Yes) = " in notes and "P(No) = " in notes
     assert [img.size for img, caption in pictures if "aligned 112×112 crop" in caption] == [(112, 112), (112, 112)]
     assert "models loaded" in status
+    sample = _sample_of(wb)(astronaut, None, astronaut, PROMPT, "astronaut", None)
+    assert computed == (None, None, sample_fingerprint(sample)) and stale == here == ""
 
 
 def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
     handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
-    pictures, notes, _ = handler(
+    shown = ("run", "maps", "catalogue")
+    pictures, notes, _, computed, *_ = handler(
         astronaut,
         None,
         astronaut,
@@ -92,11 +97,13 @@ def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
         None,
         None,
         ["clip_i"],
+        shown,
         request=SimpleNamespace(username="ada"),
         progress=_progress,
     )
     assert pictures == [] and notes.startswith("⚠ none of the chosen metrics has a catalogue explanation")
-    pictures, notes, _ = handler(
+    assert computed == ("run", "maps", None)  # the explanation shown is gone, and so is its fingerprint
+    pictures, notes, *_ = handler(
         astronaut,
         None,
         astronaut,
@@ -104,6 +111,7 @@ def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
         None,
         None,
         ["vqascore"],
+        shown,
         request=SimpleNamespace(username="ron"),
         progress=_progress,
     )

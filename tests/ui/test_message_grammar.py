@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from masc_ui.ui.score_actions import stale_note
+from masc_ui.ui.staleness import stale_note
 
 
 def test_out_of_date_note_agrees_with_what_is_stale():

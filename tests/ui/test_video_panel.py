@@ -72,12 +72,25 @@ def test_load_a_video_gives_the_sampled_frame_strip(wb, files):
 
 
 def test_bad_files_in_the_video_box_get_clear_errors(wb, files, tmp_path):
-    with pytest.raises(InputError, match="holds an image"):
+    with pytest.raises(InputError, match=r"this is an image \(PNG\), not a video: put images in the output image box"):
         video_panel.load_video(wb, VideoSession(), str(files[1]))
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(files[0].read_bytes()[:300])
-    with pytest.raises(InputError, match="output video"):
-        video_panel.load_video(wb, VideoSession(), str(broken))
+    noise = tmp_path / "noise.mp4"
+    noise.write_bytes(np.random.default_rng(1).bytes(20_000))
+    for bad in (broken, noise):
+        with pytest.raises(InputError, match=rf"^output video \({bad.name}\): not a video FFmpeg can read") as refused:
+            video_panel.load_video(wb, VideoSession(), str(bad))
+        words = str(refused.value)
+        assert "Pillow" not in words and "Errno" not in words and "upload an MP4 (H.264) or WebM (VP9)" in words
+
+
+def test_a_refused_upload_is_said_once_by_the_emptied_box():
+    vs = VideoSession(refused="⚠ output video (x.mp4): not a video")
+    assert video_panel.refusal_note(vs, None) == "⚠ output video (x.mp4): not a video"  # the box emptied after it
+    assert video_panel.refusal_note(vs, None) == ""  # the user's own ✕ later: nothing to say
+    vs.refused = "⚠ old"
+    assert video_panel.refusal_note(vs, "/tmp/next.mp4") == "" and vs.refused is None
 
 
 def test_a_brush_mask_drawn_on_one_frame_is_reused_on_every_frame(wb, files):
@@ -248,3 +261,24 @@ def test_the_video_use_cases_are_for_admins(demo_settings, files, tmp_path):
             video_media.poster_preview(bench, 1, user="rita")
     finally:
         bench.close()
+
+
+def test_a_video_starting_at_one_second_shows_one_time_base_everywhere(wb, files, tmp_path):
+    """A cut whose first timestamp is 1.0 s: the strip, the plot's axis, the selected-frame marker and the mask's note
+    all count seconds from the first frame (frame i at i / fps), never the file's own timestamps."""
+    late = tmp_path / "late.mp4"
+    late.write_bytes(encode_video(synthetic_frames(8), "mp4", fps=24, start_s=1.0))
+    session = MaskSession()
+    vs = session.video
+    video_panel.load_video(wb, vs, str(late))
+    times = [0, 2 / 24, 4 / 24, 7 / 24]
+    assert [c for _, c in video_panel.strip_items(vs)] == ["#0 · 0.00 s", "#2 · 0.08 s", "#4 · 0.17 s", "#7 · 0.29 s"]
+    video_panel.select_frame(vs, 3)
+    assert "**Selected: frame 7** (0.29 s)" in video_panel.frame_label(vs)
+    video_panel.brush_mask(wb, vs, _brush())
+    assert "drawn on frame 7 (0.29 s)" in video_panel.mask_rule(vs)
+    sample = score_actions.sample_on_screen(wb, session, str(files[1]), None, None, "a green square", "square")
+    fig = video_panel.plot_of(wb, vs, wb.scoring.score(sample, ["clip_i"], user="alice"))
+    assert list(fig.axes[0].lines[0].get_xdata()) == pytest.approx(times)  # the axis: the strip's times
+    marker = [line for line in fig.axes[0].lines if line.get_color() == "#d1495b"]
+    assert [line.get_xdata()[0] for line in marker] == pytest.approx([7 / 24])  # on the selected frame
