@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("masc_ui/metrics", "storage")
+CHECKED = ("masc_ui/metrics", "masc_ui/workbench", "storage")
 """The packages held to `mypy --strict` (pyproject's config) by this test."""
 
 

@@ -121,7 +121,7 @@ class StoredSamples:
         subject: str | None = None,
         sort: str = "id",
         descending: bool = False,
-        page: int = 1,
+        page: int | float = 1,
         page_size: int = BROWSE_PAGE_SIZE,
     ) -> BrowsePage:
         """One page of the Browse table over every stored sample matching the filters (exact dataset / method /
@@ -138,7 +138,9 @@ class StoredSamples:
         order = list(shown)
         filters = {"method": method or None, "subject": subject or None}
         views = self._database.views
-        selection = views.browse_page(dataset or None, **filters, limit=0)  # its metrics and size, no rows
+        selection = views.browse_page(
+            dataset or None, method=filters["method"], subject=filters["subject"], limit=0
+        )  # its metrics and size, no rows
         metric_names = sorted(selection.metrics, key=lambda m: (m not in shown, order.index(m) if m in shown else 0, m))
         keys = {
             **{c: c for c in ("id", "dataset", "subject", "method")},

@@ -45,7 +45,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,6 +67,9 @@ from .ratings import (
     is_video_sample,
     unshowable_picture,
 )
+
+if TYPE_CHECKING:
+    from storage import PairAnswer
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +129,7 @@ class PairTaskView:
     problem: str | None = None
     """Why a stored file of this pair cannot be shown (missing or undecodable), in words for the rater, who can then
     flag or skip the pair; every picture of the pair then says so. None when everything shows."""
-    answered_as: tuple = ()
+    answered_as: tuple[object, ...] = ()
     """The stored answers this view shows (`ratings.answer_version`): pass it back to `submit` / `flag` as
     `shown_as`."""
     refs_picture: Path | None = None
@@ -226,7 +229,7 @@ class PairwiseTasks:
         *,
         both_bad: Mapping[str, bool] | None = None,
         seconds_spent: float | None = None,
-        shown_as: tuple | None = None,
+        shown_as: tuple[object, ...] | None = None,
     ) -> PairAnswers:
         """Commit `user`'s answer(s) to task `token`: one criterion (a key press) or several, in one transaction,
         committed before this returns. `winners`: criterion -> `left` / `right` / `tie`; `both_bad`: criterion ->
@@ -281,7 +284,7 @@ class PairwiseTasks:
         *,
         note: str | None = None,
         seconds_spent: float | None = None,
-        shown_as: tuple | None = None,
+        shown_as: tuple[object, ...] | None = None,
     ) -> PairAnswers:
         """Flag a problem with task `token` (broken image, wrong pair...) for every criterion; `note` says what is
         wrong (required, as for a flag in the Rate tab: InputError without one, nothing stored). The pair goes to
@@ -313,7 +316,7 @@ class PairwiseTasks:
         open_to_me = int((~taken & (given < self._settings.rating_overlap)).sum())
         return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
 
-    def _check_unchanged(self, rater: str, token: str, shown_as: tuple | None) -> None:
+    def _check_unchanged(self, rater: str, token: str, shown_as: tuple[object, ...] | None) -> None:
         """AnsweredElsewhere when `rater`'s stored answers to task `token` are no longer the `shown_as` ones."""
         if shown_as is None:
             return
@@ -327,7 +330,7 @@ class PairwiseTasks:
                 shown = "flagged" if "flagged" in statuses else "skipped"
             raise AnsweredElsewhere(answered_elsewhere(shown, "pair"), now)
 
-    def _judge(self, rater: str, token: str, answers: list, seconds_spent: float | None) -> PairAnswers:
+    def _judge(self, rater: str, token: str, answers: list[PairAnswer], seconds_spent: float | None) -> PairAnswers:
         if (
             not isinstance(seconds_spent, (int, float))
             or isinstance(seconds_spent, bool)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..caching import LruCache
@@ -33,7 +34,9 @@ class _Bucket:
 class RateLimits:
     """Token buckets per (client, kind). `client` is the login name, or the client's address without logins."""
 
-    def __init__(self, limits: dict[str, tuple[int, float]] | None = None, clock=time.monotonic) -> None:
+    def __init__(
+        self, limits: dict[str, tuple[int, float]] | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._limits = dict(LIMITS if limits is None else limits)
         self._clock = clock
         self._buckets: LruCache[_Bucket] = LruCache(CLIENTS)
@@ -66,7 +69,7 @@ class UploadQuota:
     """Bytes each client (login name) may upload per sliding window of `window_s` seconds: Gradio keeps an upload
     in its cache for up to an hour, so a client never holds more than about one window's quota there."""
 
-    def __init__(self, max_bytes: int, window_s: float = 3600.0, clock=time.monotonic) -> None:
+    def __init__(self, max_bytes: int, window_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_bytes, self.window_s = max_bytes, window_s
         self._clock = clock
         self._taken: LruCache[deque[tuple[float, int]]] = LruCache(CLIENTS)

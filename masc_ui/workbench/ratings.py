@@ -78,7 +78,7 @@ class AnsweredElsewhere(InputError):
     same rater answered it): nothing was stored. `now` is the answer as it is stored now (pass it as `shown_as` to
     replace it deliberately)."""
 
-    def __init__(self, message: str, now: tuple) -> None:
+    def __init__(self, message: str, now: tuple[object, ...]) -> None:
         super().__init__(message)
         self.now = now
 
@@ -136,7 +136,7 @@ class TaskView:
     too. None when everything shows."""
     refs_picture: Path | None = None
     """What the references box shows: the one reference's file, or all of them side by side in one PNG."""
-    answered_as: tuple = ()
+    answered_as: tuple[object, ...] = ()
     """The stored answer this view shows (`answer_version`): pass it back to `submit` as `shown_as`."""
 
     @property
@@ -290,7 +290,7 @@ class RatingTasks:
         seconds_spent: float | None = None,
         presentation_order: int | None = None,
         reason: str | None = None,
-        shown_as: tuple | None = None,
+        shown_as: tuple[object, ...] | None = None,
     ) -> Submitted:
         """Commit `user`'s answers for a sample (every criterion in one transaction). `status` `rated` needs a
         score 0..4 for each criterion; `skipped` / `flagged` store no scores; `flagged` needs `reason` (what is
@@ -304,6 +304,7 @@ class RatingTasks:
         if status not in ("rated", "skipped", "flagged"):
             raise InputError(f"status must be rated, skipped or flagged, got {status!r}")
         note = None
+        payload: dict[str, int | None]
         if status == "rated":
             missing = [c for c in criteria() if scores.get(c) is None]
             if missing:

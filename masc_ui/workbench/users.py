@@ -25,6 +25,7 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -283,7 +284,7 @@ class LoginThrottle:
       logs in, however many guesses others made.
     A successful login clears the name and the address."""
 
-    def __init__(self, clock=time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._state: LruCache[_Failures] = LruCache(THROTTLE_ENTRIES)
         self._lock = threading.Lock()
@@ -324,7 +325,7 @@ class SessionClock:
     """Idle and absolute lifetime of login sessions, by their session token: a session ends `idle_s` seconds after
     its last use, or `max_s` seconds after it was first seen, whichever comes first. Thread-safe."""
 
-    def __init__(self, idle_s: float, max_s: float, clock=time.monotonic) -> None:
+    def __init__(self, idle_s: float, max_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.idle_s, self.max_s = idle_s, max_s
         self._clock = clock
         self._seen: dict[str, tuple[float, float]] = {}
