@@ -1,9 +1,9 @@
-"""The scorer catalogue in the Score tab: metric choices labelled with their model's size, preset buttons that set
-the metric checkboxes, and the catalogue explanations (VQAScore's question and P(Yes)/P(No), ITMScore's P(match),
+"""The scorer catalogue in the Score tab: metric choices labelled with their model's size and the catalogue
+explanations (VQAScore's question and P(Yes)/P(No), ITMScore's P(match),
 FaceSim's faces and aligned crops, FaceScore's faces with scores).
 
-The Score tab hooks these in with a few lines (`metric_choices` for its checkbox group, `presets` under it, `build`
-under MaSC's Explain). Every handler here is registered on the app and so wrapped by `roles.guard_endpoints`
+The Score tab hooks these in with a few lines (`metric_choices` for its checkbox group, `build` under MaSC's
+Explain). Every handler here is registered on the app and so wrapped by `roles.guard_endpoints`
 (admin-only, like the rest of the Score tab); the use case checks the role again.
 """
 
@@ -17,7 +17,6 @@ import gradio as gr
 
 from ..errors import WorkbenchError
 from ..workbench import Workbench, sample_fingerprint
-from ..workbench.metric_presets import PRESETS, preset_label, preset_metrics
 from ..workbench.model_sizes import metric_size_text
 from .gpu import gpu
 from .staleness import CATALOGUE_LABEL, stale_note, with_result
@@ -25,8 +24,6 @@ from .users import user_of
 
 EXPLAIN_API = "explain_catalogue"
 """Api name of the catalogue explanation (rate-limited as a model call, `roles.HEAVY`)."""
-PRESET_API = "preset_"
-"""Api name prefix of the preset buttons (`preset_subject`, ...)."""
 RESULT = "catalogue explanation"
 """What the explanation is called in the "out of date" notes (`staleness.RESULTS`)."""
 SIZES_NOTE = (
@@ -54,23 +51,6 @@ def metric_choices(wb: Workbench, specs: Sequence[Any]) -> list[tuple[str, str]]
         size = metric_size_text(spec, wb.settings)
         choices.append((f"{spec.display_name} · {size}" if size else spec.display_name, spec.name))
     return choices
-
-
-def presets(metrics: gr.CheckboxGroup) -> None:
-    """A row of preset buttons under `metrics`; each sets the checkbox selection to its preset."""
-    with gr.Row(elem_id="metric-presets"):
-        gr.Markdown("Presets:", elem_id="metric-presets-label")
-        for name in PRESETS:
-            button = gr.Button(preset_label(name), size="sm", elem_id=f"preset-{name}")
-            button.click(preset_handler(name), None, [metrics], api_name=f"{PRESET_API}{name}")
-
-
-def preset_handler(name: str) -> Callable[[], list[str]]:
-    def on_preset() -> list[str]:
-        return preset_metrics(name)
-
-    on_preset.__name__ = f"on_preset_{name}"
-    return on_preset
 
 
 def build(

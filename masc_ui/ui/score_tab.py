@@ -10,8 +10,7 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.examples import list_examples
-from ..workbench.metric_presets import ALL_LABEL, ALL_PRESET
-from . import catalogue_panel, mask_panel, staleness, video_events, video_panel
+from . import catalogue_panel, mask_panel, preset_buttons, staleness, video_events, video_panel
 from . import score_actions as act
 from .upload import ImageUpload
 
@@ -118,9 +117,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             scale=4,
         )
         x100 = gr.Checkbox(False, label="x100 display (DreamBench++)", elem_id="x100", scale=1, min_width=160)
-    catalogue_panel.presets(metrics)
-    every = gr.Button(ALL_LABEL, size="sm", elem_id=f"preset-{ALL_PRESET}")
-    every.click(lambda: [s.name for s in specs], None, [metrics], api_name=f"preset_{ALL_PRESET}")
+    preset_buttons.build(wb, metrics, masks.session)
     with gr.Row(equal_height=True):
         run = gr.Button("Run", variant="primary", elem_id="run", scale=1, min_width=140)
         run_msg = gr.Markdown(elem_id="run-message", elem_classes=["action-message"], min_width=240)

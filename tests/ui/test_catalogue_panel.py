@@ -11,7 +11,7 @@ from gradio.context import LocalContext
 from PIL import Image
 
 from masc_ui.metrics.registry import get_spec, list_metrics
-from masc_ui.ui import catalogue_panel
+from masc_ui.ui import catalogue_panel, preset_buttons
 from masc_ui.ui.roles import guard_endpoints
 from masc_ui.ui.staleness import NOTHING
 from masc_ui.workbench import Workbench, build_workbench, sample_fingerprint
@@ -47,7 +47,7 @@ def _app(wb: Workbench) -> gr.Blocks:
     with gr.Blocks() as app:
         fields = [gr.Textbox(), gr.File(), gr.Textbox(), gr.Textbox(), gr.Textbox(), gr.State(None)]
         metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, list_metrics()), label="Metrics")
-        catalogue_panel.presets(metrics)
+        preset_buttons.build(wb, metrics, fields[-1])
         catalogue_panel.build(wb, _sample_of(wb), fields, metrics, gr.Markdown(), gr.State(NOTHING), gr.HTML())
     guard_endpoints(app, wb)
     return app
@@ -131,7 +131,25 @@ def test_every_catalogue_endpoint_refuses_a_rater(wb):
             LocalContext.request.reset(token)
     token = LocalContext.request.set(SimpleNamespace(username="ada", client=None, headers={}))
     try:
-        assert endpoints["preset_quality"]() == ["pickscore", "facescore", "artscore"]
-        assert endpoints["preset_prompt"]() == ["pf", "clip_t", "vqascore", "itmscore"]
+        assert endpoints["preset_quality"]() == (["pickscore", "facescore", "artscore"], "")
+        assert endpoints["preset_prompt"]() == (["pf", "clip_t", "vqascore", "itmscore"], "")
+        ticked, note = endpoints["preset_dreambench"]()
+        assert ticked == ["dino_i", "clip_i", "clip_t"] and "DreamBench++ CP, DreamBench++ PF are not offered" in note
+        assert endpoints["preset_all"]() == ([s.name for s in wb.scoring.metric_specs()], "")
+    finally:
+        LocalContext.request.reset(token)
+
+
+def test_presets_follow_the_metrics_offered_for_a_loaded_video(wb):
+    with_video = SimpleNamespace(video=SimpleNamespace(loaded=True))
+    token = LocalContext.request.set(SimpleNamespace(username="ada", client=None, headers={}))
+    try:
+        every, _ = preset_buttons.preset_handler(wb, "all")(with_video)
+        assert every == [s.name for s in wb.scoring.metric_specs(video=True)] and "motion" in every
+        ticked, note = preset_buttons.preset_handler(wb, "opens2v")(with_video)
+        assert ticked == ["aesthetic", "motion", "facesim", "gmescore", "nexusscore"]
+        assert "score videos only" not in note and "NaturalScore, OpenS2V Total are not offered" in note
+        ticked, note = preset_buttons.preset_handler(wb, "opens2v")(None)
+        assert ticked == ["aesthetic", "facesim"] and "score videos only: load an output video" in note
     finally:
         LocalContext.request.reset(token)
