@@ -69,7 +69,7 @@ def test_published_and_computed_judge_values_flow_through_every_command(tmp_path
     assert rows["dbpp_cp"]["n"] == 12 and rows["dbpp_pf"]["n_raters"] == 2
     assert main(["leaderboard", "--dataset", "dbpp", "--metrics", "dbpp_cp", "--n-boot", "0", *common]) == 0
     board = capsys.readouterr().out
-    assert "| dbpp_cp ↑ |" in board and "| dreambooth_sd  | 6   | 2.000 (1) |" in board
+    assert "| dbpp_cp ↑ |" in board and "| dreambooth_sd  | 6   | 2.00 (1)  |" in board
     target = tmp_path / "export.csv"
     assert main(["export", "-o", str(target), "--dataset", "dbpp", *common]) == 0
     rows = list(csv.DictReader(target.open()))
