@@ -15,6 +15,8 @@ body:has(#role-marker [data-role=rater]) :is(#tab-score-button, #tab-browse-butt
 .score-table-wrap {overflow-x:auto}
 .score-table td, .score-table th {padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}
 .score-table .na {color:#a33}
+.judge-answer summary {cursor:pointer;font-size:0.85em}
+.judge-answer-text {white-space:pre-wrap;max-width:60ch;max-height:18em;overflow:auto;font-size:0.85em}
 .score-caption {font-weight:600;margin:4px 0}
 .stale-note {background:#fff3cd;border-left:4px solid #e0a800;border-radius:4px;padding:6px 10px;font-weight:600}
 .action-message p {margin:2px 0}

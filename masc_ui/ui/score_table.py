@@ -1,5 +1,5 @@
 """The score table: every metric side by side with its range, direction and convention (as a tooltip); for a video
-output, how each value was made from the frames."""
+output, how each value was made from the frames; for a judge, its full answer (its reasoning) under the value."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = Fa
     chosen in); `caption` (e.g. "stored values of sample #2") is shown above it."""
     head = "<tr><th>metric</th><th>value</th><th>range</th><th>direction</th><th>convention</th></tr>"
     notes = frame_notes(report)
+    answers = judge_answers(report)
     rows = []
     by_name = {r.metric: r for r in report.rows}
     for r in (by_name[n] for n in registry_order([r.metric for r in report.rows])):
@@ -22,6 +23,11 @@ def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = Fa
         shown_range = f"[{r.lo * 100:g}, {r.hi * 100:g}] (x100)" if x100 and r.value is not None else r.range_text
         note = notes.get(r.metric)
         under = f'<br><small class="value-note">{html.escape(note)}</small>' if note else ""
+        if r.metric in answers:
+            under += (
+                '<details class="judge-answer"><summary>the judge\'s answer</summary>'
+                f'<div class="judge-answer-text">{html.escape(answers[r.metric])}</div></details>'
+            )
         rows.append(
             f'<tr data-metric="{html.escape(r.metric)}" title="{html.escape(r.convention)}">'
             f"<td><b>{html.escape(r.display_name)}</b></td>"
@@ -35,6 +41,15 @@ def score_table_html(report: ScoreReport, *, x100: bool = False, demo: bool = Fa
         f'{note}{title}<div class="score-table-wrap"><table class="score-table" id="score-table">{head}'
         f"{''.join(rows)}</table></div>"
     )
+
+
+def judge_answers(report: ScoreReport | None) -> dict[str, str]:
+    """metric -> the judge's full answer behind its value (extras `answer`: the DreamBench++ judge's reasoning and
+    score, each reference's answer under `reference <i>:`), for the values that carry one."""
+    values = report.values if report is not None else {}
+    return {
+        name: answer for name, value in values.items() if isinstance(answer := (value.extras or {}).get("answer"), str)
+    }
 
 
 def frame_notes(report: ScoreReport | None) -> dict[str, str]:
