@@ -37,6 +37,7 @@ HEAVY = {
     "run": "model",
     "explain": "model",
     "explain_catalogue": "model",
+    "mask_sensitivity": "model",
     "on_click": "model",
     "on_undo": "model",
     "on_by_name": "model",

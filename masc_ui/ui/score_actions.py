@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -17,7 +18,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench, format_value, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
-from . import catalogue_panel, mask_panel, video_panel
+from . import catalogue_panel, mask_panel, sensitivity_panel, video_panel
 from .feedback import warn
 from .gpu import gpu
 from .staleness import NOTHING, Computed, keys_of, stale_note, with_result
@@ -39,6 +40,16 @@ def sample_on_screen(wb: Workbench, session: MaskSession, ref, extra, out, promp
     out_img = None if out_path is None else mask_panel.session_image(wb, session, out_path, "output image")
     ref_masks, out_mask = mask_panel.masks_for_sample(session, ref_imgs, out_img)
     return wb.scoring.make_sample(ref_imgs, out_img, prompt, subject, ref_masks, out_mask)
+
+
+def screen_sample(wb: Workbench) -> Callable[..., Any]:
+    """`sample_of(ref, extra, out, prompt, subject, session)`: the sample on screen, in the order of the Score tab's
+    inputs (what its panels are given)."""
+
+    def sample_of(ref, extra, out, prompt: str | None, subject: str | None, session: MaskSession):
+        return sample_on_screen(wb, session, ref, extra, out, prompt, subject)
+
+    return sample_of
 
 
 def mask_sources(session: MaskSession) -> dict[str, str]:
@@ -71,17 +82,21 @@ def freshness(
     prompt,
     subject,
     computed: Computed | None,
-) -> tuple[str, str]:
-    """The "out of date" notes (under Run; next to the catalogue explanation): shown when a result on screen (score
-    table, maps, catalogue explanation) was computed on other inputs than those on screen now (`computed`: their
+) -> tuple[str, str, str]:
+    """The "out of date" notes (under Run; next to the catalogue explanation; next to the mask-sensitivity check):
+    shown when a result on screen (score table, maps, catalogue explanation, mask sensitivity) was computed on other inputs than those on screen now (`computed`: their
     fingerprints, `staleness.Computed`)."""
     if not any(keys_of(computed)):
-        return "", ""
+        return "", "", ""
     try:
         now = sample_fingerprint(sample_on_screen(wb, session, ref, extra, out, prompt, subject))
     except WorkbenchError:
         now = None
-    return stale_note(now, computed), catalogue_panel.stale_here(now, computed)
+    return (
+        stale_note(now, computed),
+        catalogue_panel.stale_here(now, computed),
+        sensitivity_panel.stale_here(now, computed),
+    )
 
 
 def explain_summary(wb: Workbench, ex: Explanation) -> str:
@@ -143,6 +158,8 @@ def cleared_results(tab: Any) -> dict:
         tab.catalogue.pictures: [],
         tab.catalogue.notes: "",
         tab.catalogue.stale: "",
+        tab.sensitivity.table: "",
+        tab.sensitivity.stale: "",
     }
 
 

@@ -10,7 +10,7 @@ import gradio as gr
 
 from ..workbench import Workbench
 from ..workbench.examples import list_examples
-from . import catalogue_panel, mask_panel, preset_buttons, staleness, video_events, video_panel
+from . import catalogue_panel, mask_panel, preset_buttons, sensitivity_panel, staleness, video_events, video_panel
 from . import score_actions as act
 from .upload import ImageUpload
 
@@ -57,6 +57,7 @@ class ScoreTab:
     pf_map: gr.Image
     explain_notes: gr.Markdown
     catalogue: catalogue_panel.CataloguePanel
+    sensitivity: sensitivity_panel.SensitivityPanel
     dataset: gr.Textbox
     method: gr.Textbox
     save: gr.Button
@@ -164,17 +165,10 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
             min_width=240,
         )
     explain_notes = gr.Markdown(elem_id="explain-notes")
-    catalogue = catalogue_panel.build(
-        wb,
-        lambda ref, extra, out, prompt_text, subject_text, session: act.sample_on_screen(
-            wb, session, ref, extra, out, prompt_text, subject_text
-        ),
-        [ref_image, extra_refs, out_image, prompt, subject, masks.session],
-        metrics,
-        status,
-        computed,
-        stale,
-    )
+    inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
+    sample_of = act.screen_sample(wb)
+    catalogue = catalogue_panel.build(wb, sample_of, inputs, metrics, status, computed, stale)
+    sensitivity = sensitivity_panel.build(wb, sample_of, inputs, metrics, status, computed, stale)
     with gr.Row(equal_height=True):
         dataset = gr.Textbox("workbench", label="Dataset", elem_id="save-dataset", min_width=160)
         method = gr.Textbox(label="Method (optional)", elem_id="save-method", min_width=160)
@@ -214,6 +208,7 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         pf_map,
         explain_notes,
         catalogue,
+        sensitivity,
         dataset,
         method,
         save,
@@ -221,14 +216,14 @@ def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
         save_msg,
         status,
     )
-    tab.inputs = [ref_image, extra_refs, out_image, prompt, subject, masks.session]
+    tab.inputs = inputs
     _wire(wb, tab)
     return tab
 
 
 def _wire(wb: Workbench, tab: ScoreTab) -> None:
     check = act.on_freshness(wb)
-    stale_io = ([*tab.inputs, tab.computed], [tab.stale, tab.catalogue.stale])
+    stale_io = ([*tab.inputs, tab.computed], [tab.stale, tab.catalogue.stale, tab.sensitivity.stale])
 
     def fresh(event: Any) -> None:
         """The "out of date" check after `event` (a change of the inputs, or a result computed meanwhile). All checks
@@ -271,6 +266,8 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
         tab.catalogue.pictures,
         tab.catalogue.notes,
         tab.catalogue.stale,
+        tab.sensitivity.table,
+        tab.sensitivity.stale,
     ]
     for event in (
         tab.ref_image.upload,
@@ -323,6 +320,7 @@ def _wire(wb: Workbench, tab: ScoreTab) -> None:
         )
     )
     fresh(tab.catalogue.explained)
+    fresh(tab.sensitivity.checked)
     saved = [tab.save_msg, tab.masks.session, tab.scores, tab.report, tab.computed, tab.stale, tab.link, tab.status]
     save_in = [*tab.inputs, tab.metrics, tab.dataset, tab.method, tab.x100, tab.computed]
     for button, as_new, api in ((tab.save, False, "save"), (tab.save_new, True, "save_new")):

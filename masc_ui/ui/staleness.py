@@ -1,5 +1,5 @@
 """One rule for every result the Score tab shows next to its inputs (the score table, MaSC's maps, the catalogue
-explanation): each result remembers the fingerprint of the sample it was computed on (`sample_fingerprint`); when
+explanation, the mask-sensitivity check): each result remembers the fingerprint of the sample it was computed on (`sample_fingerprint`); when
 the sample on screen has another fingerprint, the result is flagged "out of date" with the button that computes it
 again. New images clear the results instead (`score_actions.cleared_results`).
 
@@ -13,10 +13,13 @@ from collections.abc import Sequence
 
 CATALOGUE_LABEL = "Explain VQAScore, ITMScore, FaceSim, FaceScore"
 """The catalogue explanation's button (`catalogue_panel.build`)."""
+SENSITIVITY_LABEL = "Check mask sensitivity"
+"""The mask-sensitivity check's button (`sensitivity_panel.build`)."""
 RESULTS: tuple[tuple[str, str], ...] = (
     ("score table", "Run"),
     ("maps", "Explain"),
     ("catalogue explanation", CATALOGUE_LABEL),
+    ("mask sensitivity", SENSITIVITY_LABEL),
 )
 """(what the result is called in the note, the button that computes it again), in the order of `Computed`."""
 NAMES = tuple(name for name, _ in RESULTS)

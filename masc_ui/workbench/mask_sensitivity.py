@@ -113,7 +113,7 @@ class SensitivityReport:
         }
 
     def rows(self) -> list[list[str]]:
-        """A table: metric, the sample's value, each variant's value, spread (values with 4 significant digits)."""
+        """A table: metric, the sample's value, each variant's value, spread (`numbers.format_value`)."""
         out = []
         for m in self.metrics:
             shown = [_fmt(m.stored), *(_fmt(m.values.get(label)) for label in self.variants), _fmt(m.spread)]
@@ -125,9 +125,11 @@ class SensitivityReport:
 
 
 def _fmt(value: float | None) -> str:
+    from ..analysis.numbers import format_value
+
     if value is None or not math.isfinite(value):
         return "n/a"
-    return f"{value:.4g}"
+    return format_value(value)
 
 
 def check_shifts(shifts: Sequence[int]) -> tuple[int, ...]:

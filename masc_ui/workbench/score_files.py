@@ -134,8 +134,9 @@ def _lacking_flags(needs: Needs, given: dict[str, bool]) -> list[str]:
     return [flag for name, flag in INPUT_FLAGS.items() if getattr(needs, name) and not given[name]]
 
 
-def parse_shifts(text: str) -> tuple[int, ...]:
-    """`3` or `2,5`: whole pixel shifts from 0 to `MAX_SHIFT_PX`; InputError naming --mask-sensitivity otherwise."""
+def parse_shifts(text: str, what: str = "--mask-sensitivity") -> tuple[int, ...]:
+    """`3` or `2,5`: whole pixel shifts from 0 to `MAX_SHIFT_PX`; InputError naming `what` (the flag or the field the
+    text came from) otherwise."""
     from ..imaging.mask_morphology import MAX_SHIFT_PX
 
     try:
@@ -143,7 +144,5 @@ def parse_shifts(text: str) -> tuple[int, ...]:
     except ValueError:
         shifts = ()
     if not shifts or any(not 0 <= px <= MAX_SHIFT_PX for px in shifts):
-        raise InputError(
-            f"--mask-sensitivity {text!r}: give whole pixel counts from 0 to {MAX_SHIFT_PX}, such as 3 or 2,5"
-        )
+        raise InputError(f"{what} {text!r}: give whole pixel counts from 0 to {MAX_SHIFT_PX}, such as 3 or 2,5")
     return shifts

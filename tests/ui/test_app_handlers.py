@@ -54,6 +54,8 @@ def _open(client: Client, sample_id: int) -> dict:
         "catalogue_pictures",
         "catalogue_notes",
         "catalogue_stale",
+        "sensitivity_table",
+        "sensitivity_stale",
         "ref",
         "extra",
         "out",

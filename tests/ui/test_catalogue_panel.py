@@ -83,12 +83,12 @@ def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
     assert [img.size for img, caption in pictures if "aligned 112×112 crop" in caption] == [(112, 112), (112, 112)]
     assert "models loaded" in status
     sample = _sample_of(wb)(astronaut, None, astronaut, PROMPT, "astronaut", None)
-    assert computed == (None, None, sample_fingerprint(sample)) and stale == here == ""
+    assert computed == (None, None, sample_fingerprint(sample), None) and stale == here == ""
 
 
 def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
     handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
-    shown = ("run", "maps", "catalogue")
+    shown = ("run", "maps", "catalogue", "sensitivity")
     pictures, notes, _, computed, *_ = handler(
         astronaut,
         None,
@@ -102,7 +102,7 @@ def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
         progress=_progress,
     )
     assert pictures == [] and notes.startswith("⚠ none of the chosen metrics has a catalogue explanation")
-    assert computed == ("run", "maps", None)  # the explanation shown is gone, and so is its fingerprint
+    assert computed == ("run", "maps", None, "sensitivity")  # the explanation shown is gone, and so is its fingerprint
     pictures, notes, *_ = handler(
         astronaut,
         None,

@@ -52,5 +52,7 @@ def test_a_preset_ticks_only_what_is_offered_and_says_why_the_rest_is_not():
 
 
 def test_unknown_preset_is_a_clear_error():
-    with pytest.raises(InputError, match="unknown metric preset 'style'.*subject, prompt, quality, dreambench, opens2v"):
+    with pytest.raises(
+        InputError, match="unknown metric preset 'style'.*subject, prompt, quality, dreambench, opens2v"
+    ):
         preset_metrics("style")
