@@ -1,10 +1,9 @@
 """Optional `torch.compile` of a model's forward, falling back to the eager module when compilation is unavailable
 or fails.
 
-Measured on a 2-core AVX-512-BF16 CPU: inductor with weight freezing ran the bare base SigLIP2 encoder about 1.1x
-faster in bfloat16 at 1024 patches, but the whole vision tower inside `score_many` (`bench/mfu.py --compile`) not
-measurably faster, after a first call that compiles for 20-30 s per new input shape. So it is opt-in
-(`MaSC(compile=True)`), for hardware where it pays (GPUs, untested here). Inductor reorders sums: float32 with
+Compilation costs a first call per new input shape and did not make the whole vision tower inside `score_many`
+measurably faster on the CPUs tried (`bench/mfu.py --compile` measures it), so it is opt-in (`MaSC(compile=True)`),
+for hardware where it pays (GPUs, untested here). Inductor reorders sums: float32 with
 compilation is close to, but not bit-for-bit, the eager float32 of the exact mode.
 """
 

@@ -1,11 +1,10 @@
 """Memory layout of the convolutional networks (ArtScore's ResNet-50, FaceSim's IR-101): channels-last on the CPU,
 the default (contiguous NCHW) elsewhere.
 
-On the CPU, oneDNN's convolutions read channels-last tensors without reordering them. `python bench/conv_layout.py`
-on the idle 2-core build machine (AMD EPYC, AVX-512, torch 2.14.1, 2026-12-01): random ResNet-50 at 224 px 62.5 ->
-54.8 ms per image at batch 8 (1.14x), IR-101 at 112 px 146.6 -> 127.8 ms (1.15x); at batch 1 the same (0.99x,
-1.01x). The layout changes only the order of the additions (float32 rounding: tested within 1e-5 of independent
-computations). Not measured on a GPU, so CUDA keeps the default layout.
+On the CPU, oneDNN's convolutions read channels-last tensors without reordering them; `python bench/conv_layout.py`
+measures both layouts side by side (Performance page, "Channels-last convolutions"). The layout changes only the
+order of the additions (float32 rounding: tested within 1e-5 of independent computations). Not measured on a GPU, so
+CUDA keeps the default layout.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ segment_anything's `Attention` materialises the (heads, N, N) scores, adds the d
 to them in two broadcast passes, and runs softmax and the value product as separate kernels: memory-bound passes
 over 800 MB per global-attention block of ViT-B at 1024 px (N = 4096). `SdpaAttention` computes the same function
 (the bias q . R_h[h_q - h_k] + q . R_w[w_q - w_k], written once, is SDPA's additive mask) with the fused kernel.
-Measured on a 2-core AVX-512 CPU, one thread: global blocks 2.1x faster in float32 and 1.3x in bfloat16, windowed
-blocks 1.2x; the encoder's output agrees with the original within float32 rounding (tests/segmentation).
+The speed-up is measured on the Performance page ("Segment Anything clicks"); the encoder's output agrees with the
+original within float32 rounding (tests/segmentation).
 
 `use_sdpa_attention(encoder)` swaps the modules in place; parameters are shared and keep their names, so state
 dicts load either way.

@@ -146,12 +146,12 @@ def settle_heap() -> None:
     """Put everything alive now out of the cyclic garbage collector's reach (`gc.freeze`, after one last
     collection): the imported libraries, the built app and the models loaded so far, hundreds of thousands of
     objects that live as long as the process. Without it every full collection walks all of them with the
-    interpreter lock held, which stopped every request for up to half a second under rating load (the longest
-    pause that `bench/rating_load.py` prints: 472 ms on SQLite, 499 ms on PostgreSQL before, 35 / 47 ms after).
-    Objects made later are collected as before; frozen ones are still freed when their last reference goes (only a
-    reference cycle among them would stay). Then the youngest generation is collected after `YOUNG_GC_THRESHOLD`
-    new objects instead of Python's 700 (see there). Not done by default in a process that launches many apps
-    (tests): what a closed app leaves in cycles would never be collected."""
+    interpreter lock held, pausing every request meanwhile under rating load (`bench/rating_load.py` prints the
+    longest pause). Objects made later are collected as before; frozen ones are still
+    freed when their last reference goes (only a reference cycle among them would stay). Then the youngest
+    generation is collected after `YOUNG_GC_THRESHOLD` new objects instead of Python's 700 (see there). Not done by
+    default in a process that launches many apps (tests): what a closed app leaves in cycles would never be
+    collected."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
@@ -162,11 +162,9 @@ FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"
 YOUNG_GC_THRESHOLD = 10_000
 """Net new objects that start a collection of the youngest generation in the app's process (Python's default:
 700). A request builds thousands of short-lived objects (a response, its dicts and models), so with 700 the
-collector ran about once per rating answer and a full collection every hundred; the objects a burst leaves
-behind are freed by their reference counts moments later anyway. Measured under rating load (16 raters + 1 saver,
-30 s, SQLite, `bench/rating_load.py` with the collector's callbacks timed): 2,375 young, 216 middle and 19 full
-collections took 1.45 s of the server's 30 s with the default, 7 young and 1 middle collection took 0.05 s with
-10,000. Garbage in reference cycles waits at most that many objects longer."""
+collector runs about once per rating answer and a full collection every hundred, while the objects a burst leaves
+behind are freed by their reference counts moments later anyway. Garbage in reference cycles waits at most that
+many objects longer."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:

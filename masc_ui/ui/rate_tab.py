@@ -29,13 +29,11 @@ RATING_CONCURRENCY = 32
 milliseconds)."""
 ANSWER_QUEUE: int | None = None
 """How the Rate tab's answer events (submit, skip, flag, back) reach their handler. None, the app: each is posted
-straight to it (`queue=False`: one HTTP request answered with the outputs, as the page does for such events), not
-through Gradio's queue (a request to join it, then the answer on an event stream, with the queue's bookkeeping
-around both: under rating load the server's CPU per answer fell by about a fifth without them, 10.1 -> 8.1 and
-11.4 -> 8.7 ms on SQLite, `bench/rating_load.py`, README "Rate tab").
-Each rater's answers still run one at a time (`RatingTasks.one_at_a_time` and the task token). A number: through
-the queue, at most that many at once (`bench/rating_load.py --modes global` sets 1: every answer of every rater
-through one slot, the app before issue 12)."""
+straight to it (`queue=False`: one HTTP request answered with the outputs), not through Gradio's queue (a request to
+join it, then the answer on an event stream), which costs the server CPU per answer under rating load (measured on
+the Performance page, "Rating load"). Each rater's answers still run one at a time (`RatingTasks.one_at_a_time`
+and the task token). A number: through the queue, at most that many at once (`bench/rating_load.py --modes global`
+sets 1: every answer of every rater through one slot)."""
 
 
 def on_event_loop(fn: Callable) -> Callable:

@@ -94,7 +94,7 @@ class MaSC:
         dtype: torch dtype (or `"float32"`/`"bfloat16"`/`"float16"`) to cast the model to; `"auto"` = the precision
             policy (`masc_ui.models.precision`: bfloat16 where the hardware computes it fast, else float32); None keeps
             the checkpoint's (as masc-metric does). float32 is the exact mode (masc-metric within 1e-5); in bfloat16
-            the cosines are still float32, and README gives the measured differences.
+            the cosines are still float32 (the differences are measured on the Performance page).
         stripper: `"regex"` (the paper's), `"spacy"` or `"none"`, applied when `object_name` is given.
         models: a `ModelRegistry` to take the loaded backbone from (key `("siglip", model_id, device, dtype)`),
             so an application loads it once for all its scorers.
