@@ -124,6 +124,10 @@ class Settings:
     read, and then the entry the proxies appended: the last one that is not itself a trusted proxy. None:
     `X-Forwarded-For` is ignored and the connection's address is the client's. On a Space: the private and loopback
     networks (Hugging Face's proxy), unless set. Used for login throttling and the per-address limits."""
+    max_connections_per_address: int = 64
+    """Most requests and event streams one client address may hold open at once without a login (an anonymous
+    visitor; everyone, in an app without logins); the next is refused with HTTP 429 until one ends. Logged-in
+    users are not counted (4 .. 100,000)."""
     session_idle_minutes: float = 120.0
     """A login session unused this long (no request but the page's heartbeat) ends on the server: the next request
     asks for the login again (1 .. 10,080 minutes)."""
@@ -224,6 +228,7 @@ class Settings:
                         f"trusted_proxies: {item.strip()[:60]!r} is not an IP address or network (CIDR, e.g. "
                         "10.0.0.0/8); list the proxies' addresses, comma-separated"
                     ) from None
+        _check_bounds("max_connections_per_address", self.max_connections_per_address, 4, 100_000)
         _check_bounds("session_idle_minutes", self.session_idle_minutes, 1.0, 10_080.0)
         _check_bounds("session_max_hours", self.session_max_hours, 0.1, 720.0)
         _check_bounds("max_upload_mb", self.max_upload_mb, 1, 4096)

@@ -16,6 +16,7 @@ from starlette.middleware import Middleware
 
 from ..settings import Settings
 from ..workbench.users import Accounts, LoginThrottled, startup_warnings
+from .connection_cap import ConnectionCap
 from .page_assets import CSS, KEYBOARD_JS
 from .roles import TrustedProxies, client_address
 from .route_gate import RouteGate
@@ -25,12 +26,14 @@ ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
 
 def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings`: no share link, no monitoring dashboard, no SSR
-    (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
-    directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
-    shown without their text (`show_error=False`), and, when logins are configured, Argon2 password checks
-    bounded and throttled (`login_checker`) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
+        (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
+        directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
+        shown without their text (`show_error=False`), the connections an address holds without a login capped
+    (`connection_cap.ConnectionCap`), and, when logins are configured, Argon2 password checks
+        bounded and throttled (`login_checker`) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
+    proxies = TrustedProxies(settings.trusted_proxies)
     kwargs: dict[str, Any] = dict(
         server_name=settings.host,
         server_port=settings.port,
@@ -48,7 +51,10 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
         head=KEYBOARD_JS,
         footer_links=["gradio"],
         app_kwargs={
-            "middleware": [Middleware(ClientAddressMiddleware, proxies=TrustedProxies(settings.trusted_proxies))]
+            "middleware": [
+                Middleware(ClientAddressMiddleware, proxies=proxies),
+                Middleware(ConnectionCap, limit=settings.max_connections_per_address, proxies=proxies),
+            ]
         },
     )
     if accounts.logins_enabled:
