@@ -145,6 +145,12 @@ class Settings:
     references, not the files), in KiB; a rater's events are limited to 64 KiB (16 .. 1,048,576)."""
     max_image_pixels: int = 40_000_000
     """Images with more pixels than this are refused (decompression-bomb guard)."""
+    max_session_pixels: int = 160_000_000
+    """Most pixels of the images one Score-tab page session holds decoded at once (its references and output; an
+    image that would pass it is refused with a message until others are removed); released when images leave the
+    screen and when the page closes (max_image_pixels .. 10,000,000,000)."""
+    max_references: int = 16
+    """Most reference images of one sample (the reference and its extra references), 1 .. 1,000."""
     anonymous_dataset_mb: int = 500
     """Without logins (anyone reaching the app acts as admin): most MiB of images and masks the app's Save stores
     per dataset (1 .. 1,048,576)."""
@@ -233,6 +239,8 @@ class Settings:
         _check_bounds("session_max_hours", self.session_max_hours, 0.1, 720.0)
         _check_bounds("max_upload_mb", self.max_upload_mb, 1, 4096)
         _check_bounds("max_image_pixels", self.max_image_pixels, 1, 1_000_000_000)
+        _check_bounds("max_session_pixels", self.max_session_pixels, self.max_image_pixels, 10_000_000_000)
+        _check_bounds("max_references", self.max_references, 1, 1_000)
         _check_bounds("upload_quota_mb", self.upload_quota_mb, 1, 1_048_576)
         _check_bounds("max_event_kb", self.max_event_kb, 16, 1_048_576)
         _check_bounds("anonymous_dataset_mb", self.anonymous_dataset_mb, 1, 1_048_576)

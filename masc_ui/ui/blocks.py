@@ -100,6 +100,7 @@ def build_app(wb: Workbench) -> gr.Blocks:
         # shows) opens it; a second opener would race it and leave the page showing a task that is not current.
         app.load(status_text, None, [status_line])
         end_editor_session = editor_blobs.attach(app, wb.settings)
+        end_image_session = mask_panel.release_on_unload(app)
         # A rater's page holds these and nothing else (`role_view`): no admin tab, no status line, no admin event.
         role_view.show_raters(app, [header, *banners, rate, pairs_page])
     # `api_open=False`: an event registered for the queue is reached only through it, so its concurrency limit
@@ -111,5 +112,5 @@ def build_app(wb: Workbench) -> gr.Blocks:
     # which this app turns off (`launch.launch_kwargs`): CPU that grows with the server's uptime on every answer.
     # Recompute it never in practice.
     app._queue.ANAYLTICS_CACHE_FREQUENCY = NO_EVENT_SUMMARY
-    guard_endpoints(app, wb, for_raters=(open_task, end_editor_session, *pairs.handlers))
+    guard_endpoints(app, wb, for_raters=(open_task, end_editor_session, end_image_session, *pairs.handlers))
     return app

@@ -78,7 +78,24 @@ def session_image(wb: Workbench, session: MaskSession, path: str | None, name: s
     """The upload at `path`, decoded once per session (`MaskSession.uploads`); InputError when missing or bad."""
     if path is None:
         return wb.scoring.load_image(None, name)
-    return session.uploads.get(path, name, wb.scoring.load_image)
+    return session.uploads.get(path, name, wb.scoring.load_image, wb.settings.max_session_pixels)
+
+
+def release_on_unload(app: gr.Blocks) -> Callable[[gr.Request], None]:
+    """Drop the decoded images of a page session's `MaskSession`s when the page closes (Gradio's unload event):
+    Gradio keeps a closed session's state an hour for a reload, the decoded pixels are not worth keeping (a reload
+    decodes them again from the uploads). Returns the handler: every role's pages close, so it belongs among
+    `roles.guard_endpoints`' `for_raters`."""
+
+    def end_image_session(request: gr.Request) -> None:
+        holder = getattr(app, "state_holder", None)
+        state = holder.session_data.get(request.session_hash) if holder is not None else None
+        for value in list(getattr(state, "state_data", {}).values()):
+            if isinstance(value, MaskSession):
+                value.uploads.clear()
+
+    app.unload(end_image_session)
+    return end_image_session
 
 
 def target_image(wb: Workbench, session: MaskSession, target: str, ref_image, extra_refs, out_image) -> InputImage:
@@ -99,11 +116,16 @@ def images_on_screen(
     refs, out = image_paths(ref_image, extra_refs, out_image)
     found: dict[str, InputImage | None] = {}
     notes: dict[str, list[str]] = {}
+    most = wb.settings.max_references
     for key, path, name in [(f"ref{i}", r, f"reference image {i + 1}") for i, r in enumerate(refs)] + [
         ("out", out, "output image")
     ]:
         if path is None:
             found[key] = None
+            continue
+        if key.startswith("ref") and int(key[3:]) >= most:
+            found[key] = None
+            notes[key] = [f"⚠ {name} is not taken: {wb.scoring.too_many_references(len(refs))}"]
             continue
         try:
             found[key] = session_image(wb, session, path, name)

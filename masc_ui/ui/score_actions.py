@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from .. import overlays
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..workbench import Workbench, format_value, sample_fingerprint
 from ..workbench.explain import Explanation
 from ..workbench.masks import MaskSession
@@ -33,6 +33,8 @@ def sample_on_screen(wb: Workbench, session: MaskSession, ref, extra, out, promp
     """The sample on screen (`Scoring.make_sample`) from the images the session decoded at upload, with the masks
     that belong to them; the output is the video on screen when there is one (`MaskSession.video`, with its mask)."""
     refs, out_path = mask_panel.image_paths(ref, extra, out)
+    if len(refs) > wb.settings.max_references:
+        raise InputError(wb.scoring.too_many_references(len(refs)))
     ref_imgs = [mask_panel.session_image(wb, session, r, f"reference image {i + 1}") for i, r in enumerate(refs)]
     if session.video.loaded:
         ref_masks, _ = mask_panel.masks_for_sample(session, ref_imgs, None)

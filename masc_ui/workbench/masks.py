@@ -43,16 +43,50 @@ class Uploads:
 
     images: dict[tuple[str, int, int], InputImage] = field(default_factory=dict)
 
-    def get(self, path: str | Path, name: str, decode: Callable[[str, str], InputImage]) -> InputImage:
-        """The decoded image of `path` (`decode(path, name)` the first time; its InputError propagates)."""
+    def get(
+        self,
+        path: str | Path,
+        name: str,
+        decode: Callable[[str, str], InputImage],
+        max_pixels_held: int | None = None,
+    ) -> InputImage:
+        """The decoded image of `path` (`decode(path, name)` the first time; its InputError propagates). With
+        `max_pixels_held`, an image that would make the images held exceed that many pixels is refused (InputError
+        naming `MASC_MAX_SESSION_PIXELS`) and not kept; its size is read from the file's header, before decoding."""
         try:
             st = os.stat(path)
             key = (str(path), st.st_size, st.st_mtime_ns)
         except (OSError, TypeError, ValueError):
             return decode(str(path), name)  # not a readable file: let decode say what is wrong
         if key not in self.images:
+            if max_pixels_held is not None:
+                self._check_budget(key, path, name, max_pixels_held)
             self.images[key] = decode(str(path), name)
         return self.images[key]
+
+    def pixels_held(self) -> int:
+        """Pixels of the decoded images held (width x height summed)."""
+        return sum(img.size[0] * img.size[1] for img in self.images.values())
+
+    def clear(self) -> None:
+        """Forget every decoded image (the page session ended)."""
+        self.images.clear()
+
+    def _check_budget(self, key: tuple[str, int, int], path: str | Path, name: str, budget: int) -> None:
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(path) as header:
+                width, height = header.size
+        except (OSError, UnidentifiedImageError, ValueError):
+            return  # not an image Pillow reads: decoding says what is wrong
+        held = sum(img.size[0] * img.size[1] for k, img in self.images.items() if k[0] != key[0])
+        if held + width * height > budget:
+            raise InputError(
+                f"{name} ({width}x{height}) is not taken: with it the images on screen would hold "
+                f"{(held + width * height) / 1e6:.3g} MP decoded, over this page's budget of {budget / 1e6:.3g} MP "
+                "(MASC_MAX_SESSION_PIXELS); remove some references or upload smaller images"
+            )
 
     def keep_only(self, paths: Iterable[str | Path | None]) -> None:
         """Forget the images whose file is no longer on screen."""

@@ -206,6 +206,8 @@ class Scoring:
         refused (InputError naming both sizes, `check_mask_sizes`): it is never stretched silently."""
         if not refs:
             raise InputError("reference image is missing: upload at least one image of the subject")
+        if len(refs) > self.settings.max_references:
+            raise InputError(self.too_many_references(len(refs)))
         ref_imgs = tuple(self.load_image(r, f"reference image {i + 1}") for i, r in enumerate(refs))
         out_img = self.load_output(out, "output image" if not isinstance(out, InputVideo) else "output video")
         masks = tuple(
@@ -224,6 +226,14 @@ class Scoring:
         )
         check_mask_sizes(sample)
         return sample
+
+    def too_many_references(self, n: int) -> str:
+        """Why a sample of `n` reference images is refused (over `Settings.max_references`)."""
+        most = self.settings.max_references
+        return (
+            f"a sample takes at most {most} reference images (MASC_MAX_REFERENCES) and {n} were given; "
+            f"remove {n - most} of the extra references"
+        )
 
     # --- scoring ---------------------------------------------------------------------------------------------
 
