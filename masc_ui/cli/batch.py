@@ -46,6 +46,15 @@ def add_batch(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--limit", type=POSITIVE, help="score at most N samples in this run")
     p.add_argument("--retry-failed", action="store_true", help="score again samples whose scoring failed before")
+    p.add_argument(
+        "--mask-sensitivity",
+        nargs="?",
+        const="3",
+        metavar="PX[,PX...]",
+        help="store with every mask-dependent value (cp, pf, *_seg) the same metric with every mask eroded and "
+        "dilated by PX pixels (default 3; e.g. 2,5) and the spread, for the leaderboard's mask-dependence check "
+        "(values computed without it are scored again)",
+    )
     g = p.add_argument_group("metric parameters")
     g.add_argument("--siglip-model", help="SigLIP2 checkpoint (HF id or folder)")
     g.add_argument("--clip-model", help="CLIP checkpoint (HF id or folder)")
@@ -63,7 +72,9 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
     import dataclasses
 
     from ..workbench.batch import BatchOptions, gather_summaries, process_context
+    from ..workbench.score_files import parse_shifts
 
+    shifts = parse_shifts(args.mask_sensitivity) if args.mask_sensitivity is not None else ()
     options = BatchOptions(  # every argument error before a model (or torch) is loaded
         args.dataset,
         tuple(args.metrics.split(",")),
@@ -72,6 +83,7 @@ def _cmd_batch(args: argparse.Namespace, settings: Settings | None = None) -> in
         batch_size=args.batch_size,
         limit=args.limit,
         retry_failed=args.retry_failed,
+        mask_shifts=shifts,
     )
     from tqdm import tqdm
 

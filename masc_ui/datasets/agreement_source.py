@@ -48,3 +48,23 @@ def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData
             }
         )
     return AgreementData.from_records(records, scales=scales)
+
+
+def load_mask_checks(store: Any, dataset: str | None = None, by: str = "method") -> dict[str, list[Any]]:
+    """Metric -> the `masc_ui.analysis.mask_dependence.MaskCheck` of every sample of `dataset` whose latest value
+    of it carries a mask-sensitivity check (extras `mask_sensitivity`, stored by `masc-ui batch
+    --mask-sensitivity`), grouped `by` method or category."""
+    from ..analysis.mask_dependence import MaskCheck
+
+    samples = store.samples.list(dataset)
+    latest = store.metrics.latest_for([s.id for s in samples])
+    out: dict[str, list[MaskCheck]] = {}
+    for s in samples:
+        for name, v in latest.get(s.id, {}).items():
+            check = (v.extras or {}).get("mask_sensitivity")
+            if not isinstance(check, dict) or v.value is None:
+                continue
+            variants = {str(k): (None if x is None else float(x)) for k, x in (check.get("values") or {}).items()}
+            group = s.method if by == "method" else s.category
+            out.setdefault(name, []).append(MaskCheck(group, float(v.value), variants))
+    return out

@@ -13,7 +13,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
-from ..workbench.leaderboard import LeaderboardView, agreement_notes, agreement_rows, table_rows
+from ..workbench.leaderboard import LeaderboardView, agreement_notes, agreement_rows, mask_notes, table_rows
 from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
@@ -45,6 +45,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         label="Rank agreement with the humans (Kendall tau-b over groups, 95% CI)",
     )
     agreement_note = gr.Markdown(elem_id="lb-agreement-note", elem_classes=["table-note"])
+    mask_note = gr.Markdown(elem_id="lb-mask-note", elem_classes=["table-note"])
     plot = gr.Plot(label="Methods x metrics", show_label=False, elem_id="lb-plot")
     files = gr.File(
         label="Download (Markdown, CSV + rank agreement CSV, LaTeX)",
@@ -58,7 +59,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     def on_run(ds, group_by, boots, request: gr.Request, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
-            return *[gr.update()] * 6, "⚠ pick a dataset first"
+            return *[gr.update()] * 7, "⚠ pick a dataset first"
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
             view = wb.leaderboard.view(
@@ -72,7 +73,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             fig = leaderboard_figure(view, demo=wb.status().is_demo)
             paths = write_files(view, wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return *[gr.update()] * 6, f"⚠ {exc}"
+            return *[gr.update()] * 7, f"⚠ {exc}"
         caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
         return (
@@ -80,14 +81,23 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             {"headers": headers, "data": rows},
             shown,
             "\n\n".join(agreement_notes(view)),
+            _mask_note(view),
             fig,
             [str(p) for p in paths],
             f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
             f"{len(view.board.criteria)} human column(s)",
         )
 
-    outputs = [caption, table, agreement, agreement_note, plot, files, message]
+    outputs = [caption, table, agreement, agreement_note, mask_note, plot, files, message]
     run.click(on_run, [dataset, by, n_boot], outputs, api_name="leaderboard")
+
+
+def _mask_note(view: LeaderboardView) -> str:
+    """The mask-dependence lines under the tables (`mask_notes`), as Markdown; empty when no value carries a check."""
+    lines = mask_notes(view)
+    if not lines:
+        return ""
+    return "**Mask dependence** (the values' mask-sensitivity checks):\n\n" + "\n".join(f"- {line}" for line in lines)
 
 
 def write_files(view: LeaderboardView, folder: Path) -> list[Path]:

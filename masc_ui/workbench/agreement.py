@@ -16,6 +16,7 @@ from .database import Database
 if TYPE_CHECKING:
     from ..analysis import AgreementData, AgreementTable
     from ..analysis.bootstrap import Estimate
+    from ..analysis.mask_dependence import MaskCheck
     from ..analysis.table import AgreementRow
 
 
@@ -137,6 +138,16 @@ class Agreement:
         if dataset is not None:
             self._database.require_dataset(dataset)
         return self._database.run(partial(load_agreement_data, dataset=dataset))
+
+    def mask_checks(self, *, user: str | None, dataset: str | None, by: str = "method") -> dict[str, list[MaskCheck]]:
+        """Metric -> the stored mask-sensitivity checks of `dataset`'s samples (`load_mask_checks`), grouped `by`
+        method or category; InputError for an unknown dataset."""
+        from ..datasets.agreement_source import load_mask_checks
+
+        self._database.accounts.require_admin(user, "agreement with humans")
+        if dataset is not None:
+            self._database.require_dataset(dataset)
+        return self._database.run(partial(load_mask_checks, dataset=dataset, by=by))
 
     def datasets(self, *, user: str | None) -> list[str]:
         """The stored datasets' names (the Agreement tab's choices)."""

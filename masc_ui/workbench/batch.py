@@ -56,6 +56,7 @@ starts first). Run under `accelerate launch`, each process uses its own device (
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -117,9 +118,16 @@ class BatchOptions:
     """Score again the samples whose stored value for this provenance is an `error: ...`."""
     process_index: int = 0
     num_processes: int = 1
+    mask_shifts: tuple[int, ...] = ()
+    """Pixel shifts of the mask-sensitivity check stored with each mask-dependent value (extras
+    `mask_sensitivity`: the values with every mask eroded and dilated by each shift, and the spread); empty: none."""
 
     def __post_init__(self) -> None:
         parse_metric_names(list(self.metrics), media=None)  # an unknown name fails before anything is loaded
+        if self.mask_shifts:
+            from .mask_sensitivity import check_shifts
+
+            object.__setattr__(self, "mask_shifts", check_shifts(self.mask_shifts))
         if self.masks not in MASK_MODES:
             raise InputError(f"masks must be one of {', '.join(MASK_MODES)}, got {self.masks!r}")
         if self.store_masks and self.masks != "text":
@@ -164,6 +172,8 @@ class BatchSummary:
     the app, a doubtful mask is not applied (never a current mask, never scored with)."""
     mask_failures: Counter[str] = field(default_factory=Counter)
     """reason -> samples whose text-prompted masks could not be made (their mask-free metrics were still scored)."""
+    sensitivity_values: int = 0
+    """Values stored with their mask-sensitivity check (`BatchOptions.mask_shifts`)."""
     stopped_early: bool = False
     """True when `limit` ended the run before the shard was done."""
     seconds: float = 0.0
@@ -188,6 +198,8 @@ class BatchSummary:
             )
         if self.masks_made:
             out.append(f"text-prompted masks made: {self.masks_made}")
+        if self.sensitivity_values:
+            out.append(f"values stored with their mask-sensitivity check: {self.sensitivity_values}")
         if self.doubtful_masks:
             out.append(
                 f"doubtful text-prompted masks (empty or small), not applied and not stored: {self.doubtful_masks} "
@@ -446,6 +458,8 @@ def _plan(
         prov = scorer.provenance()
         if text_masks is not None and not options.store_masks and get_spec(name).needs_masks != "none":
             prov["params"]["text_masks"] = text_masks.model_id
+        if options.mask_shifts and get_spec(name).needs_masks != "none":
+            prov["params"]["mask_sensitivity_px"] = list(options.mask_shifts)
         provenance[name] = prov
         per_sample[name] = {
             r.id: value_provenance(
@@ -608,11 +622,11 @@ def _score_chunk(
             items.append(_failure(record, wanted, plan, exc, summary, stored))
     if built:
         try:
-            items += _score_built(settings, models, built, names, plan, summary)
+            items += _score_built(settings, models, built, names, plan, summary, options.mask_shifts)
         except Exception:  # noqa: BLE001 - isolate the failing sample, keep the others
             for one in built:
                 try:
-                    items += _score_built(settings, models, [one], names, plan, summary)
+                    items += _score_built(settings, models, [one], names, plan, summary, options.mask_shifts)
                 except Exception as exc:  # noqa: BLE001
                     items.append(
                         _failure(
@@ -724,10 +738,17 @@ def _input_name(slot: Slot) -> str:
 
 
 def _score_built(
-    settings: Settings, models: ModelRegistry, built: list[_Built], names: list[str], plan: _Plan, summary: BatchSummary
+    settings: Settings,
+    models: ModelRegistry,
+    built: list[_Built],
+    names: list[str],
+    plan: _Plan,
+    summary: BatchSummary,
+    mask_shifts: tuple[int, ...] = (),
 ) -> list[ScoredSample]:
     """Score the chunk's samples for every metric some of them still need; per sample, the values of the
-    metrics that were to do and had their inputs (the others are counted as lacking inputs)."""
+    metrics that were to do and had their inputs (the others are counted as lacking inputs). With `mask_shifts`,
+    each mask-dependent value carries its mask-sensitivity check (`_with_sensitivity`)."""
     samples = [b.sample for b in built]
     needed = [m for m in names if any(b.record.id in plan.todo[m] for b in built)]
     lacking = {m: {i: get_spec(m).needs.missing(s) for i, s in enumerate(samples)} for m in needed}
@@ -735,6 +756,15 @@ def _score_built(
     values: dict[str, list[MetricValue]] = (
         score_metrics(samples, scorable, settings, models, missing="nan") if scorable else {}
     )
+    if mask_shifts:
+        masked = [m for m in scorable if get_spec(m).needs_masks != "none"]
+        values = _with_sensitivity(settings, models, samples, values, masked, mask_shifts)
+        summary.sensitivity_values += sum(
+            "mask_sensitivity" in (v.extras or {})
+            for m in masked
+            for i, v in enumerate(values[m])
+            if built[i].record.id in plan.todo[m]
+        )
     items = []
     for i, b in enumerate(built):
         mine = []
@@ -763,6 +793,40 @@ def _score_built(
             summary.mask_failures[reason] += 1
             summary.failures.append((b.record.id, f"{ERROR_PREFIX}{MASK_ERROR}{reason}"[:2000]))
     return items
+
+
+def _with_sensitivity(
+    settings: Settings,
+    models: ModelRegistry,
+    samples: list[Sample],
+    values: dict[str, list[MetricValue]],
+    masked: list[str],
+    shifts: tuple[int, ...],
+) -> dict[str, list[MetricValue]]:
+    """`values` where each finite value of a metric in `masked` carries extras `mask_sensitivity`
+    (`mask_sensitivity.spread_record`: the metric on the sample with every mask eroded and dilated by each of
+    `shifts` pixels, and the spread). The variants of the whole chunk are scored together, by the same scorers."""
+    from .mask_sensitivity import shifted_variants, spread_record
+
+    if not masked:
+        return values
+    variants = [(i, label, v) for i, s in enumerate(samples) for label, v in shifted_variants(s, shifts).items()]
+    rescored = score_metrics([v for _, _, v in variants], masked, settings, models, missing="nan")
+    out = dict(values)
+    for m in masked:
+        per_sample: dict[int, dict[str, float | None]] = {}
+        for k, (i, label, _) in enumerate(variants):
+            got = rescored[m][k]
+            per_sample.setdefault(i, {})[label] = None if got.is_nan else float(got.value)
+        fresh = []
+        for i, v in enumerate(values[m]):
+            if v.is_nan:
+                fresh.append(v)
+                continue
+            record = {"shifts_px": list(shifts), **spread_record(float(v.value), per_sample.get(i, {}))}
+            fresh.append(dataclasses.replace(v, extras={**(v.extras or {}), "mask_sensitivity": record}))
+        out[m] = fresh
+    return out
 
 
 def _failure(

@@ -5,7 +5,9 @@ plot. The statistics are `masc_ui.analysis.leaderboard` (conventions there and i
 use case reads the stored values and ratings, takes each metric's direction from the registry, and appends the
 extra human columns it is given and, when the dataset has pairwise judgments, one pairwise column per judged
 criterion (`bt_cp`, `bt_pf`: each method's Bradley-Terry theta from `pairwise_analysis.pairwise_column`, see
-`pairwise_columns`)."""
+`pairwise_columns`). When values carry mask-sensitivity checks (`masc-ui batch --mask-sensitivity`), each such
+metric is checked for a ranking that depends on the masks (`masc_ui.analysis.mask_dependence`) and the view says
+so beside the tables."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from ..analysis import HumanColumn, Leaderboard, LeaderboardMatrix
     from ..analysis.bootstrap import Estimate
     from ..analysis.leaderboard import LeaderboardCell
+    from ..analysis.mask_dependence import MaskDependence
 
 LEADERBOARD_FORMATS = ("md", "csv", "latex")
 
@@ -37,15 +40,23 @@ class LeaderboardView:
     """Extra human columns included, as criteria."""
     matrix: LeaderboardMatrix
     """groups x (metrics, then human columns), raw and 0..1 (1 = best)."""
+    mask_dependence: tuple[MaskDependence, ...] = ()
+    """The mask-dependence check of each metric of the board whose stored values carry mask-sensitivity checks."""
 
     def render(self, fmt: str) -> str:
-        """The leaderboard as Markdown (`md`, with the rank-agreement table), CSV (`csv`, the leaderboard only; see
-        `rank_agreement_csv`) or LaTeX booktabs (`latex`, with the rank-agreement table)."""
+        """The leaderboard as Markdown (`md`, with the rank-agreement table and the mask-dependence lines), CSV
+        (`csv`, the leaderboard only; see `rank_agreement_csv`) or LaTeX booktabs (`latex`, with the rank-agreement
+        table)."""
         from ..analysis import LEADERBOARD_RENDERERS
 
         if fmt not in LEADERBOARD_RENDERERS:
             raise InputError(f"leaderboard format must be one of {', '.join(LEADERBOARD_RENDERERS)}; got {fmt!r}")
-        return LEADERBOARD_RENDERERS[fmt](self.board)
+        text = LEADERBOARD_RENDERERS[fmt](self.board)
+        notes = mask_notes(self)
+        if fmt == "md" and notes:
+            text = text.rstrip("\n") + "\n\nMask dependence (the values' mask-sensitivity checks)\n\n"
+            text += "".join(f"- {line}\n" for line in notes)
+        return text
 
     def rank_agreement_csv(self) -> str:
         """One row per (metric, human column): metric, criterion, n_groups, tau, ci_low, ci_high."""
@@ -105,7 +116,20 @@ class Leaderboards:
             ]
         for column in extra_columns:
             board = with_human_column(board, column)
-        return LeaderboardView(dataset, board, leaderboard_matrix(board))
+        dependence = self.mask_dependence(user=user, dataset=dataset, by=by, metrics=board.metrics)
+        return LeaderboardView(dataset, board, leaderboard_matrix(board), dependence)
+
+    def mask_dependence(
+        self, *, user: str | None, dataset: str | None, by: str, metrics: Sequence[str]
+    ) -> tuple[MaskDependence, ...]:
+        """The mask-dependence check (`masc_ui.analysis.mask_dependence`) of each of `metrics` whose stored values
+        carry mask-sensitivity checks, in the order of `metrics`."""
+        from ..analysis.mask_dependence import mask_dependence
+
+        checks = self._agreement.mask_checks(user=user, dataset=dataset, by=by)
+        directions = metric_directions(list(metrics))
+        found = (mask_dependence(m, checks[m], directions.get(m, True)) for m in metrics if checks.get(m))
+        return tuple(d for d in found if d is not None)
 
     def pairwise_columns(
         self, *, user: str | None, dataset: str | None, n_boot: int = 2000, seed: int = 0
@@ -223,6 +247,13 @@ def agreement_notes(view: LeaderboardView) -> list[str]:
             "Rate pairs tabs) or import ratings, then compute again."
         ]
     return [f"[{mark}] {reason}" for reason, mark in _reason_marks(view).items()]
+
+
+def mask_notes(view: LeaderboardView) -> list[str]:
+    """One sentence per metric checked for mask dependence (`MaskDependence.sentence`, display names), those whose
+    ranking depends on the masks first."""
+    checks = sorted(view.mask_dependence, key=lambda d: not d.depends)
+    return [("⚠ " if d.depends else "") + d.sentence(shown_name(d.metric), view.board.by) for d in checks]
 
 
 def _reason_marks(view: LeaderboardView) -> dict[str, int]:

@@ -145,6 +145,26 @@ def check_shifts(shifts: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def shifted_variants(sample: Sample, shifts: Sequence[int]) -> dict[str, Sample]:
+    """Label -> `sample` with every mask eroded / dilated by each of `shifts` pixels (`eroded 3 px`, `dilated 3 px`;
+    `0 px` is the sample itself), in that order."""
+    variants: dict[str, Sample] = {}
+    for px in check_shifts(shifts):
+        if px == 0:
+            variants["0 px"] = sample
+            continue
+        variants[f"eroded {px} px"] = _shifted(sample, -px)
+        variants[f"dilated {px} px"] = _shifted(sample, px)
+    return variants
+
+
+def spread_record(stored: float | None, values: Mapping[str, float | None]) -> dict[str, Any]:
+    """The JSON-able summary of one metric's check: `values` (label -> value, None where not computed), `low`,
+    `high` and `spread` over the finite values of `stored` and `values` (None with fewer than two)."""
+    m = MetricSensitivity("", "", True, stored, dict(values))
+    return {"values": dict(values), "low": m.low, "high": m.high, "spread": m.spread}
+
+
 def _shifted(sample: Sample, px: int) -> Sample:
     """`sample` with every mask shifted by `px` (>0 dilated, <0 eroded)."""
     refs = tuple(
@@ -235,13 +255,7 @@ class MaskSensitivity:
             )
         if sample.out_mask is None and all(m is None for m in sample.ref_masks):
             raise InputError("mask sensitivity: the sample has no mask to vary; draw or segment the subject first")
-        variants: dict[str, Sample] = {}
-        for px in shifts:
-            if px == 0:
-                variants["0 px"] = sample
-                continue
-            variants[f"eroded {px} px"] = _shifted(sample, -px)
-            variants[f"dilated {px} px"] = _shifted(sample, px)
+        variants = shifted_variants(sample, shifts)
         skipped: dict[str, str] = {}
         notes: dict[str, str] = {}
         for label, masks in (sources or {}).items():

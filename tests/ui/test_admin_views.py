@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 from gradio_client import Client
 
@@ -48,7 +49,7 @@ def _cli(capsys, *args: str) -> str:
 
 
 def test_leaderboard_shows_what_the_cli_prints(served, judged, client, capsys):
-    caption, table, agreement, note, plot, files, message = client.predict(
+    caption, table, agreement, note, mask_note, plot, files, message = client.predict(
         "lb", "method", N_BOOT, api_name="/leaderboard"
     )
     md = _cli(capsys, "leaderboard", "--dataset", "lb", "--data-dir", str(served.data_dir), "--n-boot", str(N_BOOT))
@@ -182,6 +183,12 @@ def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsy
 
 def test_a_rater_is_refused_by_every_admin_view(served, judged):
     rater = Client(served.url, auth=("carol", USERS["carol"]), verbose=False)
+    described = rater.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    http = httpx.Client(base_url=served.url, timeout=60)
+    assert http.post("/login", data={"username": "carol", "password": USERS["carol"]}).status_code == 200
     for api, data in ADMIN_VIEWS.items():
-        with pytest.raises(Exception, match="admin login"):
+        assert f"/{api}" not in described  # a rater's API description holds only the rating endpoints
+        with pytest.raises(ValueError, match="Cannot find a function"):
             rater.predict(*data, api_name=f"/{api}")
+        answer = http.post(f"/gradio_api/call/{api}", json={"data": list(data)})
+        assert answer.status_code == 403 and "admin login" in answer.json()["detail"], (api, answer.text)
