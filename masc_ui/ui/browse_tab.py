@@ -1,6 +1,7 @@
 """Browse and export tab: stored samples with latest metric values (headed by their display names) and mean
 human ratings; mark a dataset for rating; open a sample in the Score tab (with every field and its masks);
-download the export. Messages appear next to the button that caused them; an opening that fails stays here."""
+download the export of the samples or of the pairwise judgments (`pairwise_export`). Messages appear next to the
+button that caused them; an opening that fails stays here."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..workbench import Workbench, sample_fingerprint
 from ..workbench.browse import BROWSE_PAGE_SIZE, EXPORT_FORMATS
 from ..workbench.masks import MaskSession
 from ..workbench.video_session import VideoSession
+from . import pairwise_export
 from . import score_actions as act
 from .feedback import warn
 from .users import user_of
@@ -102,6 +104,7 @@ def build(wb: Workbench) -> BrowseTab:
         export = gr.Button("Export", elem_id="export", min_width=120)
         download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
+    pairwise_export.build(wb, dataset)
 
     def rating_state(ds: str | None, user: str | None) -> tuple[str, dict, dict]:
         infos = {d.name: d for d in wb.samples.datasets(user=user)}

@@ -349,10 +349,15 @@ class StoredSamples:
         dataset: str | None = None,
         target: Path | TextIO | None = None,
         folder: Path | None = None,
+        history: bool = False,
+        time_on_task: bool = True,
     ) -> tuple[Path | TextIO, int]:
         """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
         `storage.repo.pair_exports`) like `export` writes the samples' (default file
-        `masc-pairwise-<dataset or all>.<fmt>`). Admins only. Returns (where it went, rows written)."""
+        `masc-pairwise-<dataset or all>.<fmt>`): with `history` every superseded revision of a judgment is a row
+        too (columns `current`, `replaced_at` added), with `time_on_task` False the `seconds` column is left out.
+        What `masc-ui export --pairwise` and Browse's pairwise export write. Admins only. Returns (where it went,
+        rows written)."""
         self._database.accounts.require_admin(user, "exporting")
         if fmt not in PAIRWISE_EXPORT_FORMATS:
             raise InputError(f"the pairwise export format must be one of {', '.join(PAIRWISE_EXPORT_FORMATS)}")
@@ -363,7 +368,8 @@ class StoredSamples:
             target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
             pairwise = self._database.pairwise
-            n = (pairwise.write_jsonl if fmt == "jsonl" else pairwise.write_csv)(target, dataset)
+            write = pairwise.write_jsonl if fmt == "jsonl" else pairwise.write_csv
+            n = write(target, dataset, history=history, time_on_task=time_on_task)
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
