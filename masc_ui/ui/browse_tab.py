@@ -13,7 +13,7 @@ from ..errors import WorkbenchError
 from ..imaging import InputVideo
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.browse import BROWSE_PAGE_SIZE, EXPORT_FORMATS
-from ..workbench.masks import MaskSession
+from ..workbench.masks import MaskSession, target_names
 from ..workbench.video_session import VideoSession
 from . import pairwise_export
 from . import score_actions as act
@@ -247,6 +247,9 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
                 session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"), img, undoable=False)
         if s.out_mask is not None and video is None:
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"), s.out, undoable=False)
+        images = {**{f"ref{i}": img for i, img in enumerate(s.refs)}, "out": s.out}
+        for target, (proposed, why) in s.proposals.items():
+            session.offer(target, proposed, "text-prompted", images[target], doubtful=why)
         session.mark_saved()
         session.stored_sample = s.sample_id
         folder = wb.scratch.new_folder()
@@ -259,6 +262,13 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
         note = f"opened sample #{s.sample_id} with its current masks and stored scores"
         if video:
             note += " (its output is a video: the frame strip and the video's mask are under the Masks)"
+        if s.proposals:
+            labels = {key: label for label, key in target_names(len(s.refs))}
+            named = ", ".join(labels[t] for t in s.proposals)
+            note += (
+                f"\n\nA stored proposed mask waits for {named} (doubtful, not applied): pick that image under "
+                "Masks to see it, then apply or discard it"
+            )
         if s.warnings:
             note += "\n\n" + "\n".join(f"⚠ {w}" for w in s.warnings)
             warn("; ".join(s.warnings))
