@@ -70,7 +70,7 @@ class MaskRecord:
     position: int
     """Reference index (0-based); always 0 for the output."""
     version: int
-    """1, 2, ... per image; the highest is the current mask."""
+    """1, 2, ... per image (proposals included); the highest that is not a proposal is the current mask."""
     source: str
     """`drawn`, `sam`, `imported` or `text`."""
     created_by: str | None
@@ -79,6 +79,8 @@ class MaskRecord:
     """SHA-256 of the mask's PNG bytes in the blob store."""
     params: Mapping[str, Any] | None
     """How it was made, e.g. SAM clicks or the text prompt."""
+    proposal: bool = False
+    """A version kept for a person to check: never the current mask, never scored with (a doubtful text mask)."""
 
 
 @dataclass(frozen=True)

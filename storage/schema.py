@@ -161,7 +161,7 @@ class SampleImage(Base):
 
 
 class MaskVersion(Base):
-    """One version of the mask of a sample image; the highest version is the current one."""
+    """One version of the mask of a sample image; the highest version that is not a proposal is the current one."""
 
     __tablename__ = "mask_versions"
     __table_args__ = (
@@ -177,6 +177,8 @@ class MaskVersion(Base):
     created_at: Mapped[dt.datetime]
     blob_sha256: Mapped[str] = mapped_column(sa.String(64), sa.ForeignKey("blobs.sha256"))
     params: Mapped[dict[str, Any] | None]
+    proposal: Mapped[bool] = mapped_column(sa.Boolean, server_default=sa.false())
+    """Kept for a person to check, never current nor scored with (schema revision 0007): a doubtful text mask."""
 
 
 class MetricValue(Base):

@@ -141,6 +141,17 @@ def add_export(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="export the pairwise judgments instead (one row per rater, pair and criterion)",
     )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="with --pairwise: every earlier revision of each judgment as a row too (columns current, replaced_at)",
+    )
+    p.add_argument(
+        "--time-on-task",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --pairwise: the seconds each answer took (column seconds; default: included)",
+    )
     add_common(p)
     p.set_defaults(func=_cmd_export)
 
@@ -151,11 +162,23 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    for flag, given in (("--history", args.history), ("--no-time-on-task", not args.time_on_task)):
+        if given and not args.pairwise:
+            raise InputError(f"{flag} is for the pairwise judgments export; add --pairwise, or leave {flag} out")
     fmt = args.fmt or _SUFFIX_FORMATS.get(Path(args.output).suffix, "csv")
     target = sys.stdout if args.output == "-" else Path(args.output)
     with open_workbench(settings or settings_from_args(args)) as wb:
-        write = wb.samples.export_pairwise if args.pairwise else wb.samples.export
-        _, n = write(fmt, user=CLI_USER, dataset=args.dataset, target=target)
+        if args.pairwise:
+            _, n = wb.samples.export_pairwise(
+                fmt,
+                user=CLI_USER,
+                dataset=args.dataset,
+                target=target,
+                history=args.history,
+                time_on_task=args.time_on_task,
+            )
+        else:
+            _, n = wb.samples.export(fmt, user=CLI_USER, dataset=args.dataset, target=target)
     if target is not sys.stdout:
         print(f"{n} {'pairwise judgments' if args.pairwise else 'samples'} written to {args.output} ({fmt})")
     return 0

@@ -1,6 +1,7 @@
 """Browse and export tab: stored samples with latest metric values (headed by their display names) and mean
 human ratings; mark a dataset for rating; open a sample in the Score tab (with every field and its masks);
-download the export. Messages appear next to the button that caused them; an opening that fails stays here."""
+download the export of the samples or of the pairwise judgments (`pairwise_export`). Messages appear next to the
+button that caused them; an opening that fails stays here."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from ..errors import WorkbenchError
 from ..imaging import InputVideo
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.browse import BROWSE_PAGE_SIZE, EXPORT_FORMATS
-from ..workbench.masks import MaskSession
+from ..workbench.masks import MaskSession, target_names
 from ..workbench.video_session import VideoSession
+from . import pairwise_export
 from . import score_actions as act
 from .feedback import warn
 from .users import user_of
@@ -102,6 +104,7 @@ def build(wb: Workbench) -> BrowseTab:
         export = gr.Button("Export", elem_id="export", min_width=120)
         download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
+    pairwise_export.build(wb, dataset)
 
     def rating_state(ds: str | None, user: str | None) -> tuple[str, dict, dict]:
         infos = {d.name: d for d in wb.samples.datasets(user=user)}
@@ -244,6 +247,9 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
                 session.set_mask(f"ref{i}", m, s.mask_sources.get(f"ref{i}", "imported"), img, undoable=False)
         if s.out_mask is not None and video is None:
             session.set_mask("out", s.out_mask, s.mask_sources.get("out", "imported"), s.out, undoable=False)
+        images = {**{f"ref{i}": img for i, img in enumerate(s.refs)}, "out": s.out}
+        for target, (proposed, why) in s.proposals.items():
+            session.offer(target, proposed, "text-prompted", images[target], doubtful=why)
         session.mark_saved()
         session.stored_sample = s.sample_id
         folder = wb.scratch.new_folder()
@@ -256,6 +262,13 @@ def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):
         note = f"opened sample #{s.sample_id} with its current masks and stored scores"
         if video:
             note += " (its output is a video: the frame strip and the video's mask are under the Masks)"
+        if s.proposals:
+            labels = {key: label for label, key in target_names(len(s.refs))}
+            named = ", ".join(labels[t] for t in s.proposals)
+            note += (
+                f"\n\nA stored proposed mask waits for {named} (doubtful, not applied): pick that image under "
+                "Masks to see it, then apply or discard it"
+            )
         if s.warnings:
             note += "\n\n" + "\n".join(f"⚠ {w}" for w in s.warnings)
             warn("; ".join(s.warnings))

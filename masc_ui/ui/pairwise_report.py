@@ -1,7 +1,8 @@
 """The pairwise report (admins): what `masc-ui agreement --pairwise --criterion C` prints for the stored pairwise
 judgments of a dataset — the methods' Bradley-Terry strengths (Davidson ties) with bootstrap CIs next to their Elo
 ratings, the win-rate matrix, the raters' agreement on pairs, and each metric's pairwise accuracy with its CI (human
-ties left out, and counted) — as tables plus the CLI's text (`masc_ui.workbench.pairwise_analysis`).
+ties left out, and counted) — as tables plus the CLI's text (`masc_ui.workbench.pairwise_analysis`), under the
+warnings of the ratings view's rules (few pairs, a single rater, no CIs; no method told apart).
 
 `build(wb, page)` lays it out inside the caller's container: the Agreement tab's pairwise section."""
 
@@ -14,7 +15,6 @@ from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.pairwise_analysis import (
     CriterionReport,
-    PairwiseReport,
     accuracy_rows,
     bradley_terry_rows,
     win_rate_rows,
@@ -44,6 +44,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     with gr.Row(equal_height=True):
         run = gr.Button("Compute pairwise results", variant="primary", scale=0, min_width=240, elem_id="pw-run")
         message = gr.Markdown(elem_id="pw-message")
+    warnings = gr.Markdown(elem_id="pw-warnings")
     summary = gr.Markdown(elem_id="pw-summary")
     ranking = gr.Dataframe(
         interactive=False,
@@ -70,7 +71,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     if page is not None:
         refresh_on_open(wb, page, dataset, message, "pairwise_datasets")
 
-    outputs = [summary, ranking, win_rate, accuracy, text, message]
+    outputs = [warnings, summary, ranking, win_rate, accuracy, text, message]
 
     def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
         try:
@@ -86,7 +87,8 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
         part = report.criteria[0]
         tables = [_grid(*rows(part)) for rows in (bradley_terry_rows, win_rate_rows, accuracy_rows)]
         return (
-            summary_markdown(report, part),
+            "\n".join(f"- ⚠ {w}" for w in part.warnings),
+            summary_markdown(part),
             *tables,
             report.text(),
             f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}",
@@ -95,13 +97,14 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
     run.click(on_run, [dataset, criterion, n_boot], outputs, api_name="pairwise_report")
 
 
-def summary_markdown(report: PairwiseReport, part: CriterionReport) -> str:
-    """Counts, what is left out of which statistic, why there is no ranking (if so), the raters' agreement."""
+def summary_markdown(part: CriterionReport) -> str:
+    """Counts of the criterion `part` (its judgments, skips and flags), what is left out of which statistic, why
+    there is no ranking (if so), the raters' agreement."""
     human_ties = max((r.n_human_ties for r in part.accuracy), default=0)
     lines = [
         f"**{part.n_judgments} judgments** of {CRITERION_NAMES.get(part.criterion, part.criterion)} "
-        f"({part.n_both_bad} flagged 'both bad': their winner still counts); {report.n_skipped} skipped and "
-        f"{report.n_flagged} flagged answers carry no preference and are left out.",
+        f"({part.n_both_bad} flagged 'both bad': their winner still counts); {part.n_skipped} skipped and "
+        f"{part.n_flagged} flagged answers carry no preference and are left out.",
         "",
         f"**Human ties are left out of the metric accuracy**: {human_ties} pair(s) whose decisive votes are "
         "balanced (or only ties) are not counted; a metric tie counts 1/2.",

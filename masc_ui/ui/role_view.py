@@ -15,6 +15,7 @@ a tab hides nothing from a rater who reads them, and the login page alone weighe
 
 from __future__ import annotations
 
+import html
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -112,11 +113,15 @@ def cut(config: dict[str, Any], shown: frozenset[int], allowed_events: set[int])
     return View(out, {})
 
 
-def login_config(blocks: gr.Blocks, root: str) -> dict[str, Any]:
-    """Gradio's config of the login page (what its `GET /` sends a visitor who is not logged in)."""
+def login_config(blocks: gr.Blocks, root: str, notice: str | None = None) -> dict[str, Any]:
+    """Gradio's config of the login page (what its `GET /` sends a visitor who is not logged in); `notice` (plain
+    text: why the visitor's last session ended) is shown under the login message, in `#session-ended`."""
+    message = blocks.auth_message or ""
+    if notice:
+        message += f'<p id="session-ended" role="alert"><strong>⚠ {html.escape(notice)}</strong></p>'
     return {
         "auth_required": True,
-        "auth_message": blocks.auth_message,
+        "auth_message": message or None,
         "space_id": blocks.space_id,
         "root": root,
         "page": {"": {"layout": {}}},
@@ -127,9 +132,12 @@ def login_config(blocks: gr.Blocks, root: str) -> dict[str, Any]:
     }
 
 
-def answer(scope: Any, path: str, user: str | None, role: str) -> Response | None:
+def answer(
+    scope: Any, path: str, user: str | None, role: str, *, ended: tuple[str, tuple[str, ...]] | None = None
+) -> Response | None:
     """The gate's own answer to a page, config or API-description request of a caller who is not an admin
-    (`role` "anonymous" or "rater"; `path` inside the app); None when the request is none of those (Gradio answers it)."""
+    (`role` "anonymous" or "rater"; `path` inside the app); None when the request is none of those (Gradio answers it).
+    `ended`: (why the visitor's last session ended, its cookies), said on the login page, the cookies cleared."""
     kind = PAGE_PATHS.get(path) if scope.get("method") in ("GET", "HEAD") else None
     if kind is None or role == "admin":
         return None
@@ -145,7 +153,11 @@ def answer(scope: Any, path: str, user: str | None, role: str) -> Response | Non
     if role != "rater":
         if kind != "page":
             return None  # the gate refuses these to visitors before asking here
-        return _page(request, login_config(blocks, root), EMPTY_API)
+        notice, stale = ended if ended is not None else (None, ())
+        page = _page(request, login_config(blocks, root, notice), EMPTY_API)
+        for name in stale:  # said once: the next visit to the login page is a plain one
+            page.delete_cookie(key=name, path="/")
+        return page
     view = rater_view(blocks)
     if kind == "info":
         return ORJSONResponse(route_utils.update_example_values_to_use_public_url(utils.safe_deepcopy(view.api_info)))

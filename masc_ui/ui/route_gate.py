@@ -24,6 +24,9 @@ before anything parses it (`body_limit`; 413 with the limit), and uploads count 
 raters may not run, or an event that needs the browser's event data comes without it (`event_refusal`): before
 Gradio reads it, so no traceback reaches the log.
 
+A visitor whose cookie names a login session the server no longer knows (it restarted, or ended the session by its
+lifetime) gets the login page saying so, once (`session_cookies`; the stale cookies are cleared with it).
+
 Raters still reach the queue and the event routes: which event they may run is decided per function by
 `roles.guard_endpoints`. Without logins (single-user local mode) no gate is installed: every caller acts as admin.
 """
@@ -41,6 +44,7 @@ from starlette.routing import compile_path
 
 from ..settings import Settings
 from ..workbench.quotas import UploadQuota, UploadQuotaExceeded
+from ..workbench.session_cookies import EndedSessions, app_cookie_id
 from ..workbench.users import AccessDenied, Accounts, SessionClock
 from . import role_view
 from .request_guards import (
@@ -261,6 +265,11 @@ class RouteGate:
         ]
         """("METHOD path", method, path regex as Starlette matches it, roles) of every listed route."""
         self._current_user: Callable[[HTTPConnection], Any] | None = None
+        self.cookie_id = app_cookie_id(settings.data_dir)
+        """The login cookies' name id, the same on every start over this data directory (`session_cookies`); None:
+        Gradio's random one."""
+        self.ended = EndedSessions()
+        """Sessions this server ended by their lifetime (their cookies say "expired", not "restarted")."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -268,6 +277,9 @@ class RouteGate:
             return
         method = scope.get("method", "GET") if scope["type"] == "http" else "WEBSOCKET"
         path = _route_path(scope)
+        server = scope["app"]
+        if self.cookie_id is not None and getattr(server, "cookie_id", None) != self.cookie_id:
+            server.cookie_id = self.cookie_id  # before any login sets a cookie: Gradio reads the name from here
         if is_cross_site(scope):
             await self._refuse(scope, receive, send, 403, CROSS_SITE)
             return
@@ -283,7 +295,8 @@ class RouteGate:
             return
         user, role = await self._caller(scope, use=not path.startswith(HEARTBEAT_PREFIX))
         if role in roles:
-            own = role_view.answer(scope, path, user, role) if scope["type"] == "http" else None
+            ended = self.ended_notice(scope, server) if role == ANONYMOUS and path == "/" else None
+            own = role_view.answer(scope, path, user, role, ended=ended) if scope["type"] == "http" else None
             if own is not None:
                 await own(scope, receive, send)
             elif scope["type"] == "websocket":
@@ -363,6 +376,19 @@ class RouteGate:
             return
         await JSONResponse({"detail": message}, status_code=status)(scope, receive, send)
 
+    def ended_notice(self, scope: Any, server: Any) -> tuple[str, tuple[str, ...]] | None:
+        """(what the login page says, the cookies to clear) for a visitor whose cookie of this app names a session
+        the server does not know (`session_cookies`: ended by its lifetime, else by a restart); None for a visitor
+        without one, and when the app's cookie name is not kept (`cookie_id` None: a restart is not told apart)."""
+        if self.cookie_id is None:
+            return None
+        cookies = HTTPConnection(scope).cookies
+        names = _cookie_names(server)
+        stale = next((cookies[name] for name in names if cookies.get(name)), None)
+        if stale is None or stale in getattr(server, "tokens", {}):
+            return None
+        return self.ended.ended_notice(stale), names
+
     def roles_reaching(self, method: str, path: str) -> frozenset[str]:
         """The roles that reach `method path`: those of every listed route it matches (all of them, when several
         do: FastAPI serves the first, the gate does not guess which); empty when none does."""
@@ -379,6 +405,7 @@ class RouteGate:
         token = _session_token(scope, server)
         if token is not None and not self.sessions.alive(token, use=use):
             server.tokens.pop(token, None)
+            self.ended.add(token)
             return None, ANONYMOUS
         connection = Request(scope) if scope["type"] == "http" else HTTPConnection(scope)
         user = self._current_user_reader(server)(connection)

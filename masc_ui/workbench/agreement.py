@@ -158,29 +158,47 @@ class Agreement:
 def view_warnings(table: AgreementTable, data: AgreementData) -> list[str]:
     """Warnings of an agreement table: rows on fewer than `SMALL_N` samples, a single rater, no CIs."""
     pooled = [r for r in table.rows if r.group == table.groups[0]]
-    out = []
-    small = sorted({r.n for r in pooled if not r.is_human and 0 < r.n < SMALL_N})
-    if small:
-        out.append(
-            f"only {_join(small)} sample(s) have both a metric value and a human rating (fewer than "
-            f"{SMALL_N}): these numbers and their CIs are not reliable yet; rate more samples"
-        )
     humans = next((r for r in pooled if r.is_human), None)
-    if humans is not None and humans.n_raters >= 2 and 0 < humans.n < SMALL_N:
-        out.append(
-            f"only {humans.n} sample(s) were rated by two or more raters (fewer than {SMALL_N}): the human-vs-human "
-            "agreement (the humans row and the ceiling line of the plot) is not reliable yet; have a second rater "
-            "rate the samples the first one rated"
-        )
-    raters = data.raters(table.criterion)
-    if len(raters) == 1:
-        out.append(
-            f"a single rater ({raters[0]}): there is no human-vs-human agreement to compare with, and each "
-            "mean human rating is one person's score; ask a second rater to rate the same samples"
-        )
-    if table.n_boot == 0:
-        out.append("0 bootstrap resamples: no confidence intervals")
-    return out
+    out = [
+        small_n_warning(
+            [r.n for r in pooled if not r.is_human],
+            "sample(s) have both a metric value and a human rating",
+            "these numbers and their CIs are not reliable yet; rate more samples",
+        ),
+        small_n_warning(
+            [humans.n] if humans is not None and humans.n_raters >= 2 else [],
+            "sample(s) were rated by two or more raters",
+            "the human-vs-human agreement (the humans row and the ceiling line of the plot) is not reliable yet; "
+            "have a second rater rate the samples the first one rated",
+        ),
+        single_rater_warning(
+            data.raters(table.criterion),
+            "there is no human-vs-human agreement to compare with, and each mean human rating is one person's "
+            "score; ask a second rater to rate the same samples",
+        ),
+        no_bootstrap_warning(table.n_boot),
+    ]
+    return [w for w in out if w is not None]
+
+
+def small_n_warning(counts: list[int], counted: str, consequence: str) -> str | None:
+    """The one small-n rule of every agreement view (ratings and pairwise): when a count of `counts` is within
+    1..`SMALL_N` - 1, "only <the small counts> <counted> (fewer than SMALL_N): <consequence>", else None. Counts of
+    0 are left out (a row with nothing says so in its own note)."""
+    small = sorted({n for n in counts if 0 < n < SMALL_N})
+    if not small:
+        return None
+    return f"only {_join(small)} {counted} (fewer than {SMALL_N}): {consequence}"
+
+
+def single_rater_warning(raters: list[str] | tuple[str, ...], consequence: str) -> str | None:
+    """ "a single rater (<name>): <consequence>" when exactly one rater answered, else None."""
+    return f"a single rater ({raters[0]}): {consequence}" if len(raters) == 1 else None
+
+
+def no_bootstrap_warning(n_boot: int) -> str | None:
+    """The warning of a view computed without resamples, else None."""
+    return "0 bootstrap resamples: no confidence intervals" if n_boot == 0 else None
 
 
 def row_note(row: AgreementRow, table: AgreementTable, data: AgreementData) -> str:

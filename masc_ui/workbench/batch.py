@@ -22,8 +22,10 @@ Masks (`masks`):
   versions (source `text`) and the values point at them; without, the values' provenance params get
   `text_masks=<segmentation model>` so they never pass for values computed with stored masks. The app's rule for
   doubtful masks holds here too: a mask SAM 3 flags doubtful (empty, or below `text_seg_min_fraction` of the image;
-  a video's masks when any frame's is) is neither used nor stored; the metrics that need it are counted under
-  "lacking inputs" and the summary counts the doubtful masks.
+  a video's masks when any frame's is) is never used, never a current mask; the metrics that need it are counted
+  under "lacking inputs" and the summary counts the doubtful masks. With `store_masks`, a doubtful image mask is
+  kept as a proposal (a mask version that is not current, `storage` revision 0007; once per content), which the
+  Score tab offers when the sample is opened from Browse; a video's doubtful masks are not kept.
 - `none`: no masks at all; only metrics that need none are computed.
 
 The PF stripper and text segmentation name the subject by `info["prompt_subject"]` when the importer stored
@@ -170,6 +172,11 @@ class BatchSummary:
     doubtful_masks: int = 0
     """Of `masks_made`, those that came out doubtful (empty, or smaller than the settings' minimum fraction): as in
     the app, a doubtful mask is not applied (never a current mask, never scored with)."""
+    store_masks: bool = False
+    """The run's `BatchOptions.store_masks`: doubtful masks are kept as proposals."""
+    proposals_stored: int = 0
+    """Of `doubtful_masks`, those kept as proposals in this run (`store_masks`; a proposal already stored with the
+    same bytes is not counted again)."""
     mask_failures: Counter[str] = field(default_factory=Counter)
     """reason -> samples whose text-prompted masks could not be made (their mask-free metrics were still scored)."""
     sensitivity_values: int = 0
@@ -201,8 +208,14 @@ class BatchSummary:
         if self.sensitivity_values:
             out.append(f"values stored with their mask-sensitivity check: {self.sensitivity_values}")
         if self.doubtful_masks:
+            kept = (
+                f"{self.proposals_stored} newly kept as proposals to check (Browse, open the sample: the Score "
+                "tab offers it)"
+                if self.store_masks
+                else "not stored"
+            )
             out.append(
-                f"doubtful text-prompted masks (empty or small), not applied and not stored: {self.doubtful_masks} "
+                f"doubtful text-prompted masks (empty or small), not applied: {self.doubtful_masks}, {kept} "
                 "(the metrics that need them are listed under inputs missing; draw those masks, or lower "
                 "MASC_TEXT_SEG_THRESHOLD / MASC_TEXT_SEG_MIN_FRACTION)"
             )
@@ -407,6 +420,7 @@ class BatchScoring:
             options.num_processes,
             samples_in_dataset=len(samples),
             ratings_only=len(listed) - len(samples),
+            store_masks=options.store_masks,
         )
         summary.samples_in_shard = len(shard)
         text_masks = None
@@ -644,6 +658,16 @@ def _score_chunk(
     summary.scored_samples += len(chunk)
 
 
+def _text_mask_params(words: str, text_masks: _TextMasks, seg: Any) -> dict[str, Any]:
+    """How a text-prompted mask was made, stored with its version."""
+    return {
+        "text": words,
+        "model_id": text_masks.model_id,
+        "threshold": text_masks.threshold,
+        "n_instances": int(seg.n_instances),
+    }
+
+
 def _build_sample(
     database: Database,
     record: SampleRecord,
@@ -656,7 +680,7 @@ def _build_sample(
 ) -> _Built:
     """The scorer's `Sample` of a stored sample and its masks: the stored ones, and (`masks="text"`) one made
     from the subject's name for each image without (recorded as a new mask version with `store_masks`)."""
-    from ..segmentation.masks import mask_from_png
+    from ..segmentation.masks import mask_from_png, mask_to_png
 
     words = _subject_words(record)
     shas = [("reference", i, sha) for i, sha in enumerate(record.references)] + [("output", 0, record.output)]
@@ -708,16 +732,16 @@ def _build_sample(
             if seg.doubtful:
                 doubts[_input_name((role, pos))] = seg.reason or "doubtful"
                 summary.doubtful_masks += 1
+                if options.store_masks:
+                    params = {**_text_mask_params(words, text_masks, seg), "doubtful": seg.reason or "doubtful"}
+                    _, added = database.masks.add_if_new(
+                        record.id, role, pos, mask_to_png(seg.mask), source="text", params=params, proposal=True
+                    )
+                    summary.proposals_stored += added
                 continue
             arrays[role, pos] = seg.mask
             if options.store_masks:
-                params = {
-                    "text": words,
-                    "model_id": text_masks.model_id,
-                    "threshold": text_masks.threshold,
-                    "n_instances": int(seg.n_instances),
-                }
-                used[role, pos] = UsedMask.new(seg.mask, "text", params)
+                used[role, pos] = UsedMask.new(seg.mask, "text", _text_mask_params(words, text_masks, seg))
     n_refs = len(record.references)
     labels = (record.info or {}).get("ref_labels")
     sample = Sample(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -59,6 +60,9 @@ class StoredSample:
     method: str | None = None
     warnings: list[str] = field(default_factory=list)
     """What the user must be told, e.g. a stored mask of another size than its image, resized to it."""
+    proposals: dict[str, tuple[np.ndarray, str]] = field(default_factory=dict)
+    """Score tab target (`ref0`, ..., `out`) -> (a stored proposal still offered, bool (H, W) at its image's size;
+    why it is only proposed): the doubtful text-prompted masks `masc-ui batch --store-masks` kept. Images only."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +247,14 @@ class StoredSamples:
                 frame = (rec.params or {}).get("frame", 0)
                 masks[target] = FrameMasks.static(masks[target], frame if isinstance(frame, int) else 0)
             sources[target] = back.get(rec.source, "imported")
+        proposals: dict[str, tuple[np.ndarray, str]] = {}
+        for (role, position), rec in self._database.masks.proposals_for([sample.id]).get(sample.id, {}).items():
+            target = target_of((role, position))
+            image = images.get(target)
+            if image is None or isinstance(image, InputVideo):
+                continue
+            proposed, _ = fit_mask(self._mask(rec.sha256), image, _label(target))
+            proposals[target] = (proposed, proposal_reason(rec.params))
         labels = (sample.info or {}).get("ref_labels")
         return StoredSample(
             sample.id,
@@ -257,6 +269,7 @@ class StoredSamples:
             dataset=sample.dataset,
             method=sample.method,
             warnings=warnings,
+            proposals=proposals,
         )
 
     def _stored(self, sample_id: object) -> SampleRecord:
@@ -349,10 +362,15 @@ class StoredSamples:
         dataset: str | None = None,
         target: Path | TextIO | None = None,
         folder: Path | None = None,
+        history: bool = False,
+        time_on_task: bool = True,
     ) -> tuple[Path | TextIO, int]:
         """Write the pairwise judgments export (`csv` or `jsonl`: one row per current judgment, see
         `storage.repo.pair_exports`) like `export` writes the samples' (default file
-        `masc-pairwise-<dataset or all>.<fmt>`). Admins only. Returns (where it went, rows written)."""
+        `masc-pairwise-<dataset or all>.<fmt>`): with `history` every superseded revision of a judgment is a row
+        too (columns `current`, `replaced_at` added), with `time_on_task` False the `seconds` column is left out.
+        What `masc-ui export --pairwise` and Browse's pairwise export write. Admins only. Returns (where it went,
+        rows written)."""
         self._database.accounts.require_admin(user, "exporting")
         if fmt not in PAIRWISE_EXPORT_FORMATS:
             raise InputError(f"the pairwise export format must be one of {', '.join(PAIRWISE_EXPORT_FORMATS)}")
@@ -363,7 +381,8 @@ class StoredSamples:
             target = folder / export_file_name(dataset, fmt, prefix="masc-pairwise")
         try:
             pairwise = self._database.pairwise
-            n = (pairwise.write_jsonl if fmt == "jsonl" else pairwise.write_csv)(target, dataset)
+            write = pairwise.write_jsonl if fmt == "jsonl" else pairwise.write_csv
+            n = write(target, dataset, history=history, time_on_task=time_on_task)
         except OSError as exc:
             raise InputError(f"cannot write {target if target is not sys.stdout else 'stdout'}: {exc}") from None
         return target, n
@@ -399,6 +418,14 @@ def fit_mask(mask: np.ndarray, image: InputImage | InputVideo, label: str) -> tu
         "the image; check it before scoring (Save stores the stretched mask as a new version)"
     )
     return resize_mask(mask, image.size), note
+
+
+def proposal_reason(params: Mapping[str, Any] | None) -> str:
+    """Why a stored proposal is only proposed, in the Score tab's words, from its version's params."""
+    params = params or {}
+    doubt = params.get("doubtful") or "doubtful"
+    words = params.get("text")
+    return f"kept by the batch from the subject's name{f' ({words!r})' if words else ''}: {doubt}"
 
 
 def _still(mask: np.ndarray | FrameMasks | None) -> np.ndarray | None:

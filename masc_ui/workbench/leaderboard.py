@@ -234,9 +234,14 @@ def agreement_rows(view: LeaderboardView, digits: int = 3) -> tuple[list[str], l
     return headers, rows
 
 
+FULL_RANGE_SLACK = 1e-9
+"""How close to -1 and 1 a tau CI's ends must be to count as the full range (floating-point slack)."""
+
+
 def agreement_notes(view: LeaderboardView) -> list[str]:
-    """What the rank-agreement grid cannot hold: why it is empty (no human column), and why each undefined tau is
-    undefined (`[1] ...`, the marks of `agreement_rows`)."""
+    """What the rank-agreement grid cannot hold: why it is empty (no human column), why each undefined tau is
+    undefined (`[1] ...`, the marks of `agreement_rows`), and that the CIs say nothing when every defined tau's CI
+    is the full range [-1, 1]."""
     board = view.board
     if not board.agreement:
         if not board.metrics:
@@ -246,7 +251,19 @@ def agreement_notes(view: LeaderboardView) -> list[str]:
             f"ranking of the {board.by}s to compare each metric's ranking with. Rate its samples (the Rate and "
             "Rate pairs tabs) or import ratings, then compute again."
         ]
-    return [f"[{mark}] {reason}" for reason, mark in _reason_marks(view).items()]
+    notes = [f"[{mark}] {reason}" for reason, mark in _reason_marks(view).items()]
+    with_ci = [a for a in board.agreement if a.reason is None and a.tau.ci_low == a.tau.ci_low]
+    if with_ci and all(
+        a.tau.ci_low <= -1 + FULL_RANGE_SLACK and a.tau.ci_high >= 1 - FULL_RANGE_SLACK for a in with_ci
+    ):
+        groups = sorted({a.n_groups for a in with_ci})
+        notes.append(
+            "Every rank agreement's 95% CI is the full range [-1, 1]: on "
+            f"{' or '.join(str(n) for n in groups)} {board.by}s the resamples range from full disagreement to full "
+            f"agreement, so no tau here is told apart from chance; compare more {board.by}s, or rate more samples "
+            "of each."
+        )
+    return notes
 
 
 def mask_notes(view: LeaderboardView) -> list[str]:

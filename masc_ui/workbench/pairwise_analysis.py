@@ -47,7 +47,7 @@ from ..analysis.numbers import SIGNIFICANT, format_interval, format_value
 from ..analysis.pairwise_data import PairJudgment
 from ..errors import InputError
 from ..metrics.value_records import json_safe
-from .agreement import MAX_BOOTSTRAP, shown_name
+from .agreement import MAX_BOOTSTRAP, no_bootstrap_warning, shown_name, single_rater_warning, small_n_warning
 from .database import Database
 from .ratings import CRITERION_NAMES, criteria
 
@@ -63,10 +63,22 @@ class PairwiseInput:
     metric_values: Mapping[str, Mapping[str, float | None]]
     """sample label -> metric -> latest value (None = undefined), for the judged samples."""
     higher_is_better: Mapping[str, bool]
-    n_skipped: int
-    n_flagged: int
+    skipped: Mapping[str, int]
+    """criterion -> skipped answers (no preference)."""
+    flagged: Mapping[str, int]
+    """criterion -> flagged answers (no preference)."""
     n_both_bad: Mapping[str, int]
     """criterion -> rated judgments flagged "both bad"."""
+
+    @property
+    def n_skipped(self) -> int:
+        """Skipped answers of every criterion."""
+        return sum(self.skipped.values())
+
+    @property
+    def n_flagged(self) -> int:
+        """Flagged answers of every criterion."""
+        return sum(self.flagged.values())
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,10 @@ class CriterionReport:
     n_judgments: int
     """Rated judgments of this criterion."""
     n_both_bad: int
+    n_skipped: int
+    """Skipped answers of this criterion (no preference, left out)."""
+    n_flagged: int
+    """Flagged answers of this criterion (no preference, left out)."""
     ranking_note: str | None
     """Why there is no method ranking (no vote between outputs of two different known methods), else None."""
     bradley_terry: BradleyTerryFit | None
@@ -84,14 +100,18 @@ class CriterionReport:
     win_rate: WinRateMatrix | None
     agreement: PairRaterAgreement
     accuracy: list[PairwiseAccuracy]
+    warnings: tuple[str, ...] = ()
+    """What makes these numbers fragile (few pairs, a single rater, no CIs, no method told apart), as sentences:
+    `pairwise_warnings`."""
 
     def text(self) -> str:
         """The criterion's block of `masc-ui agreement --pairwise`."""
         head = (
             f"== {self.criterion} ({CRITERION_NAMES.get(self.criterion, self.criterion)}): {self.n_judgments} "
-            f"judgments, {self.n_both_bad} flagged 'both bad' (their winner counts)"
+            f"judgments, {self.n_both_bad} flagged 'both bad' (their winner counts); {self.n_skipped} skipped and "
+            f"{self.n_flagged} flagged answers left out"
         )
-        parts = [head]
+        parts = [head, *(f"warning: {w}" for w in self.warnings)]
         if self.ranking_note is not None:
             parts.append(f"method ranking: n/a ({self.ranking_note})")
         elif self.bradley_terry is not None and self.elo is not None and self.win_rate is not None:
@@ -114,6 +134,9 @@ class CriterionReport:
             "criterion": self.criterion,
             "n_judgments": self.n_judgments,
             "n_both_bad": self.n_both_bad,
+            "n_skipped": self.n_skipped,
+            "n_flagged": self.n_flagged,
+            "warnings": list(self.warnings),
             "ranking_note": self.ranking_note,
             "bradley_terry": None,
             "elo": None,
@@ -282,8 +305,8 @@ class PairwiseAnalysis:
             PairwiseData(tuple(records)),
             values,
             _directions(values),
-            sum(j.status == "skipped" for j in judgments),
-            sum(j.status == "flagged" for j in judgments),
+            {c: sum(j.status == "skipped" and j.criterion == c for j in judgments) for c in criteria()},
+            {c: sum(j.status == "flagged" and j.criterion == c for j in judgments) for c in criteria()},
             {c: sum(j.both_bad for j in rated if j.criterion == c) for c in criteria()},
         )
 
@@ -433,17 +456,70 @@ def _criterion_report(
         if metrics
         else []
     )
+    agreement = pairwise_rater_agreement(data, criterion, n_boot=n_boot, seed=seed)
     return CriterionReport(
         criterion,
         int(votes.outcome.size),
         source.n_both_bad.get(criterion, 0),
+        source.skipped.get(criterion, 0),
+        source.flagged.get(criterion, 0),
         note,
         fit,
         elo,
         matrix,
-        pairwise_rater_agreement(data, criterion, n_boot=n_boot, seed=seed),
+        agreement,
         accuracy,
+        tuple(pairwise_warnings(fit, agreement, accuracy, votes.raters, n_boot)),
     )
+
+
+def pairwise_warnings(
+    fit: BradleyTerryFit | None,
+    agreement: PairRaterAgreement,
+    accuracy: list[PairwiseAccuracy],
+    raters: tuple[str, ...],
+    n_boot: int,
+) -> list[str]:
+    """Warnings of one criterion's pairwise statistics, by the ratings view's rules (`agreement.small_n_warning`:
+    fewer than `SMALL_N` units; a single rater; no CIs), plus one when every method's Bradley-Terry CI includes 0
+    (no method is told apart from the average strength, theta = 0)."""
+    ranked = fit is not None and fit.reason is None
+    out = [
+        small_n_warning(
+            [fit.n_pairs] if fit is not None and ranked else [],
+            "output pair(s) compare two different methods",
+            "the method ranking (Bradley-Terry, Elo, win rates) and its CIs are not reliable yet; judge more pairs",
+        ),
+        small_n_warning(
+            [agreement.n_units] if agreement.n_raters >= 2 else [],
+            "output pair(s) were judged by two or more raters",
+            "the raters' agreement on pairs is not reliable yet; have a second rater judge the pairs the first one "
+            "judged",
+        ),
+        small_n_warning(
+            [r.n_pairs for r in accuracy],
+            "pair(s) decided by the humans have values of a metric",
+            "the metric accuracies and their CIs are not reliable yet; judge more pairs",
+        ),
+        single_rater_warning(
+            raters,
+            "there is no agreement among raters to compare with, and every preference is one person's; ask a "
+            "second rater to judge the same pairs",
+        ),
+        no_bootstrap_warning(n_boot),
+    ]
+    if fit is not None and ranked and n_boot and _every_interval_holds(fit, 0.0):
+        out.append(
+            "every method's Bradley-Terry 95% CI includes 0 (the average strength): the judgments tell no method "
+            "apart from the average yet, so the ranking may be chance; judge more pairs"
+        )
+    return [w for w in out if w is not None]
+
+
+def _every_interval_holds(fit: BradleyTerryFit, value: float) -> bool:
+    """Every method's CI is defined and contains `value`."""
+    intervals = [(e.ci_low, e.ci_high) for e in fit.strength.values()]
+    return all(low == low and high == high and low <= value <= high for low, high in intervals)
 
 
 def _directions(values: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:

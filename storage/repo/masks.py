@@ -1,4 +1,7 @@
-"""Versioned masks of sample images. Adding a mask adds a version; the highest version is current."""
+"""Versioned masks of sample images. Adding a mask adds a version; the highest version that is not a proposal is
+current. A proposal (`add_if_new(..., proposal=True)`, schema revision 0007) is a version kept for a person to check
+— a doubtful text-prompted mask — that is never current and never scored with; it is offered while it is newer than
+the image's current mask (`proposals_for`)."""
 
 from __future__ import annotations
 
@@ -58,21 +61,25 @@ class MaskRepository:
         source: str,
         created_by: str | None = None,
         params: Mapping[str, Any] | None = None,
+        proposal: bool = False,
     ) -> tuple[MaskRecord, bool]:
         """Like `add`, unless one of the image's versions already has exactly these bytes: then that version,
         and nothing is written. Returns (mask, added). The check and the insert are one transaction holding the
-        image's row lock, so two imports of the same masks at once add each mask once."""
-        mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params)
+        image's row lock, so two imports of the same masks at once add each mask once. With `proposal`, the
+        version is kept as a proposal (see the module docstring), and any version with these bytes, a mask in use
+        or a proposal, means nothing is added; without, only a mask in use counts (a proposal of these bytes is
+        not an answer: the mask is added and becomes current)."""
+        mask = prepare_mask(role, position, png, source=source, created_by=created_by, params=params, proposal=proposal)
         self._blobs.put(mask.png)
 
         def work(s: Session) -> tuple[MaskRecord, bool]:
             image = _image_row(s, sample_id, role, position, lock=True)
-            found = s.scalar(
-                sa.select(t.MaskVersion)
-                .where(t.MaskVersion.sample_image_id == image.id, t.MaskVersion.blob_sha256 == mask.sha256)
-                .order_by(t.MaskVersion.version.desc())
-                .limit(1)
+            query = sa.select(t.MaskVersion).where(
+                t.MaskVersion.sample_image_id == image.id, t.MaskVersion.blob_sha256 == mask.sha256
             )
+            if not proposal:
+                query = query.where(t.MaskVersion.proposal.is_(False))
+            found = s.scalar(query.order_by(t.MaskVersion.version.desc()).limit(1))
             if found is not None:
                 return _record(found, image), False
             return add_version(s, sample_id, mask, unless_current=False)
@@ -96,8 +103,17 @@ class MaskRepository:
             }
         )
 
+    def proposals_for(self, sample_ids: list[int]) -> dict[int, dict[tuple[str, int], MaskRecord]]:
+        """sample id -> (role, position) -> the image's newest proposal, for the images whose newest proposal is
+        newer than their current mask (or that have none): what is still offered for checking."""
+        return self._tx.read(
+            lambda s: {
+                sid: {(r.role, r.position): r for r in recs} for sid, recs in _proposals(s, list(sample_ids)).items()
+            }
+        )
+
     def history(self, sample_id: int, role: str, position: int = 0) -> list[MaskRecord]:
-        """Every mask version of one image, oldest first."""
+        """Every mask version of one image, oldest first (proposals included, marked)."""
         _check_role(role)
 
         def work(s: Session) -> list[MaskRecord]:
@@ -137,6 +153,7 @@ class PreparedMask:
     created_by: str | None
     params: dict[str, Any] | None
     created_at: dt.datetime
+    proposal: bool = False
 
 
 def prepare_mask(
@@ -148,6 +165,7 @@ def prepare_mask(
     created_by: str | None = None,
     params: Mapping[str, Any] | None = None,
     created_at: dt.datetime | None = None,
+    proposal: bool = False,
 ) -> PreparedMask:
     """Check the arguments of `MaskRepository.add` (InvalidInput naming the bad one)."""
     _check_role(role)
@@ -162,24 +180,30 @@ def prepare_mask(
     if not isinstance(png, (bytes, bytearray)) or sniff_media_type(bytes(png[:16])) != "image/png":
         raise InvalidInput("mask must be PNG bytes (encode it with masc_ui.segmentation.mask_to_png)")
     png = bytes(png)
-    return PreparedMask(role, position, png, sha256_hex(png), source, created_by, params_json, when)
+    if not isinstance(proposal, bool):
+        raise InvalidInput(f"proposal must be True or False, got {proposal!r}")
+    return PreparedMask(role, position, png, sha256_hex(png), source, created_by, params_json, when, proposal)
 
 
 def add_version(
     s: Session, sample_id: int, mask: PreparedMask, *, unless_current: bool = True
 ) -> tuple[MaskRecord, bool]:
-    """Add `mask` as the new current version of its image (its bytes already in the blob store); returns (the
-    image's current mask, added). With `unless_current`, nothing is added when the current version, read while
-    holding the image's row lock, already has these bytes (another writer stored the same mask meanwhile)."""
+    """Add `mask` as the new version of its image (its bytes already in the blob store): the current one, or a
+    proposal (`mask.proposal`); returns (the added version, or the current mask already holding these bytes;
+    added). With `unless_current`, nothing is added when the current version, read while holding the image's row
+    lock, already has these bytes (another writer stored the same mask meanwhile)."""
     image = _image_row(s, sample_id, mask.role, mask.position, lock=True)
     latest = (
         s.scalar(sa.select(sa.func.max(t.MaskVersion.version)).where(t.MaskVersion.sample_image_id == image.id)) or 0
     )
     if unless_current and latest:
-        current = s.scalars(
-            sa.select(t.MaskVersion).where(t.MaskVersion.sample_image_id == image.id, t.MaskVersion.version == latest)
-        ).one()
-        if current.blob_sha256 == mask.sha256:
+        current = s.scalar(
+            sa.select(t.MaskVersion)
+            .where(t.MaskVersion.sample_image_id == image.id, t.MaskVersion.proposal.is_(False))
+            .order_by(t.MaskVersion.version.desc())
+            .limit(1)
+        )
+        if current is not None and current.blob_sha256 == mask.sha256:
             return _record(current, image), False
     insert_ignore(
         s,
@@ -194,6 +218,7 @@ def add_version(
         created_at=mask.created_at,
         blob_sha256=mask.sha256,
         params=mask.params,
+        proposal=mask.proposal,
     )
     s.add(row)
     s.flush()
@@ -215,6 +240,7 @@ def newest_with_content(s: Session, sample_id: int, role: str, position: int, sh
             t.SampleImage.role == role,
             t.SampleImage.position == position,
             t.MaskVersion.blob_sha256 == sha256,
+            t.MaskVersion.proposal.is_(False),
         )
         .order_by(t.MaskVersion.version.desc())
         .limit(1)
@@ -227,8 +253,26 @@ def current_mask_ids(s: Session, sample_ids: list[int]) -> dict[int, set[int]]:
 
 
 def _current(s: Session, sample_ids: list[int]) -> dict[int, list[MaskRecord]]:
+    """sample id -> the current mask of each of its images that has one (its newest version that is not a
+    proposal)."""
+    return _newest(s, sample_ids, proposal=False)
+
+
+def _proposals(s: Session, sample_ids: list[int]) -> dict[int, list[MaskRecord]]:
+    """sample id -> the newest proposal of each of its images whose newest proposal is newer than its current mask."""
+    current = {(r.sample_id, r.role, r.position): r.version for recs in _current(s, sample_ids).values() for r in recs}
+    out: dict[int, list[MaskRecord]] = {}
+    for sid, recs in _newest(s, sample_ids, proposal=True).items():
+        offered = [r for r in recs if r.version > current.get((r.sample_id, r.role, r.position), 0)]
+        if offered:
+            out[sid] = offered
+    return out
+
+
+def _newest(s: Session, sample_ids: list[int], *, proposal: bool) -> dict[int, list[MaskRecord]]:
     newest = (
         sa.select(t.MaskVersion.sample_image_id, sa.func.max(t.MaskVersion.version).label("v"))
+        .where(t.MaskVersion.proposal.is_(proposal))
         .group_by(t.MaskVersion.sample_image_id)
         .subquery()
     )
@@ -279,4 +323,5 @@ def _record(row: t.MaskVersion, image: t.SampleImage) -> MaskRecord:
         created_at=row.created_at,
         sha256=row.blob_sha256,
         params=row.params,
+        proposal=row.proposal,
     )

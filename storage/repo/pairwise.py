@@ -310,17 +310,35 @@ class PairwiseRepository:
 
     # --- exports -----------------------------------------------------------------------------------------
 
-    def export_table(self, dataset: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
-        """(columns, rows) of the judgments export: one row per current judgment (see `pair_exports`)."""
-        return self._tx.read(lambda s: pair_export_table(s, dataset))
+    def export_table(
+        self, dataset: str | None = None, *, history: bool = False, time_on_task: bool = True
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """(columns, rows) of the judgments export: one row per current judgment, with `history` one per superseded
+        revision too, with `time_on_task` the seconds spent (see `pair_exports`)."""
+        return self._tx.read(lambda s: pair_export_table(s, dataset, history=history, time_on_task=time_on_task))
 
-    def write_csv(self, target: Path | str | TextIO, dataset: str | None = None) -> int:
-        """Write the judgments export as CSV to a path or text stream; return the row count."""
-        return write_pair_csv(target, *self.export_table(dataset))
+    def write_csv(
+        self,
+        target: Path | str | TextIO,
+        dataset: str | None = None,
+        *,
+        history: bool = False,
+        time_on_task: bool = True,
+    ) -> int:
+        """Write the judgments export (`export_table`) as CSV to a path or text stream; return the row count."""
+        return write_pair_csv(target, *self.export_table(dataset, history=history, time_on_task=time_on_task))
 
-    def write_jsonl(self, target: Path | str | TextIO, dataset: str | None = None) -> int:
-        """Write the judgments export as JSON lines to a path or text stream; return the row count."""
-        return write_pair_jsonl(target, *self.export_table(dataset))
+    def write_jsonl(
+        self,
+        target: Path | str | TextIO,
+        dataset: str | None = None,
+        *,
+        history: bool = False,
+        time_on_task: bool = True,
+    ) -> int:
+        """Write the judgments export (`export_table`) as JSON lines to a path or text stream; return the row
+        count."""
+        return write_pair_jsonl(target, *self.export_table(dataset, history=history, time_on_task=time_on_task))
 
 
 def _check_answer(

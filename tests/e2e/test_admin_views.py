@@ -98,7 +98,11 @@ def test_admin_opens_leaderboard_compare_and_pairwise_results(browser, app_serve
     wait_text(page, "#pw-message", "36 judgments")
     assert "alpha" in page.locator("#pw-ranking").inner_text()
     assert "Human ties are left out" in page.locator("#pw-summary").inner_text()
-    both_sizes(page, shots, "pairwise", ("#pw-run", "#pw-ranking", "#pw-summary", "#agree-kind"))
+    # 12 output pairs: the ratings view's small-n warning, above the tables
+    warned = page.locator("#pw-warnings").inner_text()
+    assert "only 12 output pair(s) were judged by two or more raters (fewer than 30)" in warned
+    assert box(page, "#pw-warnings")["y"] < box(page, "#pw-ranking")["y"]
+    both_sizes(page, shots, "pairwise", ("#pw-run", "#pw-warnings", "#pw-ranking", "#pw-summary", "#agree-kind"))
 
     # Browse hands the sample id it holds (typed or a clicked row) over to Compare.
     open_tab(page, "Browse and export")

@@ -255,6 +255,34 @@ def test_export_one_row_per_judgment(store, outputs, add_sample):
     assert [json.loads(line)["rater"] for line in buffer.getvalue().splitlines()] == ["alice", "alice", "ext"]
 
 
+def test_export_with_history_and_without_time_on_task(store, outputs):
+    task = store.pairwise.next_task("alice", first_free)
+    store.pairwise.judge("alice", task.token, answers("left", "tie"), seconds_spent=4.0)
+    store.pairwise.judge("alice", task.token, [PairAnswer("cp", "right")], seconds_spent=1.5)  # changed once
+    store.pairwise.judge("alice", task.token, [PairAnswer("cp", "tie", both_bad=True)], seconds_spent=2.0)  # twice
+    left, right = task.left_sample_id, task.right_sample_id
+    columns, rows = store.pairwise.export_table("ds", history=True)
+    assert columns == [*COLUMNS, "current", "replaced_at"]
+    cp = [r for r in rows if r["criterion"] == "cp"]
+    assert [(r["revision"], r["winner"], r["seconds"], r["current"]) for r in cp] == [
+        (1, "left", 4.0, False),
+        (2, "right", 1.5, False),
+        (3, "tie", 2.0, True),
+    ]
+    assert [r["winner_sample_id"] for r in cp] == [left, right, None] and cp[2]["both_bad"]
+    assert cp[0]["replaced_at"] is not None and cp[2]["replaced_at"] is None
+    assert all((r["left_sample_id"], r["right_sample_id"], r["task_position"]) == (left, right, 1) for r in cp)
+    assert [(r["revision"], r["winner"], r["current"]) for r in rows if r["criterion"] == "pf"] == [(1, "tie", True)]
+    assert [r["time"] for r in rows] == sorted(r["time"] for r in rows)  # ordered by time
+    columns, rows = store.pairwise.export_table("ds", time_on_task=False)
+    assert columns == [c for c in COLUMNS if c != "seconds"] and all("seconds" not in r for r in rows)
+    assert [(r["criterion"], r["winner"], r["revision"]) for r in rows] == [("pf", "tie", 1), ("cp", "tie", 3)]
+    buffer = io.StringIO()
+    assert store.pairwise.write_csv(buffer, "ds", history=True, time_on_task=False) == 4
+    header = buffer.getvalue().splitlines()[0].split(",")
+    assert header[-2:] == ["current", "replaced_at"] and "seconds" not in header
+
+
 def test_dump_restore_round_trips_judgments(store, outputs, make_store, tmp_path):
     task = store.pairwise.next_task("alice", first_free)
     store.pairwise.judge("alice", task.token, answers("left", "tie"))

@@ -12,7 +12,7 @@ from gradio_client import Client
 
 from masc_ui.analysis.numbers import column_digits, format_value
 from masc_ui.cli import main
-from masc_ui.workbench.agreement import shown_name
+from masc_ui.workbench.agreement import SMALL_N, shown_name
 from tests.admin_data import METHODS, add_judged_dataset
 
 from .conftest import USERS
@@ -156,7 +156,7 @@ def test_compare_errors_are_messages(served, judged, client):
 
 
 def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsys):
-    summary, ranking, win_rate, accuracy, text, message = client.predict(
+    warnings, summary, ranking, win_rate, accuracy, text, message = client.predict(
         "lb", "pf", N_BOOT, api_name="/pairwise_report"
     )
     printed = _cli(
@@ -177,6 +177,15 @@ def test_pairwise_results_show_what_the_cli_prints(served, judged, client, capsy
     assert win_rate["headers"] == ["method", *METHODS]
     assert {r[0] for r in accuracy["data"]} == {"MaSC CP", "CLIP-I"}  # display names, as the ratings table
     assert "Human ties are left out" in summary and "36 judgments" in summary and "Krippendorff" in summary
+    # 4 references x 3 methods: 12 output pairs, each judged by three raters; the ratings view's small-n rule
+    shown = [line.removeprefix("- ⚠ ") for line in warnings.splitlines()]
+    assert shown[:2] == [
+        f"only 12 output pair(s) compare two different methods (fewer than {SMALL_N}): the method ranking "
+        "(Bradley-Terry, Elo, win rates) and its CIs are not reliable yet; judge more pairs",
+        f"only 12 output pair(s) were judged by two or more raters (fewer than {SMALL_N}): the raters' agreement "
+        "on pairs is not reliable yet; have a second rater judge the pairs the first one judged",
+    ]
+    assert all(f"warning: {w}" in text for w in shown)
     *_, message = client.predict("no-such-set", "cp", N_BOOT, api_name="/pairwise_report")
     assert message.startswith("⚠") and "no-such-set" in message
 

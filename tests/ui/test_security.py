@@ -189,6 +189,7 @@ def test_a_rater_is_refused_by_every_admin_endpoint(app, capfd):
         "browse",
         "open_sample",
         "export",
+        "export_pairwise",
         "agreement",
         "load_example",
         "render",

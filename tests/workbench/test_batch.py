@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datasets"))
@@ -12,6 +13,7 @@ from dataset_trees import import_manifest, write_manifest  # noqa: E402
 
 from masc_ui.errors import InputError  # noqa: E402
 from masc_ui.models.loaded_models import ModelRegistry  # noqa: E402
+from masc_ui.segmentation.masks import mask_from_png  # noqa: E402
 from masc_ui.workbench import build_workbench
 from masc_ui.workbench.batch import BatchOptions  # noqa: E402
 from storage import open_store  # noqa: E402
@@ -152,19 +154,54 @@ def test_text_masks_made_stored_and_reused(store, demo_settings, models, tmp_pat
 
 def test_doubtful_text_masks_are_neither_current_nor_scored_with(store, demo_settings, models, tmp_path):
     """The app's rule: a doubtful mask (the tiny SAM 3 at the default threshold finds nothing) is only offered, never
-    applied; batch with --store-masks stores none of them, scores no metric with them and counts them."""
+    applied; batch with --store-masks keeps each as a proposal (never current, scored with by no metric), once,
+    and counts them."""
     import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=2))
-    summary = build_workbench(demo_settings, store=store, models=models).batch.run(
-        BatchOptions("d", ("cp", "pf", "clip_i"), masks="text", store_masks=True)
-    )
+    opts = BatchOptions("d", ("cp", "pf", "clip_i"), masks="text", store_masks=True)
+    summary = build_workbench(demo_settings, store=store, models=models).batch.run(opts)
     assert summary.masks_made == 4 and summary.doubtful_masks == 4 and not summary.failures
-    assert all(store.masks.current(s.id) == {} for s in store.samples.list("d"))
+    samples = store.samples.list("d")
+    assert all(store.masks.current(s.id) == {} for s in samples)
     assert {m for _, m in _values(store)} == {"clip_i"}
     assert dict(summary.lacking_inputs) == {
         "cp needs ref_masks[0] (text mask doubtful, not applied: ref_masks[0])": 2,
         "pf needs out_mask (text mask doubtful, not applied: out_mask)": 2,
     }
-    assert "doubtful text-prompted masks (empty or small), not applied and not stored: 4" in "\n".join(summary.lines())
+    proposals = store.masks.proposals_for([s.id for s in samples])
+    assert {(sid, slot) for sid, by_slot in proposals.items() for slot in by_slot} == {
+        (s.id, slot) for s in samples for slot in (("reference", 0), ("output", 0))
+    }
+    one = proposals[samples[0].id]["output", 0]
+    assert one.proposal and one.source == "text" and one.params["doubtful"] and one.params["text"] == "toy0"
+    assert summary.proposals_stored == 4
+    assert "not applied: 4, 4 newly kept as proposals to check" in "\n".join(summary.lines())
+    again = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True)
+    )
+    assert again.doubtful_masks == 4 and again.proposals_stored == 0  # the same proposals are not kept twice
+    assert [len(store.masks.history(s.id, "output", 0)) for s in samples] == [1, 1]
+    unstored = build_workbench(demo_settings, store=store, models=models).batch.run(
+        BatchOptions("d", ("cp",), masks="text")
+    )
+    assert "not applied: 4, not stored" in "\n".join(unstored.lines())
+
+
+def test_an_opened_sample_offers_its_stored_proposals(store, demo_settings, models, tmp_path):
+    """Browse's Open hands the Score tab each stored proposal still offered, at its image's size, with its reason."""
+    small = demo_settings.replace(text_seg_threshold=0.0, text_seg_min_fraction=1.0)  # found, but too small
+    import_manifest(store, "d", write_manifest(tmp_path / "m", masks=False, subjects=1, outputs=1))
+    wb = build_workbench(small, store=store, models=models)
+    summary = wb.batch.run(BatchOptions("d", ("cp", "pf"), masks="text", store_masks=True))
+    assert summary.doubtful_masks == summary.proposals_stored == 2
+    sample = store.samples.get_by_key("d", "toy0-0")
+    opened = wb.samples.open(sample.id, user=None)
+    assert set(opened.proposals) == {"ref0", "out"} and opened.ref_masks == [None] and opened.out_mask is None
+    kept = store.masks.proposals_for([sample.id])[sample.id]
+    for target, slot, image in (("ref0", ("reference", 0), opened.refs[0]), ("out", ("output", 0), opened.out)):
+        mask, why = opened.proposals[target]
+        assert mask.shape == image.size[::-1] and mask.dtype == bool and mask.any()
+        assert np.array_equal(mask, mask_from_png(store.blobs.path(kept[slot].sha256).read_bytes()) > 0)
+        assert why.startswith("kept by the batch from the subject's name ('toy0'): ")
 
 
 def test_text_masks_not_stored_get_their_own_provenance(store, demo_settings, models, tmp_path):

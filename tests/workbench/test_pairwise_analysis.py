@@ -225,3 +225,20 @@ def test_cli_exports_the_judgments(judged, tmp_path: Path, capsys):
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert {r["status"] for r in rows} == {"rated", "skipped", "flagged"}
     assert sum(r["status"] == "rated" for r in rows) == len(judgments)
+    assert all("seconds" in r and "current" not in r for r in rows)  # the default: time on task, no history
+    first = next(j for j in store.pairwise.current(rater="ext1") if j.status == "rated")
+    right = first.sample_b_id if first.left_sample_id == first.sample_a_id else first.sample_a_id
+    changed = "right" if first.winner != "right" else "left"
+    store.pairwise.import_external(
+        "ext1", [ExternalPairJudgment(first.left_sample_id, right, first.criterion, changed)]
+    )  # ext1 changes one answer: its earlier revision goes to the history
+    args = ["export", "-o", str(target), "--pairwise", "--history", "--no-time-on-task", "--data-dir", str(data_dir)]
+    assert main(args) == 0
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == len(judgments) + 5 and all("seconds" not in r for r in rows)
+    (old,) = [r for r in rows if not r["current"]]
+    assert (old["rater"], old["winner"], old["revision"]) == ("ext1", first.winner, 1)
+    assert old["replaced_at"] is not None
+    for flag in ("--history", "--no-time-on-task"):
+        assert main(["export", "-o", str(tmp_path / "s.csv"), flag, "--data-dir", str(data_dir)]) == 2
+        assert f"{flag} is for the pairwise judgments export; add --pairwise" in capsys.readouterr().err
