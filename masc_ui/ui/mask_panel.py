@@ -282,6 +282,8 @@ def wire(
         src = session.sources.get(target)
         note = message or (f"mask source: {src}, {int(mask.sum()):,} px" if mask is not None else "no mask yet")
         proposal = session.pending.get(target)
+        if proposal is not None and not message:  # why the proposal below waits, also when coming back to it
+            note = f"{note}; {proposal.why}"
         proposed = (
             None
             if proposal is None

@@ -61,8 +61,16 @@ def _mask(path: Path, size: tuple[int, int]) -> Path:
         (["score", "--ref", "00.jpg", "--out", "01.jpg", "--metrics", "clip_x"], "unknown metric 'clip_x'"),
         (["segment", "teapot.jpg", "-o", "m.png"], "nothing to segment with"),
         (["batch", "--dataset", "d", "--metrics", "cpp"], "unknown metric 'cpp'"),
+        (["export", "-o", "s.csv", "--history"], "--history is for the pairwise judgments export; add --pairwise"),
     ],
-    ids=["score without masks", "pf without prompt", "unknown metric", "segment without prompts", "batch metric"],
+    ids=[
+        "score without masks",
+        "pf without prompt",
+        "unknown metric",
+        "segment without prompts",
+        "batch metric",
+        "export history without pairwise",
+    ],
 )
 def test_argument_errors_come_before_any_heavy_import(args, said, tmp_path):
     rc, err, heavy = _refused([*args, "--data-dir", str(tmp_path / "data")])

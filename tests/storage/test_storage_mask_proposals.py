@@ -14,6 +14,16 @@ from storage import migrate
 from storage import schema as t
 
 
+def _before_proposals() -> str:
+    """The revision below the one that adds `mask_versions.proposal` (found by its title, whatever its number)."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(migrate.alembic_config())
+    (found,) = [r for r in script.walk_revisions() if r.doc == "mask versions kept as proposals"]
+    assert isinstance(found.down_revision, str)
+    return found.down_revision
+
+
 def _mask_png(seed: int, size: int = 8) -> bytes:
     pixels = (np.random.default_rng(seed).random((size, size)) > 0.5).astype(np.uint8) * 255
     buffer = io.BytesIO()
@@ -56,7 +66,7 @@ def test_the_migration_keeps_current_masks_and_its_downgrade_deletes_proposals(s
     store.masks.add_if_new(sample.id, "output", 0, _mask_png(6), source="text", proposal=True)
     store.masks.add_if_new(sample.id, "reference", 0, _mask_png(7), source="text", proposal=True)
     engine = store.engine
-    migrate.downgrade(engine, "0006")
+    migrate.downgrade(engine, _before_proposals())
     with engine.connect() as c:
         rows = c.execute(sa.text("SELECT id, version FROM mask_versions ORDER BY id")).all()
         columns = {col["name"] for col in sa.inspect(c).get_columns("mask_versions")}
