@@ -24,9 +24,14 @@ BIG = 1_230
 def stored(app_server):
     store = app_server.wb.database.store
     judged = add_judged_dataset(store)
-    items = [{"subject": f"s{i % 5}", "method": "m", "external_key": f"k{i:05d}"} for i in range(BIG)]
-    big = store.samples.add_many("big", items)
     provenance = {"model_id": "synthetic", "code_version": "test"}
+    unrated = store.samples.add_many(
+        "unrated", [{"subject": "x", "method": m, "external_key": f"u-{m}"} for m in ("alpha", "beta", "gamma")]
+    )
+    for i, s in enumerate(unrated):
+        store.metrics.record(s.id, "clip_t", 0.1 * i, provenance=provenance)
+    items = [{"subject": f"s{i % 5}", "method": "m", "external_key": f"k{i:05d}"} for i in range(BIG)]
+    big = store.samples.add_many("big", items)  # stored last: the highest ids
     store.metrics.record(big[-1].id, "clip_t", 0.93, provenance=provenance)
     store.metrics.record(big[700].id, "clip_t", 0.91, provenance=provenance)
     tiny = {"alpha": 2.51e-09, "beta": 2.50e-09, "gamma": 2.49e-09}  # VQAScore of an unrelated prompt
@@ -36,11 +41,6 @@ def stored(app_server):
         store.metrics.record(s.id, "pickscore", close[s.method], provenance=provenance)
         store.metrics.record(s.id, "clip_t", 0.3, provenance=provenance)  # every method ties: no Kendall tau
         store.metrics.record(s.id, "dino_i", None, provenance=provenance, reason=LONG_REASON)
-    unrated = store.samples.add_many(
-        "unrated", [{"subject": "x", "method": m, "external_key": f"u-{m}"} for m in ("alpha", "beta", "gamma")]
-    )
-    for i, s in enumerate(unrated):
-        store.metrics.record(s.id, "clip_t", 0.1 * i, provenance=provenance)
     return judged, big
 
 
@@ -56,7 +56,7 @@ def wait_first_ids(page, ids: list[int]) -> None:
 
 def test_browse_pages_sorts_and_filters_over_every_sample(browser, app_server, stored, shots):
     judged, big = stored
-    total = BIG + len(judged)
+    total = BIG + len(judged) + 3  # and the 3 samples of dataset `unrated`
     page = login(browser, app_server.url, "alice")
     open_tab(page, "Browse and export")
     said = wait_text(page, "#browse-message", f"of {total:,} sample(s)")
