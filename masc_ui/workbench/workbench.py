@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .batch import BatchScoring
     from .browse import StoredSamples
     from .compare import Comparisons
+    from .gold import GoldTasks
     from .imports import Imports
     from .leaderboard import Leaderboards
     from .mask_sensitivity import MaskSensitivity
@@ -182,6 +183,12 @@ def _leaderboard(wb: Workbench) -> Leaderboards:
     return Leaderboards(wb.agreement, wb.pairwise_analysis)
 
 
+def _gold(wb: Workbench) -> GoldTasks:
+    from .gold import GoldTasks
+
+    return GoldTasks(wb.database)
+
+
 def _imports(wb: Workbench) -> Imports:
     from .imports import Imports
 
@@ -207,6 +214,7 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
+    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -252,6 +260,7 @@ class Workbench:
     agreement = _BuiltOnce(_agreement)
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
+    gold = _BuiltOnce(_gold)
     imports = _BuiltOnce(_imports)
     batch = _BuiltOnce(_batch)
 

@@ -1,0 +1,38 @@
+"""`masc-ui gold`: mark, list (table and JSON) and unmark gold tasks; a bad accepted answer is refused before anything
+heavy is imported."""
+
+from __future__ import annotations
+
+import json
+
+from gold_samples import save_samples
+from test_cli_arguments import _refused
+
+from masc_ui.cli import main
+from masc_ui.workbench import build_workbench
+
+
+def test_mark_list_and_unmark(demo_settings, tmp_path, capsys):
+    with build_workbench(demo_settings) as wb:
+        ids = save_samples(wb, tmp_path / "img", 3)
+    data = ["--data-dir", str(demo_settings.data_dir)]
+    args = ["gold", "mark", "--dataset", "d", "--sample", f"#{ids[1]}", "--criterion", "cp", "--accept", "3-4"]
+    assert main([*args, "--note", "same cat", *data]) == 0
+    assert capsys.readouterr().out.strip() == f"sample #{ids[1]} of 'd' is a gold task: cp accepts 3-4"
+    assert main(["gold", "list", "--dataset", "d", "--json", *data]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {"sample": f"#{ids[1]}", "kind": "gold", "criterion": "cp", "accepted": "3-4", "note": "same cat"}
+    ]
+    assert main(["gold", "unmark", "--dataset", "d", "--sample", f"#{ids[1]}", *data]) == 0
+    assert "removed 1 gold mark(s)" in capsys.readouterr().out
+    assert main(["gold", "list", "--dataset", "d", *data]) == 0
+    assert "has no gold tasks yet" in capsys.readouterr().out
+    assert main(["gold", "mark", "--dataset", "d", "--sample", "k9", "--criterion", "cp", "--accept", "1", *data]) == 2
+    assert "dataset 'd' has no sample with key 'k9'" in capsys.readouterr().err
+
+
+def test_a_bad_accepted_answer_is_refused_before_torch(tmp_path):
+    args = ["gold", "mark", "--dataset", "d", "--sample", "k1", "--criterion", "cp", "--accept", "3-9"]
+    rc, err, heavy = _refused([*args, "--data-dir", str(tmp_path / "data")])
+    assert rc == 2 and "write one score 0-4 (e.g. 3) or a range low-high" in err, err
+    assert heavy == []
