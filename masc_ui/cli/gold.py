@@ -34,7 +34,13 @@ def add_gold(sub: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="the gold tasks of a dataset with their accepted answers")
     listing.add_argument("--dataset", required=True, help="dataset name in the database")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    for action in (mark, unmark, listing):
+    attention = actions.add_parser(
+        "attention",
+        help="make the dataset's attention checks (per subject: its reference as the output, accepted cp 4; an "
+        "output of another subject, accepted cp 0-1), stored as gold tasks of their own kind",
+    )
+    attention.add_argument("--dataset", required=True, help="dataset name in the database")
+    for action in (mark, unmark, listing, attention):
         add_common(action)
         action.set_defaults(func=_cmd_gold)
 
@@ -59,6 +65,8 @@ def _cmd_gold(args: argparse.Namespace, settings: Settings | None = None) -> int
                 f"sample {args.sample} of {args.dataset!r} is a gold task: {record.criterion} accepts "
                 f"{accepted_text(record.low, record.high)}"
             )
+        elif args.gold_action == "attention":
+            print(wb.gold.make_attention_checks(user=CLI_USER, dataset=args.dataset).text())
         elif args.gold_action == "unmark":
             n = wb.gold.unmark(user=CLI_USER, dataset=args.dataset, sample=args.sample, criterion=args.criterion)
             print(f"removed {n} gold mark(s) of sample {args.sample}" if n else f"sample {args.sample} was not gold")

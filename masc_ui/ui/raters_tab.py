@@ -1,5 +1,5 @@
 """Raters tab (admins): rater quality control for a stored dataset — gold tasks (mark a sample with its accepted
-answer, list them). The same use cases as `masc-ui gold`."""
+answer, list them, make the attention checks of a dataset). The same use cases as `masc-ui gold`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .users import user_of
 GOLD_NOTE = (
     "A gold task is a sample whose accepted answer you know: one score (`3`) or a range (`3-4`). Raters get gold tasks "
     "mixed in at `MASC_GOLD_RATE` (one in every round(1 / rate) tasks), shown exactly like other tasks; their ratings "
-    "measure the rater and never count as ratings of a method. Name the sample by its key or `#id` (Browse tab)."
+    "measure the rater and never count as ratings of a method. Name the sample by its key or `#id` (Browse tab). **Make attention checks** adds, per subject, its reference shown as "
+    "the output (accepted CP 4) and an output of another subject (accepted CP 0-1)."
 )
 
 
@@ -31,6 +32,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         with gr.Row():
             mark = gr.Button("Mark as gold", variant="primary", elem_id="gold-mark", scale=0, min_width=160)
             unmark = gr.Button("Remove the mark", elem_id="gold-unmark", scale=0, min_width=160)
+            attention = gr.Button("Make attention checks", elem_id="gold-attention", scale=0, min_width=200)
         gold_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gold-table", label="Gold tasks")
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 
@@ -64,6 +66,17 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         except WorkbenchError as exc:
             return gr.update(), f"⚠ {exc}"
 
+    def on_attention(ds, request: gr.Request):
+        name = (ds or "").strip()
+        if not name:
+            return gr.update(), "⚠ pick a dataset first"
+        user = user_of(request)
+        try:
+            made = wb.gold.make_attention_checks(user=user, dataset=name)
+            return gold_listing(user, name), made.text()
+        except WorkbenchError as exc:
+            return gr.update(), f"⚠ {exc}"
+
     def on_dataset(ds, request: gr.Request):
         name = (ds or "").strip()
         if not name:
@@ -75,4 +88,5 @@ def build(wb: Workbench, page: gr.Tab) -> None:
 
     mark.click(on_mark, [dataset, sample, criterion, accepted, note], [gold_table, message], api_name="gold_mark")
     unmark.click(on_unmark, [dataset, sample, criterion], [gold_table, message], api_name="gold_unmark")
+    attention.click(on_attention, [dataset], [gold_table, message], api_name="gold_attention")
     dataset.change(on_dataset, [dataset], [gold_table, message], api_name="gold_list")

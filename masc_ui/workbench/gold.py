@@ -21,7 +21,25 @@ from .ratings import criteria
 if TYPE_CHECKING:
     from storage import GoldRecord, SampleRecord
 
-__all__ = ["GoldAccuracy", "GoldTasks", "accepted_text", "parse_accepted"]
+__all__ = ["AttentionChecksMade", "GoldAccuracy", "GoldTasks", "accepted_text", "parse_accepted"]
+
+
+@dataclass(frozen=True)
+class AttentionChecksMade:
+    """What `GoldTasks.make_attention_checks` did."""
+
+    dataset: str
+    added: int
+    existing: int
+    """Checks that were there already (made before)."""
+    subjects: int
+
+    def text(self) -> str:
+        return (
+            f"attention checks of {self.dataset!r}: {self.added} made, {self.existing} already there "
+            f"({self.subjects} subject(s); concept preservation: the reference as the output, accepted 4, and an "
+            "output of another subject, accepted 0-1)"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,38 @@ class GoldTasks:
         return self._database.gold.mark(
             record.id, criterion, low, high, note=(note or "").strip() or None, created_by=user
         )
+
+    def make_attention_checks(self, *, user: str | None, dataset: str) -> AttentionChecksMade:
+        """Make the attention checks of `dataset` (`attention_checks`: per subject, its reference as the output and
+        an output of another subject), stored as gold tasks of kind `attention`; what was made."""
+        from .attention_checks import plan_attention_checks
+
+        self._admin(user)
+        self._database.require_dataset(dataset)
+        before = self._database.gold.sample_ids(dataset)
+        planned = plan_attention_checks(self._database.samples.list(dataset))
+        if not planned:
+            raise InputError(
+                f"dataset {dataset!r} has no image sample with references and a prompt to make attention checks from"
+            )
+        ids = [
+            self._database.gold.add_check(
+                dataset,
+                references=c.references,
+                output=c.output,
+                prompt=c.prompt,
+                subject=c.subject,
+                category=c.category,
+                external_key=c.key,
+                criterion="cp",
+                low=c.low,
+                high=c.high,
+                note=c.note,
+            )
+            for c in planned
+        ]
+        added = len(set(ids) - before)
+        return AttentionChecksMade(dataset, added, len(ids) - added, len({c.subject for c in planned}))
 
     def unmark(self, *, user: str | None, dataset: str, sample: str, criterion: str | None = None) -> int:
         """Remove the gold mark of a sample (one criterion, or all); the raters' answers stay. How many marks went."""

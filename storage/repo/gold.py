@@ -8,6 +8,8 @@ ratings of the sample are kept).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
@@ -15,7 +17,17 @@ from .. import schema as t
 from ..errors import InvalidInput
 from ..record_types import GoldRecord
 from ..transactions import Transactions
-from ._common import affected_rows, check_int, check_optional_text, check_text, dataset_id, require_sample, utcnow
+from ._common import (
+    affected_rows,
+    check_int,
+    check_optional_text,
+    check_text,
+    dataset_id,
+    insert_ignore,
+    require_sample,
+    utcnow,
+)
+from .samples import prepare_sample, store_sample
 
 
 class GoldRepository:
@@ -63,6 +75,57 @@ class GoldRepository:
             row.low, row.high, row.kind, row.note, row.created_by = low, high, kind, note, created_by
             s.flush()
             return _records(s, [t.GoldAnswer.id == row.id])[0]
+
+        return self._tx.write(work)
+
+    def add_check(
+        self,
+        dataset: str,
+        *,
+        references: Sequence[str],
+        output: str,
+        prompt: str,
+        subject: str,
+        category: str | None,
+        external_key: str,
+        criterion: str,
+        low: int,
+        high: int,
+        note: str | None = None,
+    ) -> int:
+        """Store an attention check made from stored images (a sample of `dataset` without a method, as
+        `SampleRepository.add` takes it) and mark it as a gold task of kind `attention` accepting `low..high` on
+        `criterion`, in one transaction (a check is never left as a normal task); the sample's id. Adding the same
+        check again changes nothing."""
+        sample = prepare_sample(
+            dataset,
+            references=references,
+            output=output,
+            prompt=prompt,
+            subject=subject,
+            category=category,
+            external_key=external_key,
+        )
+        if criterion not in t.CRITERIA:
+            raise InvalidInput(f"criterion must be one of {', '.join(t.CRITERIA)}; got {criterion!r}")
+
+        def work(s: Session) -> int:
+            sample_id = store_sample(s, sample)
+            insert_ignore(
+                s,
+                t.GoldAnswer,
+                {
+                    "sample_id": sample_id,
+                    "criterion": criterion,
+                    "low": low,
+                    "high": high,
+                    "kind": "attention",
+                    "note": note,
+                    "created_by": "attention checks",
+                    "created_at": utcnow(),
+                },
+            )
+            return sample_id
 
         return self._tx.write(work)
 

@@ -36,3 +36,21 @@ def test_a_bad_accepted_answer_is_refused_before_torch(tmp_path):
     rc, err, heavy = _refused([*args, "--data-dir", str(tmp_path / "data")])
     assert rc == 2 and "write one score 0-4 (e.g. 3) or a range low-high" in err, err
     assert heavy == []
+
+
+def test_attention_checks_are_made_on_request(demo_settings, tmp_path, capsys):
+    with build_workbench(demo_settings) as wb:
+        save_samples(wb, tmp_path / "img", 2)
+    data = ["--data-dir", str(demo_settings.data_dir)]
+    assert main(["gold", "attention", "--dataset", "d", *data]) == 0
+    assert "attention checks of 'd': 1 made, 0 already there (1 subject(s)" in capsys.readouterr().out
+    assert main(["gold", "list", "--dataset", "d", "--json", *data]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {
+            "sample": "attention:reference-as-output:cat",
+            "kind": "attention",
+            "criterion": "cp",
+            "accepted": "4",
+            "note": "the output is the subject's reference itself",
+        }
+    ]
