@@ -18,6 +18,7 @@ from .datasets import add_export, add_import, add_push
 from .db import add_db
 from .demo_weights import add_demo_weights
 from .gold import add_gold
+from .raters import add_raters
 from .score import add_metrics, add_score
 from .segment import add_segment
 from .serve import add_serve
@@ -35,6 +36,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_agreement,
     add_leaderboard,
     add_gold,
+    add_raters,
     add_export,
     add_push,
     add_db,

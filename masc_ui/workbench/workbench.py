@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .masks import Segmentation
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
+    from .rater_report import RaterReports
     from .ratings import RatingTasks
     from .recorder import Recorder
     from .saving import Saving
@@ -189,6 +190,12 @@ def _gold(wb: Workbench) -> GoldTasks:
     return GoldTasks(wb.database)
 
 
+def _rater_report(wb: Workbench) -> RaterReports:
+    from .rater_report import RaterReports
+
+    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement)
+
+
 def _imports(wb: Workbench) -> Imports:
     from .imports import Imports
 
@@ -214,7 +221,8 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
-    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them);
+    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
+      (`RaterReports`: who to trust and why);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -261,6 +269,7 @@ class Workbench:
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
+    rater_report = _BuiltOnce(_rater_report)
     imports = _BuiltOnce(_imports)
     batch = _BuiltOnce(_batch)
 

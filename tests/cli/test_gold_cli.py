@@ -54,3 +54,23 @@ def test_attention_checks_are_made_on_request(demo_settings, tmp_path, capsys):
             "note": "the output is the subject's reference itself",
         }
     ]
+
+
+def test_the_rater_report_prints_a_table_and_json(demo_settings, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MASC_MIN_SECONDS", "3")
+    with build_workbench(demo_settings) as wb:
+        ids = save_samples(wb, tmp_path / "img", 3)
+        wb.database.store.ratings.ensure_rater("ann")
+        for k, sid in enumerate(ids, 1):
+            wb.ratings.submit("ann", sid, {"cp": 2, "pf": 2}, seconds_spent=1.0 + k, presentation_order=k)
+    data = ["--data-dir", str(demo_settings.data_dir)]
+    assert main(["raters", "--dataset", "d", "--n-boot", "0", *data]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "raters of 'd': agreement on cp, time floor 3 s, 0 bootstrap resamples"
+    assert out[2].split("\t")[:8] == ["ann", "3", "0", "0", "3.0", "2.2", "1/3", "3"]
+    assert out[-1] == "marked: none"
+    assert main(["raters", "--dataset", "d", "--json", "--n-boot", "0", *data]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["raters"]
+    assert (row["rater"], row["answers"], row["under_floor"], row["longest_identical_run"]) == ("ann", 3, 1, 3)
+    assert main(["raters", "--dataset", "nope", *data]) == 2
+    assert "dataset 'nope' is not in the database" in capsys.readouterr().err
