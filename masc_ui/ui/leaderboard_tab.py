@@ -14,6 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.leaderboard import LeaderboardView, agreement_notes, agreement_rows, table_rows
+from ..workbench.rater_selection import RaterSelection
 from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
@@ -32,6 +33,14 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         by = gr.Radio(["method", "category"], value="method", label="One row per", elem_id="lb-by")
         n_boot = gr.Number(
             2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="lb-nboot"
+        )
+        raters = gr.Textbox(
+            value="all",
+            label="Raters counted",
+            info="all · unmarked (all but those the rater report marks) · names: ann,ben",
+            max_lines=1,
+            elem_id="lb-raters",
+            min_width=200,
         )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute leaderboard", variant="primary", scale=0, min_width=220, elem_id="lb-run")
@@ -55,7 +64,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     gr.Markdown(NOTE, elem_id="lb-note")
     refresh_on_open(wb, page, dataset, message, "leaderboard_datasets")
 
-    def on_run(ds, group_by, boots, request: gr.Request, progress=gr.Progress()):
+    def on_run(ds, group_by, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
             return *[gr.update()] * 6, "⚠ pick a dataset first"
@@ -66,6 +75,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
                 dataset=name,
                 by=group_by,
                 n_boot=int(boots if boots is not None else 2000),
+                raters=RaterSelection.parse(who),
             )
             headers, rows = table_rows(view)
             a_headers, a_rows = agreement_rows(view)
@@ -73,7 +83,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             paths = write_files(view, wb.scratch.new_folder())
         except WorkbenchError as exc:
             return *[gr.update()] * 6, f"⚠ {exc}"
-        caption_text = view.render("md").splitlines()[0]
+        caption_text = "\n".join(view.render("md").splitlines()[:2])  # the caption, then the raters counted
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
         return (
             caption_text,
@@ -87,7 +97,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         )
 
     outputs = [caption, table, agreement, agreement_note, plot, files, message]
-    run.click(on_run, [dataset, by, n_boot], outputs, api_name="leaderboard")
+    run.click(on_run, [dataset, by, n_boot, raters], outputs, api_name="leaderboard")
 
 
 def write_files(view: LeaderboardView, folder: Path) -> list[Path]:

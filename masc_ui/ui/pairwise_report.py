@@ -19,6 +19,7 @@ from ..workbench.pairwise_analysis import (
     bradley_terry_rows,
     win_rate_rows,
 )
+from ..workbench.rater_selection import RaterSelection
 from ..workbench.ratings import CRITERION_NAMES
 from .dataset_picker import dataset_picker, refresh_on_open
 from .users import user_of
@@ -40,6 +41,14 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
         )
         n_boot = gr.Number(
             2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="pw-nboot"
+        )
+        raters = gr.Textbox(
+            value="all",
+            label="Raters counted",
+            info="all · unmarked (all but those the rater report marks) · names: ann,ben",
+            max_lines=1,
+            elem_id="pw-raters",
+            min_width=200,
         )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute pairwise results", variant="primary", scale=0, min_width=240, elem_id="pw-run")
@@ -72,7 +81,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
 
     outputs = [summary, ranking, win_rate, accuracy, text, message]
 
-    def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
+    def on_run(ds, crit, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         try:
             progress(0.1, desc="fitting Bradley-Terry and bootstrapping")
             report = wb.pairwise_analysis.report(
@@ -80,6 +89,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
                 dataset=(ds or "").strip() or None,
                 criterion=crit,
                 n_boot=int(boots if boots is not None else 2000),
+                raters=RaterSelection.parse(who),
             )
         except WorkbenchError as exc:
             return *[gr.update()] * (len(outputs) - 1), f"⚠ {exc}"
@@ -89,10 +99,11 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
             summary_markdown(report, part),
             *tables,
             report.text(),
-            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}",
+            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}; "
+            f"{report.counted.text()}",
         )
 
-    run.click(on_run, [dataset, criterion, n_boot], outputs, api_name="pairwise_report")
+    run.click(on_run, [dataset, criterion, n_boot, raters], outputs, api_name="pairwise_report")
 
 
 def summary_markdown(report: PairwiseReport, part: CriterionReport) -> str:
@@ -101,7 +112,7 @@ def summary_markdown(report: PairwiseReport, part: CriterionReport) -> str:
     lines = [
         f"**{part.n_judgments} judgments** of {CRITERION_NAMES.get(part.criterion, part.criterion)} "
         f"({part.n_both_bad} flagged 'both bad': their winner still counts); {report.n_skipped} skipped and "
-        f"{report.n_flagged} flagged answers carry no preference and are left out.",
+        f"{report.n_flagged} flagged answers carry no preference and are left out; {report.counted.text()}.",
         "",
         f"**Human ties are left out of the metric accuracy**: {human_ties} pair(s) whose decisive votes are "
         "balanced (or only ties) are not counted; a metric tie counts 1/2.",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
     from .rater_report import RaterReports
+    from .rater_selection import RaterSelections
     from .ratings import RatingTasks
     from .recorder import Recorder
     from .saving import Saving
@@ -169,13 +170,13 @@ def _pairwise(wb: Workbench) -> PairwiseTasks:
 def _agreement(wb: Workbench) -> Agreement:
     from .agreement import Agreement
 
-    return Agreement(wb.database)
+    return Agreement(wb.database, lambda: wb.rater_selection)
 
 
 def _pairwise_analysis(wb: Workbench) -> PairwiseAnalysis:
     from .pairwise_analysis import PairwiseAnalysis
 
-    return PairwiseAnalysis(wb.database)
+    return PairwiseAnalysis(wb.database, lambda: wb.rater_selection)
 
 
 def _leaderboard(wb: Workbench) -> Leaderboards:
@@ -194,6 +195,17 @@ def _rater_report(wb: Workbench) -> RaterReports:
     from .rater_report import RaterReports
 
     return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement)
+
+
+def _rater_selection(wb: Workbench) -> RaterSelections:
+    from .rater_selection import RaterSelections
+
+    return RaterSelections(
+        wb.database,
+        lambda user, dataset, criterion: wb.rater_report.report(
+            user=user, dataset=dataset, criterion=criterion, n_boot=0
+        ),
+    )
 
 
 def _imports(wb: Workbench) -> Imports:
@@ -222,7 +234,7 @@ class Workbench:
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
     - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
-      (`RaterReports`: who to trust and why);
+      (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -270,6 +282,7 @@ class Workbench:
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
     rater_report = _BuiltOnce(_rater_report)
+    rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)
     batch = _BuiltOnce(_batch)
 

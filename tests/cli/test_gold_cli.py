@@ -74,3 +74,29 @@ def test_the_rater_report_prints_a_table_and_json(demo_settings, tmp_path, capsy
     assert (row["rater"], row["answers"], row["under_floor"], row["longest_identical_run"]) == ("ann", 3, 1, 3)
     assert main(["raters", "--dataset", "nope", *data]) == 2
     assert "dataset 'nope' is not in the database" in capsys.readouterr().err
+
+
+def test_agreement_and_leaderboard_take_the_raters_who_count(demo_settings, tmp_path, capsys):
+    with build_workbench(demo_settings) as wb:
+        ids = save_samples(wb, tmp_path / "img", 4)
+        for name, scores in (("ann", (4, 0, 4, 0)), ("ben", (3, 1, 3, 1))):
+            wb.database.store.ratings.ensure_rater(name)
+            for sid, score in zip(ids, scores, strict=True):
+                wb.ratings.submit(name, sid, {"cp": score, "pf": score}, seconds_spent=5.0)
+    data = ["--data-dir", str(demo_settings.data_dir), "--n-boot", "0"]
+    assert main(["agreement", "--dataset", "d", "--raters", "ann", *data]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "raters counted: only ann"
+    assert main(["agreement", "--dataset", "d", "--raters", "unmarked", "--json", *data]) == 0
+    assert (
+        json.loads(capsys.readouterr().out)["raters"]["text"]
+        == "raters counted: all but the marked ones (none is marked)"
+    )
+    assert main(["leaderboard", "--dataset", "d", "--format", "csv", "--raters", "ben", *data]) == 0
+    rows = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    assert (
+        rows[0].endswith(",raters")
+        and rows[1].startswith("m1,2,3.0,")
+        and rows[1].endswith(",raters counted: only ben")
+    )
+    assert main(["leaderboard", "--dataset", "d", "--raters", "zed", *data]) == 2
+    assert "no answers of 'zed' in dataset 'd'" in capsys.readouterr().err

@@ -105,3 +105,14 @@ def test_a_rater_cannot_answer_a_task_not_handed_to_them(served):
     done = rob.predict(shown[SCREEN], 1, 1, "", api_name="/rate_submit")  # the task handed to rob is answered
     assert done[MESSAGE] == "saved your answer (rated)"
     assert len(served.wb.database.store.ratings.current(rater="rob")) == 2
+
+
+def test_the_agreement_and_leaderboard_views_say_who_counts(served):
+    """After the tests above, rae and rob have answered tasks of `gold-ui`: the admin counts rae only."""
+    admin = _client(served, "ann")
+    *_, message = admin.predict("(all datasets)", "cp", None, 0, "rae", api_name="/agreement")
+    assert message.endswith("; raters counted: only rae"), message
+    caption, *_, said = admin.predict("gold-ui", "method", 0, "rae", api_name="/leaderboard")
+    assert caption.splitlines()[1] == "Raters counted: only rae.", caption
+    *_, refused = admin.predict("(all datasets)", "cp", None, 0, "rae,nobody", api_name="/agreement")
+    assert refused.startswith("⚠") and "no answers of 'nobody' in the database" in refused
