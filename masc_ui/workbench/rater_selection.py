@@ -9,15 +9,15 @@ so they stay counted), a list must name raters of the dataset."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError
 from .database import Database
 
-if TYPE_CHECKING:
-    from .rater_report import RaterReport
+Marks = Callable[[str | None, str, str], Iterable[tuple[str, tuple[str, ...]]]]
+"""(user, dataset, criterion) -> (rater, why they are marked) of every rater of the rater report (`()`: not marked)."""
 
 SELECTIONS = ("all", "unmarked", "list")
 """Kinds of rater selection."""
@@ -94,9 +94,9 @@ EVERY_RATER = CountedRaters(RaterSelection())
 class RaterSelections:
     """Resolving rater selections for a dataset, over one `Database` and the rater report."""
 
-    def __init__(self, database: Database, report: Callable[[str | None, str, str], RaterReport]) -> None:
+    def __init__(self, database: Database, marks: Marks) -> None:
         self._database = database
-        self._report = report
+        self._marks = marks
 
     def resolve(
         self, *, user: str | None, dataset: str | None, selection: RaterSelection | None, criterion: str = "cp"
@@ -110,8 +110,8 @@ class RaterSelections:
         if selection.kind == "unmarked":
             if dataset is None:
                 raise InputError("leaving the marked raters out needs a dataset: the rater report is per dataset")
-            report = self._report(user, dataset, criterion if criterion in ("cp", "pf") else "cp")
-            return CountedRaters(selection, tuple((q.rater, "; ".join(q.marks)) for q in report.rows if q.marked))
+            marks = self._marks(user, dataset, criterion if criterion in ("cp", "pf") else "cp")
+            return CountedRaters(selection, tuple((rater, "; ".join(why)) for rater, why in marks if why))
         known = {r.rater for r in self._database.ratings.current(dataset=dataset)}
         known |= {j.rater for j in self._database.pairwise.current(dataset=dataset)}
         unknown = [n for n in selection.names if n not in known]

@@ -200,12 +200,11 @@ def _rater_report(wb: Workbench) -> RaterReports:
 def _rater_selection(wb: Workbench) -> RaterSelections:
     from .rater_selection import RaterSelections
 
-    return RaterSelections(
-        wb.database,
-        lambda user, dataset, criterion: wb.rater_report.report(
-            user=user, dataset=dataset, criterion=criterion, n_boot=0
-        ),
-    )
+    def marks(user: str | None, dataset: str, criterion: str) -> list[tuple[str, tuple[str, ...]]]:
+        report = wb.rater_report.report(user=user, dataset=dataset, criterion=criterion, n_boot=0)
+        return [(q.rater, q.marks) for q in report.rows]
+
+    return RaterSelections(wb.database, marks)
 
 
 def _imports(wb: Workbench) -> Imports:
