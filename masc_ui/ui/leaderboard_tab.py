@@ -83,7 +83,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             paths = write_files(view, wb.scratch.new_folder())
         except WorkbenchError as exc:
             return *[gr.update()] * 6, f"⚠ {exc}"
-        caption_text = "\n".join(view.render("md").splitlines()[:2])  # the caption, then the raters counted
+        caption_text = view.render("md").splitlines()[0]
         shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
         return (
             caption_text,
@@ -93,7 +93,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             fig,
             [str(p) for p in paths],
             f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
-            f"{len(view.board.criteria)} human column(s)",
+            f"{len(view.board.criteria)} human column(s); {view.counted.text()}",
         )
 
     outputs = [caption, table, agreement, agreement_note, plot, files, message]

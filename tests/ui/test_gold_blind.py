@@ -112,7 +112,9 @@ def test_the_agreement_and_leaderboard_views_say_who_counts(served):
     admin = _client(served, "ann")
     *_, message = admin.predict("(all datasets)", "cp", None, 0, "rae", api_name="/agreement")
     assert message.endswith("; raters counted: only rae"), message
-    caption, *_, said = admin.predict("gold-ui", "method", 0, "rae", api_name="/leaderboard")
-    assert caption.splitlines()[1] == "Raters counted: only rae.", caption
+    *_, files, said = admin.predict("gold-ui", "method", 0, "rae", api_name="/leaderboard")
+    assert said.endswith("; raters counted: only rae"), said
+    markdown = next(Path(str(f)) for f in files if str(f).endswith(".md"))
+    assert markdown.read_text().splitlines()[1] == "Raters counted: only rae."  # and in the files it writes
     *_, refused = admin.predict("(all datasets)", "cp", None, 0, "rae,nobody", api_name="/agreement")
     assert refused.startswith("⚠") and "no answers of 'nobody' in the database" in refused
