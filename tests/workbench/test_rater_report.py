@@ -4,8 +4,11 @@ samples that are not gold; admins only."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from gold_samples import save_samples
+from scipy.stats import spearmanr
 
 from masc_ui.errors import InputError
 from masc_ui.settings import Settings
@@ -36,6 +39,9 @@ def rated(demo_settings: Settings, database_url: str | None, tmp_path):
         for k, (sid, score, s) in enumerate(zip(normal + gold, scores, seconds, strict=True), 1):
             wb.ratings.submit(name, sid, {"cp": score, "pf": score}, seconds_spent=s, presentation_order=k)
     wb.ratings.submit("ann", ids[0], {}, status="flagged", reason="blurry")  # replaces ann's first answer
+    provenance = {"model_id": "synthetic", "code_version": "test"}
+    for sid, score in zip(normal, TRUTH, strict=True):  # a metric that ranks the samples as the careful rater
+        store.metrics.record(sid, "clip_t", 0.1 * score + 0.01 * sid, provenance=provenance)
     store.ratings.ensure_rater("imported:g1", external=True)
     store.ratings.rate("imported:g1", normal[1], "cp", 1)
     yield wb, ids
@@ -57,6 +63,10 @@ def test_every_column_of_the_report(rated):
     assert ann.loo_n == 11 and ben.loo_n == 12  # ann flagged one normal sample; gold samples are not in it
     assert ann.loo_alpha.value > 0.5 and ann.loo_alpha.ci_low < ann.loo_alpha.value < ann.loo_alpha.ci_high
     assert cat.loo_alpha.value < 0.2
+    values = [0.1 * score + 0.01 * sid for sid, score in zip(ids[:12], TRUTH, strict=True)]
+    expected = spearmanr(TRUTH[1:], values[1:]).statistic  # ann flagged the first sample
+    assert ann.metric_rho["clip_t"] == (pytest.approx(expected, abs=1e-12), 11) and ben.metric_rho["clip_t"][1] == 12
+    assert math.isnan(cat.metric_rho["clip_t"][0])  # a constant rater: undefined, said n/a
     assert ann.marks == () and ben.marks == ()
     assert cat.marks == (
         "10/14 tasks answered under the time floor (over 25%)",
@@ -66,6 +76,7 @@ def test_every_column_of_the_report(rated):
     assert report.marked == ["cat"]
     headers, grid = report_rows(report)
     assert headers[:3] == ["rater", "answers", "skips"] and grid[2][0] == "cat" and grid[2][6] == "10/14"
+    assert headers[-1] == "rho CLIP-T" and grid[0][-1] == f"{expected:.2f} (n=11)" and grid[2][-1] == "n/a (n=12)"
     text = report.text()
     assert "marked: cat (10/14 tasks answered under the time floor" in text
     data = report.to_dict()
