@@ -11,6 +11,7 @@ are not gold (`Agreement.data`, which leaves gold out)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -153,8 +154,8 @@ class RaterReports:
             raise InputError(f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no CIs), got {n_boot:,}")
         self._database.require_dataset(dataset)
         external = {r.username for r in self._database.ratings.raters() if r.is_external}
-        tasks = [a for a in task_answers(self._database.ratings.current(dataset=dataset), criteria())]
-        tasks = [a for a in tasks if a.rater not in external]
+        answered = task_answers(self._database.ratings.current(dataset=dataset), criteria())
+        tasks = [a for a in answered if a.rater not in external]
         names = sorted({a.rater for a in tasks})
         if not names:
             raise InputError(f"no rater has answered a task of {dataset!r} yet: the report needs answers")
@@ -196,14 +197,8 @@ class RaterReports:
                 loo_n=loo_n,
                 metric_rho={m: metric_agreement(own, values[m]) for m in metrics},
             )
-            rows.append(_with_marks(q, marks_of(q)))
+            rows.append(dataclasses.replace(q, marks=marks_of(q)))
         return RaterReport(dataset, criterion, floor, n_boot, metrics, tuple(rows))
-
-
-def _with_marks(q: RaterQuality, marks: tuple[str, ...]) -> RaterQuality:
-    import dataclasses
-
-    return dataclasses.replace(q, marks=marks)
 
 
 def report_rows(report: RaterReport) -> tuple[list[str], list[list[Any]]]:
