@@ -135,6 +135,13 @@ class Settings:
     """A login session ends this long after the login, used or not (0.1 .. 720 hours)."""
     rating_overlap: int = 2
     """How many raters should rate each sample (task assignment's K)."""
+    gold_rate: float = 0.1
+    """Share of gold tasks (samples with an accepted answer, attention checks included) mixed into each rater's
+    queue: one in every round(1 / rate) tasks, at a drawn place in each block (0 .. 0.5; 0 = gold tasks are not
+    handed out)."""
+    min_seconds: float = 2.0
+    """The time floor of the rater report: an answer given in less than this many seconds is counted as too fast
+    (0 .. 600)."""
     max_upload_mb: int = 25
     """Largest accepted upload, in MiB."""
     upload_quota_mb: int = 1000
@@ -225,6 +232,8 @@ class Settings:
             raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
         _check_bounds("naflex_max_patches", self.naflex_max_patches, 1, MAX_NAFLEX_PATCHES)
         _check_bounds("rating_overlap", self.rating_overlap, 1, 1000)
+        _check_bounds("gold_rate", self.gold_rate, 0.0, 0.5)
+        _check_bounds("min_seconds", self.min_seconds, 0.0, 600.0)
         if self.trusted_proxies is not None:
             for item in self.trusted_proxies.split(","):
                 try:

@@ -46,6 +46,7 @@ from .provenance import provenance_key
 from .record_types import (
     DatasetRecord,
     ExternalRating,
+    GoldRecord,
     ImageInput,
     MaskInput,
     MaskRecord,
@@ -106,6 +107,7 @@ __all__ = [
     "RatingRecord",
     "RatingRevision",
     "ExternalRating",
+    "GoldRecord",
     "Task",
     "Progress",
     "SampleRow",

@@ -218,6 +218,27 @@ class Task:
     """criterion -> this rater's current rating."""
 
 
+@dataclass(frozen=True)
+class GoldRecord:
+    """The accepted answer of a gold task (`storage.repo.gold`): `criterion`'s score of the sample lies in
+    `low..high` (inclusive, 0-4)."""
+
+    sample_id: int
+    dataset: str
+    criterion: str
+    low: int
+    high: int
+    kind: str
+    """`gold` (an admin's accepted answer) or `attention` (an attention check made from the data)."""
+    note: str | None
+    created_by: str | None
+    created_at: dt.datetime
+
+    def accepts(self, score: int) -> bool:
+        """Whether `score` is an accepted answer."""
+        return self.low <= score <= self.high
+
+
 class Progress(NamedTuple):
     """Task progress of one rater over a scope (a dataset or everything).
 

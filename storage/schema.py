@@ -40,6 +40,9 @@ SCORE_MIN, SCORE_MAX = 0, 4
 """Inclusive range of human scores."""
 PAIR_WINNERS = ("left", "right", "tie")
 """Answers of a pairwise judgment, as the rater saw the pair: the left output, the right one, or a tie."""
+GOLD_KINDS = ("gold", "attention")
+"""Kinds of gold answers: `gold` (an admin gave the accepted answer of a sample) and `attention` (an attention check
+made from the data itself: an output that is the reference, an output of another subject)."""
 MASKS_KEY_MAX = 500
 """Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
@@ -368,6 +371,32 @@ class PairJudgmentHistory(Base):
     note: Mapped[str | None] = mapped_column(sa.Text)
     judged_at: Mapped[dt.datetime]
     replaced_at: Mapped[dt.datetime]
+
+
+class GoldAnswer(Base):
+    """The accepted answer of a gold task (schema revision 0008): a sample whose `criterion` score is known to lie in
+    `low..high` (inclusive, 0-4). Gold samples are mixed into raters' queues like any other task and measure each
+    rater's accuracy; their ratings never count as ratings of a method. Marking a sample again replaces its accepted
+    answer (the raters' ratings stay as they are)."""
+
+    __tablename__ = "gold_answers"
+    __table_args__ = (
+        sa.UniqueConstraint("sample_id", "criterion"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(_in("kind", GOLD_KINDS), name="kind"),
+        sa.CheckConstraint(f"low >= {SCORE_MIN} AND low <= high AND high <= {SCORE_MAX}", name="range"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    low: Mapped[int] = mapped_column(sa.SmallInteger)
+    high: Mapped[int] = mapped_column(sa.SmallInteger)
+    kind: Mapped[str] = mapped_column(sa.String(16))
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    """Why this is the accepted answer (shown to admins, never to raters)."""
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
 
 
 TABLES_IN_DEPENDENCY_ORDER: tuple[sa.Table, ...] = tuple(Base.metadata.sorted_tables)

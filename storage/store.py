@@ -15,6 +15,7 @@ from .engine import create_engine, sqlite_url
 from .errors import DatabaseCorrupt, InvalidInput, StorageError
 from .repo.dump import DumpRepository
 from .repo.exports import ExportRepository
+from .repo.gold import GoldRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
@@ -42,7 +43,7 @@ class Store:
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
     `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
-    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore).
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -63,6 +64,7 @@ class Store:
         self.views = ViewRepository(self.tx)
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
+        self.gold = GoldRepository(self.tx)
 
     @property
     def backend(self) -> str:

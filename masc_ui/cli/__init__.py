@@ -17,6 +17,8 @@ from .common import CATALOGUE_FLAGS, CLI_USER, one_line, settings_from_args
 from .datasets import add_export, add_import, add_push
 from .db import add_db
 from .demo_weights import add_demo_weights
+from .gold import add_gold
+from .raters import add_raters
 from .score import add_metrics, add_score
 from .segment import add_segment
 from .serve import add_serve
@@ -33,6 +35,8 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_batch,
     add_agreement,
     add_leaderboard,
+    add_gold,
+    add_raters,
     add_export,
     add_push,
     add_db,

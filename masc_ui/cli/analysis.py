@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..settings import Settings
+from ..workbench.rater_selection import RaterSelection
 from .common import CLI_USER, SEED, add_common, bounded, metric_names_arg, open_workbench, settings_from_args
 
 
@@ -48,6 +49,12 @@ def add_agreement(sub: argparse._SubParsersAction) -> None:
         help="Krippendorff level of the human-vs-human alpha (default interval)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--raters",
+        default="all",
+        help="whose answers count: all (default), unmarked (all but the raters the rater report marks; needs "
+        "--dataset), or names separated by commas; the output says which",
+    )
     add_common(p)
     p.set_defaults(func=_cmd_agreement)
 
@@ -67,6 +74,7 @@ def _cmd_agreement(args: argparse.Namespace, settings: Settings | None = None) -
             n_boot=args.n_boot,
             seed=args.seed,
             human_level=args.human_level,
+            raters=RaterSelection.parse(args.raters),
         )
     print(view.to_json() if args.json else view.text)
     return 0
@@ -93,6 +101,12 @@ def add_leaderboard(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per group (0 = no CIs; default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
+    p.add_argument(
+        "--raters",
+        default="all",
+        help="whose answers count: all (default), unmarked (all but the raters the rater report marks; needs "
+        "--dataset), or names separated by commas; the output says which",
+    )
     add_common(p)
     p.set_defaults(func=_cmd_leaderboard)
 
@@ -107,6 +121,7 @@ def _cmd_leaderboard(args: argparse.Namespace, settings: Settings | None = None)
             criteria=metric_names_arg(args.criteria),
             n_boot=args.n_boot,
             seed=args.seed,
+            raters=RaterSelection.parse(args.raters),
         )
     text = view.render(args.fmt)
     agreement = view.rank_agreement_csv() if args.fmt == "csv" and view.board.agreement else None
@@ -142,6 +157,7 @@ def _print_pairwise(args: argparse.Namespace, settings: Settings, metrics: list[
             metrics=metrics,
             n_boot=args.n_boot,
             seed=args.seed,
+            raters=RaterSelection.parse(args.raters),
         )
     print(report.to_json() if args.json else report.text())
     return 0

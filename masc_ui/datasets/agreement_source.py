@@ -9,25 +9,31 @@ data's rating range; ImagenHub's {0, 0.5, 1} cells were stored x 4, so /4 gives 
 interval alpha are the same on either scale). Ratings-only samples (no images) are included: their ratings
 and judge values count like any other sample's. ImagenHub's O = sqrt(SC * PQ) is not stored; derive it with
 `masc_ui.analysis.imagenhub.with_overall`.
+Gold tasks and attention checks (`store.gold`) are left out: their ratings measure the raters, never a method.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..analysis import AgreementData, MetricScale, scale_for
 
 
-def load_agreement_data(store: Any, dataset: str | None = None) -> AgreementData:
-    """Every sample of `dataset` (None = all datasets) with its metric values and ratings. The name is checked by
-    the caller (`masc_ui.workbench.agreement` says which datasets exist); storage refuses an unknown one."""
-    samples = store.samples.list(dataset)
+def load_agreement_data(
+    store: Any, dataset: str | None = None, counts: Callable[[str], bool] | None = None
+) -> AgreementData:
+    """Every sample of `dataset` (None = all datasets) with its metric values and ratings; with `counts`, only the
+    ratings of the raters it keeps (`rater -> bool`). The name is checked by the caller
+    (`masc_ui.workbench.agreement` says which datasets exist); storage refuses an unknown one."""
+    gold = store.gold.sample_ids(dataset)
+    samples = [s for s in store.samples.list(dataset) if s.id not in gold]
     ratings = store.ratings.current(dataset=dataset)
     latest = store.metrics.latest_for([s.id for s in samples])
     scales: dict[str, MetricScale] = {}
     by_sample: dict[int, dict[str, dict[str, float | None]]] = {}
     for r in ratings:
-        if r.status == "rated":
+        if r.status == "rated" and (counts is None or counts(r.rater)):
             by_sample.setdefault(r.sample_id, {}).setdefault(r.criterion, {})[r.rater] = float(r.score)
     records = []
     for s in samples:

@@ -45,6 +45,9 @@ class SampleEntry:
     """Subject category (animal, human, object, style, ...)."""
     info: dict = field(default_factory=dict)
     """Layout-specific extras kept with the sample (JSON-able): collection id, prompt index, class name..."""
+    gold: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """criterion -> (low, high) accepted answer when the sample is a gold task (the manifest's `gold_cp`, `gold_pf`);
+    empty for a normal sample."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,8 @@ class ImportSummary:
     """Of the added samples, those stored without images (ratings-only)."""
     completed_samples: int = 0
     """Ratings-only samples stored before whose images this import attached."""
+    gold_answers: int = 0
+    """Accepted answers of gold tasks marked (the manifest's `gold_cp`, `gold_pf`)."""
     added_masks: int = 0
     """Mask versions written (a mask file of a sample that had no mask with those bytes), new samples' and
     re-imported ones' alike."""
@@ -223,6 +228,8 @@ class ImportSummary:
             )
         if self.completed_samples:
             out.append(f"images attached to {self.completed_samples} ratings-only sample(s) stored before")
+        if self.gold_answers:
+            out.append(f"{self.gold_answers} accepted answer(s) of gold tasks marked (gold_cp / gold_pf)")
         out += [f"note: {n}" for n in self.notes]
         out += [f"warning: {w}" for w in self.warnings]
         if self.problems:

@@ -13,6 +13,7 @@ Columns (JSONL keys or CSV header):
 | `method`, `category` | no | generation method, subject category |
 | `seed` | no | integer generation seed |
 | `key` | no | external key, unique within the dataset (default: the sample's content identifies it) |
+| `gold_cp`, `gold_pf` | no | makes the sample a gold task: its accepted answer, one score `3` or a range `3-4` |
 
 Line numbers in problems are the file's physical lines (CSV: the header is line 1).
 """
@@ -22,10 +23,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+from .accepted import parse_accepted
 from .entries import Parsed, SampleEntry
 from .table_rows import read_rows
 
-COLUMNS = ("ref", "ref_mask", "out", "out_mask", "prompt", "subject", "method", "seed", "key", "category")
+COLUMNS = (
+    "ref",
+    "ref_mask",
+    "out",
+    "out_mask",
+    "prompt",
+    "subject",
+    "method",
+    "seed",
+    "key",
+    "category",
+    "gold_cp",
+    "gold_pf",
+)
 REQUIRED = ("ref", "out", "prompt", "subject")
 MULTI_SEPARATOR = "|"
 """Separator of several paths in one CSV cell."""
@@ -100,7 +116,20 @@ def _entry(where: str, row: dict[str, Any], base: Path) -> SampleEntry:
         method=_text(row, "method"),
         seed=_seed(row.get("seed")),
         category=_text(row, "category"),
+        gold=_gold(row),
     )
+
+
+def _gold(row: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    found = {}
+    for criterion in ("cp", "pf"):
+        text = _text(row, f"gold_{criterion}")
+        if text is not None:
+            try:
+                found[criterion] = parse_accepted(text)
+            except InputError as exc:
+                raise _BadRow(f"gold_{criterion}: {exc}") from None
+    return found
 
 
 def _paths(value: Any, name: str, base: Path, allow_empty: bool = False) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP, TABLE_HEADERS, scatter_series, shown_name, table_rows
+from ..workbench.rater_selection import RaterSelection
 from . import pairwise_report
 from .agreement_plot import agreement_figure
 from .feedback import warn
@@ -79,6 +80,14 @@ def _ratings_section(wb: Workbench):
             elem_id="agree-nboot",
             min_width=200,
         )
+        raters = gr.Textbox(
+            value="all",
+            label="Raters counted",
+            info="all · unmarked (all but those the rater report marks) · names: ann,ben",
+            max_lines=1,
+            elem_id="agree-raters",
+            min_width=200,
+        )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute agreement", variant="primary", elem_id="agree-run", scale=1, min_width=180)
         message = gr.Markdown(elem_id="agree-message", elem_classes=["action-message"], min_width=240)
@@ -95,7 +104,7 @@ def _ratings_section(wb: Workbench):
     plot = gr.Plot(show_label=False, elem_id="agree-plot")
     text = gr.Code(label="As printed by `masc-ui agreement`", language=None, elem_id="agree-text")
 
-    def on_run(ds, crit, chosen, boots, request: gr.Request, progress=gr.Progress()):
+    def on_run(ds, crit, chosen, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
             view = wb.agreement.view(
@@ -103,6 +112,7 @@ def _ratings_section(wb: Workbench):
                 dataset=None if ds in (None, "", ALL) else ds,
                 criterion=crit,
                 n_boot=int(boots or 0),
+                raters=RaterSelection.parse(who),
             )
             names = view.data.metric_names
             if chosen not in names:  # the first metric with something to plot
@@ -121,12 +131,12 @@ def _ratings_section(wb: Workbench):
             fig,
             gr.update(choices=[(shown_name(m), m) for m in names], value=chosen),
             caution,
-            f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples",
+            f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples; {view.counted.text()}",
         )
 
     run.click(
         on_run,
-        [dataset, criterion, metric, n_boot],
+        [dataset, criterion, metric, n_boot, raters],
         [table, text, plot, metric, warnings, message],
         api_name="agreement",
     )

@@ -18,6 +18,7 @@ from . import (
     mask_panel,
     pair_rate_tab,
     rate_tab,
+    raters_tab,
     role_view,
     score_actions,
     score_tab,
@@ -63,6 +64,8 @@ def build_app(wb: Workbench) -> gr.Blocks:
                 show_agreement, agreement_io = agreement_tab.build(wb, agreement_page)
             with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as leaderboard_page:
                 leaderboard_tab.build(wb, leaderboard_page)
+            with gr.Tab("Raters", id="raters", elem_id="tab-raters") as raters_page:
+                raters_tab.build(wb, raters_page)
         browse.select(browse_ui.on_refresh, browse_ui.inputs, browse_ui.outputs)
         agreement_page.select(show_agreement, agreement_io, agreement_io)
         browse_ui.sample_id.change(

@@ -14,6 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.leaderboard import LeaderboardView, agreement_notes, agreement_rows, mask_notes, table_rows
+from ..workbench.rater_selection import RaterSelection
 from .dataset_picker import dataset_picker, refresh_on_open
 from .leaderboard_plot import leaderboard_figure
 from .users import user_of
@@ -32,6 +33,14 @@ def build(wb: Workbench, page: gr.Tab) -> None:
         by = gr.Radio(["method", "category"], value="method", label="One row per", elem_id="lb-by")
         n_boot = gr.Number(
             2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="lb-nboot"
+        )
+        raters = gr.Textbox(
+            value="all",
+            label="Raters counted",
+            info="all · unmarked (all but those the rater report marks) · names: ann,ben",
+            max_lines=1,
+            elem_id="lb-raters",
+            min_width=200,
         )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute leaderboard", variant="primary", scale=0, min_width=220, elem_id="lb-run")
@@ -56,7 +65,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     gr.Markdown(NOTE, elem_id="lb-note")
     refresh_on_open(wb, page, dataset, message, "leaderboard_datasets")
 
-    def on_run(ds, group_by, boots, request: gr.Request, progress=gr.Progress()):
+    def on_run(ds, group_by, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
             return *[gr.update()] * 7, "⚠ pick a dataset first"
@@ -67,6 +76,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
                 dataset=name,
                 by=group_by,
                 n_boot=int(boots if boots is not None else 2000),
+                raters=RaterSelection.parse(who),
             )
             headers, rows = table_rows(view)
             a_headers, a_rows = agreement_rows(view)
@@ -85,11 +95,11 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             fig,
             [str(p) for p in paths],
             f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
-            f"{len(view.board.criteria)} human column(s)",
+            f"{len(view.board.criteria)} human column(s); {view.counted.text()}",
         )
 
     outputs = [caption, table, agreement, agreement_note, mask_note, plot, files, message]
-    run.click(on_run, [dataset, by, n_boot], outputs, api_name="leaderboard")
+    run.click(on_run, [dataset, by, n_boot, raters], outputs, api_name="leaderboard")
 
 
 def _mask_note(view: LeaderboardView) -> str:

@@ -19,6 +19,7 @@ from ..workbench.pairwise_analysis import (
     bradley_terry_rows,
     win_rate_rows,
 )
+from ..workbench.rater_selection import RaterSelection
 from ..workbench.ratings import CRITERION_NAMES
 from .dataset_picker import dataset_picker, refresh_on_open
 from .users import user_of
@@ -40,6 +41,14 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
         )
         n_boot = gr.Number(
             2000, precision=0, minimum=0, maximum=MAX_BOOTSTRAP, label="Bootstrap resamples", elem_id="pw-nboot"
+        )
+        raters = gr.Textbox(
+            value="all",
+            label="Raters counted",
+            info="all · unmarked (all but those the rater report marks) · names: ann,ben",
+            max_lines=1,
+            elem_id="pw-raters",
+            min_width=200,
         )
     with gr.Row(equal_height=True):
         run = gr.Button("Compute pairwise results", variant="primary", scale=0, min_width=240, elem_id="pw-run")
@@ -73,7 +82,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
 
     outputs = [warnings, summary, ranking, win_rate, accuracy, text, message]
 
-    def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
+    def on_run(ds, crit, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         try:
             progress(0.1, desc="fitting Bradley-Terry and bootstrapping")
             report = wb.pairwise_analysis.report(
@@ -81,6 +90,7 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
                 dataset=(ds or "").strip() or None,
                 criterion=crit,
                 n_boot=int(boots if boots is not None else 2000),
+                raters=RaterSelection.parse(who),
             )
         except WorkbenchError as exc:
             return *[gr.update()] * (len(outputs) - 1), f"⚠ {exc}"
@@ -88,23 +98,25 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
         tables = [_grid(*rows(part)) for rows in (bradley_terry_rows, win_rate_rows, accuracy_rows)]
         return (
             "\n".join(f"- ⚠ {w}" for w in part.warnings),
-            summary_markdown(part),
+            summary_markdown(part, report.counted.text()),
             *tables,
             report.text(),
-            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}",
+            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}; "
+            f"{report.counted.text()}",
         )
 
-    run.click(on_run, [dataset, criterion, n_boot], outputs, api_name="pairwise_report")
+    run.click(on_run, [dataset, criterion, n_boot, raters], outputs, api_name="pairwise_report")
 
 
-def summary_markdown(part: CriterionReport) -> str:
-    """Counts of the criterion `part` (its judgments, skips and flags), what is left out of which statistic, why
-    there is no ranking (if so), the raters' agreement."""
+def summary_markdown(part: CriterionReport, counted_text: str = "raters counted: all") -> str:
+    """Counts of the criterion `part` (its judgments, skips and flags) and whose judgments they are
+    (`counted_text`), what is left out of which statistic, why there is no ranking (if so), the raters'
+    agreement."""
     human_ties = max((r.n_human_ties for r in part.accuracy), default=0)
     lines = [
         f"**{part.n_judgments} judgments** of {CRITERION_NAMES.get(part.criterion, part.criterion)} "
         f"({part.n_both_bad} flagged 'both bad': their winner still counts); {part.n_skipped} skipped and "
-        f"{part.n_flagged} flagged answers carry no preference and are left out.",
+        f"{part.n_flagged} flagged answers carry no preference and are left out; {counted_text}.",
         "",
         f"**Human ties are left out of the metric accuracy**: {human_ties} pair(s) whose decisive votes are "
         "balanced (or only ties) are not counted; a metric tie counts 1/2.",

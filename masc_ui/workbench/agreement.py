@@ -4,6 +4,7 @@ points for the scatter plot, from the stored values and ratings."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from .database import Database
+from .rater_selection import EVERY_RATER, CountedRaters, RaterSelection, RaterSelections
 
 if TYPE_CHECKING:
     from ..analysis import AgreementData, AgreementTable
@@ -26,11 +28,14 @@ class AgreementView:
 
     table: AgreementTable
     text: str
-    """`format_table(table)`: exactly what `masc-ui agreement` prints."""
+    """The raters counted (`CountedRaters.text`), then `format_table(table)`: exactly what `masc-ui agreement`
+    prints."""
     data: AgreementData
     """The stored values and ratings it was computed on."""
     warnings: tuple[str, ...] = ()
     """What makes these numbers fragile (few samples, a single rater, no CIs), as sentences."""
+    counted: CountedRaters = EVERY_RATER
+    """Whose ratings the numbers rest on (`rater_selection`); the first line of `text`, a key of `to_json`."""
 
     @property
     def samples_used(self) -> int:
@@ -41,9 +46,11 @@ class AgreementView:
 
     def to_json(self) -> str:
         """The table as strict JSON (no NaN tokens): what `masc-ui agreement --json` prints."""
+        import json
+
         from ..analysis import to_json
 
-        return to_json(self.table)
+        return json.dumps({**json.loads(to_json(self.table)), "raters": self.counted.to_dict()}, indent=2)
 
 
 @dataclass(frozen=True)
@@ -74,8 +81,20 @@ exhaust the memory of a process that serves every user."""
 class Agreement:
     """Agreement of the stored metric values with the stored human ratings, over one `Database`. Admins only."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, selections: Callable[[], RaterSelections] | None = None) -> None:
         self._database = database
+        self._selections = selections
+        """The resolver of rater selections (built on first use: it reads the rater report, which reads `data`)."""
+
+    def counted_raters(
+        self, *, user: str | None, dataset: str | None, raters: RaterSelection | None, criterion: str = "cp"
+    ) -> CountedRaters:
+        """The raters `raters` (None = all) counts in `dataset` (`rater_selection.RaterSelections.resolve`)."""
+        if raters is None or raters.kind == "all":
+            return EVERY_RATER
+        if self._selections is None:
+            raise InputError("this workbench cannot choose raters (no rater report): count every rater")
+        return self._selections().resolve(user=user, dataset=dataset, selection=raters, criterion=criterion)
 
     def view(
         self,
@@ -86,18 +105,21 @@ class Agreement:
         n_boot: int = 2000,
         seed: int = 0,
         by: str | None = None,
+        raters: RaterSelection | None = None,
     ) -> AgreementView:
         """Krippendorff's alpha / Spearman / Kendall / Pearson (with bootstrap CIs) of every stored metric
         against the human ratings of `criterion`, plus the human-vs-human row (`masc_ui.analysis`): the Agreement
-        tab. InputError when there is nothing to analyse yet, for a criterion nobody rated, or bad `n_boot`."""
-        from ..analysis import agreement_table, format_table
+        tab. `raters`: whose ratings count (None = every rater; `rater_selection`). InputError when there is nothing
+        to analyse yet, for a criterion nobody rated, or bad `n_boot`."""
+        from ..analysis import agreement_table
 
         self._database.accounts.require_admin(user, "agreement with humans")
         if not 0 <= n_boot <= MAX_BOOTSTRAP:
             raise InputError(
                 f"bootstrap resamples must be within 0..{MAX_BOOTSTRAP:,} (0 = no confidence intervals), got {n_boot:,}"
             )
-        data = self.data(user=user, dataset=dataset)
+        counted = self.counted_raters(user=user, dataset=dataset, raters=raters, criterion=criterion)
+        data = self.data(user=user, dataset=dataset, counted=counted)
         if not data.records:
             raise InputError("there are no samples in the database yet: save or import samples, then rate them")
         if criterion not in data.criteria:
@@ -105,7 +127,7 @@ class Agreement:
                 f"no human ratings for {criterion!r} yet: rate samples in the Rate tab (or import ratings)"
             )
         table = agreement_table(data, None, criterion=criterion, by=by, n_boot=n_boot, seed=seed)
-        return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+        return _view(table, data, counted)
 
     def report(
         self,
@@ -118,26 +140,30 @@ class Agreement:
         n_boot: int = 2000,
         seed: int = 0,
         human_level: str = "interval",
+        raters: RaterSelection | None = None,
     ) -> AgreementView:
         """What `masc-ui agreement` prints (`text`, `to_json()`): the table of `metrics` (None: every metric with
-        values), with the human-vs-human alpha at `human_level`."""
-        from ..analysis import agreement_table, format_table
+        values), with the human-vs-human alpha at `human_level`, on the ratings of `raters` (None = every rater)."""
+        from ..analysis import agreement_table
 
-        data = self.data(user=user, dataset=dataset)
+        counted = self.counted_raters(user=user, dataset=dataset, raters=raters, criterion=criterion)
+        data = self.data(user=user, dataset=dataset, counted=counted)
         table = agreement_table(
             data, metrics, criterion=criterion, by=by, n_boot=n_boot, seed=seed, human_level=human_level
         )
-        return AgreementView(table, format_table(table), data, tuple(view_warnings(table, data)))
+        return _view(table, data, counted)
 
-    def data(self, *, user: str | None, dataset: str | None) -> AgreementData:
-        """The stored values and ratings of `dataset` (None = all) as `masc_ui.analysis.AgreementData`; InputError
-        for an unknown dataset."""
+    def data(self, *, user: str | None, dataset: str | None, counted: CountedRaters = EVERY_RATER) -> AgreementData:
+        """The stored values and ratings of `dataset` (None = all) as `masc_ui.analysis.AgreementData`, the ratings
+        of the raters `counted` keeps (default every one; gold tasks never in it); InputError for an unknown
+        dataset."""
         from ..datasets.agreement_source import load_agreement_data
 
         self._database.accounts.require_admin(user, "agreement with humans")
         if dataset is not None:
             self._database.require_dataset(dataset)
-        return self._database.run(partial(load_agreement_data, dataset=dataset))
+        counts = None if counted is EVERY_RATER else counted.keeps
+        return self._database.run(partial(load_agreement_data, dataset=dataset, counts=counts))
 
     def mask_checks(self, *, user: str | None, dataset: str | None, by: str = "method") -> dict[str, list[MaskCheck]]:
         """Metric -> the stored mask-sensitivity checks of `dataset`'s samples (`load_mask_checks`), grouped `by`
@@ -153,6 +179,13 @@ class Agreement:
         """The stored datasets' names (the Agreement tab's choices)."""
         self._database.accounts.require_admin(user, "agreement with humans")
         return self._database.datasets()
+
+
+def _view(table: AgreementTable, data: AgreementData, counted: CountedRaters) -> AgreementView:
+    from ..analysis import format_table
+
+    text = f"{counted.text()}\n{format_table(table)}"
+    return AgreementView(table, text, data, tuple(view_warnings(table, data)), counted)
 
 
 def view_warnings(table: AgreementTable, data: AgreementData) -> list[str]:

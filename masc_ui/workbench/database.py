@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from storage.repo.checks import IntegrityReport
     from storage.repo.dump import DumpRepository
     from storage.repo.exports import ExportRepository
+    from storage.repo.gold import GoldRepository
     from storage.repo.images import ImageRepository
     from storage.repo.masks import MaskRepository
     from storage.repo.metrics import MetricRepository
@@ -208,6 +209,10 @@ class Database:
     @property
     def dumps(self) -> DumpRepository:
         return translating_errors(self.store.dumps)
+
+    @property
+    def gold(self) -> GoldRepository:
+        return translating_errors(self.store.gold)
 
     # --- reads shared by several use cases ---------------------------------------------------------------------
 

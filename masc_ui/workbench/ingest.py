@@ -140,6 +140,9 @@ def ingest(
     for entry in complete:
         sample_id, is_new = _ingest_sample(store, dataset, entry, images, summary, create_dataset)
         if sample_id is not None:
+            for criterion, (low, high) in entry.gold.items():
+                store.gold.mark(sample_id, criterion, low, high, created_by="import")
+                summary.gold_answers += 1
             stored += 1
             created += is_new
             if entry.key is not None:

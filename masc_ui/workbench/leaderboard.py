@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import InputError
 from .agreement import Agreement, shown_name
 from .pairwise_analysis import PairwiseAnalysis
+from .rater_selection import EVERY_RATER, CountedRaters, RaterSelection
 
 if TYPE_CHECKING:
     from ..analysis import HumanColumn, Leaderboard, LeaderboardMatrix
@@ -42,16 +43,24 @@ class LeaderboardView:
     """groups x (metrics, then human columns), raw and 0..1 (1 = best)."""
     mask_dependence: tuple[MaskDependence, ...] = ()
     """The mask-dependence check of each metric of the board whose stored values carry mask-sensitivity checks."""
+    counted: CountedRaters = EVERY_RATER
+    """Whose ratings and judgments the human columns rest on (`rater_selection`), written into every rendering."""
 
     def render(self, fmt: str) -> str:
         """The leaderboard as Markdown (`md`, with the rank-agreement table and the mask-dependence lines), CSV
         (`csv`, the leaderboard only; see `rank_agreement_csv`) or LaTeX booktabs (`latex`, with the rank-agreement
-        table)."""
+        table). Each says which raters it counts: Markdown a line under the caption, LaTeX a comment line under the
+        caption's, CSV a last column `raters` (the same text on every row)."""
         from ..analysis import LEADERBOARD_RENDERERS
 
         if fmt not in LEADERBOARD_RENDERERS:
             raise InputError(f"leaderboard format must be one of {', '.join(LEADERBOARD_RENDERERS)}; got {fmt!r}")
         text = LEADERBOARD_RENDERERS[fmt](self.board)
+        said = self.counted.text()
+        if fmt == "csv":
+            return _with_column(text, "raters", said)
+        caption, rest = text.split("\n", 1)
+        text = f"{caption}\n{'% ' if fmt == 'latex' else ''}{said[0].upper()}{said[1:]}.\n{rest}"
         notes = mask_notes(self)
         if fmt == "md" and notes:
             text = text.rstrip("\n") + "\n\nMask dependence (the values' mask-sensitivity checks)\n\n"
@@ -59,10 +68,11 @@ class LeaderboardView:
         return text
 
     def rank_agreement_csv(self) -> str:
-        """One row per (metric, human column): metric, criterion, n_groups, tau, ci_low, ci_high."""
+        """One row per (metric, human column): metric, criterion, n_groups, tau, ci_low, ci_high, raters (the raters
+        counted)."""
         from ..analysis import rank_agreement_csv
 
-        return rank_agreement_csv(self.board)
+        return _with_column(rank_agreement_csv(self.board), "raters", self.counted.text())
 
 
 class Leaderboards:
@@ -84,6 +94,7 @@ class Leaderboards:
         seed: int = 0,
         extra_columns: Sequence[HumanColumn] = (),
         pairwise: bool = True,
+        raters: RaterSelection | None = None,
     ) -> LeaderboardView:
         """The leaderboard of `dataset` (None = every dataset) grouped `by` method or category. Admins only.
 
@@ -95,13 +106,15 @@ class Leaderboards:
                 metric by Kendall tau-b; see `masc_ui.analysis.leaderboard_columns`).
             pairwise: append the pairwise Bradley-Terry columns (`pairwise_columns`, same `n_boot` and `seed`) after
                 them when the dataset has pairwise judgments; never with `criteria=[]` (metrics only).
+            raters: whose ratings and judgments count (None = every rater; `rater_selection`); said in `render`.
         Raises:
             InputError: unknown dataset, no samples, unknown metric / criterion, bad `by` / `n_boot` / `seed`.
         """
         from ..analysis import leaderboard, leaderboard_matrix
         from ..analysis.leaderboard_columns import with_human_column
 
-        data = self._agreement.data(user=user, dataset=dataset)
+        counted = self._agreement.counted_raters(user=user, dataset=dataset, raters=raters)
+        data = self._agreement.data(user=user, dataset=dataset, counted=counted)
         if not data.records:
             where = f"dataset {dataset!r}" if dataset else "the database"
             raise InputError(f"{where} has no samples yet: import or save samples, score them, then rate them")
@@ -112,12 +125,12 @@ class Leaderboards:
         if pairwise and (criteria is None or list(criteria)):
             extra_columns = [
                 *extra_columns,
-                *self.pairwise_columns(user=user, dataset=dataset, n_boot=n_boot, seed=seed),
+                *self.pairwise_columns(user=user, dataset=dataset, n_boot=n_boot, seed=seed, counted=counted),
             ]
         for column in extra_columns:
             board = with_human_column(board, column)
         dependence = self.mask_dependence(user=user, dataset=dataset, by=by, metrics=board.metrics)
-        return LeaderboardView(dataset, board, leaderboard_matrix(board), dependence)
+        return LeaderboardView(dataset, board, leaderboard_matrix(board), dependence, counted)
 
     def mask_dependence(
         self, *, user: str | None, dataset: str | None, by: str, metrics: Sequence[str]
@@ -132,26 +145,34 @@ class Leaderboards:
         return tuple(d for d in found if d is not None)
 
     def pairwise_columns(
-        self, *, user: str | None, dataset: str | None, n_boot: int = 2000, seed: int = 0
+        self,
+        *,
+        user: str | None,
+        dataset: str | None,
+        n_boot: int = 2000,
+        seed: int = 0,
+        counted: CountedRaters = EVERY_RATER,
     ) -> list[HumanColumn]:
         """The leaderboard's pairwise human columns of `dataset` (None = all): per judged criterion (cp, then pf) a
         `HumanColumn` named `bt_<criterion>` holding each method's Bradley-Terry log-strength theta with its
         bootstrap CI (`PairwiseAnalysis.column`: Davidson ties, resampled output pairs) and, as its n, the votes
         between two different methods that involve the method (the votes the fit uses). [] when the dataset has no
         rated pairwise judgment. A fit without finite strengths (e.g. a method that never lost) gives a column of
-        n/a, its reason in the column's description. Admins only."""
+        n/a, its reason in the column's description. Only the judgments of the raters `counted` keeps. Admins only."""
         from ..analysis import HumanColumn
         from ..analysis.pairwise_data import method_votes
         from .ratings import criteria
 
         if not self._pairwise.has_judgments(user=user, dataset=dataset):
             return []
-        source = self._pairwise.input(user=user, dataset=dataset)
+        source = self._pairwise.input(user=user, dataset=dataset, counted=counted)
         columns = []
         for criterion in (c for c in criteria() if c in source.data.criteria):
             votes = method_votes(source.data.votes(criterion))
             counts = np.bincount(np.concatenate([votes.first, votes.second]), minlength=len(votes.methods))
-            column = self._pairwise.column(user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed)
+            column = self._pairwise.column(
+                user=user, dataset=dataset, criterion=criterion, n_boot=n_boot, seed=seed, counted=counted
+            )
             described = column.name + (f": n/a because {column.reason}" if column.reason else "")
             columns.append(
                 HumanColumn(
@@ -162,6 +183,18 @@ class Leaderboards:
                 )
             )
         return columns
+
+
+def _with_column(csv_text: str, name: str, value: str) -> str:
+    """`csv_text` (a header and rows) with a last column `name` holding `value` on every row."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerows([[*rows[0], name], *([*row, value] for row in rows[1:])] if rows else [])
+    return out.getvalue()
 
 
 def metric_directions(names: Sequence[str]) -> dict[str, bool]:

@@ -19,7 +19,7 @@ ties — pairs whose decisive votes are balanced — left out and counted; metri
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ from ..errors import InputError
 from ..metrics.value_records import json_safe
 from .agreement import MAX_BOOTSTRAP, no_bootstrap_warning, shown_name, single_rater_warning, small_n_warning
 from .database import Database
+from .rater_selection import EVERY_RATER, CountedRaters, RaterSelection, RaterSelections
 from .ratings import CRITERION_NAMES, criteria
 
 if TYPE_CHECKING:
@@ -222,18 +223,21 @@ class PairwiseReport:
     n_flagged: int
     n_boot: int
     seed: int
+    counted: CountedRaters = EVERY_RATER
+    """Whose judgments the numbers rest on (`rater_selection`)."""
 
     def text(self) -> str:
         scope = f"dataset {self.dataset!r}" if self.dataset else "all datasets"
         head = (
             f"Pairwise judgments of {scope} ({self.n_skipped} skipped and {self.n_flagged} flagged answers carry "
-            "no preference and are left out)"
+            f"no preference and are left out); {self.counted.text()}"
         )
         return "\n\n".join([head, *(c.text() for c in self.criteria)])
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset,
+            "raters": self.counted.to_dict(),
             "n_boot": self.n_boot,
             "seed": self.seed,
             "n_skipped": self.n_skipped,
@@ -263,21 +267,36 @@ class PairwiseColumn:
 class PairwiseAnalysis:
     """The pairwise analysis of the judgments stored in one `Database`. Admins only."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, selections: Callable[[], RaterSelections] | None = None) -> None:
         self._database = database
+        self._selections = selections
+
+    def counted_raters(self, *, user: str | None, dataset: str | None, raters: RaterSelection | None) -> CountedRaters:
+        """The raters `raters` (None = all) counts in `dataset` (`rater_selection.RaterSelections.resolve`)."""
+        if raters is None or raters.kind == "all":
+            return EVERY_RATER
+        if self._selections is None:
+            raise InputError("this workbench cannot choose raters (no rater report): count every rater")
+        return self._selections().resolve(user=user, dataset=dataset, selection=raters)
 
     def has_judgments(self, *, user: str | None, dataset: str | None) -> bool:
         """Whether `dataset` (None = all) has any current pairwise judgment (rated, skipped or flagged)."""
         self._database.accounts.require_admin(user, "the pairwise analysis")
         return bool(self._database.pairwise.current(dataset=dataset))
 
-    def input(self, *, user: str | None, dataset: str | None) -> PairwiseInput:
-        """The stored judgments of `dataset` (None = all) as analysis input (see the module docstring); InputError
-        for an unknown dataset or when nothing was judged yet."""
+    def input(self, *, user: str | None, dataset: str | None, counted: CountedRaters = EVERY_RATER) -> PairwiseInput:
+        """The stored judgments of `dataset` (None = all) of the raters `counted` keeps (default every one) as
+        analysis input (see the module docstring); InputError for an unknown dataset or when nothing was judged
+        yet."""
         self._database.accounts.require_admin(user, "the pairwise analysis")
         if dataset is not None:
             self._database.require_dataset(dataset)
-        judgments = self._database.pairwise.current(dataset=dataset)
+        gold = self._database.gold.sample_ids(dataset)
+        judgments = [
+            j
+            for j in self._database.pairwise.current(dataset=dataset)
+            if counted.keeps(j.rater) and j.sample_a_id not in gold and j.sample_b_id not in gold
+        ]
         samples = {s.id: s for s in self._database.samples.list(dataset)}
         judged = sorted({x for j in judgments for x in (j.sample_a_id, j.sample_b_id)})
         latest = self._database.metrics.latest_for(judged)
@@ -319,14 +338,16 @@ class PairwiseAnalysis:
         metrics: list[str] | None = None,
         n_boot: int = 2000,
         seed: int = 0,
+        raters: RaterSelection | None = None,
     ) -> PairwiseReport:
         """Every pairwise statistic of `criterion` (None = each judged criterion) over the stored judgments of
         `dataset` (None = all): Bradley-Terry (Davidson ties) with `n_boot` bootstrap resamples of output pairs,
         Elo, win rates, rater agreement, the pairwise accuracy of `metrics` (None = every metric with values on the
-        judged samples; CIs over decided pairs). InputError when nothing was judged, for an unknown criterion or
-        metric, or bad bootstrap arguments."""
+        judged samples; CIs over decided pairs), on the judgments of `raters` (None = every rater). InputError when
+        nothing was judged, for an unknown criterion or metric, or bad bootstrap arguments."""
         _check_bootstrap(n_boot, seed)
-        source = self.input(user=user, dataset=dataset)
+        counted = self.counted_raters(user=user, dataset=dataset, raters=raters)
+        source = self.input(user=user, dataset=dataset, counted=counted)
         judged = source.data.criteria
         if criterion is not None and criterion not in criteria():
             raise InputError(
@@ -349,7 +370,7 @@ class PairwiseAnalysis:
                     f"values: {', '.join(known) or 'none (score the samples first: masc-ui batch)'}"
                 )
         reports = tuple(_criterion_report(source, c, metrics, n_boot, seed) for c in chosen)
-        return PairwiseReport(dataset, reports, source.n_skipped, source.n_flagged, n_boot, seed)
+        return PairwiseReport(dataset, reports, source.n_skipped, source.n_flagged, n_boot, seed, counted)
 
     def column(
         self,
@@ -359,11 +380,12 @@ class PairwiseAnalysis:
         criterion: str = "cp",
         n_boot: int = 2000,
         seed: int = 0,
+        counted: CountedRaters = EVERY_RATER,
     ) -> PairwiseColumn:
-        """The leaderboard's pairwise human column of `criterion` (see `PairwiseColumn`); InputError when `dataset`
-        has no judgments of it."""
+        """The leaderboard's pairwise human column of `criterion` (see `PairwiseColumn`) from the judgments of the
+        raters `counted` keeps; InputError when `dataset` has no judgments of it."""
         _check_bootstrap(n_boot, seed)
-        source = self.input(user=user, dataset=dataset)
+        source = self.input(user=user, dataset=dataset, counted=counted)
         name = f"humans, pairwise ({criterion}, Bradley-Terry theta)"
         if criterion not in source.data.criteria:
             raise InputError(f"no pairwise judgments of {criterion!r} in {dataset or 'the database'} yet")

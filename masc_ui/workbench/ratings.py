@@ -235,7 +235,11 @@ class RatingTasks:
 
         task, p, statuses = self._database.run(
             lambda store: store.tasks.rater_screen(
-                user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True
+                user,
+                dataset,
+                overlap_k=self._settings.rating_overlap,
+                for_rating_only=True,
+                gold_rate=self._settings.gold_rate,
             )
         )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
@@ -274,7 +278,13 @@ class RatingTasks:
 
         def work(store: Any) -> tuple[Any, dict[int, str]]:
             return (
-                store.tasks.progress(user, dataset, overlap_k=self._settings.rating_overlap, for_rating_only=True),
+                store.tasks.progress(
+                    user,
+                    dataset,
+                    overlap_k=self._settings.rating_overlap,
+                    for_rating_only=True,
+                    gold_rate=self._settings.gold_rate,
+                ),
                 store.tasks.statuses(user, dataset, for_rating_only=True),
             )
 

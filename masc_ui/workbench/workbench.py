@@ -29,12 +29,15 @@ if TYPE_CHECKING:
     from .batch import BatchScoring
     from .browse import StoredSamples
     from .compare import Comparisons
+    from .gold import GoldTasks
     from .imports import Imports
     from .leaderboard import Leaderboards
     from .mask_sensitivity import MaskSensitivity
     from .masks import Segmentation
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
+    from .rater_report import RaterReports
+    from .rater_selection import RaterSelections
     from .ratings import RatingTasks
     from .recorder import Recorder
     from .saving import Saving
@@ -167,19 +170,41 @@ def _pairwise(wb: Workbench) -> PairwiseTasks:
 def _agreement(wb: Workbench) -> Agreement:
     from .agreement import Agreement
 
-    return Agreement(wb.database)
+    return Agreement(wb.database, lambda: wb.rater_selection)
 
 
 def _pairwise_analysis(wb: Workbench) -> PairwiseAnalysis:
     from .pairwise_analysis import PairwiseAnalysis
 
-    return PairwiseAnalysis(wb.database)
+    return PairwiseAnalysis(wb.database, lambda: wb.rater_selection)
 
 
 def _leaderboard(wb: Workbench) -> Leaderboards:
     from .leaderboard import Leaderboards
 
     return Leaderboards(wb.agreement, wb.pairwise_analysis)
+
+
+def _gold(wb: Workbench) -> GoldTasks:
+    from .gold import GoldTasks
+
+    return GoldTasks(wb.database)
+
+
+def _rater_report(wb: Workbench) -> RaterReports:
+    from .rater_report import RaterReports
+
+    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement)
+
+
+def _rater_selection(wb: Workbench) -> RaterSelections:
+    from .rater_selection import RaterSelections
+
+    def marks(user: str | None, dataset: str, criterion: str) -> list[tuple[str, tuple[str, ...]]]:
+        report = wb.rater_report.report(user=user, dataset=dataset, criterion=criterion, n_boot=0)
+        return [(q.rater, q.marks) for q in report.rows]
+
+    return RaterSelections(wb.database, marks)
 
 
 def _imports(wb: Workbench) -> Imports:
@@ -207,6 +232,8 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
+    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
+      (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -252,6 +279,9 @@ class Workbench:
     agreement = _BuiltOnce(_agreement)
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
+    gold = _BuiltOnce(_gold)
+    rater_report = _BuiltOnce(_rater_report)
+    rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)
     batch = _BuiltOnce(_batch)
 

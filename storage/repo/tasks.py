@@ -12,6 +12,12 @@ raters asking at the same moment may both be given a sample's last slot: one rat
 complete ratings is stored with each sample and kept by the rating writes (`storage.repo.completion`), and each
 rater's order over a scope is cached (`TaskOrders`), so the read made after every answer does not grow with the
 ratings of other raters.
+Gold tasks (`storage.repo.gold`: samples with an accepted answer, attention checks included) stay out of rule 2: they
+are mixed in at `gold_rate`, one in every B = round(1 / gold_rate) tasks, at a place within each block of B that is
+drawn per (seed, rater, block) (so no fixed position gives them away), each rater getting every gold task once, in
+their own order; once no other task is left, the rater's remaining gold tasks come next. With `gold_rate=0` gold
+tasks are not handed out (and not counted in `progress`). A gold task is shown, stored and counted in progress
+like any other task.
 Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
@@ -30,9 +36,11 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
+from ..errors import InvalidInput
 from ..record_types import Progress, RaterRecord, Task
 from ..transactions import Transactions
 from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
+from .gold import GOLD_SAMPLES
 from .rater_rows import RaterRows
 
 
@@ -42,8 +50,10 @@ class TaskRepository:
         self._orders = TaskOrders()
         self._raters = raters if raters is not None else RaterRows()
 
-    def _state(self, s: Session, rater: str, dataset: str | None, for_rating_only: bool) -> _State:
-        return _State.load(s, self._raters.read(s, rater), dataset, for_rating_only)
+    def _state(
+        self, s: Session, rater: str, dataset: str | None, for_rating_only: bool, gold_rate: float = 0.0
+    ) -> _State:
+        return _State.load(s, self._raters.read(s, rater), dataset, for_rating_only, check_rate(gold_rate))
 
     def next_task(
         self,
@@ -53,13 +63,16 @@ class TaskRepository:
         overlap_k: int = 2,
         seed: int = 0,
         for_rating_only: bool = False,
+        gold_rate: float = 0.0,
     ) -> Task | None:
         """The sample `rater` should rate next (see the module docstring), or None when nothing is left."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
         return self._tx.read(
-            lambda s: self._state(s, rater, dataset, for_rating_only).next(self._orders, rater, overlap_k, seed)
+            lambda s: self._state(s, rater, dataset, for_rating_only, gold_rate).next(
+                self._orders, rater, overlap_k, seed
+            )
         )
 
     def next_task_and_progress(
@@ -70,13 +83,14 @@ class TaskRepository:
         overlap_k: int = 2,
         seed: int = 0,
         for_rating_only: bool = False,
+        gold_rate: float = 0.0,
     ) -> tuple[Task | None, Progress]:
         """`next_task` and `progress` from one snapshot, read once (what a rater's screen shows after a submit)."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
         def work(s: Session) -> tuple[Task | None, Progress]:
-            state = self._state(s, rater, dataset, for_rating_only)
+            state = self._state(s, rater, dataset, for_rating_only, gold_rate)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k)
 
         return self._tx.read(work)
@@ -103,12 +117,18 @@ class TaskRepository:
         return self._tx.read(work)
 
     def progress(
-        self, rater: str, dataset: str | None = None, *, overlap_k: int = 2, for_rating_only: bool = False
+        self,
+        rater: str,
+        dataset: str | None = None,
+        *,
+        overlap_k: int = 2,
+        for_rating_only: bool = False,
+        gold_rate: float = 0.0,
     ) -> Progress:
         """Counts for the rater's progress bar (see `storage.record_types.Progress`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
 
-        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only).progress(overlap_k))
+        return self._tx.read(lambda s: self._state(s, rater, dataset, for_rating_only, gold_rate).progress(overlap_k))
 
     def statuses(self, rater: str, dataset: str | None = None, *, for_rating_only: bool = False) -> dict[int, str]:
         """sample id -> `rater`'s answer on each sample of the scope they finished (every task criterion has a
@@ -124,6 +144,7 @@ class TaskRepository:
         overlap_k: int = 2,
         seed: int = 0,
         for_rating_only: bool = False,
+        gold_rate: float = 0.0,
     ) -> tuple[Task | None, Progress, dict[int, str]]:
         """`next_task`, `progress` and `statuses` from one snapshot, read once: everything a rater's screen shows
         after an answer (one read of the rater's state per submit, not one per part)."""
@@ -131,7 +152,7 @@ class TaskRepository:
         check_int(seed, "seed")
 
         def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
-            state = self._state(s, rater, dataset, for_rating_only)
+            state = self._state(s, rater, dataset, for_rating_only, gold_rate)
             return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
 
         return self._tx.read(work)
@@ -139,6 +160,33 @@ class TaskRepository:
 
 def _order_key(seed: int, rater: str, sample_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater}:{sample_id}".encode()).hexdigest()
+
+
+MAX_GOLD_RATE = 0.5
+"""Highest share of gold tasks in a rater's queue (at least every other task is a real one)."""
+
+
+def check_rate(gold_rate: object) -> float:
+    """`gold_rate` as a float within 0..`MAX_GOLD_RATE` (InvalidInput otherwise)."""
+    if isinstance(gold_rate, bool) or not isinstance(gold_rate, (int, float)) or not 0 <= gold_rate <= MAX_GOLD_RATE:
+        raise InvalidInput(f"gold_rate must be a number within 0..{MAX_GOLD_RATE}, got {gold_rate!r}")
+    return float(gold_rate)
+
+
+def gold_block(gold_rate: float) -> int:
+    """B of "one gold task in every B tasks": round(1 / gold_rate) (0 for no gold tasks)."""
+    return 0 if gold_rate <= 0 else max(2, round(1 / gold_rate))
+
+
+def gold_due(seed: int, rater: str, answered: int, gold_answered: int, block: int) -> bool:
+    """Whether the rater's next task (the one after `answered` finished or started tasks, `gold_answered` of them
+    gold) should be a gold task: the block of `block` tasks it falls in has its gold task at a place drawn from
+    (seed, rater, block index), and every block before it (and this one, once that place is reached) holds one."""
+    if block <= 0:
+        return False
+    index, place = divmod(answered, block)
+    drawn = int(hashlib.sha256(f"{seed}:{rater}:gold:{index}".encode()).hexdigest()[:8], 16) % block
+    return gold_answered < index + (1 if place >= drawn else 0)
 
 
 class TaskOrders:
@@ -200,18 +248,29 @@ class _State:
     first saw each sample is read only where it is needed (going back, several started samples)."""
 
     def __init__(
-        self, s: Session, rater: RaterRecord, complete: dict[int, int], mine: dict[int, tuple[int, int, int]]
+        self,
+        s: Session,
+        rater: RaterRecord,
+        complete: dict[int, int],
+        mine: dict[int, tuple[int, int, int]],
+        gold: frozenset[int] = frozenset(),
+        gold_rate: float = 0.0,
     ) -> None:
         self._session = s
         self.rater = rater
         self.complete = complete
         self.scope = set(complete)
         self.mine = mine
+        self.gold = gold
+        """The gold samples of the scope (every one handed to this rater, or that they answered)."""
+        self.gold_block = gold_block(gold_rate)
         self._first_seen: dict[int, dt.datetime] | None = None
         self._waiting: dict[int, list[int]] = {}
 
     @classmethod
-    def load(cls, s: Session, who: RaterRecord, dataset: str | None, for_rating_only: bool = False) -> _State:
+    def load(
+        cls, s: Session, who: RaterRecord, dataset: str | None, for_rating_only: bool = False, gold_rate: float = 0.0
+    ) -> _State:
         # Both reads run on the session's connection as Core statements built once (`_SCOPE`, `_MINE`): they return
         # thousands of plain rows, which the ORM's row loading would only slow down, and this runs on every answer.
         # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here.
@@ -226,7 +285,12 @@ class _State:
             for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id})
             if sid in complete
         }
-        return cls(s, who, complete, mine)
+        gold = frozenset(sid for (sid,) in conn.execute(GOLD_SAMPLES) if sid in complete)
+        if gold_rate <= 0:  # gold tasks are not handed out: only those the rater answered stay in scope
+            for sid in gold - set(mine):
+                del complete[sid]
+            gold = gold & set(mine)
+        return cls(s, who, complete, mine, gold, gold_rate)
 
     def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, dt.datetime]:
         """sample id -> when the rater first rated a criterion of it, for `sample_ids` (default: every sample the
@@ -268,6 +332,11 @@ class _State:
         if started:
             return self.task(started[0])
         waiting = self.waiting(overlap_k)
+        gold_left = self.gold_left()
+        if gold_left and (
+            not waiting or gold_due(seed, rater, len(self.mine), len(self.gold & set(self.mine)), self.gold_block)
+        ):
+            return self.task(next(sid for sid in orders.order(seed, rater, self.scope) if sid in gold_left))
         if not waiting:
             return None
         most = max(self.complete[sid] for sid in waiting)
@@ -281,10 +350,16 @@ class _State:
 
     def progress(self, overlap_k: int) -> Progress:
         rated = sum(1 for answered, _, _ in self.mine.values() if answered == len(t.CRITERIA))
-        return Progress(rated=rated, assigned=rated + len(self.waiting(overlap_k)), total=len(self.scope))
+        assigned = rated + len(self.waiting(overlap_k)) + len(self.gold_left())
+        return Progress(rated=rated, assigned=assigned, total=len(self.scope))
+
+    def gold_left(self) -> set[int]:
+        """The gold samples of the scope the rater has not been given yet (none when gold tasks are not handed
+        out)."""
+        return set() if self.gold_block <= 0 else {sid for sid in self.gold if sid not in self.mine}
 
     def _is_waiting(self, sample_id: int, overlap_k: int) -> bool:
-        return sample_id not in self.mine and self.complete[sample_id] < overlap_k
+        return sample_id not in self.mine and sample_id not in self.gold and self.complete[sample_id] < overlap_k
 
     def waiting(self, overlap_k: int) -> list[int]:
         """Samples of the scope the rater has not seen that have fewer than `overlap_k` complete ratings (computed
@@ -292,7 +367,9 @@ class _State:
         found = self._waiting.get(overlap_k)
         if found is None:
             found = self._waiting[overlap_k] = [
-                sid for sid, n in self.complete.items() if n < overlap_k and sid not in self.mine
+                sid
+                for sid, n in self.complete.items()
+                if n < overlap_k and sid not in self.mine and sid not in self.gold
             ]
         return found
 

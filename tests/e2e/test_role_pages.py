@@ -9,7 +9,7 @@ import pytest
 from .conftest import SMALL, USERS, login
 
 pytestmark = pytest.mark.e2e
-ADMIN_TABS = ("Score", "Browse and export", "Compare", "Agreement", "Leaderboard")
+ADMIN_TABS = ("Score", "Browse and export", "Compare", "Agreement", "Leaderboard", "Raters")
 
 
 def _tab_names(page) -> list[str]:

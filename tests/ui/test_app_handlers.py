@@ -327,7 +327,7 @@ def test_agreement_tab_matches_cli_table(served):
     from masc_ui.datasets.agreement_source import load_agreement_data
 
     expected = format_table(agreement_table(load_agreement_data(store, "rating"), None, criterion="cp", n_boot=200))
-    assert text == expected
+    assert text == "raters counted: all\n" + expected  # the raters it counts, then the table
     assert plot is not None
 
 

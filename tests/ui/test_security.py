@@ -265,7 +265,15 @@ def test_raters_and_visitors_are_told_only_about_their_own_part(app):
     assert info["named_endpoints"] and set(info["named_endpoints"]) <= {f"/{name}" for name in RATER_ENDPOINTS}
     elem_ids = {c["props"].get("elem_id") for c in config["components"]}
     assert {"tab-rate", "tab-pairs", "rate-submit", "pair-left"} <= elem_ids
-    assert not elem_ids & {"status-line", "tab-score", "tab-browse", "tab-agreement", "tab-leaderboard", "ref-image"}
+    assert not elem_ids & {
+        "status-line",
+        "tab-score",
+        "tab-browse",
+        "tab-agreement",
+        "tab-leaderboard",
+        "tab-raters",
+        "ref-image",
+    }
     assert "clip_i" not in json.dumps(config) and "profile: demo" not in json.dumps(config)
     shown = {c["id"] for c in config["components"]}
     for event in config["dependencies"]:
