@@ -209,17 +209,15 @@ class PairwiseTasks:
         """The task `user` was given before the one with `before_token` (their latest when None); None at the
         beginning. Its answers are shown and can be changed."""
         rater = self._rater(user)
-        task = self._database.run(
-            lambda store: store.pairwise.previous_task(
-                rater, before_token=before_token or None, dataset=dataset, for_rating_only=True
-            )
+        task = self._database.pairwise.previous_task(
+            rater, before_token=before_token or None, dataset=dataset, for_rating_only=True
         )
         return None if task is None else self._view(task)
 
     def task_for(self, user: str | None, token: str) -> PairTaskView:
         """`user`'s task `token` with their current answers (going back and forth)."""
         rater = self._rater(user)
-        return self._view(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+        return self._view(self._database.pairwise.task(rater, _token(token)))
 
     def submit(
         self,
@@ -271,7 +269,7 @@ class PairwiseTasks:
         from storage import PairAnswer
 
         rater = self._rater(user)
-        before = _answers(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+        before = _answers(self._database.pairwise.task(rater, _token(token)))
         unanswered = [c for c in criteria() if before.statuses[c] in (None, "skipped")]
         if not unanswered:
             return before
@@ -305,7 +303,7 @@ class PairwiseTasks:
 
     def progress(self, user: str | None, *, dataset: str | None = None) -> PairProgress:
         rater = self._rater(user)
-        state = self._database.run(lambda store: store.pairwise.state(rater, dataset=dataset, for_rating_only=True))
+        state = self._database.pairwise.state(rater, dataset=dataset, for_rating_only=True)
         plan = plan_of(state, self._plans)
         mine = [x for x in state.tasks if x.rater == rater]
         judged = sum(x.complete(criteria()) for x in mine)
@@ -320,7 +318,7 @@ class PairwiseTasks:
         """AnsweredElsewhere when `rater`'s stored answers to task `token` are no longer the `shown_as` ones."""
         if shown_as is None:
             return
-        judged = self._database.run(lambda store: store.pairwise.task(rater, _token(token))).judgments
+        judged = self._database.pairwise.task(rater, _token(token)).judgments
         now = answer_version(judged)
         if now != tuple(shown_as):
             statuses = {j.status for j in judged.values()}
@@ -338,14 +336,13 @@ class PairwiseTasks:
             or seconds_spent < 0
         ):
             seconds_spent = None  # a clock glitch on the client must not cost the answer
-        self._database.run(
-            lambda store: store.pairwise.judge(rater, _token(token), answers, seconds_spent=seconds_spent)
-        )
-        return _answers(self._database.run(lambda store: store.pairwise.task(rater, _token(token))))
+        self._database.pairwise.judge(rater, _token(token), answers, seconds_spent=seconds_spent)
+        return _answers(self._database.pairwise.task(rater, _token(token)))
 
     def _view(self, task: Any) -> PairTaskView:
-        left, right = self._database.run(
-            lambda store: (store.samples.get(task.left_sample_id), store.samples.get(task.right_sample_id))
+        left, right = (
+            self._database.samples.get(task.left_sample_id),
+            self._database.samples.get(task.right_sample_id),
         )
         try:
             refs = [
@@ -394,12 +391,12 @@ class PairwiseTasks:
         the poster (first) frame, the clip to play and its type for a video output (`BlindFiles.video`)."""
         if not is_video_sample(sample):
             return self._files.image(sample.output, name=name), None, None
-        media_type = self._database.run(lambda store: store.images.media_type(sample.output))
+        media_type = self._database.images.media_type(sample.output)
         video = self._files.video(sample.output, media_type, name=name)
         return video.poster, video.clip, video.media_type
 
     def _read(self, sha: str) -> bytes:
-        return self._database.run(lambda store: store.images.read(sha))
+        return self._database.images.read(sha)
 
 
 def assignment_rule(

@@ -202,7 +202,7 @@ class RatingTasks:
     def database_in_process(self) -> bool:
         """Whether the database runs inside this process (SQLite: a query takes microseconds and never waits on a
         network), where the web app runs rating events on its event loop (`rate_tab.on_event_loop`)."""
-        return self._database.run(lambda store: store.backend) == "sqlite"
+        return self._database.store.backend == "sqlite"
 
     @contextmanager
     def one_at_a_time(self, user: str) -> Iterator[None]:
@@ -233,14 +233,12 @@ class RatingTasks:
         """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
         user = self._ensure_rater(self._rater(user))
 
-        task, p, statuses = self._database.run(
-            lambda store: store.tasks.rater_screen(
-                user,
-                dataset,
-                overlap_k=self._settings.rating_overlap,
-                for_rating_only=True,
-                gold_rate=self._settings.gold_rate,
-            )
+        task, p, statuses = self._database.tasks.rater_screen(
+            user,
+            dataset,
+            overlap_k=self._settings.rating_overlap,
+            for_rating_only=True,
+            gold_rate=self._settings.gold_rate,
         )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
@@ -248,28 +246,23 @@ class RatingTasks:
     def _ensure_rater(self, user: str) -> str:
         """`user` as a rater in the database (created once; remembered, so later tasks need no write)."""
         if user not in self._known_raters:
-            self._database.run(lambda store: store.ratings.ensure_rater(user))
+            self._database.ratings.ensure_rater(user)
             with self._guard:
                 self._known_raters.add(user)
         return user
 
     def previous_task(self, user: str, before_sample_id: int | None, *, dataset: str | None = None) -> TaskView | None:
         user = self._rater(user)
-        task = self._database.run(
-            lambda store: store.tasks.previous_task(
-                user, before_sample_id=before_sample_id, dataset=dataset, for_rating_only=True
-            )
+        task = self._database.tasks.previous_task(
+            user, before_sample_id=before_sample_id, dataset=dataset, for_rating_only=True
         )
         return None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
 
     def task_for(self, user: str, sample_id: int) -> TaskView:
         """The task view of `sample_id` with `user`'s current answers (for going back and forth)."""
         user = self._rater(user)
-        sample = self._database.run(lambda store: store.samples.get(sample_id))
-        ratings = {
-            r.criterion: r
-            for r in self._database.run(lambda store: store.ratings.current(rater=user, sample_id=sample_id))
-        }
+        sample = self._database.samples.get(sample_id)
+        ratings = {r.criterion: r for r in self._database.ratings.current(rater=user, sample_id=sample_id)}
         order = next((r.presentation_order for r in ratings.values() if r.presentation_order), 0)
         return self._view(sample, order, ratings)
 
@@ -351,29 +344,27 @@ class RatingTasks:
                 return Submitted(
                     sample_id, "flagged", False, f"kept your flag{shown}: a skip never erases an answer or a flag"
                 )
-        self._database.run(
-            lambda store: store.ratings.rate_sample(
-                user,
-                sample_id,
-                payload,
-                status=status,
-                seconds_spent=seconds_spent,
-                presentation_order=presentation_order or None,
-                note=note,
-            )
+        self._database.ratings.rate_sample(
+            user,
+            sample_id,
+            payload,
+            status=status,
+            seconds_spent=seconds_spent,
+            presentation_order=presentation_order or None,
+            note=note,
         )
         return Submitted(sample_id, status, True, SAVED[status])
 
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
         """criterion -> `user`'s current rating of the sample (task criteria only)."""
         user = self._ensure_rater(user)
-        found = self._database.run(lambda store: store.ratings.current(rater=user, sample_id=sample_id))
+        found = self._database.ratings.current(rater=user, sample_id=sample_id)
         return {r.criterion: r for r in found if r.criterion in criteria()}
 
     def ratings_of(self, user: str) -> list[Any]:
         """`user`'s current ratings (storage records)."""
         user = self._rater(user)
-        return self._database.run(lambda store: store.ratings.current(rater=user))
+        return self._database.ratings.current(rater=user)
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
         return dataclasses.replace(self._view_of(sample, order, ratings), answered_as=answer_version(ratings))
@@ -397,7 +388,7 @@ class RatingTasks:
                     reason,
                     refs_picture=refs_picture,
                 )
-            media_type = self._database.run(lambda store: store.images.media_type(sample.output))
+            media_type = self._database.images.media_type(sample.output)
             video = self._files.video(sample.output, media_type, name="the output video of this task")
         except WorkbenchError as exc:
             # A damaged store must not hold a rater on one task they cannot see: the task is shown with a picture
@@ -431,7 +422,7 @@ class RatingTasks:
         )
 
     def _read(self, sha: str) -> bytes:
-        return self._database.run(lambda store: store.images.read(sha))
+        return self._database.images.read(sha)
 
 
 UNSHOWABLE = (

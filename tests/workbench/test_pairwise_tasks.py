@@ -143,7 +143,11 @@ def test_views_are_blind_and_show_the_recorded_sides(store):
         "left_media_type",
         "right_media_type",
         "problem",
+        "answered_as",
+        "refs_picture",
     }
+    assert view.answered_as == ()  # nothing answered yet: what a later Submit is checked against
+    assert view.refs_picture is not None
     assert view.problem is None  # a fixed sentence when a stored file cannot be shown, never a sample id
     assert not view.has_video and view.left_video is None and view.right_media_type is None  # images: nothing to play
     record = store.pairwise.task("alice", view.token)
@@ -154,6 +158,7 @@ def test_views_are_blind_and_show_the_recorded_sides(store):
     assert np.array_equal(shown(view.refs[0]), decoded(store.images.read(left.references[0])))
     # no file metadata reaches a rater, nor a name to look the stored file up by (tests/workbench/test_blind_files.py)
     assert left.output not in view.left.name and right.output not in view.right.name
+    assert left.references[0] not in view.refs_picture.name
     same_pair = tasks_of(store).next_task("bob")  # the same pair (K = 2), another random token
     assert store.pairwise.task("bob", same_pair.token).sample_a_id == record.sample_a_id
     assert same_pair.token != view.token and len(view.token) >= 20
