@@ -1,3 +1,3 @@
 """MaSC Workbench: score, inspect and rate concept-driven text-to-image generation."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

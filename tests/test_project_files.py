@@ -51,3 +51,14 @@ def test_license_and_citation_agree_with_the_space_card():
     assert citation["cff-version"] == "1.2.0" and citation["license"] == "Apache-2.0"
     assert citation["preferred-citation"]["url"] == "https://arxiv.org/abs/2605.22469"  # the MaSC paper
     assert all({"type", "title", "authors"} <= set(ref) for ref in citation["references"])
+
+
+def test_the_version_is_written_once_and_agreed_on():
+    import yaml
+
+    from masc_ui import __version__
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert str(citation["version"]) == __version__ == released[0], (citation["version"], __version__, released)
+    assert 'version = { attr = "masc_ui.__version__" }' in (ROOT / "pyproject.toml").read_text()
