@@ -49,7 +49,7 @@ def test_a_transparent_upload_is_shown_as_scored(browser, app_server, shots, hal
     page.reload()
     page.locator("#status-line").wait_for(timeout=STEP_MS)
     upload(page, "#ref-image", half_transparent)
-    wait_text(page, "#upload-notes", "flattened onto white")
+    wait_text(page, "#ref-notes", "flattened onto white")
     page.locator("#mask-view img").wait_for(timeout=STEP_MS)
     page.wait_for_function("document.querySelectorAll('#mask-editor canvas').length > 0", timeout=STEP_MS)
     page.wait_for_timeout(1000)  # the editor draws its background after the canvas appears
