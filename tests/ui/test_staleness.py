@@ -25,7 +25,7 @@ def test_a_catalogue_explanation_alone_is_flagged_and_one_result_takes_was():
 
 def test_nothing_shown_is_never_out_of_date_and_short_tuples_are_padded():
     assert stale_note(None, NOTHING) == "" and stale_note("x", None) == ""
-    assert keys_of(("a", None)) == ("a", None, None)  # a stored sample opened from Browse: its table only
+    assert keys_of(("a", None)) == ("a", None, None, None)  # a stored sample opened from Browse: its table only
     assert "the score table was computed" in stale_note("b", ("a", None))
     assert "the score table was computed" in stale_note(None, ("a",))  # the inputs make no sample now
 
@@ -48,12 +48,12 @@ def test_the_check_runs_again_after_every_result_one_check_at_a_time(demo_settin
     try:
         app = build_app(wb)
         ids = {b.elem_id: b for b in app.blocks.values() if getattr(b, "elem_id", None)}
-        notes = [ids["stale-box"], ids["catalogue-stale"]]
+        notes = [ids["stale-box"], ids["catalogue-stale"], ids["sensitivity-stale"]]
         checks = [fn for fn in app.fns.values() if list(fn.outputs) == notes]
         assert checks and all(fn.concurrency_id == FRESHNESS and fn.concurrency_limit == 1 for fn in checks)
         after = {fn.trigger_after for fn in checks}
         by_api = {fn.api_name: fn._id for fn in app.fns.values() if isinstance(fn.api_name, str)}
-        for api in ("run", "explain", "save", "save_new", "explain_catalogue"):
+        for api in ("run", "explain", "save", "save_new", "explain_catalogue", "mask_sensitivity"):
             assert by_api[api] in after, api
     finally:
         wb.close()
