@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from masc_ui.analysis.numbers import format_value
 from masc_ui.errors import InputError
 from masc_ui.metrics.faces.alignment import aligned_face
 from masc_ui.metrics.faces.drawing import BOX_COLOUR
@@ -45,7 +46,8 @@ def test_vqascore_shows_the_exact_question_and_both_probabilities(wb, astronaut)
     assert question == f'Does this figure show "{PROMPT}"? Please answer yes or no.'
     text = vqa.markdown()
     assert f"`{question}`" in text
-    assert f"P(Yes) = {value.extras['p_yes']:.4g}" in text and f"P(No) = {value.extras['p_no']:.4g}" in text
+    shown = f"P(Yes) = {format_value(value.extras['p_yes'])} · P(No) = {format_value(value.extras['p_no'])}"
+    assert shown in text  # significant digits, never 0.0000
     assert value.extras["p_yes"] == pytest.approx(value.value)
     assert "nan" not in text.lower()
 
