@@ -5,6 +5,7 @@ launched app refusing an anonymous address's next connection while it holds the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 from pathlib import Path
 from types import SimpleNamespace
@@ -66,7 +67,9 @@ def test_held_requests_count_until_they_end_and_the_next_is_refused():
         again = await call(_scope("10.0.0.7", app=server))
         assert again[0]["status"] == 200
 
-    asyncio.run(scenario())
+    # Its own thread: an earlier test of the session may leave an event loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario()).result()
 
 
 @pytest.fixture()
