@@ -17,8 +17,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 
 from .roles import TrustedProxies, client_address
-
-WEBSOCKET_POLICY_VIOLATION = 1008
+from .route_gate import WEBSOCKET_POLICY_VIOLATION, has_login_session
 
 
 def too_many(limit: int) -> str:
@@ -47,7 +46,7 @@ class ConnectionCap:
             return self._open.get(address, 0)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") not in ("http", "websocket") or _logged_in(scope):
+        if scope.get("type") not in ("http", "websocket") or has_login_session(scope):
             await self.app(scope, receive, send)
             return
         address = client_address(HTTPConnection(scope), self.proxies)
@@ -67,18 +66,6 @@ class ConnectionCap:
                     self._open[address] = left
                 else:
                     self._open.pop(address, None)
-
-
-def _logged_in(scope: Any) -> bool:
-    """The request carries the token of a login session the server knows (Gradio's `access-token-*` cookies)."""
-    server = scope.get("app")
-    tokens = getattr(server, "tokens", None)
-    cookie_id = getattr(server, "cookie_id", None)
-    if not tokens or cookie_id is None:
-        return False
-    cookies = HTTPConnection(scope).cookies
-    names = (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}")
-    return any(cookies.get(name) in tokens for name in names if cookies.get(name))
 
 
 async def _refuse(scope: Any, receive: Any, send: Any, message: str) -> None:

@@ -464,6 +464,12 @@ def _cookie_names(server: Any) -> tuple[str, str]:
     return f"access-token-{server.cookie_id}", f"access-token-unsecure-{server.cookie_id}"
 
 
+def has_login_session(scope: Any) -> bool:
+    """The request carries the token of a login session the server knows (its `access-token-*` cookie)."""
+    server = scope.get("app")
+    return getattr(server, "cookie_id", None) is not None and _session_token(scope, server) is not None
+
+
 def _session_token(scope: Any, server: Any) -> str | None:
     """The request's login session token, as Gradio looks it up; None without a valid one."""
     cookies = HTTPConnection(scope).cookies
