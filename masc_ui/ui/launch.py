@@ -140,12 +140,39 @@ def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
     # of this variable, 127.0.0.1 unless set: anyone on the machine could then be any address. Only the configured
     # proxies are trusted (`Settings.trusted_proxies`; none: nobody). Read when the server starts, just below.
     os.environ[FORWARDED_ALLOW_IPS] = str(TrustedProxies(wb.settings.trusted_proxies))
-    app.launch(prevent_thread_lock=True, quiet=not block, **launch_kwargs(wb.settings, wb.accounts))
+    # Gradio's own check that the page answers allows 3 s per try and gives up on the first timeout, which a busy
+    # machine (a long garbage collection in a process holding several apps) can exceed; `wait_until_answering`
+    # allows longer and names the URL when the page never answers.
+    app.launch(prevent_thread_lock=True, quiet=not block, _frontend=False, **launch_kwargs(wb.settings, wb.accounts))
+    wait_until_answering(app.local_url)
     if block if settle is None else settle:
         settle_heap()
     if block:
         app.block_thread()
     return app
+
+
+def wait_until_answering(url: str, *, within_s: float = 60.0) -> None:
+    """Return once `url` (the launched app's local address) answers an HTTP HEAD with a page, a redirect or a login
+    request; RuntimeError naming the address when it has not within `within_s` seconds (then a proxy set in
+    HTTP_PROXY or ALL_PROXY most likely intercepts local addresses: add the host to NO_PROXY)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            if httpx.head(url, timeout=10.0, verify=False).status_code in (200, 301, 302, 303, 307, 308, 401):
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the app was started but {url} did not answer within {within_s:g} s; if a proxy is set "
+                "(HTTP_PROXY, ALL_PROXY), add this host to NO_PROXY and start again"
+            )
+        time.sleep(0.25)
 
 
 def settle_heap() -> None:

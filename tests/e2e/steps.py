@@ -39,6 +39,18 @@ def wait_idle(page, timeout: int = STEP_MS) -> None:
     page.wait_for_function("() => !document.querySelector('.pending, .eta-bar')", timeout=timeout)
 
 
+def fill_settled(field, text: str, *, tries: int = 5) -> None:
+    """Fill a text field and make sure the value stays: a field that has just appeared (a first-opened accordion)
+    may still be given its initial value by the page after Playwright's fill."""
+    field.wait_for(state="visible")
+    for _ in range(tries):
+        field.fill(text)
+        field.page.wait_for_timeout(300)
+        if field.input_value() == text:
+            return
+    raise AssertionError(f"the field kept {field.input_value()!r} instead of {text!r}")
+
+
 def pick_radio(page, box: str, label: str) -> None:
     page.locator(box).get_by_text(label, exact=True).click()
 

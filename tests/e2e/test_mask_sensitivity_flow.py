@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import login
-from .steps import pick_option, wait_text
+from .steps import fill_settled, pick_option, wait_text
 
 pytestmark = pytest.mark.e2e
 STEP_MS = 240_000
@@ -30,11 +30,11 @@ def test_mask_sensitivity_of_the_cat_example(browser, app_server, shots, viewpor
 
     page.get_by_text("Mask sensitivity (CP, PF").click()
     shifts = page.locator("#sensitivity-shifts textarea, #sensitivity-shifts input").first
-    shifts.fill("3,500")
+    fill_settled(shifts, "3,500")
     page.locator("#check-sensitivity").click()
     refused = wait_text(page, "#sensitivity-table", "give whole pixel counts", timeout=STEP_MS)
     assert "'3,500'" in refused and "such as 3 or 2,5" in refused
-    shifts.fill("2")
+    fill_settled(shifts, "2")
     page.locator("#check-sensitivity").click()
     page.locator("#sensitivity-values").wait_for(timeout=STEP_MS)
     table = page.locator("#sensitivity-values")

@@ -85,3 +85,11 @@ def test_start_without_network_is_quiet(tmp_path: Path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_waiting_for_the_page_names_the_address_that_never_answered():
+    from masc_ui.ui.launch import wait_until_answering
+
+    url = f"http://127.0.0.1:{free_port()}/"  # nobody listens there
+    with pytest.raises(RuntimeError, match=rf"{url} did not answer within 0.5 s.*NO_PROXY"):
+        wait_until_answering(url, within_s=0.5)
