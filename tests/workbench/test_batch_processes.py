@@ -70,8 +70,9 @@ def _value_counts(store) -> dict[tuple[int, str], int]:
 def test_interrupted_run_resumes_without_recomputing(how, demo_weights: Path, tmp_path: Path):
     data_dir = tmp_path / "data"
     with open_store(None, data_dir) as store:
-        import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=4, outputs=6))
-    total = 24 * 3
+        # Enough samples that the run outlasts the poll below on an idle machine (the signal must arrive midway).
+        import_manifest(store, "d", write_manifest(tmp_path / "m", subjects=4, outputs=24))
+    total = 96 * 3
     proc = subprocess.Popen(
         [sys.executable, "-m", "masc_ui", "batch", *_batch_args(demo_weights, data_dir)],
         cwd=ROOT,

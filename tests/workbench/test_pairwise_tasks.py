@@ -129,7 +129,8 @@ def test_a_rater_completes_pairs_goes_back_and_changes_an_answer(store):
 
 def test_views_are_blind_and_show_the_recorded_sides(store):
     add_outputs(store, methods=("m0", "m1"), references=1)
-    view = tasks_of(store).next_task("alice")
+    tasks = tasks_of(store)  # kept: its file folder goes with it
+    view = tasks.next_task("alice")
     assert {f.name for f in dataclasses.fields(view)} == {
         "token",
         "refs",
