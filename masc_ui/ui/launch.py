@@ -154,8 +154,9 @@ def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
 
 def wait_until_answering(url: str, *, within_s: float = 60.0) -> None:
     """Return once `url` (the launched app's local address) answers an HTTP HEAD with a page, a redirect or a login
-    request; RuntimeError naming the address when it has not within `within_s` seconds (then a proxy set in
-    HTTP_PROXY or ALL_PROXY most likely intercepts local addresses: add the host to NO_PROXY)."""
+    request; RuntimeError naming the address and the last try's answer (a status or a connection error) when it has
+    not within `within_s` seconds (then a proxy set in HTTP_PROXY or ALL_PROXY most likely intercepts local
+    addresses: add the host to NO_PROXY)."""
     import time
 
     import httpx
@@ -163,14 +164,16 @@ def wait_until_answering(url: str, *, within_s: float = 60.0) -> None:
     deadline = time.monotonic() + within_s
     while True:
         try:
-            if httpx.head(url, timeout=10.0, verify=False).status_code in (200, 301, 302, 303, 307, 308, 401):
+            code = httpx.head(url, timeout=10.0, verify=False).status_code
+            if code in (200, 301, 302, 303, 307, 308, 401):
                 return
-        except httpx.HTTPError:
-            pass
+            last = f"HTTP {code}"
+        except httpx.HTTPError as exc:
+            last = type(exc).__name__
         if time.monotonic() > deadline:
             raise RuntimeError(
-                f"the app was started but {url} did not answer within {within_s:g} s; if a proxy is set "
-                "(HTTP_PROXY, ALL_PROXY), add this host to NO_PROXY and start again"
+                f"the app was started but {url} did not answer within {within_s:g} s (last try: {last}); if a "
+                "proxy is set (HTTP_PROXY, ALL_PROXY), add this host to NO_PROXY and start again"
             )
         time.sleep(0.25)
 

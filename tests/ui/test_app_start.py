@@ -91,5 +91,5 @@ def test_waiting_for_the_page_names_the_address_that_never_answered():
     from masc_ui.ui.launch import wait_until_answering
 
     url = f"http://127.0.0.1:{free_port()}/"  # nobody listens there
-    with pytest.raises(RuntimeError, match=rf"{url} did not answer within 0.5 s.*NO_PROXY"):
+    with pytest.raises(RuntimeError, match=rf"{url} did not answer within 0.5 s \(last try: ConnectError\).*NO_PROXY"):
         wait_until_answering(url, within_s=0.5)
