@@ -126,15 +126,6 @@ class Completion:
     code: str | None
     redirect_url: str | None
 
-    def text(self) -> str:
-        """The words of the finished page (Markdown; the URL shown as a link)."""
-        parts = ["**Study finished.** Thank you!"]
-        if self.code:
-            parts.append(f"Your completion code is **{self.code}**: enter it on the study's site.")
-        if self.redirect_url:
-            parts.append(f"[Continue to the study's site]({self.redirect_url}) (you are taken there now).")
-        return " ".join(parts)
-
 
 class Studies:
     """Crowd studies over one `Database` (see the module docstring)."""
