@@ -97,10 +97,12 @@ def build(wb: Workbench, page: gr.Tab, dataset: gr.Dropdown) -> None:
         )
 
     def on_show(sid, request: gr.Request):
+        user = user_of(request)
         try:
-            found = wb.studies.participants(user=user_of(request), study_id=_whole(sid, "the study id"))
+            found = wb.studies.participants(user=user, study_id=_whole(sid, "the study id"))
+            studies = listing(user)
         except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return gr.update(), gr.update(), f"⚠ {exc}"
         rows = [
             [
                 p.participant,
@@ -113,6 +115,7 @@ def build(wb: Workbench, page: gr.Tab, dataset: gr.Dropdown) -> None:
             for p in found
         ]
         return (
+            studies,
             gr.update(value={"headers": PARTICIPANT_HEADERS, "data": rows}, visible=True),
             f"study {int(sid)}: {len(rows)} participant(s), {sum(1 for r in rows if r[-1])} finished",
         )
@@ -129,7 +132,7 @@ def build(wb: Workbench, page: gr.Tab, dataset: gr.Dropdown) -> None:
     create.click(
         on_create, [dataset, name, tasks, gold_rate, code, redirect], [table, link, message], api_name="study_create"
     )
-    show.click(on_show, [study_id], [participants, message], api_name="study_participants")
+    show.click(on_show, [study_id], [table, participants, message], api_name="study_participants")
     close.click(on_close, [study_id], [table, message], api_name="study_close")
 
 
