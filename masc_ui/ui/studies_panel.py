@@ -37,10 +37,10 @@ def build(wb: Workbench, page: gr.Tab, dataset: gr.Dropdown) -> None:
                 0.0, minimum=0, maximum=MAX_GOLD_RATE, step=0.05, label="Gold rate (0-0.5)", elem_id="study-gold"
             )
         with gr.Row(equal_height=True):
-            code = gr.Textbox(label="Completion code", placeholder="e.g. C1A2B3C4", elem_id="study-code", max_lines=1)
+            code = gr.Textbox(label="Completion code", placeholder="e.g. CRWD4821", elem_id="study-code", max_lines=1)
             redirect = gr.Textbox(
                 label="Redirect URL (optional)",
-                placeholder="https://app.prolific.com/submissions/complete?cc=C1A2B3C4",
+                placeholder="https://app.prolific.com/submissions/complete?cc=CRWD4821",
                 elem_id="study-redirect",
                 max_lines=1,
                 min_width=280,

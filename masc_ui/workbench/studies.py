@@ -181,7 +181,7 @@ class Studies:
                 "or both"
             )
         if code is not None and not CODE.match(code):
-            raise InputError("the completion code has 1 to 100 letters, digits, `_` or `-` (e.g. C1A2B3C4)")
+            raise InputError("the completion code has 1 to 100 letters, digits, `_` or `-` (e.g. CRWD4821)")
         if url is not None:
             check_redirect_url(url)
         secret = secrets.token_urlsafe(SECRET_BYTES)
@@ -341,7 +341,7 @@ def check_redirect_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url) or len(url) > 2000:
         raise InputError(
             "the redirect URL must be a whole http(s) address of at most 2000 characters, e.g. "
-            "https://app.prolific.com/submissions/complete?cc=C1A2B3C4"
+            "https://app.prolific.com/submissions/complete?cc=CRWD4821"
         )
     return url
 
