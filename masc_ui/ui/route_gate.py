@@ -348,7 +348,7 @@ class RouteGate:
         if self.studies is None:
             await self._refuse(scope, receive, send, 404, NOT_SERVED)
             return
-        if method not in ("GET", "HEAD"):
+        if method != "GET":  # a HEAD (a link checker, a preview) starts nobody
             await PlainTextResponse("open a study link in the browser (GET)", status_code=405)(scope, receive, send)
             return
         request = Request(scope)

@@ -82,6 +82,7 @@ def test_a_link_without_the_right_secret_creates_nothing_and_says_so_in_plain_te
     assert "set-cookie" not in answer.headers
     assert _open(app, f"study/{link.token}?PROLIFIC_PID=a%20b")[1].status_code == 400
     assert httpx.post(f"{app.url}/study/{link.token}?PROLIFIC_PID=p1").status_code == 405
+    assert httpx.head(f"{app.url}/study/{link.token}?PROLIFIC_PID=p1").status_code == 405
     assert _raters(app) == before
     assert app.wb.studies.participants(user=None, study_id=link.study.id) == []
     app.wb.studies.close(user=None, study_id=link.study.id)
