@@ -55,7 +55,7 @@ def build(wb: Workbench, page: gr.Tab, dataset: gr.Dropdown) -> None:
             visible=False,
             buttons=["copy"],
         )
-        table = gr.Dataframe(interactive=False, wrap=True, elem_id="study-table", label="Studies")
+        table = gr.Dataframe(interactive=False, wrap=False, elem_id="study-table", label="Studies")
         with gr.Row(equal_height=True):
             study_id = gr.Number(None, precision=0, minimum=1, label="Study id", elem_id="study-id", min_width=120)
             show = gr.Button("Show its participants", elem_id="study-show", scale=0, min_width=200)

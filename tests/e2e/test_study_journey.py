@@ -98,11 +98,19 @@ def test_a_participant_goes_from_the_link_to_the_completion_code(browser, app_se
     admin.locator("#study-id input").fill(link.split("/study/", 1)[1].split(".", 1)[0])
     admin.locator("#study-show").click()
     wait_text(admin, "#study-message", "1 participant(s), 1 finished")
-    rows = admin.locator("#study-table tbody tr").first.inner_text()
-    assert "pilot" in rows and "open" in rows
+    cells = admin.locator("#study-table td").evaluate_all("cells => cells.map(c => c.textContent.trim())")
+    assert "pilot" in cells
+    row = cells[cells.index("pilot") - 1 :][:9]
+    assert row[-3:] == ["1", "1", "open"], cells  # started, finished, state: the table was refreshed
     admin.locator("#study-participants").scroll_into_view_if_needed()
     shots(admin, "admin-participants-1400x1000", full_page=False)
-    for p in (admin, page, again):
+    # The studies in a small window: listed when the tab opens.
+    small = login(browser, app_server.url, "alice", SMALL)
+    open_tab(small, "Raters")
+    small.wait_for_function("() => document.querySelector('#study-table')?.textContent.includes('pilot')")
+    small.locator("#study-box").scroll_into_view_if_needed()
+    shots(small, "admin-studies-800x900", full_page=False)
+    for p in (admin, page, again, small):
         p.close()
 
 
