@@ -212,3 +212,14 @@ def test_a_closed_study_takes_no_new_participant_and_lets_started_ones_finish(wb
         wb.studies.close(user="bob", study_id=link.study.id)
     with pytest.raises(InputError, match="named by its id"):
         wb.studies.close(user="ada", study_id=0)
+
+
+def test_the_same_participant_opening_the_link_at_once_is_started_once(wb, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    save_samples(wb, tmp_path / "img", 2)
+    link = _create(wb)
+    with ThreadPoolExecutor(8) as pool:
+        raters = list(pool.map(lambda _: wb.studies.open_link(link.token, {"participant": "twice"}).rater, range(16)))
+    assert set(raters) == {participant_rater(link.study.id, "twice")}
+    assert len(wb.studies.participants(user="ada", study_id=link.study.id)) == 1
