@@ -399,5 +399,49 @@ class GoldAnswer(Base):
     created_at: Mapped[dt.datetime]
 
 
+class Study(Base):
+    """A crowd study (schema revision 0009): participants who arrive by its secret link rate up to `tasks_per_participant`
+    tasks of one dataset, with gold tasks mixed in at `gold_rate`, and are then shown `completion_code` or sent to
+    `redirect_url`. Only a hash of the link's secret is stored (`secret_hash`, SHA-256 hex), never the secret."""
+
+    __tablename__ = "studies"
+    __table_args__ = (
+        sa.CheckConstraint("tasks_per_participant >= 1", name="tasks"),
+        sa.CheckConstraint("completion_code IS NOT NULL OR redirect_url IS NOT NULL", name="completion"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    name: Mapped[str] = mapped_column(sa.String(200))
+    tasks_per_participant: Mapped[int] = mapped_column(sa.Integer)
+    gold_rate: Mapped[float] = mapped_column(sa.Double)
+    completion_code: Mapped[str | None] = mapped_column(sa.String(100))
+    redirect_url: Mapped[str | None] = mapped_column(sa.String(2000))
+    secret_hash: Mapped[str] = mapped_column(sa.String(64))
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+    closed_at: Mapped[dt.datetime | None]
+    """When an admin closed the study (None: open); a closed study takes no new participant."""
+
+
+class StudyParticipant(Base):
+    """A participant of a study (schema revision 0009): the participant id as the crowd platform gave it, the rater
+    row their answers are stored under (one per participant and study), when they started and finished."""
+
+    __tablename__ = "study_participants"
+    __table_args__ = (sa.UniqueConstraint("study_id", "participant"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(sa.ForeignKey("studies.id"))
+    participant: Mapped[str] = mapped_column(sa.String(64))
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"), unique=True)
+    platform_study: Mapped[str | None] = mapped_column(sa.String(64))
+    """The platform's own study id (`STUDY_ID`) as the first visit gave it."""
+    platform_session: Mapped[str | None] = mapped_column(sa.String(64))
+    """The platform's session id (`SESSION_ID`) of the latest visit."""
+    started_at: Mapped[dt.datetime]
+    finished_at: Mapped[dt.datetime | None]
+
+
 TABLES_IN_DEPENDENCY_ORDER: tuple[sa.Table, ...] = tuple(Base.metadata.sorted_tables)
 """Parents before children (for dumps and restores)."""

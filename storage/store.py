@@ -24,6 +24,7 @@ from .repo.rater_rows import RaterRows
 from .repo.ratings import RatingRepository
 from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
+from .repo.studies import StudyRepository
 from .repo.tasks import TaskRepository
 from .repo.views import ViewRepository
 from .transactions import Transactions, hard_failure, is_transient
@@ -43,7 +44,8 @@ class Store:
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
     `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
-    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers).
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers), `studies` (crowd
+    studies and their participants).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -65,6 +67,7 @@ class Store:
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
         self.gold = GoldRepository(self.tx)
+        self.studies = StudyRepository(self.tx)
 
     @property
     def backend(self) -> str:

@@ -22,6 +22,7 @@ from .raters import add_raters
 from .score import add_metrics, add_score
 from .segment import add_segment
 from .serve import add_serve
+from .study import add_study
 from .users import add_users
 
 __all__ = ["CATALOGUE_FLAGS", "CLI_USER", "build_parser", "main", "settings_from_args"]
@@ -37,6 +38,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_leaderboard,
     add_gold,
     add_raters,
+    add_study,
     add_export,
     add_push,
     add_db,

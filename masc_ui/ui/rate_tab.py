@@ -19,6 +19,7 @@ from gradio.utils import is_prop_update
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskView, criterion_choices
+from . import study_page
 from .feedback import warn
 from .plain_text import literal
 from .users import user_of
@@ -197,7 +198,8 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         image, video = task_media(task, st.media)
         st.media = media_kind(task)
         if task is None:
-            return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
+            done = study_page.finished_note(wb, user) or "**No task left for you.** Thank you!"
+            return st, "", who_md, done, None, image, None, None, "", video, prog, msg
         prompt_md = f"**Prompt:** {literal(task.prompt)}"
         if task.problem:
             msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)

@@ -1,6 +1,7 @@
 """Raters tab (admins): rater quality control for a stored dataset — the rater report (who to trust and why: the same
 table as `masc-ui raters`, with CSV and JSON files), and gold tasks (mark a sample with its accepted answer, list
-them, make the attention checks of a dataset; the same use cases as `masc-ui gold`)."""
+them, make the attention checks of a dataset; the same use cases as `masc-ui gold`), and crowd studies
+(`studies_panel`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
+from . import studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
 from .plain_text import literal
 from .users import user_of
@@ -144,6 +146,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     unmark.click(on_unmark, [dataset, sample, criterion], [gold_table, message], api_name="gold_unmark")
     attention.click(on_attention, [dataset], [gold_table, message], api_name="gold_attention")
     dataset.change(on_dataset, [dataset], [gold_table, message], api_name="gold_list")
+    studies_panel.build(wb, page, dataset)
 
 
 def marks_text(report: RaterReport) -> str:

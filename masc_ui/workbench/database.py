@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from storage.repo.ratings import RatingRepository
     from storage.repo.recording import RecordingRepository
     from storage.repo.samples import SampleRepository
+    from storage.repo.studies import StudyRepository
     from storage.repo.tasks import TaskRepository
     from storage.repo.views import ViewRepository
     from storage.salvage import SalvageResult
@@ -213,6 +214,10 @@ class Database:
     @property
     def gold(self) -> GoldRepository:
         return translating_errors(self.store.gold)
+
+    @property
+    def studies(self) -> StudyRepository:
+        return translating_errors(self.store.studies)
 
     # --- reads shared by several use cases ---------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .recorder import Recorder
     from .saving import Saving
     from .scoring import Scoring
+    from .studies import Studies
     from .video import VideoViews
 
 T = TypeVar("T")
@@ -158,7 +159,13 @@ def _compare(wb: Workbench) -> Comparisons:
 def _ratings(wb: Workbench) -> RatingTasks:
     from .ratings import RatingTasks
 
-    return RatingTasks(wb.database, wb.settings, wb.scratch.root / "task-images")
+    return RatingTasks(wb.database, wb.settings, wb.scratch.root / "task-images", studies=wb.studies)
+
+
+def _studies(wb: Workbench) -> Studies:
+    from .studies import Studies
+
+    return Studies(wb.database)
 
 
 def _pairwise(wb: Workbench) -> PairwiseTasks:
@@ -232,6 +239,7 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
+    - `studies` (`Studies`: crowd studies, their secret links and participants);
     - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
       (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
@@ -280,6 +288,7 @@ class Workbench:
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
+    studies = _BuiltOnce(_studies)
     rater_report = _BuiltOnce(_rater_report)
     rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)
