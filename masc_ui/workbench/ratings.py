@@ -27,7 +27,7 @@ import logging
 import secrets
 import textwrap
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,10 +255,15 @@ class RatingTasks:
             overlap_k=self._settings.rating_overlap,
             for_rating_only=True,
             gold_rate=self._settings.gold_rate,
-            choose=widest_interval if self._settings.assignment_policy == "active" else None,
+            choose=self._policy(),
         )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
+
+    def _policy(self) -> Callable[[Any], int] | None:
+        """The rule choosing among a rater's open tasks (`Settings.assignment_policy`): None for storage's overlap
+        rule, `widest_interval` for `active`."""
+        return widest_interval if self._settings.assignment_policy == "active" else None
 
     def _study_of(self, user: str | None) -> StudyScope | None:
         return None if self._studies is None else self._studies.scope_of(user)
@@ -273,6 +278,7 @@ class RatingTasks:
             overlap_k=self._settings.rating_overlap,
             for_rating_only=True,
             gold_rate=scope.gold_rate,
+            choose=self._policy(),
         )
         finished = self._studies.finished(user) is not None
         if finished or len(statuses) >= scope.tasks:
