@@ -32,6 +32,7 @@ from .errors import (
     StorageBusy,
     StorageError,
 )
+from .guide_records import GuideExampleRecord, GuideReadingRecord, GuideRecord, PracticeAnswerRecord
 from .pair_records import (
     ExternalPairJudgment,
     PairAnswer,
@@ -108,7 +109,11 @@ __all__ = [
     "RatingRevision",
     "ExternalRating",
     "GoldRecord",
+    "GuideExampleRecord",
+    "GuideReadingRecord",
+    "GuideRecord",
     "Task",
+    "PracticeAnswerRecord",
     "Progress",
     "SampleRow",
     "ImageInput",
