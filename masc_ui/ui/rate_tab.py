@@ -21,6 +21,8 @@ from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskView, criterion_choices
 from .feedback import warn
 from .plain_text import literal
+from .rate_guide import build as build_guide
+from .rate_guide import guide_button, wire
 from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
@@ -119,10 +121,12 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     """Lay out the tab inside `page` (its task is shown again when the rater comes back to it, `page.select`);
     returns (open handler, its outputs) so the app can show the next task on load."""
     on_loop = wb.ratings.database_in_process
-    with gr.Column(elem_id="rate-panel"):
+    guide = build_guide()
+    with gr.Column(elem_id="rate-panel") as panel:
         with gr.Row(equal_height=True):
             who = gr.Markdown(elem_id="rate-who", min_width=200, latex_delimiters=[])
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
+            open_guide = guide_button()
         prompt = gr.Markdown(elem_id="rate-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
             refs = gr.Image(
@@ -333,4 +337,5 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
     ):
         event.then(None, js=SETTLE_JS)
+    wire(wb, guide, page, panel, state, message, open_guide)
     return on_open, shown
