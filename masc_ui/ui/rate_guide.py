@@ -165,10 +165,20 @@ def example_text(prompt: str, answers: list[str], note: str) -> str:
     return "\n".join(lines)
 
 
-def wire(wb: Workbench, ui: GuideUI, page: gr.Tab, panel: Any, task_state: Any, message: Any, open_guide: Any) -> None:
-    """Register the guide's events: on opening the tab (beside the rating panel's own), Start rating, the Guide
-    button, and the practice round's answers. `panel` is the rating panel, `task_state` its `TaskState`, `message`
-    its message line, `open_guide` the Guide button."""
+def wire(
+    wb: Workbench,
+    ui: GuideUI,
+    page: gr.Tab,
+    panel: Any,
+    task_state: Any,
+    message: Any,
+    open_guide: Any,
+    answers: tuple = (),
+) -> None:
+    """Register the guide's events: on opening the tab (beside the rating panel's own), after each answer (`answers`:
+    the rating panel's answer events; the next task may be the first of a dataset with a guide), Start rating, the
+    Guide button, and the practice round's answers. `panel` is the rating panel, `task_state` its `TaskState`,
+    `message` its message line, `open_guide` the Guide button."""
     outputs = [*ui.outputs(), panel, message]
 
     def hidden(gs: GuideState) -> dict:
@@ -253,6 +263,23 @@ def wire(wb: Workbench, ui: GuideUI, page: gr.Tab, panel: Any, task_state: Any, 
         except WorkbenchError as exc:
             return {**show_tasks(gs, st), message: warn(exc)}
 
+    def on_answered(gs: GuideState, st: Any, request: gr.Request):
+        """After an answer: the guide or practice round of the new task's dataset when it is due (one read)."""
+        user = user_of(request)
+        if user is None or st is None or st.sample_id is None:
+            return {ui.state: gs}
+        try:
+            found = wb.guides.step_before(user, st.sample_id)
+            if found.kind == "guide" and found.guide is not None:
+                return show_guide(gs, found.guide, "first")
+            if found.kind == "practice" and found.dataset is not None:
+                task = wb.practice.next_task(user, found.dataset)
+                if task is not None:
+                    return show_practice(gs, task)
+        except WorkbenchError as exc:
+            return {ui.state: gs, message: warn(exc)}
+        return {ui.state: gs}
+
     def on_start(gs: GuideState, st: Any, request: gr.Request):
         user = user_of(request)
         if user is None:
@@ -316,6 +343,9 @@ def wire(wb: Workbench, ui: GuideUI, page: gr.Tab, panel: Any, task_state: Any, 
 
     both = [ui.state, task_state]
     page.select(on_open, both, outputs, api_name="rate_guide_step")
+    for event in answers:
+        # straight to the handler, as the answers are (`rate_tab.ANSWER_QUEUE`); nothing is shown as pending
+        event.then(on_answered, both, outputs, api_name="rate_guide_after_answer", queue=False, show_progress="hidden")
     ui.start.click(on_start, both, outputs, api_name="rate_guide_start")
     open_guide.click(on_guide, both, outputs, api_name="rate_guide_show")
     ui.p_submit.click(on_practice_answer, [ui.state, ui.p_cp, ui.p_pf], outputs, api_name="rate_practice_answer")

@@ -328,14 +328,17 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
-    for event in (
-        page.select(on_return, [state], shown, api_name="rate_open"),
+    answers = (
         submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
         skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
         flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
         reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time),
+    )
+    for event in (
+        page.select(on_return, [state], shown, api_name="rate_open"),
+        *answers,
         back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
     ):
         event.then(None, js=SETTLE_JS)
-    wire(wb, guide, page, panel, state, message, open_guide)
+    wire(wb, guide, page, panel, state, message, open_guide, answers)
     return on_open, shown

@@ -161,6 +161,7 @@ class RatingGuides:
         self._database = database
         self._ratings = ratings
         self._gold = gold
+        self._known_raters: set[str] = set()
 
     # --- admins -----------------------------------------------------------------------------------------------
 
@@ -261,7 +262,9 @@ class RatingGuides:
             from .users import AccessDenied
 
             raise AccessDenied("rating needs a login: log in with your rater account")
-        self._database.ratings.ensure_rater(user)
+        if user not in self._known_raters:  # created once (remembered: the check after each answer writes nothing)
+            self._database.ratings.ensure_rater(user)
+            self._known_raters.add(user)
         return user
 
     def _view(self, dataset: str) -> GuideView | None:
@@ -297,18 +300,19 @@ class RatingGuides:
         """What `user` is shown before their next real task (`RaterStep`)."""
         user = self._rater(user)
         task = self._ratings.next_task(user)
-        if task is None:
+        return RaterStep("tasks") if task is None else self.step_before(user, task.sample_id)
+
+    def step_before(self, user: str | None, sample_id: int) -> RaterStep:
+        """What `user` is shown before rating `sample_id` (the task the Rate tab has just put on screen): the guide
+        or the practice round of its dataset when they are due, else `tasks`."""
+        user = self._rater(user)
+        pending = self._database.guides.pending(user, sample_id)
+        if pending is None:
             return RaterStep("tasks")
-        dataset = self._database.samples.get(task.sample_id).dataset
-        guide = self._database.guides.guide(dataset)
-        if guide is None:
-            return RaterStep("tasks", dataset)
-        reading = self._database.guides.reading(user, dataset)
-        if reading is None or reading.version_read != guide.version:
+        dataset, kind = pending
+        if kind == "guide":
             return RaterStep("guide", dataset, self._view(dataset))
-        if practice_left(self._database, user, dataset) > 0 and reading.practice_skipped_at is None:
-            return RaterStep("practice", dataset)
-        return RaterStep("tasks", dataset)
+        return RaterStep("practice", dataset)
 
     def mark_read(self, user: str | None, dataset: str, version: int) -> None:
         """Record that `user` read version `version` of `dataset`'s guide (the one they were shown)."""

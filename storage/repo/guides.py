@@ -257,6 +257,50 @@ class GuideRepository:
 
         return self._tx.read(work)
 
+    def pending(self, rater: str, sample_id: int) -> tuple[str, str] | None:
+        """What `rater` has still to do before rating `sample_id`: (its dataset, `guide`) when they have not read the
+        current version of the dataset's guide, (dataset, `practice`) when its practice round is neither done nor
+        skipped; None when nothing (or the dataset has no guide). One read, made after each answer."""
+        check_int(sample_id, "sample_id", minimum=1)
+
+        def work(s: Session) -> tuple[str, str] | None:
+            found = s.execute(
+                sa.select(t.Dataset.id, t.Dataset.name)
+                .join(t.Sample, t.Sample.dataset_id == t.Dataset.id)
+                .where(t.Sample.id == sample_id)
+            ).first()
+            if found is None:
+                return None
+            did, name = found
+            guide = s.execute(
+                sa.select(t.RatingGuide.version, t.RatingGuide.practice_tasks)
+                .where(t.RatingGuide.dataset_id == did)
+                .order_by(t.RatingGuide.version.desc())
+                .limit(1)
+            ).first()
+            if guide is None:
+                return None
+            reading = s.execute(
+                sa.select(t.GuideReading.version_read, t.GuideReading.practice_skipped_at, t.GuideReading.rater_id)
+                .join(t.Rater, t.Rater.id == t.GuideReading.rater_id)
+                .where(t.Rater.username == rater, t.GuideReading.dataset_id == did)
+            ).first()
+            if reading is None or reading.version_read != guide.version:
+                return name, "guide"
+            if guide.practice_tasks <= 0 or reading.practice_skipped_at is not None:
+                return None
+            practice = sa.select(t.PracticeSample.sample_id).join(t.Sample, t.Sample.id == t.PracticeSample.sample_id)
+            practice = practice.where(t.Sample.dataset_id == did)
+            size = min(guide.practice_tasks, len(s.scalars(practice).all()))
+            answered = s.scalar(
+                sa.select(sa.func.count(sa.distinct(t.PracticeAnswer.sample_id))).where(
+                    t.PracticeAnswer.rater_id == reading.rater_id, t.PracticeAnswer.sample_id.in_(practice)
+                )
+            )
+            return (name, "practice") if size - (answered or 0) > 0 else None
+
+        return self._tx.read(work)
+
     # --- what a rater has read --------------------------------------------------------------------------------
 
     def reading(self, rater: str, dataset: str) -> GuideReadingRecord | None:

@@ -126,6 +126,20 @@ def test_a_rater_reads_the_guide_practises_then_rates(browser, app_server, guide
     page.locator("#rate-guide-start").click()
     page.locator("#rate-panel").wait_for(state="visible")
     assert not page.locator("#rate-guide").is_visible()
+
+    # the admin changes the guide: the rater's next answer brings the new version before the next task
+    wb.guides.set_guide(user=None, dataset="cats", text=f"{GUIDE}\n\nChanged: look at the *tail* too ({rater}).")
+    page.evaluate("() => document.activeElement?.blur()")
+    page.keyboard.press("2")
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    wait_text(page, "#rate-guide-title", "Read this before you start")
+    assert f"look at the tail too ({rater})" in page.locator("#rate-guide-text").inner_text()
+    assert not page.locator("#rate-panel").is_visible()
+    assert len(wb.ratings.ratings_of(rater)) == 4  # the second answer was stored (2 criteria each)
+    page.locator("#rate-guide-start").click()
+    page.locator("#rate-panel").wait_for(state="visible")  # the practice round was done: straight to the task
+    wait_text(page, "#rate-prompt", PROMPT)
     assert not [url for url in fetched if "guide.invalid" in url], fetched
     assert page.errors == []  # type: ignore[attr-defined]
     page.close()

@@ -200,3 +200,18 @@ def test_examples_and_feedback_text():
     assert parse_example("dog-3:3:-:colour: changed") == ("dog-3", 3, None, "colour: changed")
     assert parse_example("#7:-:0") == ("#7", None, 0, None)
     assert feedback_line("cp", 4, 3, 4, None) == "✓ Concept preservation: you answered 4; the expected answer was 3-4"
+
+
+def test_the_step_before_a_task_follows_the_tasks_dataset(bench, tmp_path):
+    """A rater's queue may hold several datasets: the guide due is the one of the task's dataset."""
+    wb = bench()
+    plain = save_samples(wb, tmp_path / "a", 2, dataset="plain")
+    guided = save_samples(wb, tmp_path / "b", 2, dataset="d")
+    wb.guides.set_guide(user=None, dataset="d", text=GUIDE)
+    assert wb.guides.step_before("zoe", plain[0]).kind == "tasks"
+    step = wb.guides.step_before("zoe", guided[0])
+    assert (step.kind, step.dataset, step.guide.version) == ("guide", "d", 1)
+    wb.guides.mark_read("zoe", "d", 1)
+    assert wb.guides.step_before("zoe", guided[1]).kind == "tasks"
+    assert wb.database.guides.pending("zoe", guided[1]) is None
+    assert wb.database.guides.pending("nobody-yet", guided[1]) == ("d", "guide")
