@@ -173,10 +173,10 @@ def wire(
     task_state: Any,
     message: Any,
     open_guide: Any,
-    answers: tuple = (),
+    answers: dict[str, Any] | None = None,
 ) -> None:
     """Register the guide's events: on opening the tab (beside the rating panel's own), after each answer (`answers`:
-    the rating panel's answer events; the next task may be the first of a dataset with a guide), Start rating, the
+    the rating panel's answer events by name; the next task may be the first of a dataset with a guide), Start rating, the
     Guide button, and the practice round's answers. `panel` is the rating panel, `task_state` its `TaskState`,
     `message` its message line, `open_guide` the Guide button."""
     outputs = [*ui.outputs(), panel, message]
@@ -343,9 +343,9 @@ def wire(
 
     both = [ui.state, task_state]
     page.select(on_open, both, outputs, api_name="rate_guide_step")
-    for event in answers:
+    for name, event in (answers or {}).items():
         # straight to the handler, as the answers are (`rate_tab.ANSWER_QUEUE`); nothing is shown as pending
-        event.then(on_answered, both, outputs, api_name="rate_guide_after_answer", queue=False, show_progress="hidden")
+        event.then(on_answered, both, outputs, api_name=f"rate_guide_after_{name}", queue=False, show_progress="hidden")
     ui.start.click(on_start, both, outputs, api_name="rate_guide_start")
     open_guide.click(on_guide, both, outputs, api_name="rate_guide_show")
     ui.p_submit.click(on_practice_answer, [ui.state, ui.p_cp, ui.p_pf], outputs, api_name="rate_practice_answer")

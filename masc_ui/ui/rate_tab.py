@@ -328,15 +328,17 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
-    answers = (
-        submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
-        skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
-        flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
-        reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time),
-    )
+    answers = {
+        "submit": submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
+        "skip": skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
+        "flag": flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
+        "flag_by_enter": reason.submit(
+            answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time
+        ),
+    }
     for event in (
         page.select(on_return, [state], shown, api_name="rate_open"),
-        *answers,
+        *answers.values(),
         back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
     ):
         event.then(None, js=SETTLE_JS)
