@@ -126,11 +126,11 @@ def build() -> GuideUI:
         with gr.Row():
             p_cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-practice-cp", min_width=300)
             p_pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-practice-pf", min_width=300)
+        p_feedback = gr.Markdown(elem_id="rate-practice-feedback", elem_classes=["action-message"], latex_delimiters=[])
         with gr.Row(equal_height=True):
             p_submit = gr.Button("Submit practice answer", variant="primary", elem_id="rate-practice-submit")
             p_next = gr.Button("Next", variant="primary", visible=False, elem_id="rate-practice-next")
             p_skip = gr.Button("Skip the practice round", visible=False, elem_id="rate-practice-skip")
-        p_feedback = gr.Markdown(elem_id="rate-practice-feedback", elem_classes=["action-message"], latex_delimiters=[])
     return GuideUI(
         gr.State(GuideState()),
         guide_box,
