@@ -151,9 +151,12 @@ def test_a_rater_reads_the_guide_practises_with_feedback_then_rates(bench, tmp_p
     with pytest.raises(InputError, match="cannot be skipped"):
         wb.practice.skip("zoe", "d")
 
-    # practice answers are kept apart: no rating, no gold accuracy; practice samples are never real tasks
+    # practice answers are kept apart: no rating, no gold accuracy, no rater report; practice samples are never
+    # real tasks
     assert wb.database.ratings.current(rater="zoe") == []
     assert wb.gold.accuracy(user=None, dataset="d") == []
+    with pytest.raises(InputError, match="no rater"):
+        wb.rater_report.report(user=None, dataset="d", n_boot=0)
     assert len(wb.database.guides.practice_answers("zoe", "d")) == 4
     seen = []
     while (task := wb.ratings.next_task("zoe")) is not None:
@@ -161,6 +164,8 @@ def test_a_rater_reads_the_guide_practises_with_feedback_then_rates(bench, tmp_p
         wb.ratings.submit("zoe", task.sample_id, {"cp": 3, "pf": 3})
     assert sorted(seen) == ids[2:]
     assert wb.ratings.progress("zoe").total == 6
+    (row,) = wb.rater_report.report(user=None, dataset="d", n_boot=0).rows
+    assert (row.rater, row.answers) == ("zoe", 6)  # the real tasks only
 
     # a new version of the guide is shown again before the next task; a finished practice round stays done
     wb.guides.set_guide(user=None, dataset="d", text="# Changed")
