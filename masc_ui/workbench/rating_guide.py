@@ -182,7 +182,7 @@ class RatingGuides:
         """Set `dataset`'s guide to `text` (a new version). `examples` (`SAMPLE:CP:PF:NOTE` each) replace the
         examples and `practice_samples` (gold samples, by external key or #id) the practice list when given;
         `practice_tasks` / `practice_skippable` None keep the current setting (0 / no for a first guide). Everything
-        is checked before anything is stored."""
+        is checked before anything is stored, and stored in one transaction."""
         self._admin(user)
         self._database.require_dataset(dataset)
         text = str(text or "").strip()
@@ -227,12 +227,14 @@ class RatingGuides:
             practice_skippable if practice_skippable is not None else (current.practice_skippable if current else False)
         )
         self._database.guides.set_guide(
-            dataset, text, practice_tasks=n, practice_skippable=bool(skippable), created_by=user
+            dataset,
+            text,
+            practice_tasks=n,
+            practice_skippable=bool(skippable),
+            created_by=user,
+            examples=resolved,
+            practice=practice_ids,
         )
-        if resolved is not None:
-            self._database.guides.set_examples(dataset, resolved, created_by=user)
-        if practice_ids is not None:
-            self._database.guides.set_practice(dataset, practice_ids, created_by=user)
         return self.summary(user=user, dataset=dataset)
 
     def summary(self, *, user: str | None, dataset: str) -> GuideSummary:

@@ -51,17 +51,33 @@ class GuideRepository:
         practice_tasks: int = 0,
         practice_skippable: bool = False,
         created_by: str | None = None,
+        examples: Sequence[tuple[int, int | None, int | None, str | None]] | None = None,
+        practice: Sequence[int] | None = None,
     ) -> GuideRecord:
-        """Add a new version of `dataset`'s guide (the current one from now on); the new version."""
+        """Add a new version of `dataset`'s guide (the current one from now on) and, when given, replace its
+        `examples` (as `set_examples` takes them) and its `practice` samples (as `set_practice`), all in one
+        transaction; the new version. A practice round may not ask for more tasks than it has practice samples."""
         check_text(dataset, "dataset", max_len=200)
         check_text(text, "guide text", max_len=MAX_GUIDE_CHARS)
         check_int(practice_tasks, "practice_tasks", minimum=0)
         if practice_tasks > t.MAX_PRACTICE_TASKS:
             raise InvalidInput(f"practice_tasks must be at most {t.MAX_PRACTICE_TASKS}, got {practice_tasks}")
         check_optional_text(created_by, "created_by", max_len=200)
+        checked = None if examples is None else _checked_examples(examples)
+        ids = None if practice is None else _checked_ids(practice)
 
         def work(s: Session) -> GuideRecord:
             did = dataset_id(s, dataset)
+            if checked is not None:
+                _replace_examples(s, did, dataset, checked, created_by)
+            if ids is not None:
+                _replace_practice(s, did, dataset, ids, created_by)
+            available = len(_practice(s, did))
+            if practice_tasks > available:
+                raise InvalidInput(
+                    f"the practice round asks for {practice_tasks} task(s) but {available} practice sample(s) are "
+                    "picked: pick at least as many gold tasks for practice, or ask for fewer (0 = no practice round)"
+                )
             last = s.scalar(sa.select(sa.func.max(t.RatingGuide.version)).where(t.RatingGuide.dataset_id == did))
             row = t.RatingGuide(
                 dataset_id=did,
@@ -117,46 +133,11 @@ class GuideRepository:
         """Replace `dataset`'s guide examples by `examples`: (sample id, expected cp, expected pf, note), in the
         order shown. Each sample must belong to `dataset` and appear once; each example gives at least one score."""
         check_text(dataset, "dataset", max_len=200)
-        if len(examples) > MAX_EXAMPLES:
-            raise InvalidInput(f"a guide shows at most {MAX_EXAMPLES} examples, got {len(examples)}")
-        seen: set[int] = set()
-        for sample_id, cp, pf, note in examples:
-            check_int(sample_id, "sample_id", minimum=1)
-            if sample_id in seen:
-                raise InvalidInput(f"sample #{sample_id} is given twice as an example")
-            seen.add(sample_id)
-            if cp is None and pf is None:
-                raise InvalidInput(f"the example of sample #{sample_id} gives no expected score (cp or pf)")
-            for name, value in (("cp", cp), ("pf", pf)):
-                if value is not None and (
-                    isinstance(value, bool) or not isinstance(value, int) or not t.SCORE_MIN <= value <= t.SCORE_MAX
-                ):
-                    raise InvalidInput(f"the expected {name} score must be within 0..4, got {value!r}")
-            check_optional_text(note, "note", max_len=2000)
+        checked = _checked_examples(examples)
 
         def work(s: Session) -> list[GuideExampleRecord]:
             did = dataset_id(s, dataset)
-            _require_in_dataset(s, did, dataset, list(seen))
-            s.execute(
-                sa.delete(t.GuideExample).where(
-                    t.GuideExample.sample_id.in_(sa.select(t.Sample.id).where(t.Sample.dataset_id == did))
-                )
-            )
-            s.flush()
-            now = utcnow()
-            for position, (sample_id, cp, pf, note) in enumerate(examples, 1):
-                s.add(
-                    t.GuideExample(
-                        sample_id=sample_id,
-                        position=position,
-                        cp=cp,
-                        pf=pf,
-                        note=note,
-                        created_by=created_by,
-                        created_at=now,
-                    )
-                )
-            s.flush()
+            _replace_examples(s, did, dataset, checked, created_by)
             return _examples(s, did, dataset)
 
         return self._tx.write(work)
@@ -171,28 +152,11 @@ class GuideRepository:
     def set_practice(self, dataset: str, sample_ids: Sequence[int], *, created_by: str | None = None) -> list[int]:
         """Replace `dataset`'s practice samples by `sample_ids` (each a gold sample of `dataset`); their ids."""
         check_text(dataset, "dataset", max_len=200)
-        ids = list(dict.fromkeys(check_int(sid, "sample_id", minimum=1) for sid in sample_ids))
+        ids = _checked_ids(sample_ids)
 
         def work(s: Session) -> list[int]:
             did = dataset_id(s, dataset)
-            _require_in_dataset(s, did, dataset, ids)
-            gold = set(s.scalars(sa.select(t.GoldAnswer.sample_id).where(t.GoldAnswer.sample_id.in_(ids))))
-            missing = [sid for sid in ids if sid not in gold]
-            if missing:
-                raise InvalidInput(
-                    f"sample #{missing[0]} is not a gold task: a practice task needs an accepted answer to give "
-                    "feedback from (mark it as gold first)"
-                )
-            s.execute(
-                sa.delete(t.PracticeSample).where(
-                    t.PracticeSample.sample_id.in_(sa.select(t.Sample.id).where(t.Sample.dataset_id == did))
-                )
-            )
-            s.flush()
-            now = utcnow()
-            for sid in ids:
-                s.add(t.PracticeSample(sample_id=sid, created_by=created_by, created_at=now))
-            s.flush()
+            _replace_practice(s, did, dataset, ids, created_by)
             return _practice(s, did)
 
         return self._tx.write(work)
@@ -346,6 +310,72 @@ class GuideRepository:
             return _reading(row, rater, dataset)
 
         return self._tx.write(work)
+
+
+Example = tuple[int, int | None, int | None, str | None]
+
+
+def _checked_examples(examples: Sequence[Example]) -> list[Example]:
+    if len(examples) > MAX_EXAMPLES:
+        raise InvalidInput(f"a guide shows at most {MAX_EXAMPLES} examples, got {len(examples)}")
+    seen: set[int] = set()
+    for sample_id, cp, pf, note in examples:
+        check_int(sample_id, "sample_id", minimum=1)
+        if sample_id in seen:
+            raise InvalidInput(f"sample #{sample_id} is given twice as an example")
+        seen.add(sample_id)
+        if cp is None and pf is None:
+            raise InvalidInput(f"the example of sample #{sample_id} gives no expected score (cp or pf)")
+        for name, value in (("cp", cp), ("pf", pf)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not t.SCORE_MIN <= value <= t.SCORE_MAX
+            ):
+                raise InvalidInput(f"the expected {name} score must be within 0..4, got {value!r}")
+        check_optional_text(note, "note", max_len=2000)
+    return list(examples)
+
+
+def _checked_ids(sample_ids: Sequence[int]) -> list[int]:
+    return list(dict.fromkeys(check_int(sid, "sample_id", minimum=1) for sid in sample_ids))
+
+
+def _replace_examples(s: Session, did: int, dataset: str, examples: list[Example], created_by: str | None) -> None:
+    _require_in_dataset(s, did, dataset, [e[0] for e in examples])
+    s.execute(
+        sa.delete(t.GuideExample).where(
+            t.GuideExample.sample_id.in_(sa.select(t.Sample.id).where(t.Sample.dataset_id == did))
+        )
+    )
+    s.flush()
+    now = utcnow()
+    for position, (sample_id, cp, pf, note) in enumerate(examples, 1):
+        s.add(
+            t.GuideExample(
+                sample_id=sample_id, position=position, cp=cp, pf=pf, note=note, created_by=created_by, created_at=now
+            )
+        )
+    s.flush()
+
+
+def _replace_practice(s: Session, did: int, dataset: str, ids: list[int], created_by: str | None) -> None:
+    _require_in_dataset(s, did, dataset, ids)
+    gold = set(s.scalars(sa.select(t.GoldAnswer.sample_id).where(t.GoldAnswer.sample_id.in_(ids))))
+    missing = [sid for sid in ids if sid not in gold]
+    if missing:
+        raise InvalidInput(
+            f"sample #{missing[0]} is not a gold task: a practice task needs an accepted answer to give "
+            "feedback from (mark it as gold first)"
+        )
+    s.execute(
+        sa.delete(t.PracticeSample).where(
+            t.PracticeSample.sample_id.in_(sa.select(t.Sample.id).where(t.Sample.dataset_id == did))
+        )
+    )
+    s.flush()
+    now = utcnow()
+    for sid in ids:
+        s.add(t.PracticeSample(sample_id=sid, created_by=created_by, created_at=now))
+    s.flush()
 
 
 def _require_in_dataset(s: Session, did: int, dataset: str, sample_ids: list[int]) -> None:

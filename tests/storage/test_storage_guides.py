@@ -13,9 +13,9 @@ def _guided(store, add_sample):
     samples = [add_sample("ds") for _ in range(4)]
     store.samples.set_for_rating("ds", True)
     store.gold.mark(samples[0].id, "cp", 3, 4, note="the colour changed")
+    store.guides.set_practice("ds", [samples[0].id])
     store.guides.set_guide("ds", "# Guide", practice_tasks=1, created_by="ann")
     store.guides.set_examples("ds", [(samples[1].id, 4, None, "same dog")])
-    store.guides.set_practice("ds", [samples[0].id])
     store.ratings.ensure_rater("zoe")
     store.guides.answer_practice("zoe", samples[0].id, {"cp": 2, "pf": 3})
     store.guides.mark_read("zoe", "ds", 1)
@@ -26,10 +26,10 @@ def test_guides_keep_versions_and_lists_are_replaced_per_dataset(store, add_samp
     a, b = add_sample("ds"), add_sample("other")
     assert store.guides.guide("ds") is None
     store.guides.set_guide("ds", "one")
-    store.guides.set_guide("ds", "two", practice_tasks=3, practice_skippable=True)
+    store.guides.set_guide("ds", "two", practice_skippable=True)
     store.guides.set_guide("other", "else")
     assert [(g.version, g.text) for g in store.guides.versions("ds")] == [(1, "one"), (2, "two")]
-    assert store.guides.guide("ds").practice_tasks == 3 and store.guides.guide("ds", 1).text == "one"
+    assert store.guides.guide("ds").practice_skippable and store.guides.guide("ds", 1).text == "one"
     store.guides.set_examples("ds", [(a.id, 1, 2, None)])
     store.guides.set_examples("other", [(b.id, None, 4, "b")])
     store.guides.set_examples("ds", [])
@@ -38,6 +38,14 @@ def test_guides_keep_versions_and_lists_are_replaced_per_dataset(store, add_samp
         store.guides.set_examples("ds", [(b.id, 1, None, None)])
     with pytest.raises(InvalidInput, match="is not a gold task"):
         store.guides.set_practice("ds", [a.id])
+    # one transaction: a refused guide leaves the examples and the versions as they were
+    with pytest.raises(InvalidInput, match="asks for 1 task\\(s\\) but 0 practice sample"):
+        store.guides.set_guide("other", "three", practice_tasks=1, examples=[(b.id, 0, 0, None)])
+    assert [(e.cp, e.pf) for e in store.guides.examples("other")] == [(None, 4)]
+    assert [g.text for g in store.guides.versions("other")] == ["else"]
+    store.gold.mark(b.id, "pf", 1)
+    made = store.guides.set_guide("other", "three", practice_tasks=1, examples=[(b.id, 0, 0, None)], practice=[b.id])
+    assert made.version == 2 and store.guides.practice_samples("other") == [b.id]
 
 
 def test_practice_answers_are_kept_apart_answered_once_and_out_of_the_queue(store, add_sample):
