@@ -64,6 +64,12 @@ def test_practice_answers_are_kept_apart_answered_once_and_out_of_the_queue(stor
         store.ratings.rate_sample("zoe", task.sample.id, {"cp": 3, "pf": 3})
     assert seen == {s.id for s in samples[1:]}
     assert store.guides.reading("zoe", "ds").version_read == 1
+    # a practice sample whose gold marks are all removed leaves the practice round (no feedback to give)
+    store.gold.mark(samples[0].id, "pf", 2)
+    store.gold.unmark(samples[0].id, "cp")
+    assert store.guides.practice_samples("ds") == [samples[0].id]
+    store.gold.unmark(samples[0].id)
+    assert store.guides.practice_samples("ds") == []
     assert store.guides.skip_practice("zoe", "ds").practice_skipped_at is not None
 
 
