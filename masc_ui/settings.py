@@ -135,6 +135,11 @@ class Settings:
     """A login session ends this long after the login, used or not (0.1 .. 720 hours)."""
     rating_overlap: int = 2
     """How many raters should rate each sample (task assignment's K)."""
+    assignment_policy: str = "overlap"
+    """How the next rating task is chosen among those still open: `overlap` (finish started samples and pairs
+    first, each rater in their own shuffled order) or `active` (where an answer narrows the result most: the sample
+    of the method whose mean rating has the widest estimated 95% interval, and the pair of the two methods whose
+    Bradley-Terry outcome is most uncertain). Both hand each sample or pair to at most `rating_overlap` raters."""
     gold_rate: float = 0.1
     """Share of gold tasks (samples with an accepted answer, attention checks included) mixed into each rater's
     queue: one in every round(1 / rate) tasks, at a drawn place in each block (0 .. 0.5; 0 = gold tasks are not
@@ -232,6 +237,7 @@ class Settings:
             raise InputError(f"fg_threshold must be within [0, 1], got {self.fg_threshold}")
         _check_bounds("naflex_max_patches", self.naflex_max_patches, 1, MAX_NAFLEX_PATCHES)
         _check_bounds("rating_overlap", self.rating_overlap, 1, 1000)
+        _check_choice("assignment_policy", self.assignment_policy, ASSIGNMENT_POLICIES)
         _check_bounds("gold_rate", self.gold_rate, 0.0, 0.5)
         _check_bounds("min_seconds", self.min_seconds, 0.0, 600.0)
         if self.trusted_proxies is not None:
@@ -321,6 +327,8 @@ class Settings:
         return cls(**values)
 
 
+ASSIGNMENT_POLICIES = ("overlap", "active")
+"""The values of `Settings.assignment_policy`."""
 SPACE_PROXIES = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,127.0.0.0/8,::1/128"
 """The trusted proxies on a Space (`trusted_proxies` unset): the private and loopback networks."""
 ENV = {f.name: f"MASC_{f.name.upper()}" for f in dataclasses.fields(Settings)}

@@ -253,6 +253,23 @@ class Progress(NamedTuple):
 
 
 @dataclass(frozen=True)
+class OpenTasks:
+    """What a rating-assignment rule sees (`TaskRepository.rater_screen`'s `choose`): the tasks still open for one
+    rater and what has been answered over the scope, read in the same snapshot."""
+
+    waiting: tuple[int, ...]
+    """Sample ids the rater may be given (unseen, not gold, fewer than K complete ratings), in the rater's own
+    shuffled order."""
+    method: Mapping[int, str | None]
+    """Sample id -> its method, for every sample of the scope that is not gold."""
+    complete: Mapping[int, int]
+    """Sample id -> its count of complete ratings, for every sample of the scope."""
+    means: Mapping[str, Mapping[int, float]]
+    """Criterion -> sample id -> the mean score (0-4) of the sample's `rated` ratings by app raters (imported raters
+    and gold samples left out), for every sample of the scope with at least one."""
+
+
+@dataclass(frozen=True)
 class SampleRow:
     """A sample with its latest metric values and human ratings, for browsing and exports."""
 

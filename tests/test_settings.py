@@ -64,6 +64,7 @@ CHOICES = {
     "stripper": "spacy",
     "dtype": "bfloat16",
     "dbpp_judge": "local",
+    "assignment_policy": "active",
     "trusted_proxies": "10.0.0.0/8",
 }
 """A valid value other than the default for the settings that take a fixed set (or form) of values."""

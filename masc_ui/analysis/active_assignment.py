@@ -8,7 +8,9 @@ policies here choose the next (sample, rater) task from what has been answered s
 - `random`: a uniformly random sample that the rater has not answered;
 - `widest`: the method whose interval is widest now (a method with fewer than `MIN_SAMPLES` rated samples first),
   and in it the sample with the fewest answers (an unrated sample first, since a new sample narrows a mean of
-  per-sample means more than a second opinion on a rated one), never a sample the rater answered.
+  per-sample means more than a second opinion on a rated one), never a sample the rater answered nor one that
+  already has `overlap_k` answers (the app's cap K). The app's `active` policy is this rule on a live study
+  (`widest_interval_choice`).
 
 A method's interval, as a policy sees it: the normal approximation `2 * z * sd / sqrt(n)` over its rated samples'
 per-sample mean ratings (z for 95%); the leaderboard's own intervals are percentile bootstraps of the same means
@@ -32,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import kendalltau
+
+from ..errors import InputError
 
 POLICIES = ("overlap", "random", "widest")
 MIN_SAMPLES = 3
@@ -114,21 +118,9 @@ class Answers:
         return {m: self._sum[m] / n if n else math.nan for m, n in self._n.items()}
 
     def widths(self) -> dict[str, float]:
-        """Method -> the width of its 95% interval as a policy estimates it: `interval_width` of its rated samples'
-        mean ratings, with the variance shrunk towards the variance pooled over every method (`PRIOR_SAMPLES`
-        pseudo-samples of it), so that a method whose first samples happen to agree is not taken as settled; inf
-        below `MIN_SAMPLES` rated samples."""
-        ss = {m: max(self._sq[m] - self._sum[m] ** 2 / n, 0.0) if n else 0.0 for m, n in self._n.items()}
-        dof = sum(max(n - 1, 0) for n in self._n.values())
-        pooled = sum(ss.values()) / dof if dof else 0.0
-        out = {}
-        for m, n in self._n.items():
-            if n < MIN_SAMPLES:
-                out[m] = math.inf
-                continue
-            var = (ss[m] + PRIOR_SAMPLES * pooled) / (n - 1 + PRIOR_SAMPLES)
-            out[m] = 2 * Z95 * math.sqrt(var) / math.sqrt(n)
-        return out
+        """Method -> the width of its 95% interval as a policy estimates it (`shrunk_widths` of its rated samples'
+        mean ratings)."""
+        return _shrunk_widths(self._n, self._sum, self._sq)
 
     def true_widths(self, between: Mapping[str, float]) -> dict[str, float]:
         """Method -> the width of the 95% interval its estimate truly has, given `between[m]` (the variance of
@@ -137,6 +129,65 @@ class Answers:
             m: 2 * Z95 * math.sqrt(between[m] / n + self._noise[m] / n**2) if n else math.inf
             for m, n in self._n.items()
         }
+
+
+def shrunk_widths(per_method: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Method -> the width of the 95% interval of the mean of its samples' mean ratings, as a policy estimates it:
+    `interval_width` with the variance shrunk towards the variance pooled over every method (`PRIOR_SAMPLES`
+    pseudo-samples of it), so that a method whose first samples happen to agree is not taken as settled; inf below
+    `MIN_SAMPLES` rated samples."""
+    n = {m: len(v) for m, v in per_method.items()}
+    total = {m: float(np.sum(v)) for m, v in per_method.items()}
+    squares = {m: float(np.sum(np.square(v))) for m, v in per_method.items()}
+    return _shrunk_widths(n, total, squares)
+
+
+def _shrunk_widths(n: Mapping[str, int], total: Mapping[str, float], squares: Mapping[str, float]) -> dict[str, float]:
+    """`shrunk_widths` from each method's count, sum and sum of squares of its samples' mean ratings."""
+    ss = {m: max(squares[m] - total[m] ** 2 / k, 0.0) if k else 0.0 for m, k in n.items()}
+    dof = sum(max(k - 1, 0) for k in n.values())
+    pooled = sum(ss.values()) / dof if dof else 0.0
+    out = {}
+    for m, k in n.items():
+        if k < MIN_SAMPLES:
+            out[m] = math.inf
+            continue
+        var = (ss[m] + PRIOR_SAMPLES * pooled) / (k - 1 + PRIOR_SAMPLES)
+        out[m] = 2 * Z95 * math.sqrt(var) / math.sqrt(k)
+    return out
+
+
+def widest_interval_choice(
+    waiting: Sequence[int],
+    method: Mapping[int, str | None],
+    complete: Mapping[int, int],
+    means: Mapping[str, Mapping[int, float]],
+) -> int:
+    """The sample the `active` policy hands out next, from a live study's state (`storage.OpenTasks`):
+
+    1. per criterion, each method's estimated interval width (`shrunk_widths` of its rated samples' mean scores);
+       a method's width is the widest of its criteria;
+    2. the target is the method with the widest interval among the methods of `waiting` (a tie: the method of the
+       first such sample in `waiting`, the rater's own order);
+    3. in it, the waiting sample with the fewest complete ratings (an unrated sample first), the first in `waiting`.
+
+    Samples without a method form one group of their own. `waiting` must not be empty.
+    """
+    if not waiting:
+        raise InputError("no open task to choose from")
+    group = {sid: method.get(sid) or "" for sid in waiting}
+    width: dict[str, float] = {}
+    for per_sample in means.values():
+        per_method: dict[str, list[float]] = {}
+        for sid, value in per_sample.items():
+            per_method.setdefault(method.get(sid) or "", []).append(value)
+        for m, w in shrunk_widths(per_method).items():
+            width[m] = max(width.get(m, 0.0), w)
+    widest = max(width.get(g, math.inf) for g in group.values())
+    target = next(g for g in group.values() if width.get(g, math.inf) == widest)
+    mine = [sid for sid in waiting if group[sid] == target]
+    fewest = min(complete.get(sid, 0) for sid in mine)
+    return next(sid for sid in mine if complete.get(sid, 0) == fewest)
 
 
 def next_task(
@@ -156,6 +207,9 @@ def next_task(
     if policy == "random":
         return int(rng.choice(open_))
     if policy == "widest":
+        open_ = [i for i in open_ if len(answers.by_sample[i]) < overlap_k]
+        if not open_:
+            return None
         widths = answers.widths()
         allowed = {answers.methods[i] for i in open_}
         target = max(allowed, key=lambda m: (widths[m], rng.random()))

@@ -156,6 +156,7 @@ def next_pair(
     overlap: int,
     judgments: Iterable[PairJudgment] = (),
     prefer_uncertain: bool = False,
+    uncertainty: np.ndarray | None = None,
 ) -> PairTask | None:
     """The pair `rater` should judge next, or None when no pair is left for them.
 
@@ -166,6 +167,9 @@ def next_pair(
         overlap: K >= 1, how many raters judge each pair.
         judgments: the answers so far (only read with `prefer_uncertain`).
         prefer_uncertain: apply rule 2 of the module docstring.
+        uncertainty: float (M,) per method pair of the plan (`outcome_uncertainty`): when given, the order is
+            instead the method pair whose outcome is most uncertain first, then the pair given to the fewest raters
+            (a new pair first), then the plan's random order (the `active` policy).
     """
     if not isinstance(overlap, (int, np.integer)) or isinstance(overlap, bool) or overlap < 1:
         raise InputError(f"overlap must be an integer >= 1 (raters per pair); got {overlap!r}")
@@ -181,12 +185,89 @@ def next_pair(
         return None
     method_pair = plan.method_pair_of
     coverage = np.bincount(method_pair[rows], minlength=len(plan.method_pairs))
-    margin = _margins(plan, judgments) if prefer_uncertain else np.zeros(n, dtype=np.int64)
     # np.lexsort sorts by the last key first.
-    keys = (candidates, -given[candidates], margin[candidates], coverage[method_pair[candidates]])
+    if uncertainty is not None:
+        keys = (candidates, given[candidates], -np.asarray(uncertainty, dtype=np.float64)[method_pair[candidates]])
+    else:
+        margin = _margins(plan, judgments) if prefer_uncertain else np.zeros(n, dtype=np.int64)
+        keys = (candidates, -given[candidates], margin[candidates], coverage[method_pair[candidates]])
     chosen = plan.pairs[int(candidates[np.lexsort(keys)[0]])]
     swapped = _swapped(plan.seed, rater, chosen)
     return PairTask(chosen, chosen.b if swapped else chosen.a, chosen.a if swapped else chosen.b, swapped)
+
+
+PRIOR_PRECISION = 1.0
+"""Precision of the zero-mean Gaussian prior on each method's log-strength in `outcome_uncertainty` (it keeps the
+fit defined before every method has won and lost)."""
+
+
+def outcome_uncertainty(plan: PairPlan, judgments: Iterable[PairJudgment]) -> np.ndarray:
+    """float (M,): per method pair of the plan (`plan.method_pairs`), how uncertain its outcome is: the variance of
+    P(first method beats the second) under a Bradley-Terry fit, the widest over the criteria judged.
+
+    Per criterion, the decisive and tied votes between methods (a tie counts half a win for each side) are fitted
+    by Bradley-Terry with a zero-mean Gaussian prior of precision `PRIOR_PRECISION` on every log-strength (its
+    maximum a posteriori by Newton's method); the covariance of the log-strengths is the inverse of the
+    posterior's curvature there (Laplace), and the variance of p = sigmoid(theta_i - theta_j) follows by the delta
+    method: (p (1 - p))^2 Var(theta_i - theta_j). Without a vote every method pair has the same uncertainty
+    (2 / 16 / `PRIOR_PRECISION`); votes between two methods, or through others, shrink it, and a pair whose winner
+    is clear has a small one. Votes on pairs outside the plan are left out.
+    """
+    methods = sorted({m for mp in plan.method_pairs for m in mp})
+    index = {m: k for k, m in enumerate(methods)}
+    by_criterion: dict[str, list[tuple[int, int, float]]] = {}
+    for j in judgments:
+        k = plan.index(j.left, j.right)
+        if k is None:
+            continue
+        pair = plan.pairs[k]
+        method_of = {pair.a: pair.method_a, pair.b: pair.method_b}
+        won = {"left": 1.0, "right": 0.0, "tie": 0.5}.get(j.winner)
+        if won is not None:
+            by_criterion.setdefault(j.criterion, []).append((index[method_of[j.left]], index[method_of[j.right]], won))
+    out = np.full(len(plan.method_pairs), 2 / 16 / PRIOR_PRECISION) if not by_criterion else None
+    for votes in by_criterion.values():
+        cov, theta = _bradley_terry_laplace(len(methods), votes)
+        var = np.empty(len(plan.method_pairs))
+        for k, (m1, m2) in enumerate(plan.method_pairs):
+            i, j = index[m1], index[m2]
+            p = 1 / (1 + np.exp(theta[j] - theta[i]))
+            var[k] = (p * (1 - p)) ** 2 * (cov[i, i] + cov[j, j] - 2 * cov[i, j])
+        out = var if out is None else np.maximum(out, var)
+    assert out is not None
+    return out
+
+
+def _bradley_terry_laplace(m: int, votes: list[tuple[int, int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(covariance (m, m), log-strengths (m,)) of the Gaussian-prior Bradley-Terry posterior at its mode for votes
+    (winner-side i, other side j, share of the win 1 / 0.5 / 0)."""
+    first = np.array([v[0] for v in votes], dtype=np.int64)
+    second = np.array([v[1] for v in votes], dtype=np.int64)
+    won = np.array([v[2] for v in votes], dtype=np.float64)
+    theta = np.zeros(m)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(theta[second] - theta[first]))
+        gradient = -PRIOR_PRECISION * theta
+        np.add.at(gradient, first, won - p)
+        np.add.at(gradient, second, p - won)
+        curvature = _curvature(m, first, second, p * (1 - p))
+        step = np.linalg.solve(curvature, gradient)
+        theta = theta + step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    p = 1 / (1 + np.exp(theta[second] - theta[first]))
+    return np.linalg.inv(_curvature(m, first, second, p * (1 - p))), theta
+
+
+def _curvature(m: int, first: np.ndarray, second: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(m, m) minus the Hessian of the log posterior: the prior's precision plus each vote's p (1 - p) on the
+    Laplacian of its two methods."""
+    h = PRIOR_PRECISION * np.eye(m)
+    np.add.at(h, (first, first), weight)
+    np.add.at(h, (second, second), weight)
+    np.add.at(h, (first, second), -weight)
+    np.add.at(h, (second, first), -weight)
+    return h
 
 
 def _margins(plan: PairPlan, judgments: Iterable[PairJudgment]) -> np.ndarray:

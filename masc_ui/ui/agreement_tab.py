@@ -122,17 +122,16 @@ def _ratings_section(wb: Workbench):
             headers, rows = table_rows(view)
             fig = agreement_figure(view, series, demo=wb.status().is_demo)
         except WorkbenchError as exc:
-            return None, "", None, gr.update(), "", warn(exc)
-        caution = "\n".join(f"- ⚠ {w}" for w in view.warnings)
-        n = view.samples_used
-        return (
-            {"headers": headers, "data": rows},
-            view.text,
-            fig,
-            gr.update(choices=[(shown_name(m), m) for m in names], value=chosen),
-            caution,
-            f"computed on up to {n} sample(s) with {int(boots or 0):,} bootstrap resamples; {view.counted.text()}",
-        )
+            return {table: None, text: "", plot: None, warnings: "", message: warn(exc)}
+        return {
+            table: {"headers": headers, "data": rows},
+            text: view.text,
+            plot: fig,
+            metric: gr.update(choices=[(shown_name(m), m) for m in names], value=chosen),
+            warnings: "\n".join(f"- ⚠ {w}" for w in view.warnings),
+            message: f"computed on up to {view.samples_used} sample(s) with {int(boots or 0):,} bootstrap resamples; "
+            f"{view.counted.text()}",
+        }
 
     run.click(
         on_run,

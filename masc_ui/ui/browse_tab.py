@@ -106,7 +106,8 @@ def build(wb: Workbench) -> BrowseTab:
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
     pairwise_export.build(wb, dataset)
 
-    def rating_state(ds: str | None, user: str | None) -> tuple[str, dict, dict]:
+    def rating_state(ds: str | None, user: str | None) -> dict:
+        """The rating row for dataset `ds`: what its mark means, and which of Mark / Stop works."""
         infos = {d.name: d for d in wb.samples.datasets(user=user)}
         info = infos.get(ds or "")
         if info is None:
@@ -116,17 +117,17 @@ def build(wb: Workbench) -> BrowseTab:
                 + (", ".join(f"'{n}'" for n in marked) or "none yet")
                 + ". Pick a dataset above to mark or unmark it."
             )
-            return text, gr.update(interactive=False), gr.update(interactive=False)
+            return {rating_note: text, mark: gr.update(interactive=False), unmark: gr.update(interactive=False)}
         state = (
             "marked for rating: raters get its samples as tasks"
             if info.for_rating
             else "not marked for rating: raters get no tasks from it"
         )
-        return (
-            f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
-            gr.update(interactive=not info.for_rating),
-            gr.update(interactive=info.for_rating),
-        )
+        return {
+            rating_note: f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
+            mark: gr.update(interactive=not info.for_rating),
+            unmark: gr.update(interactive=info.for_rating),
+        }
 
     def on_refresh(ds, me, su, sort_by, desc, page_no, request: gr.Request):
         try:
@@ -144,17 +145,17 @@ def build(wb: Workbench) -> BrowseTab:
             )
             rating = rating_state(ds, user)
         except WorkbenchError as exc:
-            return [gr.update()] * 6 + [warn(exc), gr.update(), gr.update(), gr.update()]
-        return (
-            found.page,
-            gr.update(choices=[""] + choices["dataset"]),
-            gr.update(choices=[""] + choices["method"]),
-            gr.update(choices=[""] + choices["subject"]),
-            gr.update(choices=found.headers, value=sort_by or "id"),
-            {"headers": found.headers, "data": found.rows},
-            found.summary(),
-            *rating,
-        )
+            return {message: warn(exc)}
+        return {
+            page: found.page,
+            dataset: gr.update(choices=[""] + choices["dataset"]),
+            method: gr.update(choices=[""] + choices["method"]),
+            subject: gr.update(choices=[""] + choices["subject"]),
+            sort: gr.update(choices=found.headers, value=sort_by or "id"),
+            table: {"headers": found.headers, "data": found.rows},
+            message: found.summary(),
+            **rating,
+        }
 
     def first_page(ds, me, su, sort_by, desc, request: gr.Request):
         return on_refresh(ds, me, su, sort_by, desc, 1, request)
@@ -179,9 +180,9 @@ def build(wb: Workbench) -> BrowseTab:
             user = user_of(request)
             try:
                 done = wb.samples.set_for_rating(ds or "", on, user=user)
-                return (*rating_state(ds, user), done)
+                return {**rating_state(ds, user), message: done}
             except WorkbenchError as exc:
-                return gr.update(), gr.update(), gr.update(), warn(exc)
+                return {message: warn(exc)}
 
         return handler
 
@@ -197,12 +198,12 @@ def build(wb: Workbench) -> BrowseTab:
 
     def on_poster(sid, request: gr.Request):
         if not str(sid or "").strip():
-            return None, ""
+            return {poster: None, open_msg: ""}
         try:
             picture, caption = poster_preview(wb, sid, user=user_of(request))
         except WorkbenchError as exc:
-            return None, warn(exc)
-        return picture, caption
+            return {poster: None, open_msg: warn(exc)}
+        return {poster: picture, open_msg: caption}
 
     sample_id.change(on_poster, [sample_id], [poster, open_msg], api_name="browse_poster", show_progress="hidden")
 
@@ -210,8 +211,11 @@ def build(wb: Workbench) -> BrowseTab:
         try:
             path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return None, warn(exc)
-        return str(path), f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)"
+            return {download: None, export_msg: warn(exc)}
+        return {
+            download: str(path),
+            export_msg: f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)",
+        }
 
     export.click(on_export, [fmt, dataset], [download, export_msg], api_name="export")
     return BrowseTab(sample_id, open_btn, refresh, message, open_msg, on_refresh, ins, outs)

@@ -85,52 +85,53 @@ def build(wb: Workbench) -> CompareTab:
 
     def on_find(chosen, request: gr.Request):
         if not str(chosen or "").strip():
-            return gr.update(), "⚠ pick a sample first: type its id, or click a row in Browse"
+            return {message: "⚠ pick a sample first: type its id, or click a row in Browse"}
         try:
             choices = wb.compare.partners(chosen, user=user_of(request))
         except WorkbenchError as exc:
-            return gr.update(choices=[], value=None), f"⚠ {exc}"
+            return {partner: gr.update(choices=[], value=None), message: f"⚠ {exc}"}
         if not choices:
-            return (
-                gr.update(choices=[], value=None),
-                f"⚠ sample #{str(chosen).strip()} has no other stored output of the same reference images",
-            )
-        return (
-            gr.update(choices=choices, value=choices[0][1]),
-            f"{len(choices)} other output(s) of this reference; pick one and press Compare",
-        )
+            return {
+                partner: gr.update(choices=[], value=None),
+                message: f"⚠ sample #{str(chosen).strip()} has no other stored output of the same reference images",
+            }
+        return {
+            partner: gr.update(choices=choices, value=choices[0][1]),
+            message: f"{len(choices)} other output(s) of this reference; pick one and press Compare",
+        }
 
     def take(chosen, request: gr.Request):
         if not str(chosen or "").strip():
-            return gr.update(), gr.update(), gr.update()
-        return (str(chosen).strip(), *on_find(chosen, request))
+            return {sample_id: gr.update()}  # Gradio reads an empty dict as one value, not as "nothing changes"
+        return {sample_id: str(chosen).strip(), **on_find(chosen, request)}
 
     outputs = [message, summary, refs, left_out, right_out, table, reasons, *maps]
 
     def on_compare(left_id, right_id, request: gr.Request, progress=gr.Progress()):
         if not str(left_id or "").strip() or right_id in (None, ""):
-            return "⚠ pick a sample first, then the output to compare it with", *[gr.update()] * (len(outputs) - 1)
+            return {message: "⚠ pick a sample first, then the output to compare it with"}
         try:
             comparison = wb.compare.compare(
                 left_id, right_id, user=user_of(request), progress=lambda f, d: progress(f, desc=d)
             )
         except WorkbenchError as exc:
-            return f"⚠ {exc}", *[gr.update()] * (len(outputs) - 1)
+            return {message: f"⚠ {exc}"}
         headers, rows = comparison.table()
         pictures = []
         for side in (comparison.left, comparison.right):
             ex = side.explanation
             pictures += [ex.cp_ref[0] if ex.cp_ref else None, ex.out_best, ex.pf_attention, ex.lines]
-        return (
-            "",
-            summary_markdown(comparison, demo=wb.status().is_demo),
-            [r.pixels for r in comparison.refs],
-            _pixels(comparison.left.out),
-            _pixels(comparison.right.out),
-            {"headers": headers, "data": rows},
-            "\n\n".join(["**n/a** in the table:", *comparison.reason_notes()]) if comparison.reason_notes() else "",
-            *pictures,
-        )
+        notes = comparison.reason_notes()
+        return {
+            message: "",
+            summary: summary_markdown(comparison, demo=wb.status().is_demo),
+            refs: [r.pixels for r in comparison.refs],
+            left_out: _pixels(comparison.left.out),
+            right_out: _pixels(comparison.right.out),
+            table: {"headers": headers, "data": rows},
+            reasons: "\n\n".join(["**n/a** in the table:", *notes]) if notes else "",
+            **dict(zip(maps, pictures, strict=True)),
+        }
 
     gr.on([find.click, sample_id.submit], on_find, [sample_id], [partner, message], api_name="compare_partners")
     run.click(on_compare, [sample_id, partner], outputs, concurrency_limit=2, api_name="compare")

@@ -68,7 +68,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     def on_run(ds, group_by, boots, who="all", request: gr.Request = None, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
-            return *[gr.update()] * 7, "⚠ pick a dataset first"
+            return {message: "⚠ pick a dataset first"}
         try:
             progress(0.1, desc="bootstrapping confidence intervals")
             view = wb.leaderboard.view(
@@ -83,20 +83,18 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             fig = leaderboard_figure(view, demo=wb.status().is_demo)
             paths = write_files(view, wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return *[gr.update()] * 7, f"⚠ {exc}"
-        caption_text = view.render("md").splitlines()[0]
-        shown = {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []}
-        return (
-            caption_text,
-            {"headers": headers, "data": rows},
-            shown,
-            "\n\n".join(agreement_notes(view)),
-            _mask_note(view),
-            fig,
-            [str(p) for p in paths],
-            f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
+            return {message: f"⚠ {exc}"}
+        return {
+            caption: view.render("md").splitlines()[0],
+            table: {"headers": headers, "data": rows},
+            agreement: {"headers": a_headers, "data": a_rows} if a_rows else {"headers": ["metric"], "data": []},
+            agreement_note: "\n\n".join(agreement_notes(view)),
+            mask_note: _mask_note(view),
+            plot: fig,
+            files: [str(p) for p in paths],
+            message: f"{len(rows)} {group_by}(s), {len(view.board.metrics)} metric(s), "
             f"{len(view.board.criteria)} human column(s); {view.counted.text()}",
-        )
+        }
 
     outputs = [caption, table, agreement, agreement_note, mask_note, plot, files, message]
     run.click(on_run, [dataset, by, n_boot, raters], outputs, api_name="leaderboard")

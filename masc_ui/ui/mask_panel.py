@@ -270,7 +270,14 @@ def wire(
         try:
             img = target_image(wb, session, target, ref, extra, out)
         except WorkbenchError as exc:
-            return (None, None, gr.update(choices=[], value=None), f"⚠ {exc}", gr.update(visible=False), None)
+            return {
+                p.view: None,
+                p.sam_image: None,
+                p.candidate: gr.update(choices=[], value=None),
+                p.message: f"⚠ {exc}",
+                p.proposal_box: gr.update(visible=False),
+                p.proposal_view: None,
+            }
         mask = session.mask_of(target, img)
         prompts = session.prompts.get(target)
         sam_view = overlays.mask_overlay(img, mask, opacity=opacity)
@@ -289,14 +296,14 @@ def wire(
             if proposal is None
             else overlays.mask_overlay(img, proposal.mask, opacity=opacity, color=(40, 140, 255))
         )
-        return (
-            overlays.mask_overlay(img, mask, opacity=opacity),
-            sam_view,
-            gr.update(choices=choices, value=chosen),
-            note,
-            gr.update(visible=proposal is not None),
-            proposed,
-        )
+        return {
+            p.view: overlays.mask_overlay(img, mask, opacity=opacity),
+            p.sam_image: sam_view,
+            p.candidate: gr.update(choices=choices, value=chosen),
+            p.message: note,
+            p.proposal_box: gr.update(visible=proposal is not None),
+            p.proposal_view: proposed,
+        }
 
     def on_target(session, target, opacity, ref, extra, out):
         try:
@@ -304,7 +311,7 @@ def wire(
             editor = {"background": bg.pixels, "layers": [], "composite": None}
         except WorkbenchError:
             editor = None
-        return (editor, *render(session, target, opacity, ref, extra, out))
+        return {p.editor: editor, **render(session, target, opacity, ref, extra, out)}
 
     def on_images(session: MaskSession, target, opacity, ref, extra, out):
         found, _ = images_on_screen(wb, session, ref, extra, out)
@@ -314,46 +321,38 @@ def wire(
         choices = [(lbl, key) for lbl, key in target_names(max(1, len(refs)))]
         keys = [k for _, k in choices]
         if target in keys:  # the value is left alone: the user may have picked another target meanwhile
-            return (session, gr.update(choices=choices), *on_target(session, target, opacity, ref, extra, out))
-        return (
-            session,
-            gr.update(choices=choices, value="ref0"),
-            *on_target(session, "ref0", opacity, ref, extra, out),
-        )
+            return {
+                p.session: session,
+                p.target: gr.update(choices=choices),
+                **on_target(session, target, opacity, ref, extra, out),
+            }
+        return {
+            p.session: session,
+            p.target: gr.update(choices=choices, value="ref0"),
+            **on_target(session, "ref0", opacity, ref, extra, out),
+        }
 
     def on_mode(mode):
-        return (
-            gr.update(visible=mode == "brush"),
-            gr.update(visible=mode == "SAM clicks"),
-            gr.update(visible=mode == "subject name"),
-        )
+        return {
+            p.brush_box: gr.update(visible=mode == "brush"),
+            p.sam_box: gr.update(visible=mode == "SAM clicks"),
+            p.name_box: gr.update(visible=mode == "subject name"),
+        }
 
     def on_brush(session: MaskSession, editor, target, opacity, ref, extra, out):
         try:
             img = target_image(wb, session, target, ref, extra, out)
             mask = wb.segmentation.mask_from_brush(editor, img.size)
             if not mask.any():
-                return (
-                    session,
-                    *render(
-                        session,
-                        target,
-                        opacity,
-                        ref,
-                        extra,
-                        out,
-                        warn("the brush layer is empty: paint over the subject first"),
-                    ),
-                )
+                empty = warn("the brush layer is empty: paint over the subject first")
+                return {p.session: session, **render(session, target, opacity, ref, extra, out, empty)}
             before = session.sources.get(target)
             session.set_mask(target, mask, "drawn", img)
             replaced = f"; it replaced the {before} mask ('Undo mask change' brings it back)" if before else ""
-            return (
-                session,
-                *render(session, target, opacity, ref, extra, out, f"brush mask: {int(mask.sum()):,} px{replaced}"),
-            )
+            done = f"brush mask: {int(mask.sum()):,} px{replaced}"
+            return {p.session: session, **render(session, target, opacity, ref, extra, out, done)}
         except WorkbenchError as exc:
-            return (session, *render(session, target, opacity, ref, extra, out, warn(exc)))
+            return {p.session: session, **render(session, target, opacity, ref, extra, out, warn(exc))}
 
     @gpu
     def predictor(request: gr.Request | None):
@@ -369,7 +368,7 @@ def wire(
             msg = session.click(target, img, float(x), float(y), click_mode, predictor(request))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     @gpu
     def on_undo(session: MaskSession, target, opacity, ref, extra, out, request: gr.Request):
@@ -377,22 +376,22 @@ def wire(
             msg = session.undo(target, target_image(wb, session, target, ref, extra, out), predictor(request))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     def on_clear_clicks(session: MaskSession, target, opacity, ref, extra, out):
         session.prompts.pop(target, None)
         msg = "clicks cleared; " + session.drop_sam_mask(target)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     def on_candidate(session: MaskSession, index, target, opacity, ref, extra, out):
         if index is None or target not in session.prompts or not session.prompts[target].candidates:
-            return (session, *render(session, target, opacity, ref, extra, out))
+            return {p.session: session, **render(session, target, opacity, ref, extra, out)}
         try:
             img = target_image(wb, session, target, ref, extra, out)
             msg = session.choose(target, int(index), img)
         except WorkbenchError as exc:
             msg = warn(exc)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     @gpu
     def on_by_name(
@@ -424,26 +423,29 @@ def wire(
                 msg = f"{found}. {session.offer(target, seg.mask, 'text-prompted', img)}"
         except WorkbenchError as exc:
             msg = warn(exc)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     def on_apply(session: MaskSession, target, opacity, ref, extra, out):
         try:
             msg = session.apply_pending(target, target_image(wb, session, target, ref, extra, out))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     def on_discard(session: MaskSession, target, opacity, ref, extra, out):
-        return (session, *render(session, target, opacity, ref, extra, out, session.discard_pending(target)))
+        return {
+            p.session: session,
+            **render(session, target, opacity, ref, extra, out, session.discard_pending(target)),
+        }
 
     def on_undo_mask(session: MaskSession, target, opacity, ref, extra, out):
-        return (session, *render(session, target, opacity, ref, extra, out, session.undo_mask(target)))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, session.undo_mask(target))}
 
     def on_clear_mask(session: MaskSession, target, opacity, ref, extra, out):
         had = target in session.masks
         session.clear(target)
         msg = "mask cleared ('Undo mask change' brings it back)" if had else "this image has no mask to clear"
-        return (session, *render(session, target, opacity, ref, extra, out, msg))
+        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
 
     def chain(event):
         p.changed.append(event)

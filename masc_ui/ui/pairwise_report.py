@@ -93,17 +93,18 @@ def build(wb: Workbench, page: gr.Tab | None = None) -> None:
                 raters=RaterSelection.parse(who),
             )
         except WorkbenchError as exc:
-            return *[gr.update()] * (len(outputs) - 1), f"⚠ {exc}"
+            return {message: f"⚠ {exc}"}
         part = report.criteria[0]
-        tables = [_grid(*rows(part)) for rows in (bradley_terry_rows, win_rate_rows, accuracy_rows)]
-        return (
-            "\n".join(f"- ⚠ {w}" for w in part.warnings),
-            summary_markdown(part, report.counted.text()),
-            *tables,
-            report.text(),
-            f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}; "
+        return {
+            warnings: "\n".join(f"- ⚠ {w}" for w in part.warnings),
+            summary: summary_markdown(part, report.counted.text()),
+            ranking: _grid(*bradley_terry_rows(part)),
+            win_rate: _grid(*win_rate_rows(part)),
+            accuracy: _grid(*accuracy_rows(part)),
+            text: report.text(),
+            message: f"{part.n_judgments} judgments of {CRITERION_NAMES.get(part.criterion, part.criterion)}; "
             f"{report.counted.text()}",
-        )
+        }
 
     run.click(on_run, [dataset, criterion, n_boot, raters], outputs, api_name="pairwise_report")
 

@@ -47,14 +47,14 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
 
     masked = [p.view, p.rule, p.message, p.proposal_box, p.proposal_view]
 
-    def mask_outputs(vs, message: str = "") -> tuple:
-        return (
-            vp.mask_view(vs),
-            vp.mask_rule(vs),
-            message,
-            gr.update(visible=vs.pending is not None),
-            vp.proposal_view(vs),
-        )
+    def mask_outputs(vs, message: str = "") -> dict:
+        return {
+            p.view: vp.mask_view(vs),
+            p.rule: vp.mask_rule(vs),
+            p.message: message,
+            p.proposal_box: gr.update(visible=vs.pending is not None),
+            p.proposal_view: vp.proposal_view(vs),
+        }
 
     def on_video(s: MaskSession, path: str | None, progress=gr.Progress()):
         """A file in the video box: its strip, or, when it is refused, the reason under the box and the box emptied
@@ -66,22 +66,31 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
         except WorkbenchError as exc:
             vs.reset()
             vs.refused = warn(exc)
-            hidden = gr.Column(visible=False)
-            return (hidden, hidden, "", [], None, "", None, *mask_outputs(vs), vs.refused, None)
+            return {
+                p.box: gr.Column(visible=False),
+                p.plot_box: gr.Column(visible=False),
+                p.note: "",
+                p.strip: [],
+                p.plot: None,
+                p.frame_title: "",
+                p.editor: None,
+                **mask_outputs(vs),
+                tab.video_notes: vs.refused,
+                tab.out_video: None,
+            }
         frame = vs.frame(vs.selected)
         editor = None if frame is None else {"background": frame.image.pixels, "layers": [], "composite": None}
-        return (
-            gr.Column(visible=vs.loaded),
-            gr.Column(visible=False),
-            note,
-            vp.strip_items(vs),
-            None,
-            vp.frame_label(vs),
-            editor,
-            *mask_outputs(vs),
-            vp.refusal_note(vs, path),
-            gr.update(),
-        )
+        return {
+            p.box: gr.Column(visible=vs.loaded),
+            p.plot_box: gr.Column(visible=False),
+            p.note: note,
+            p.strip: vp.strip_items(vs),
+            p.plot: None,
+            p.frame_title: vp.frame_label(vs),
+            p.editor: editor,
+            **mask_outputs(vs),
+            tab.video_notes: vp.refusal_note(vs, path),
+        }
 
     def on_metrics(s: MaskSession, chosen):
         choices, value = vp.metric_choices(wb, s.video, chosen)
@@ -108,17 +117,18 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
         try:
             vp.select_frame(vs, int(evt.index if not isinstance(evt.index, (list, tuple)) else evt.index[0]))
         except WorkbenchError as exc:
-            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), gr.update(), warn(exc)
+            return {p.message: warn(exc)}
         frame = vs.frame(vs.selected)
-        editor = {"background": frame.image.pixels, "layers": [], "composite": None}
-        return (
-            vp.frame_label(vs),
-            editor,
-            vp.mask_view(vs),
-            vp.proposal_view(vs),
-            *vp.plot_update(vp.plot_of(wb, vs, report)),
-            "",
-        )
+        plot_box, plot = vp.plot_update(vp.plot_of(wb, vs, report))
+        return {
+            p.frame_title: vp.frame_label(vs),
+            p.editor: {"background": frame.image.pixels, "layers": [], "composite": None},
+            p.view: vp.mask_view(vs),
+            p.proposal_view: vp.proposal_view(vs),
+            p.plot_box: plot_box,
+            p.plot: plot,
+            p.message: "",
+        }
 
     p.strip.select(
         on_select,

@@ -12,8 +12,13 @@ that fewer than K raters hold (K = `Settings.rating_overlap`), chosen from the m
 assignments so far (every method pair is covered evenly), then among pairs other raters already started (so the
 K raters of a pair complete it early), then in a fixed random order (seed `PAIR_SEED`). Left/right is a seeded
 coin per (rater, pair), recorded with the task. The rule runs inside the storage transaction that records its
-choice, so two raters asking at once never both take a pair's last slot. Outcome-uncertainty first
-(`prefer_uncertain=True`) is not used: with K >= 2 it would start new pairs before finishing started ones.
+choice, so two raters asking at once never both take a pair's last slot. Vote-margin first (`prefer_uncertain=True`)
+is not used: with K >= 2 it would start new pairs before finishing started ones.
+
+With `Settings.assignment_policy` `active`, a new pair comes instead from the method pair whose Bradley-Terry
+outcome is most uncertain (`masc_ui.analysis.outcome_uncertainty`), a pair given to the fewest raters first, and is
+shown with the side that was shown on the left less often on the left (both orders balanced over a pair's raters;
+the coin decides a tie). The same K, the same "never the same pair twice to one rater".
 
 What holds a slot of a pair's K: a task with a `rated` answer (any criterion), or an unanswered task of a rater
 (not of an admin: an admin who only looks at the tab takes no rater's place) handed out less than
@@ -49,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, plan_pairs
+from ..analysis.pair_planner import PairCandidate, PairPlan, next_pair, outcome_uncertainty, plan_pairs
 from ..analysis.pairwise_data import PairJudgment
 from ..caching import LruCache
 from ..errors import InputError, WorkbenchError
@@ -194,7 +199,13 @@ class PairwiseTasks:
         rater = self._rater(user)
         if dataset is not None:
             self._database.require_dataset(dataset)
-        rule = assignment_rule(rater, self._settings.rating_overlap, plans=self._plans, admins=self._admins())
+        rule = assignment_rule(
+            rater,
+            self._settings.rating_overlap,
+            plans=self._plans,
+            admins=self._admins(),
+            active=self._settings.assignment_policy == "active",
+        )
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
@@ -406,23 +417,39 @@ def assignment_rule(
     prefer_uncertain: bool = PREFER_UNCERTAIN,
     plans: LruCache[PairPlan] | None = None,
     admins: frozenset[str] = frozenset(),
+    active: bool = False,
 ) -> Callable[[Any], Any]:
     """The rule `storage.pairwise.next_task` runs on its snapshot (see the module docstring): a
     `storage.PairChoice` for `rater`, or None when no pair is left for them (`plans`: see `plan_of`; `admins`: see
-    `holders`)."""
+    `holders`; `active`: the `active` assignment policy)."""
 
     def choose(state: Any) -> Any:
         from storage import PairChoice
 
         plan = plan_of(state, plans)
-        judgments = _judgments(state) if prefer_uncertain else ()
         held = holders(state, rater, admins)
-        task = next_pair(plan, rater, held, overlap, judgments, prefer_uncertain=prefer_uncertain)
+        if active:
+            uncertainty = outcome_uncertainty(plan, _judgments(state))
+            task = next_pair(plan, rater, held, overlap, uncertainty=uncertainty)
+        else:
+            judgments = _judgments(state) if prefer_uncertain else ()
+            task = next_pair(plan, rater, held, overlap, judgments, prefer_uncertain=prefer_uncertain)
         if task is None:
             return None
-        return PairChoice(int(task.pair.a), int(task.pair.b), int(task.left))
+        left = balanced_left(state, int(task.pair.a), int(task.pair.b), int(task.left)) if active else int(task.left)
+        return PairChoice(int(task.pair.a), int(task.pair.b), left)
 
     return choose
+
+
+def balanced_left(state: Any, a: int, b: int, coin: int) -> int:
+    """The sample to show on the left for a new task of the pair (a, b): the one shown on the left less often in
+    the pair's tasks so far (`state.tasks`), `coin` (the planner's seeded choice) when both were shown as often."""
+    shown = [task.left_sample_id for task in state.tasks if {task.sample_a_id, task.sample_b_id} == {a, b}]
+    left_a, left_b = shown.count(a), shown.count(b)
+    if left_a == left_b:
+        return coin
+    return a if left_a < left_b else b
 
 
 def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:

@@ -1,7 +1,9 @@
 """Rating use cases: the next task of a rater (blind: images and prompt only), going back, progress, and
 committing a rater's answers (both criteria in one transaction).
 
-Tasks come only from the datasets marked for rating (`storage` `for_rating_only`: imports mark theirs, the
+Which open task comes next follows `Settings.assignment_policy`: `overlap` (storage's rule: started samples first,
+then each rater's own shuffled order) or `active` (`widest_interval`: where an answer narrows the leaderboard's
+intervals most). Tasks come only from the datasets marked for rating (`storage` `for_rating_only`: imports mark theirs, the
 Score tab's scratch saves are not marked unless an admin marks their dataset). A skip never erases an answer or a
 flag: a rater who goes back to a task they answered or flagged and presses Skip moves on with the answer (or the
 flag and its reason) kept. A flag needs a reason (stored as the ratings' note); it replaces an earlier answer, which
@@ -239,6 +241,7 @@ class RatingTasks:
             overlap_k=self._settings.rating_overlap,
             for_rating_only=True,
             gold_rate=self._settings.gold_rate,
+            choose=widest_interval if self._settings.assignment_policy == "active" else None,
         )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
@@ -442,6 +445,14 @@ def _answer_text(ratings: dict[str, Any]) -> str:
     if statuses == {"rated"}:
         return ", ".join(f"{c.upper()} {ratings[c].score}" for c in criteria() if c in ratings)
     return "flagged" if "flagged" in statuses else "skipped"
+
+
+def widest_interval(open_tasks: Any) -> int:
+    """The `active` assignment policy's choice among a rater's open tasks (`storage.OpenTasks`): a sample of the
+    method whose mean rating is least certain (`masc_ui.analysis.active_assignment.widest_interval_choice`)."""
+    from ..analysis.active_assignment import widest_interval_choice
+
+    return widest_interval_choice(open_tasks.waiting, open_tasks.method, open_tasks.complete, open_tasks.means)
 
 
 def is_video_sample(sample: Any) -> bool:

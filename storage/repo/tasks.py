@@ -33,18 +33,23 @@ import datetime as dt
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from .. import schema as t
 from ..errors import InvalidInput
-from ..record_types import Progress, RaterRecord, Task
+from ..record_types import OpenTasks, Progress, RaterRecord, Task
 from ..transactions import Transactions
 from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
 from .gold import GOLD_SAMPLES
 from .guides import PRACTICE_SAMPLES
 from .rater_rows import RaterRows
+
+Choose = Callable[[OpenTasks], int]
+"""A rating-assignment rule: given the open tasks (`OpenTasks.waiting` is never empty), the sample id to hand out,
+one of `waiting`. It must only compute (the read may run again)."""
 
 
 class TaskRepository:
@@ -67,14 +72,16 @@ class TaskRepository:
         seed: int = 0,
         for_rating_only: bool = False,
         gold_rate: float = 0.0,
+        choose: Choose | None = None,
     ) -> Task | None:
-        """The sample `rater` should rate next (see the module docstring), or None when nothing is left."""
+        """The sample `rater` should rate next (see the module docstring), or None when nothing is left. `choose`
+        replaces rule 2 (see `Choose`)."""
         check_int(overlap_k, "overlap_k", minimum=1)
         check_int(seed, "seed")
 
         return self._tx.read(
             lambda s: self._state(s, rater, dataset, for_rating_only, gold_rate).next(
-                self._orders, rater, overlap_k, seed
+                self._orders, rater, overlap_k, seed, choose
             )
         )
 
@@ -87,6 +94,7 @@ class TaskRepository:
         seed: int = 0,
         for_rating_only: bool = False,
         gold_rate: float = 0.0,
+        choose: Choose | None = None,
     ) -> tuple[Task | None, Progress]:
         """`next_task` and `progress` from one snapshot, read once (what a rater's screen shows after a submit)."""
         check_int(overlap_k, "overlap_k", minimum=1)
@@ -94,7 +102,7 @@ class TaskRepository:
 
         def work(s: Session) -> tuple[Task | None, Progress]:
             state = self._state(s, rater, dataset, for_rating_only, gold_rate)
-            return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k)
+            return state.next(self._orders, rater, overlap_k, seed, choose), state.progress(overlap_k)
 
         return self._tx.read(work)
 
@@ -148,6 +156,7 @@ class TaskRepository:
         seed: int = 0,
         for_rating_only: bool = False,
         gold_rate: float = 0.0,
+        choose: Choose | None = None,
     ) -> tuple[Task | None, Progress, dict[int, str]]:
         """`next_task`, `progress` and `statuses` from one snapshot, read once: everything a rater's screen shows
         after an answer (one read of the rater's state per submit, not one per part)."""
@@ -156,7 +165,7 @@ class TaskRepository:
 
         def work(s: Session) -> tuple[Task | None, Progress, dict[int, str]]:
             state = self._state(s, rater, dataset, for_rating_only, gold_rate)
-            return state.next(self._orders, rater, overlap_k, seed), state.progress(overlap_k), state.statuses()
+            return state.next(self._orders, rater, overlap_k, seed, choose), state.progress(overlap_k), state.statuses()
 
         return self._tx.read(work)
 
@@ -245,6 +254,16 @@ _MINE = (
 have answered thousands of samples; the task's own ratings are read in full in `_State.task`."""
 
 
+_MEANS = (
+    sa.select(t.Rating.sample_id, t.Rating.criterion, sa.func.avg(t.Rating.score))
+    .join(t.Rater, t.Rater.id == t.Rating.rater_id)
+    .join(t.Sample, t.Sample.id == t.Rating.sample_id)
+    .where(t.Rating.status == "rated", t.Rating.criterion.in_(t.CRITERIA), t.Rater.is_external == sa.false())
+    .group_by(t.Rating.sample_id, t.Rating.criterion)
+)
+"""Per (sample, criterion) the mean score of the app raters' `rated` ratings (what `OpenTasks.means` holds)."""
+
+
 class _State:
     """What the assignment rules need, read in one snapshot: the scope with each sample's count of complete ratings,
     and per sample the rater has answered, (criteria answered, how many `rated`, how many `flagged`). When the rater
@@ -258,8 +277,11 @@ class _State:
         mine: dict[int, tuple[int, int, int]],
         gold: frozenset[int] = frozenset(),
         gold_rate: float = 0.0,
+        scope_where: tuple[sa.ColumnElement[bool], ...] = (),
     ) -> None:
         self._session = s
+        self._scope_where = scope_where
+        """Conditions on `samples` that hold for the scope's datasets (the output-image rule is `complete`'s)."""
         self.rater = rater
         self.complete = complete
         self.scope = set(complete)
@@ -278,10 +300,14 @@ class _State:
         # thousands of plain rows, which the ORM's row loading would only slow down, and this runs on every answer.
         # The count of complete ratings is kept by the rating writes (`completion`), not aggregated here.
         conn = s.connection()
+        where: tuple[sa.ColumnElement[bool], ...] = ()
         if dataset is not None:
-            scope = conn.execute(_SCOPE_OF_DATASET, {"dataset_id": dataset_id(s, dataset)})
+            found = dataset_id(s, dataset)
+            scope = conn.execute(_SCOPE_OF_DATASET, {"dataset_id": found})
+            where = (t.Sample.dataset_id == found,)
         else:
             scope = conn.execute(_SCOPE_FOR_RATING if for_rating_only else _SCOPE)
+            where = (t.Sample.dataset_id.in_(DATASETS_FOR_RATING),) if for_rating_only else ()
         complete: dict[int, int] = dict(scope.all())
         mine = {
             sid: (answered, rated, flagged)
@@ -296,7 +322,7 @@ class _State:
             for sid in gold - set(mine):
                 del complete[sid]
             gold = gold & set(mine)
-        return cls(s, who, complete, mine, gold, gold_rate)
+        return cls(s, who, complete, mine, gold, gold_rate, where)
 
     def first_seen(self, sample_ids: list[int] | None = None) -> dict[int, dt.datetime]:
         """sample id -> when the rater first rated a criterion of it, for `sample_ids` (default: every sample the
@@ -329,8 +355,10 @@ class _State:
             if answered == done
         }
 
-    def next(self, orders: TaskOrders, rater: str, overlap_k: int, seed: int) -> Task | None:
-        """The next task (see the module docstring), or None when nothing is left."""
+    def next(
+        self, orders: TaskOrders, rater: str, overlap_k: int, seed: int, choose: Choose | None = None
+    ) -> Task | None:
+        """The next task (see the module docstring; `choose` replaces rule 2), or None when nothing is left."""
         started = [sid for sid, (answered, _, _) in self.mine.items() if answered < len(t.CRITERIA)]
         if len(started) > 1:
             first = self.first_seen(started)
@@ -345,6 +373,11 @@ class _State:
             return self.task(next(sid for sid in orders.order(seed, rater, self.scope) if sid in gold_left))
         if not waiting:
             return None
+        if choose is not None:
+            chosen = choose(self.open_tasks(orders, rater, overlap_k, seed))
+            if chosen not in waiting:
+                raise InvalidInput(f"the assignment rule chose sample {chosen!r}, which is not open for {rater!r}")
+            return self.task(chosen)
         most = max(self.complete[sid] for sid in waiting)
         return self.task(
             next(
@@ -352,6 +385,28 @@ class _State:
                 for sid in orders.order(seed, rater, self.scope)
                 if self.complete[sid] == most and self._is_waiting(sid, overlap_k)
             )
+        )
+
+    def open_tasks(self, orders: TaskOrders, rater: str, overlap_k: int, seed: int) -> OpenTasks:
+        """What a `Choose` rule sees (`storage.OpenTasks`): the rater's open samples in their order, the scope's
+        methods and complete counts, and each rated sample's mean score per criterion."""
+        conn = self._session.connection()
+        where = self._scope_where
+        method = {
+            sid: m
+            for sid, m in conn.execute(sa.select(t.Sample.id, t.Sample.method).where(*where))
+            if sid in self.complete and sid not in self.gold
+        }
+        means: dict[str, dict[int, float]] = {c: {} for c in t.CRITERIA}
+        for sid, criterion, mean in conn.execute(_MEANS.where(*where)):
+            if sid in method:
+                means[criterion][sid] = float(mean)
+        waiting = set(self.waiting(overlap_k))
+        return OpenTasks(
+            waiting=tuple(sid for sid in orders.order(seed, rater, self.scope) if sid in waiting),
+            method=method,
+            complete=dict(self.complete),
+            means=means,
         )
 
     def progress(self, overlap_k: int) -> Progress:

@@ -125,3 +125,29 @@ def test_the_spread_needs_two_values():
     assert one.spread is None and one.low == one.high == 0.5
     none = MetricSensitivity("cp", "MaSC CP", True, math.nan, {})
     assert none.low is None and none.spread is None
+
+
+def test_concept_preservation_falls_monotonically_as_the_masks_take_in_a_differing_background(wb, tmp_path):
+    """A constructed case: reference and output show the same subject (a red square with a green core) on two
+    different noise backgrounds, with exact masks. Dilating the masks moves more and more of the two (unrelated)
+    backgrounds into what CP compares as the subject, so CP can only fall as the dilation grows; eroding them keeps
+    comparing identical subject pixels, so CP stays where it was."""
+    from PIL import Image
+
+    size, mask = 160, np.zeros((160, 160), dtype=bool)
+    mask[40:120, 40:120] = True
+    paths = []
+    for seed in (1, 2):
+        pixels = np.random.default_rng(seed).integers(0, 256, (size, size, 3), dtype=np.uint8)
+        pixels[40:120, 40:120] = (200, 40, 40)
+        pixels[60:100, 60:100] = (40, 200, 40)
+        paths.append(tmp_path / f"{seed}.png")
+        Image.fromarray(pixels).save(paths[-1])
+    sample = wb.scoring.make_sample([paths[0]], paths[1], "a red box on a table", "box", [mask], mask)
+    report = wb.mask_sensitivity.run(sample, ["cp"], user=None, shifts=(0, 4, 8, 16))
+    (cp,) = report.metrics
+    dilated = [cp.values["0 px"]] + [cp.values[f"dilated {px} px"] for px in (4, 8, 16)]
+    assert all(later <= earlier for earlier, later in zip(dilated, dilated[1:])), dilated
+    assert dilated[-1] < dilated[0] - 0.05, dilated
+    eroded = [cp.values[f"eroded {px} px"] for px in (4, 8, 16)]
+    assert all(v == pytest.approx(cp.values["0 px"], abs=0.01) for v in eroded), eroded
