@@ -32,6 +32,7 @@ from .errors import (
     StorageBusy,
     StorageError,
 )
+from .guide_records import GuideExampleRecord, GuideReadingRecord, GuideRecord, PracticeAnswerRecord
 from .pair_records import (
     ExternalPairJudgment,
     PairAnswer,
@@ -113,7 +114,11 @@ __all__ = [
     "GoldRecord",
     "StudyRecord",
     "ParticipantRecord",
+    "GuideExampleRecord",
+    "GuideReadingRecord",
+    "GuideRecord",
     "Task",
+    "PracticeAnswerRecord",
     "OpenTasks",
     "Progress",
     "SampleRow",

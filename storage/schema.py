@@ -43,6 +43,8 @@ PAIR_WINNERS = ("left", "right", "tie")
 GOLD_KINDS = ("gold", "attention")
 """Kinds of gold answers: `gold` (an admin gave the accepted answer of a sample) and `attention` (an attention check
 made from the data itself: an output that is the reference, an output of another subject)."""
+MAX_PRACTICE_TASKS = 50
+"""Most practice tasks a dataset's practice round may hold."""
 MASKS_KEY_MAX = 500
 """Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
@@ -394,7 +396,7 @@ class GoldAnswer(Base):
     high: Mapped[int] = mapped_column(sa.SmallInteger)
     kind: Mapped[str] = mapped_column(sa.String(16))
     note: Mapped[str | None] = mapped_column(sa.Text)
-    """Why this is the accepted answer (shown to admins, never to raters)."""
+    """Why this is the accepted answer (shown to admins; to raters only as the feedback of a practice task)."""
     created_by: Mapped[str | None] = mapped_column(sa.String(200))
     created_at: Mapped[dt.datetime]
 
@@ -441,6 +443,97 @@ class StudyParticipant(Base):
     """The platform's session id (`SESSION_ID`) of the latest visit."""
     started_at: Mapped[dt.datetime]
     finished_at: Mapped[dt.datetime | None]
+
+
+class RatingGuide(Base):
+    """One version of a dataset's rating guide (schema revision 0010): the Markdown text raters read before their
+    first task of the dataset, and its practice round's settings. Editing a guide adds a new version (the highest
+    is the current one); earlier versions stay."""
+
+    __tablename__ = "rating_guides"
+    __table_args__ = (
+        sa.UniqueConstraint("dataset_id", "version"),
+        sa.CheckConstraint("version >= 1", name="version"),
+        sa.CheckConstraint(f"practice_tasks >= 0 AND practice_tasks <= {MAX_PRACTICE_TASKS}", name="practice_tasks"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    version: Mapped[int]
+    text: Mapped[str] = mapped_column(sa.Text)
+    practice_tasks: Mapped[int]
+    """How many practice tasks a rater answers before their first real task of the dataset (0 = no practice)."""
+    practice_skippable: Mapped[bool] = mapped_column(sa.Boolean)
+    """Whether a rater may skip the practice round."""
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class GuideExample(Base):
+    """A sample shown in its dataset's rating guide with its expected answers (schema revision 0010): the expected
+    concept-preservation and prompt-following scores (at least one) and why."""
+
+    __tablename__ = "guide_examples"
+    __table_args__ = (
+        sa.CheckConstraint("cp IS NOT NULL OR pf IS NOT NULL", name="answer"),
+        sa.CheckConstraint(f"cp IS NULL OR (cp >= {SCORE_MIN} AND cp <= {SCORE_MAX})", name="cp"),
+        sa.CheckConstraint(f"pf IS NULL OR (pf >= {SCORE_MIN} AND pf <= {SCORE_MAX})", name="pf"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"), unique=True)
+    position: Mapped[int]
+    cp: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    pf: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class PracticeSample(Base):
+    """A gold sample of a dataset's practice round (schema revision 0010): shown to raters before their real tasks,
+    with feedback from its accepted answers and their notes; it is never handed out as a real task."""
+
+    __tablename__ = "practice_samples"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"), unique=True)
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class PracticeAnswer(Base):
+    """A rater's answer to a practice task (schema revision 0010), kept apart from `ratings`: it never counts as a
+    rating (agreement, leaderboards, rater reports, task counts). One answer per (rater, sample, criterion)."""
+
+    __tablename__ = "practice_answers"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "sample_id", "criterion"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(f"score >= {SCORE_MIN} AND score <= {SCORE_MAX}", name="score"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    score: Mapped[int] = mapped_column(sa.SmallInteger)
+    created_at: Mapped[dt.datetime]
+
+
+class GuideReading(Base):
+    """Where a rater stands with a dataset's guide (schema revision 0010): the guide version they last read, and
+    when they skipped its practice round (None = not skipped)."""
+
+    __tablename__ = "guide_readings"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "dataset_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    version_read: Mapped[int | None]
+    read_at: Mapped[dt.datetime | None]
+    practice_skipped_at: Mapped[dt.datetime | None]
 
 
 TABLES_IN_DEPENDENCY_ORDER: tuple[sa.Table, ...] = tuple(Base.metadata.sorted_tables)

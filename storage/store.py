@@ -16,6 +16,7 @@ from .errors import DatabaseCorrupt, InvalidInput, StorageError
 from .repo.dump import DumpRepository
 from .repo.exports import ExportRepository
 from .repo.gold import GoldRepository
+from .repo.guides import GuideRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
@@ -44,8 +45,9 @@ class Store:
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
     `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
-    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers), `studies` (crowd
-    studies and their participants).
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers),
+    `guides` (rating guides, their examples, practice rounds and practice answers), `studies` (crowd studies and their
+    participants).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -67,6 +69,7 @@ class Store:
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
         self.gold = GoldRepository(self.tx)
+        self.guides = GuideRepository(self.tx)
         self.studies = StudyRepository(self.tx)
 
     @property

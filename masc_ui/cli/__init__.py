@@ -18,6 +18,7 @@ from .datasets import add_export, add_import, add_push
 from .db import add_db
 from .demo_weights import add_demo_weights
 from .gold import add_gold
+from .guide import add_guide
 from .raters import add_raters
 from .score import add_metrics, add_score
 from .segment import add_segment
@@ -37,6 +38,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_agreement,
     add_leaderboard,
     add_gold,
+    add_guide,
     add_raters,
     add_study,
     add_export,

@@ -1,7 +1,7 @@
 """Raters tab (admins): rater quality control for a stored dataset — the rater report (who to trust and why: the same
 table as `masc-ui raters`, with CSV and JSON files), and gold tasks (mark a sample with its accepted answer, list
-them, make the attention checks of a dataset; the same use cases as `masc-ui gold`), and crowd studies
-(`studies_panel`)."""
+them, make the attention checks of a dataset; the same use cases as `masc-ui gold`), each dataset's rating guide and
+practice round (`guide_admin`, as `masc-ui guide`), and crowd studies (`studies_panel`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
-from . import studies_panel
+from . import guide_admin, studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
 from .plain_text import literal
 from .users import user_of
@@ -66,6 +66,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             unmark = gr.Button("Remove the mark", elem_id="gold-unmark", scale=0, min_width=160)
             attention = gr.Button("Make attention checks", elem_id="gold-attention", scale=0, min_width=200)
         gold_table = gr.Dataframe(interactive=False, wrap=False, elem_id="gold-table", label="Gold tasks")
+    guide_admin.build(wb, dataset)
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 
     def gold_listing(user: str | None, name: str) -> dict:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from storage.repo.dump import DumpRepository
     from storage.repo.exports import ExportRepository
     from storage.repo.gold import GoldRepository
+    from storage.repo.guides import GuideRepository
     from storage.repo.images import ImageRepository
     from storage.repo.masks import MaskRepository
     from storage.repo.metrics import MetricRepository
@@ -218,6 +219,10 @@ class Database:
     @property
     def studies(self) -> StudyRepository:
         return translating_errors(self.store.studies)
+
+    @property
+    def guides(self) -> GuideRepository:
+        return translating_errors(self.store.guides)
 
     # --- reads shared by several use cases ---------------------------------------------------------------------
 

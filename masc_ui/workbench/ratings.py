@@ -432,6 +432,10 @@ class RatingTasks:
         user = self._rater(user)
         return self._database.ratings.current(rater=user)
 
+    def blind_view(self, sample_id: int) -> TaskView:
+        """The blind view of the stored sample `sample_id` without answers (a guide example, a practice task)."""
+        return self._view_of(self._database.samples.get(sample_id), 0, {})
+
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
         return dataclasses.replace(self._view_of(sample, order, ratings), answered_as=answer_version(ratings))
 

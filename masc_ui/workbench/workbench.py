@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from .masks import Segmentation
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
+    from .practice import PracticeRounds
     from .rater_report import RaterReports
     from .rater_selection import RaterSelections
+    from .rating_guide import RatingGuides
     from .ratings import RatingTasks
     from .recorder import Recorder
     from .saving import Saving
@@ -198,6 +200,18 @@ def _gold(wb: Workbench) -> GoldTasks:
     return GoldTasks(wb.database)
 
 
+def _guides(wb: Workbench) -> RatingGuides:
+    from .rating_guide import RatingGuides
+
+    return RatingGuides(wb.database, wb.ratings, wb.gold)
+
+
+def _practice(wb: Workbench) -> PracticeRounds:
+    from .practice import PracticeRounds
+
+    return PracticeRounds(wb.database, wb.ratings, wb.guides)
+
+
 def _rater_report(wb: Workbench) -> RaterReports:
     from .rater_report import RaterReports
 
@@ -242,6 +256,8 @@ class Workbench:
     - `studies` (`Studies`: crowd studies, their secret links and participants);
     - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
       (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
+    - `guides` (`RatingGuides`: each dataset's rating guide and examples, what a rater reads before rating),
+      `practice` (`PracticeRounds`: the practice round with its feedback);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -289,6 +305,8 @@ class Workbench:
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
     studies = _BuiltOnce(_studies)
+    guides = _BuiltOnce(_guides)
+    practice = _BuiltOnce(_practice)
     rater_report = _BuiltOnce(_rater_report)
     rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)
