@@ -276,9 +276,35 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
     ]
     answers_in = [state, on_screen, *radios, *bad]
 
-    def keep(session: PairState, msg: str | dict) -> tuple:
+    def keep(session: PairState, msg: str | dict) -> dict:
         """Everything on screen stays as it is (the chosen answers too); only the message changes."""
-        return (session, *[gr.update()] * (len(shown) - 2), msg)
+        return {state: session, message: msg}
+
+    def screen(
+        session: PairState,
+        token: str,
+        who_md: str,
+        prompt_md: str,
+        view: PairTaskView | None,
+        progress_md: str,
+        msg: str,
+    ) -> dict:
+        """Every output of the tab for `view` (None: no pair: empty images, no players, no answers)."""
+        media = dict(zip((left, right, left_video, right_video), output_media(view), strict=True))
+        answers = None if view is None else view.answers
+        return {
+            state: session,
+            on_screen: token,
+            who: who_md,
+            prompt: prompt_md,
+            refs: None if view is None else view.refs_picture,
+            **media,
+            **{r: None if answers is None else answers.winners[c] for r, c in zip(radios, names, strict=True)},
+            **{b: False if answers is None else answers.both_bad[c] for b, c in zip(bad, names, strict=True)},
+            note: "",
+            progress: progress_md,
+            message: msg,
+        }
 
     def render(
         user: str | None,
@@ -286,42 +312,18 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         msg: str = "",
         session: PairState | None = None,
         prog: PairProgress | None = None,
-    ) -> tuple:
+    ) -> dict:
         session = session if session is not None else PairState()
         session.show(view if user is not None else None)
         if user is None:
-            return (
-                session,
-                "",
-                "",
-                LOG_IN,
-                None,
-                *output_media(None),
-                *[None] * len(names),
-                *[False] * len(names),
-                "",
-                "",
-                msg,
-            )
+            return screen(session, "", "", LOG_IN, None, "", msg)
         who_md = f"Judging pairs as **{literal(user)}**"
         try:
             prog_md = (prog or wb.pairwise.progress(user)).text()
         except WorkbenchError as exc:
             prog_md = f"⚠ progress unavailable: {exc}"
         if view is None:
-            return (
-                session,
-                "",
-                who_md,
-                "**No pair left for you.** Thank you!",
-                None,
-                *output_media(None),
-                *[None] * len(names),
-                *[False] * len(names),
-                "",
-                prog_md,
-                msg,
-            )
+            return screen(session, "", who_md, "**No pair left for you.** Thank you!", None, prog_md, msg)
         answers = view.answers
         earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
         if earlier:
@@ -331,28 +333,16 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
         if view.problem:
             msg = f"{msg}; {warn(view.problem)}" if msg else warn(view.problem)
-        return (
-            session,
-            view.token,
-            who_md,
-            prompt_md,
-            view.refs_picture,
-            *output_media(view),
-            *[answers.winners[c] for c in names],
-            *[answers.both_bad[c] for c in names],
-            "",
-            prog_md,
-            msg,
-        )
+        return screen(session, view.token, who_md, prompt_md, view, prog_md, msg)
 
-    def show_next(user: str, session: PairState, msg: str) -> tuple:
+    def show_next(user: str, session: PairState, msg: str) -> dict:
         try:
             view = wb.pairwise.next_task(user)
             return render(user, view, msg, session, wb.pairwise.progress(user))
         except WorkbenchError as exc:
             return render(user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
 
-    def on_open(session: PairState, request: gr.Request) -> tuple:
+    def on_open(session: PairState, request: gr.Request) -> dict:
         """The next pair; when it is the pair on screen (the rater comes back to the tab), the screen stays as it
         is, with the answers chosen and not yet submitted."""
         user = user_of(request)
@@ -379,7 +369,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
             pf_bad: bool,
             request: gr.Request,
             note: str = "",
-        ) -> tuple:
+        ) -> dict:
             user = user_of(request)
             if user is None:
                 return render(None, None, "⚠ log in to rate pairs")
@@ -440,7 +430,7 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         )
         return "saved your answers"
 
-    def on_back(session: PairState, request: gr.Request) -> tuple:
+    def on_back(session: PairState, request: gr.Request) -> dict:
         user = user_of(request)
         if user is None:
             return render(None, None, "⚠ log in to rate pairs")

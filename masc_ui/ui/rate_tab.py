@@ -57,7 +57,8 @@ def on_event_loop(fn: Callable) -> Callable:
 
 
 def postprocessed_here(fn: Callable, outputs: list) -> Callable:
-    """`fn` returning what Gradio would send for `outputs`, for an event registered with `postprocess=False`: each
+    """`fn` returning what Gradio would send for `outputs` (a dict keyed by component: those left out stay as they
+    are), for an event registered with `postprocess=False`: each
     value (and the value inside a property update) put through its component's own `postprocess` here, in the
     handler's thread. Gradio otherwise hands every output to a worker thread of its own: a dozen hand-offs per
     rating answer, each trading the interpreter lock with the busy event loop under load (`bench/rating_load.py`).
@@ -66,7 +67,10 @@ def postprocessed_here(fn: Callable, outputs: list) -> Callable:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> tuple:
-        return tuple(_postprocessed(block, value) for block, value in zip(outputs, fn(*args, **kwargs), strict=True))
+        values = fn(*args, **kwargs)
+        if isinstance(values, dict):  # keyed by component: the components it leaves out stay as they are
+            values = [values.get(block, gr.update()) for block in outputs]
+        return tuple(_postprocessed(block, value) for block, value in zip(outputs, values, strict=True))
 
     return run
 
@@ -176,7 +180,6 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
     shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, player, progress, message]
-    keep = [gr.update()] * (len(shown) - 2)
 
     def render(
         user: str | None,
@@ -193,7 +196,20 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                 "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
             )
             st.media = None  # the boxes are set by updates below: the next render sends updates again
-            return st, "", note, "", None, None, None, None, "", gr.update(value=None, visible=False), "", msg
+            return {
+                state: st,
+                on_screen: "",
+                who: note,
+                prompt: "",
+                refs: None,
+                out: None,
+                cp: None,
+                pf: None,
+                reason: "",
+                player: gr.update(value=None, visible=False),
+                progress: "",
+                message: msg,
+            }
         who_md = f"Rating as **{literal(user)}**"
         try:
             prog = (progress or wb.ratings.progress(user)).text()
@@ -203,7 +219,20 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         st.media = media_kind(task)
         if task is None:
             done = study_page.finished_note(wb, user) or "**No task left for you.** Thank you!"
-            return st, "", who_md, done, None, image, None, None, "", video, prog, msg
+            return {
+                state: st,
+                on_screen: "",
+                who: who_md,
+                prompt: done,
+                refs: None,
+                out: image,
+                cp: None,
+                pf: None,
+                reason: "",
+                player: video,
+                progress: prog,
+                message: msg,
+            }
         prompt_md = f"**Prompt:** {literal(task.prompt)}"
         if task.problem:
             msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
@@ -211,20 +240,20 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         if task.status:
             why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
-        return (
-            st,
-            task.token,
-            who_md + earlier,
-            prompt_md,
-            task.refs_picture,
-            image,
-            task.scores.get("cp"),
-            task.scores.get("pf"),
-            task.reason or "",
-            video,
-            prog,
-            msg,
-        )
+        return {
+            state: st,
+            on_screen: task.token,
+            who: who_md + earlier,
+            prompt: prompt_md,
+            refs: task.refs_picture,
+            out: image,
+            cp: task.scores.get("cp"),
+            pf: task.scores.get("pf"),
+            reason: task.reason or "",
+            player: video,
+            progress: prog,
+            message: msg,
+        }
 
     def on_open(request: gr.Request):
         user = user_of(request)
@@ -247,7 +276,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             with wb.ratings.one_at_a_time(user):
                 task, prog = wb.ratings.next_task_and_progress(user)
                 if task is not None and st.token and task.sample_id == st.sample_id:
-                    return (st, *keep[:-1], prog.text(), gr.update())
+                    return {state: st, progress: prog.text()}
                 return render(user, task, "", st, prog)
         except WorkbenchError as exc:
             return render(user, None, warn(exc), st)
@@ -259,15 +288,12 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                 return render(None, None, warn("log in to rate"))
             with wb.ratings.one_at_a_time(user):
                 if st.sample_id is None:
-                    return (st, *keep, warn("there is no task on screen"))
+                    return {state: st, message: warn("there is no task on screen")}
                 if not screen or screen != st.token:
-                    return (
-                        st,
-                        *keep,
-                        warn(
-                            "nothing saved: the task changed while you answered; check the task shown now and answer it"
-                        ),
+                    changed = (
+                        "nothing saved: the task changed while you answered; check the task shown now and answer it"
                     )
+                    return {state: st, message: warn(changed)}
                 seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
                 try:
                     done = wb.ratings.submit(
@@ -283,10 +309,10 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                 except AnsweredElsewhere as exc:
                     # Another tab of this rater answered the task: ask before replacing (Submit again), or keep (Skip).
                     st.answered_as = exc.now
-                    return (st, *keep, warn(f"not saved: {exc}"))
+                    return {state: st, message: warn(f"not saved: {exc}")}
                 except WorkbenchError as exc:
                     # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
-                    return (st, *keep, warn(f"not saved: {exc}"))
+                    return {state: st, message: warn(f"not saved: {exc}")}
                 try:
                     task, prog = wb.ratings.next_task_and_progress(user)
                     return render(user, task, done.message, st, prog)
@@ -304,9 +330,9 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             try:
                 task = wb.ratings.previous_task(user, st.sample_id)
             except WorkbenchError as exc:
-                return (st, *keep, warn(exc))
+                return {state: st, message: warn(exc)}
             if task is None:
-                return (st, *keep, "this is your first task: there is nothing before it")
+                return {state: st, message: "this is your first task: there is nothing before it"}
             return render(
                 user,
                 task,
