@@ -186,8 +186,8 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         task: TaskView | None,
         msg: str = "",
         st: TaskState | None = None,
-        progress: RaterProgress | None = None,
-    ):
+        counts: RaterProgress | None = None,
+    ) -> dict:
         st = st if st is not None else TaskState()
         st.show(task if user is not None else None)
         if user is None:
@@ -212,7 +212,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             }
         who_md = f"Rating as **{literal(user)}**"
         try:
-            prog = (progress or wb.ratings.progress(user)).text()
+            prog = (counts or wb.ratings.progress(user)).text()
         except WorkbenchError as exc:
             prog = f"⚠ progress unavailable: {exc}"
         image, video = task_media(task, st.media)
