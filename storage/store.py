@@ -19,6 +19,7 @@ from .repo.gold import GoldRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
+from .repo.pair_gold import PairGoldRepository
 from .repo.pairwise import PairwiseRepository
 from .repo.rater_rows import RaterRows
 from .repo.ratings import RatingRepository
@@ -65,6 +66,7 @@ class Store:
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
         self.gold = GoldRepository(self.tx)
+        self.pair_gold = PairGoldRepository(self.tx)
 
     @property
     def backend(self) -> str:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from storage.repo.images import ImageRepository
     from storage.repo.masks import MaskRepository
     from storage.repo.metrics import MetricRepository
+    from storage.repo.pair_gold import PairGoldRepository
     from storage.repo.pairwise import PairwiseRepository
     from storage.repo.ratings import RatingRepository
     from storage.repo.recording import RecordingRepository
@@ -213,6 +214,10 @@ class Database:
     @property
     def gold(self) -> GoldRepository:
         return translating_errors(self.store.gold)
+
+    @property
+    def pair_gold(self) -> PairGoldRepository:
+        return translating_errors(self.store.pair_gold)
 
     # --- reads shared by several use cases ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .leaderboard import Leaderboards
     from .mask_sensitivity import MaskSensitivity
     from .masks import Segmentation
+    from .pair_gold import PairGoldTasks
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
     from .rater_report import RaterReports
@@ -191,6 +192,12 @@ def _gold(wb: Workbench) -> GoldTasks:
     return GoldTasks(wb.database)
 
 
+def _pair_gold(wb: Workbench) -> PairGoldTasks:
+    from .pair_gold import PairGoldTasks
+
+    return PairGoldTasks(wb.database)
+
+
 def _rater_report(wb: Workbench) -> RaterReports:
     from .rater_report import RaterReports
 
@@ -232,7 +239,8 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
-    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
+    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `pair_gold` (`PairGoldTasks`:
+      the same for pairs), `rater_report`
       (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
@@ -280,6 +288,7 @@ class Workbench:
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
+    pair_gold = _BuiltOnce(_pair_gold)
     rater_report = _BuiltOnce(_rater_report)
     rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)
