@@ -201,7 +201,7 @@ def _pair_gold(wb: Workbench) -> PairGoldTasks:
 def _rater_report(wb: Workbench) -> RaterReports:
     from .rater_report import RaterReports
 
-    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement)
+    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement, wb.pair_gold)
 
 
 def _rater_selection(wb: Workbench) -> RaterSelections:

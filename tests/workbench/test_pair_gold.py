@@ -201,3 +201,42 @@ def test_bad_gold_pairs_are_refused_with_the_reason(store):
             gold_uc.mark(user=None, dataset="ds", **kwargs)
     with pytest.raises(InputError, match="dataset 'other' is not in the database"):
         gold_uc.make_attention_checks(user=None, dataset="other")
+
+
+@pytest.fixture()
+def bench(demo_settings: Settings, database_url: str | None):
+    from masc_ui.workbench import build_workbench
+
+    wb = build_workbench(demo_settings.replace(database_url=database_url, gold_rate=0.5, rating_overlap=1))
+    yield wb
+    wb.close()
+
+
+def test_the_rater_report_grades_pair_gold_per_criterion_and_pair_attention(bench):
+    from masc_ui.workbench.rater_report import report_rows
+
+    store = bench.database.store
+    samples = add_outputs(store, methods=("m0", "m1", "m2"), references=2)
+    first, second = samples[0], samples[1]
+    for criterion in ("cp", "pf"):
+        bench.pair_gold.mark(
+            user=None, dataset="ds", first=f"#{first.id}", second=f"#{second.id}", criterion=criterion, accepted="a"
+        )
+    bench.pair_gold.make_attention_checks(user=None, dataset="ds")  # 2 subjects: 2 checks
+    while (view := bench.pairwise.next_task("zoe")) is not None:
+        record = store.pairwise.task("zoe", view.token)
+        left_is_first = record.left_sample_id == first.id
+        # on the gold pair: cp right (the first sample), pf wrong; everywhere else (checks included) a tie
+        if {record.sample_a_id, record.sample_b_id} == {first.id, second.id}:
+            winners = {"cp": "left" if left_is_first else "right", "pf": "right" if left_is_first else "left"}
+        else:
+            winners = {"cp": "tie", "pf": "tie"}
+        bench.pairwise.submit("zoe", view.token, winners)
+    report = bench.rater_report.report(user=None, dataset="ds", n_boot=0)
+    (zoe,) = report.rows
+    assert {c: (g.correct, g.n) for c, g in zoe.pair_gold.items()} == {"cp": (1, 1), "pf": (0, 1)}
+    assert (zoe.pair_attention.correct, zoe.pair_attention.n) == (4, 4)  # 2 checks x 2 criteria, all ties
+    headers, rows = report_rows(report)
+    assert rows[0][headers.index("pair gold")] == "cp 1/1; pf 0/1"
+    assert rows[0][headers.index("pair attention")] == "4/4"
+    assert report.to_dict()["raters"][0]["pair_gold"] == {"cp": {"correct": 1, "n": 1}, "pf": {"correct": 0, "n": 1}}
