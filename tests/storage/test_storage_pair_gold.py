@@ -81,3 +81,20 @@ def test_downgrade_below_0009_refuses_while_pair_gold_answers_exist(store, add_s
     assert migrate.current_revision(store.engine) == below
     migrate.upgrade(store.engine)
     assert migrate.current_revision(store.engine) == migrate.head_revision()
+
+
+def test_the_judgments_export_says_which_pairs_are_gold(store, add_sample):
+    from storage import ExternalPairJudgment
+
+    a, b, c = add_sample(method="m0"), add_sample(method="m1"), add_sample(method="m2")
+    store.pair_gold.mark(a.id, b.id, "cp", "a")
+    store.pairwise.import_external(
+        "group", [ExternalPairJudgment(b.id, a.id, "pf", "left"), ExternalPairJudgment(a.id, c.id, "cp", "tie")]
+    )
+    columns, rows = store.pairwise.export_table("ds")
+    assert columns[-1] == "gold"
+    # the pf judgment of the gold pair is marked too: a gold pair never counts for a method, whatever the criterion
+    assert {(r["left_sample_id"], r["right_sample_id"]): r["gold"] for r in rows} == {
+        (b.id, a.id): "gold",
+        (a.id, c.id): None,
+    }
