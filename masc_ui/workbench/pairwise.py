@@ -27,6 +27,11 @@ and another rater may be given the pair; it stays its rater's unfinished task (h
 their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
 needs K judgments). A rater is never given the same pair twice, whatever became of their task.
 
+Gold pairs (`pair_gold`: an admin's accepted answer, or a pair attention check) are left out of the plan (`plan_of`):
+never handed out as a normal pair, never holding a slot. Storage mixes them into each rater's queue at
+`Settings.gold_rate` (`storage.repo.pairwise`), recorded and shown like any other task; their judgments are left out
+of the active policy's uncertainty, as of every statistic of methods.
+
 Videos: outputs are paired with outputs of the same kind only (`output_kind`: a video with a video, an image with an
 image): a still image next to a moving clip says which method made which, and "prompt following" of a video prompt
 cannot be judged on a still. A pair of videos is judged like a pair of images, the two clips played side by side. A
