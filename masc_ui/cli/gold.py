@@ -9,6 +9,7 @@ import json
 from ..errors import InputError
 from ..settings import Settings
 from ..workbench.gold import accepted_text, parse_accepted
+from ..workbench.pair_gold import split_pair
 from .common import CLI_USER, add_common, open_workbench, settings_from_args
 
 
@@ -71,10 +72,10 @@ def add_gold(sub: argparse._SubParsersAction) -> None:
 
 def _pair(text: str) -> tuple[str, str]:
     """The two sample names of `--pair A,B`."""
-    names = [x.strip() for x in str(text).split(",")]
-    if len(names) != 2 or not all(names):
-        raise InputError(f"--pair: give two samples separated by a comma (e.g. dog-0,dog-1 or #3,#7); got {text!r}")
-    return names[0], names[1]
+    try:
+        return split_pair(text)
+    except InputError as exc:
+        raise InputError(f"--pair: {exc}") from None
 
 
 def _cmd_pair_gold(args: argparse.Namespace, settings: Settings | None) -> int:

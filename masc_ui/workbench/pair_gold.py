@@ -33,6 +33,14 @@ SAME_OUTPUT = f"{KEY_PREFIX}same-output:"
 """External key prefix of the copies made for pair attention checks."""
 
 
+def split_pair(text: object) -> tuple[str, str]:
+    """The two sample names of `A,B` (external keys or `#id`s), InputError unless there are exactly two."""
+    names = [x.strip() for x in str(text or "").split(",")]
+    if len(names) != 2 or not all(names):
+        raise InputError(f"give two samples separated by a comma (e.g. dog-0,dog-1 or #3,#7); got {str(text)[:80]!r}")
+    return names[0], names[1]
+
+
 @dataclass(frozen=True)
 class PairChecksMade:
     """What `PairGoldTasks.make_attention_checks` did."""
