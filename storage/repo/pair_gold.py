@@ -220,3 +220,13 @@ def _records(s: Session, where: list[sa.ColumnElement[bool]]) -> list[PairGoldRe
 
 GOLD_PAIRS = sa.select(t.PairGoldAnswer.sample_a_id, t.PairGoldAnswer.sample_b_id).distinct()
 """(a, b) of every gold pair (any kind, any criterion): pairwise assignment's exclusion and its gold queue."""
+
+_CHECK_SIDES = sa.union(
+    sa.select(t.PairGoldAnswer.sample_a_id).where(t.PairGoldAnswer.kind == "attention"),
+    sa.select(t.PairGoldAnswer.sample_b_id).where(t.PairGoldAnswer.kind == "attention"),
+).subquery()
+PAIR_CHECK_COPIES = sa.select(t.Sample.id).where(
+    t.Sample.method.is_(None), t.Sample.id.in_(sa.select(_CHECK_SIDES.c[0]))
+)
+"""Ids of the copies made for pair attention checks (the method-less side of an `attention` pair): they exist for
+pairwise tasks only, so the single-sample task assignment leaves them out."""

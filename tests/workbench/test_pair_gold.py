@@ -240,3 +240,16 @@ def test_the_rater_report_grades_pair_gold_per_criterion_and_pair_attention(benc
     assert rows[0][headers.index("pair gold")] == "cp 1/1; pf 0/1"
     assert rows[0][headers.index("pair attention")] == "4/4"
     assert report.to_dict()["raters"][0]["pair_gold"] == {"cp": {"correct": 1, "n": 1}, "pf": {"correct": 0, "n": 1}}
+
+
+def test_a_pair_attention_checks_copy_is_never_a_single_sample_task(store):
+    samples = add_outputs(store, methods=("m0", "m1"), references=1)
+    PairGoldTasks(Database.of(store)).make_attention_checks(user=None, dataset="ds")
+    (check,) = {g.sample_b_id for g in store.pair_gold.answers(kind="attention")}
+    store.ratings.ensure_rater("zoe")
+    seen = []
+    while (task := store.tasks.next_task("zoe", "ds", overlap_k=1)) is not None:
+        seen.append(task.sample.id)
+        store.ratings.rate_sample("zoe", task.sample.id, {"cp": 3, "pf": 3})
+    assert sorted(seen) == sorted(s.id for s in samples) and check not in seen
+    assert store.tasks.progress("zoe", "ds", overlap_k=1).total == 2
