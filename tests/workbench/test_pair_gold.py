@@ -18,7 +18,7 @@ from masc_ui.workbench.database import Database
 from masc_ui.workbench.pair_gold import PairGoldTasks
 from masc_ui.workbench.pairwise import PairwiseTasks, plan_of
 from masc_ui.workbench.pairwise_analysis import PairwiseAnalysis
-from storage import open_store
+from storage import ExternalPairJudgment, open_store
 
 
 @pytest.fixture()
@@ -27,8 +27,10 @@ def store(database_url, tmp_path: Path):
         yield opened
 
 
-def tasks_of(store, gold_rate: float = 0.25, overlap: int = 2) -> PairwiseTasks:
-    return PairwiseTasks(Database.of(store), Settings(rating_overlap=overlap, gold_rate=gold_rate))
+def tasks_of(store, gold_rate: float = 0.25, overlap: int = 2, policy: str = "overlap") -> PairwiseTasks:
+    return PairwiseTasks(
+        Database.of(store), Settings(rating_overlap=overlap, gold_rate=gold_rate, assignment_policy=policy)
+    )
 
 
 def _key(record) -> tuple[int, int]:
@@ -58,10 +60,11 @@ def _mark_three(store, samples) -> list[tuple[int, int]]:
     return keys
 
 
-def test_gold_pairs_are_mixed_in_at_the_rate_once_each_and_never_as_normal_pairs(store):
+@pytest.mark.parametrize("policy", ["overlap", "active"])
+def test_gold_pairs_are_mixed_in_at_the_rate_once_each_and_never_as_normal_pairs(store, policy):
     samples = add_outputs(store, methods=("m0", "m1", "m2"), references=4)  # 4 x 3 = 12 pairs
     gold = _mark_three(store, samples)
-    tasks = tasks_of(store, gold_rate=0.25, overlap=2)
+    tasks = tasks_of(store, gold_rate=0.25, overlap=2, policy=policy)
     plan = plan_of(store.pairwise.state("zoe", for_rating_only=True))
     assert len(plan.pairs) == 9 and not {(int(p.a), int(p.b)) for p in plan.pairs} & set(gold)
     orders = {}
@@ -253,3 +256,17 @@ def test_a_pair_attention_checks_copy_is_never_a_single_sample_task(store):
         store.ratings.rate_sample("zoe", task.sample.id, {"cp": 3, "pf": 3})
     assert sorted(seen) == sorted(s.id for s in samples) and check not in seen
     assert store.tasks.progress("zoe", "ds", overlap_k=1).total == 2
+
+
+def test_the_active_policy_weighs_no_judgment_of_a_gold_pair(store):
+    from masc_ui.workbench.pairwise import _judgments
+
+    samples = add_outputs(store, methods=("m0", "m1", "m2"), references=1)
+    a, b, c = (s.id for s in samples)
+    store.pair_gold.mark(a, b, "cp", "a")
+    store.pairwise.import_external(
+        "group", [ExternalPairJudgment(a, b, "cp", "left"), ExternalPairJudgment(a, c, "cp", "left")]
+    )
+    state = store.pairwise.state("zoe", dataset="ds")
+    assert state.gold == {(a, b)}
+    assert [(j.left, j.right) for j in _judgments(state)] == [(str(a), str(c))]
