@@ -32,6 +32,7 @@ from .errors import (
     StorageBusy,
     StorageError,
 )
+from .guide_records import GuideExampleRecord, GuideReadingRecord, GuideRecord, PracticeAnswerRecord
 from .pair_records import (
     ExternalPairJudgment,
     PairAnswer,
@@ -55,6 +56,7 @@ from .record_types import (
     MetricInput,
     MetricValueRecord,
     OpenTasks,
+    ParticipantRecord,
     Progress,
     Provenance,
     RaterRecord,
@@ -65,6 +67,7 @@ from .record_types import (
     SampleInput,
     SampleRecord,
     SampleRow,
+    StudyRecord,
     SubjectRecord,
     Task,
     ValueInput,
@@ -110,7 +113,13 @@ __all__ = [
     "RatingRevision",
     "ExternalRating",
     "GoldRecord",
+    "StudyRecord",
+    "ParticipantRecord",
+    "GuideExampleRecord",
+    "GuideReadingRecord",
+    "GuideRecord",
     "Task",
+    "PracticeAnswerRecord",
     "OpenTasks",
     "Progress",
     "SampleRow",

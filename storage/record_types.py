@@ -219,6 +219,43 @@ class Task:
 
 
 @dataclass(frozen=True)
+class StudyRecord:
+    """A crowd study (`storage.repo.studies`); the secret of its link is not here (only its hash is stored)."""
+
+    id: int
+    dataset: str
+    name: str
+    tasks_per_participant: int
+    gold_rate: float
+    completion_code: str | None
+    redirect_url: str | None
+    created_by: str | None
+    created_at: dt.datetime
+    closed_at: dt.datetime | None
+    participants: int = 0
+    """Participants who started the study."""
+    finished: int = 0
+    """Participants who finished it."""
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+@dataclass(frozen=True)
+class ParticipantRecord:
+    """A participant of a crowd study: the platform's participant id and the rater their answers are stored under."""
+
+    study_id: int
+    participant: str
+    rater: str
+    platform_study: str | None
+    platform_session: str | None
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
 class GoldRecord:
     """The accepted answer of a gold task (`storage.repo.gold`): `criterion`'s score of the sample lies in
     `low..high` (inclusive, 0-4)."""

@@ -45,6 +45,8 @@ GOLD_KINDS = ("gold", "attention")
 made from the data itself: an output that is the reference, an output of another subject)."""
 PAIR_ACCEPTED = ("a", "b", "tie")
 """Accepted answers of a gold pair, relative to the canonical order (`a` = the pair's smaller sample id)."""
+MAX_PRACTICE_TASKS = 50
+"""Most practice tasks a dataset's practice round may hold."""
 MASKS_KEY_MAX = 500
 """Longest `metric_values.masks_key` (the mask version ids of one value, comma-joined)."""
 
@@ -396,13 +398,148 @@ class GoldAnswer(Base):
     high: Mapped[int] = mapped_column(sa.SmallInteger)
     kind: Mapped[str] = mapped_column(sa.String(16))
     note: Mapped[str | None] = mapped_column(sa.Text)
-    """Why this is the accepted answer (shown to admins, never to raters)."""
+    """Why this is the accepted answer (shown to admins; to raters only as the feedback of a practice task)."""
     created_by: Mapped[str | None] = mapped_column(sa.String(200))
     created_at: Mapped[dt.datetime]
 
 
+class Study(Base):
+    """A crowd study (schema revision 0009): participants who arrive by its secret link rate up to `tasks_per_participant`
+    tasks of one dataset, with gold tasks mixed in at `gold_rate`, and are then shown `completion_code` or sent to
+    `redirect_url`. Only a hash of the link's secret is stored (`secret_hash`, SHA-256 hex), never the secret."""
+
+    __tablename__ = "studies"
+    __table_args__ = (
+        sa.CheckConstraint("tasks_per_participant >= 1", name="tasks"),
+        sa.CheckConstraint("completion_code IS NOT NULL OR redirect_url IS NOT NULL", name="completion"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    name: Mapped[str] = mapped_column(sa.String(200))
+    tasks_per_participant: Mapped[int] = mapped_column(sa.Integer)
+    gold_rate: Mapped[float] = mapped_column(sa.Double)
+    completion_code: Mapped[str | None] = mapped_column(sa.String(100))
+    redirect_url: Mapped[str | None] = mapped_column(sa.String(2000))
+    secret_hash: Mapped[str] = mapped_column(sa.String(64))
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+    closed_at: Mapped[dt.datetime | None]
+    """When an admin closed the study (None: open); a closed study takes no new participant."""
+
+
+class StudyParticipant(Base):
+    """A participant of a study (schema revision 0009): the participant id as the crowd platform gave it, the rater
+    row their answers are stored under (one per participant and study), when they started and finished."""
+
+    __tablename__ = "study_participants"
+    __table_args__ = (sa.UniqueConstraint("study_id", "participant"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(sa.ForeignKey("studies.id"))
+    participant: Mapped[str] = mapped_column(sa.String(64))
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"), unique=True)
+    platform_study: Mapped[str | None] = mapped_column(sa.String(64))
+    """The platform's own study id (`STUDY_ID`) as the first visit gave it."""
+    platform_session: Mapped[str | None] = mapped_column(sa.String(64))
+    """The platform's session id (`SESSION_ID`) of the latest visit."""
+    started_at: Mapped[dt.datetime]
+    finished_at: Mapped[dt.datetime | None]
+
+
+class RatingGuide(Base):
+    """One version of a dataset's rating guide (schema revision 0010): the Markdown text raters read before their
+    first task of the dataset, and its practice round's settings. Editing a guide adds a new version (the highest
+    is the current one); earlier versions stay."""
+
+    __tablename__ = "rating_guides"
+    __table_args__ = (
+        sa.UniqueConstraint("dataset_id", "version"),
+        sa.CheckConstraint("version >= 1", name="version"),
+        sa.CheckConstraint(f"practice_tasks >= 0 AND practice_tasks <= {MAX_PRACTICE_TASKS}", name="practice_tasks"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    version: Mapped[int]
+    text: Mapped[str] = mapped_column(sa.Text)
+    practice_tasks: Mapped[int]
+    """How many practice tasks a rater answers before their first real task of the dataset (0 = no practice)."""
+    practice_skippable: Mapped[bool] = mapped_column(sa.Boolean)
+    """Whether a rater may skip the practice round."""
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class GuideExample(Base):
+    """A sample shown in its dataset's rating guide with its expected answers (schema revision 0010): the expected
+    concept-preservation and prompt-following scores (at least one) and why."""
+
+    __tablename__ = "guide_examples"
+    __table_args__ = (
+        sa.CheckConstraint("cp IS NOT NULL OR pf IS NOT NULL", name="answer"),
+        sa.CheckConstraint(f"cp IS NULL OR (cp >= {SCORE_MIN} AND cp <= {SCORE_MAX})", name="cp"),
+        sa.CheckConstraint(f"pf IS NULL OR (pf >= {SCORE_MIN} AND pf <= {SCORE_MAX})", name="pf"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"), unique=True)
+    position: Mapped[int]
+    cp: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    pf: Mapped[int | None] = mapped_column(sa.SmallInteger)
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class PracticeSample(Base):
+    """A gold sample of a dataset's practice round (schema revision 0010): shown to raters before their real tasks,
+    with feedback from its accepted answers and their notes; it is never handed out as a real task."""
+
+    __tablename__ = "practice_samples"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"), unique=True)
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
+
+
+class PracticeAnswer(Base):
+    """A rater's answer to a practice task (schema revision 0010), kept apart from `ratings`: it never counts as a
+    rating (agreement, leaderboards, rater reports, task counts). One answer per (rater, sample, criterion)."""
+
+    __tablename__ = "practice_answers"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "sample_id", "criterion"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(f"score >= {SCORE_MIN} AND score <= {SCORE_MAX}", name="score"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    sample_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    score: Mapped[int] = mapped_column(sa.SmallInteger)
+    created_at: Mapped[dt.datetime]
+
+
+class GuideReading(Base):
+    """Where a rater stands with a dataset's guide (schema revision 0010): the guide version they last read, and
+    when they skipped its practice round (None = not skipped)."""
+
+    __tablename__ = "guide_readings"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "dataset_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(sa.ForeignKey("raters.id"))
+    dataset_id: Mapped[int] = mapped_column(sa.ForeignKey("datasets.id"))
+    version_read: Mapped[int | None]
+    read_at: Mapped[dt.datetime | None]
+    practice_skipped_at: Mapped[dt.datetime | None]
+
+
 class PairGoldAnswer(Base):
-    """The accepted answer of a gold pair (schema revision 0009): of the two samples `sample_a_id < sample_b_id`,
+    """The accepted answer of a gold pair (schema revision 0011): of the two samples `sample_a_id < sample_b_id`,
     `accepted` is the better one on `criterion` (`a` or `b`), or `tie`. Of kind `gold` (an admin's answer) or
     `attention` (an attention check made from the data: the same output on both sides, accepted `tie`). Gold pairs
     are mixed into raters' pair queues and measure each rater's accuracy; their judgments never count for a method.

@@ -16,6 +16,7 @@ from .errors import DatabaseCorrupt, InvalidInput, StorageError
 from .repo.dump import DumpRepository
 from .repo.exports import ExportRepository
 from .repo.gold import GoldRepository
+from .repo.guides import GuideRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
@@ -25,6 +26,7 @@ from .repo.rater_rows import RaterRows
 from .repo.ratings import RatingRepository
 from .repo.recording import RecordingRepository
 from .repo.samples import SampleRepository
+from .repo.studies import StudyRepository
 from .repo.tasks import TaskRepository
 from .repo.views import ViewRepository
 from .transactions import Transactions, hard_failure, is_transient
@@ -44,7 +46,9 @@ class Store:
     `metrics` (metric values with provenance), `recording` (a scored sample's images, sample, masks and values
     in one transaction), `ratings` (raters, ratings, history, external imports),
     `tasks` (next/previous task, progress), `pairwise` (pairwise tasks and judgments, their history, imports
-    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers).
+    and export), `views` (browse rows), `exports` (CSV/JSONL), `dumps` (full JSON dump and restore), `gold` (gold tasks' accepted answers),
+    `guides` (rating guides, their examples, practice rounds and practice answers), `studies` (crowd studies and their
+    participants).
     """
 
     def __init__(self, engine: sa.Engine, data_dir: Path, *, max_wait_s: float = 120.0) -> None:
@@ -67,6 +71,8 @@ class Store:
         self.dumps = DumpRepository(self.tx, self.blobs)
         self.gold = GoldRepository(self.tx)
         self.pair_gold = PairGoldRepository(self.tx)
+        self.guides = GuideRepository(self.tx)
+        self.studies = StudyRepository(self.tx)
 
     @property
     def backend(self) -> str:

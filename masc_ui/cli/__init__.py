@@ -18,10 +18,12 @@ from .datasets import add_export, add_import, add_push
 from .db import add_db
 from .demo_weights import add_demo_weights
 from .gold import add_gold
+from .guide import add_guide
 from .raters import add_raters
 from .score import add_metrics, add_score
 from .segment import add_segment
 from .serve import add_serve
+from .study import add_study
 from .users import add_users
 
 __all__ = ["CATALOGUE_FLAGS", "CLI_USER", "build_parser", "main", "settings_from_args"]
@@ -36,7 +38,9 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_agreement,
     add_leaderboard,
     add_gold,
+    add_guide,
     add_raters,
+    add_study,
     add_export,
     add_push,
     add_db,

@@ -40,7 +40,9 @@ def build_app(wb: Workbench) -> gr.Blocks:
     """The app's Blocks for `wb` (not launched; see `masc_ui.ui.launch.launch_kwargs`)."""
     with gr.Blocks(title="MaSC Workbench", analytics_enabled=False, delete_cache=DELETE_CACHE) as app:
         with gr.Row() as header:
-            gr.Markdown("### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title")
+            title = gr.Markdown(
+                "### MaSC Workbench — score, inspect and rate concept-driven generation", elem_id="app-title"
+            )
             logout = gr.Button(
                 "Log out", size="sm", scale=0, min_width=90, elem_id="logout", visible=wb.accounts.logins_enabled
             )
@@ -106,6 +108,8 @@ def build_app(wb: Workbench) -> gr.Blocks:
         end_image_session = mask_panel.release_on_unload(app)
         # A rater's page holds these and nothing else (`role_view`): no admin tab, no status line, no admin event.
         role_view.show_raters(app, [header, *banners, rate, pairs_page])
+        # A crowd study participant's page: the title and the Rate tab, nothing else (no Log out: they have no login).
+        role_view.show_participants(app, [title, rate])
     # `api_open=False`: an event registered for the queue is reached only through it, so its concurrency limit
     # holds for every caller (Gradio otherwise also answers a direct `POST /gradio_api/run/<name>` for it, outside
     # the queue, off a Space). The events registered with `queue=False` (the Rate tab's answers, `rate_tab`) keep

@@ -15,22 +15,27 @@ from fastapi import HTTPException
 from starlette.middleware import Middleware
 
 from ..settings import Settings
+from ..workbench.studies import Studies
 from ..workbench.users import Accounts, LoginThrottled, startup_warnings
 from .connection_cap import ConnectionCap
 from .page_assets import CSS, KEYBOARD_JS
 from .roles import TrustedProxies, client_address
 from .route_gate import RouteGate
+from .study_page import REDIRECT_JS
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "assets"
 
 
-def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[str, Any]:
+def launch_kwargs(
+    settings: Settings, accounts: Accounts | None = None, studies: Studies | None = None
+) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings`: no share link, no monitoring dashboard, no SSR
         (it would need Node), uploads capped at `max_upload_mb`, only `assets/` served from disk, the data
         directory, demo weights and checkpoint cache explicitly blocked, errors a handler did not turn into a message
         shown without their text (`show_error=False`), the connections an address holds without a login capped
     (`connection_cap.ConnectionCap`), and, when logins are configured, Argon2 password checks
-        bounded and throttled (`login_checker`) and every HTTP route behind the caller's role (`route_gate.RouteGate`)."""
+        bounded and throttled (`login_checker`) and every HTTP route behind the caller's role (`route_gate.RouteGate`),
+    which also answers the links of the crowd `studies` (none: study links are not served)."""
     accounts = accounts if accounts is not None else Accounts.from_settings(settings)
     blocked = [str(p) for p in (settings.data_dir, settings.resolved_demo_weights_dir, settings.resolved_cache_dir)]
     proxies = TrustedProxies(settings.trusted_proxies)
@@ -48,7 +53,7 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
         mcp_server=False,
         theme=gr.themes.Soft(),
         css=CSS,
-        head=KEYBOARD_JS,
+        head=KEYBOARD_JS + REDIRECT_JS,
         footer_links=["gradio"],
         app_kwargs={
             "middleware": [
@@ -58,7 +63,9 @@ def launch_kwargs(settings: Settings, accounts: Accounts | None = None) -> dict[
         },
     )
     if accounts.logins_enabled:
-        kwargs["app_kwargs"]["middleware"].append(Middleware(RouteGate, accounts=accounts, settings=settings))
+        kwargs["app_kwargs"]["middleware"].append(
+            Middleware(RouteGate, accounts=accounts, settings=settings, studies=studies)
+        )
         kwargs["auth"] = login_checker(accounts)
         kwargs["auth_message"] = "MaSC Workbench: log in with your account."
     return kwargs
@@ -143,7 +150,12 @@ def serve(wb, *, block: bool = True, settle: bool | None = None) -> gr.Blocks:
     # Gradio's own check that the page answers allows 3 s per try and gives up on the first timeout, which a busy
     # machine (a long garbage collection in a process holding several apps) can exceed; `wait_until_answering`
     # allows longer and names the URL when the page never answers.
-    app.launch(prevent_thread_lock=True, quiet=not block, _frontend=False, **launch_kwargs(wb.settings, wb.accounts))
+    app.launch(
+        prevent_thread_lock=True,
+        quiet=not block,
+        _frontend=False,
+        **launch_kwargs(wb.settings, wb.accounts, wb.studies),
+    )
     wait_until_answering(app.local_url)
     if block if settle is None else settle:
         settle_heap()

@@ -19,8 +19,11 @@ from gradio.utils import is_prop_update
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskView, criterion_choices
+from . import study_page
 from .feedback import warn
 from .plain_text import literal
+from .rate_guide import build as build_guide
+from .rate_guide import guide_button, wire
 from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
@@ -119,10 +122,12 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     """Lay out the tab inside `page` (its task is shown again when the rater comes back to it, `page.select`);
     returns (open handler, its outputs) so the app can show the next task on load."""
     on_loop = wb.ratings.database_in_process
-    with gr.Column(elem_id="rate-panel"):
+    guide = build_guide()
+    with gr.Column(elem_id="rate-panel") as panel:
         with gr.Row(equal_height=True):
             who = gr.Markdown(elem_id="rate-who", min_width=200, latex_delimiters=[])
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
+            open_guide = guide_button()
         prompt = gr.Markdown(elem_id="rate-prompt", latex_delimiters=[])
         with gr.Row(equal_height=True):
             refs = gr.Image(
@@ -197,7 +202,8 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         image, video = task_media(task, st.media)
         st.media = media_kind(task)
         if task is None:
-            return st, "", who_md, "**No task left for you.** Thank you!", None, image, None, None, "", video, prog, msg
+            done = study_page.finished_note(wb, user) or "**No task left for you.** Thank you!"
+            return st, "", who_md, done, None, image, None, None, "", video, prog, msg
         prompt_md = f"**Prompt:** {literal(task.prompt)}"
         if task.problem:
             msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
@@ -324,13 +330,19 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
     )
     one_at_a_time["postprocess"] = False
     inputs = [state, on_screen, cp, pf, reason]
+    answers = {
+        "submit": submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
+        "skip": skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
+        "flag": flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
+        "flag_by_enter": reason.submit(
+            answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time
+        ),
+    }
     for event in (
         page.select(on_return, [state], shown, api_name="rate_open"),
-        submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
-        skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
-        flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
-        reason.submit(answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time),
+        *answers.values(),
         back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
     ):
         event.then(None, js=SETTLE_JS)
+    wire(wb, guide, page, panel, state, message, open_guide, answers)
     return on_open, shown

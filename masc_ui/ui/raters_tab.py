@@ -1,6 +1,7 @@
 """Raters tab (admins): rater quality control for a stored dataset — the rater report (who to trust and why: the same
 table as `masc-ui raters`, with CSV and JSON files), and gold tasks (mark a sample with its accepted answer, list
-them, make the attention checks of a dataset; the same use cases as `masc-ui gold`)."""
+them, make the attention checks of a dataset; the same use cases as `masc-ui gold`), each dataset's rating guide and
+practice round (`guide_admin`, as `masc-ui guide`), and crowd studies (`studies_panel`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
-from . import pair_gold_section
+from . import guide_admin, pair_gold_section, studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
 from .plain_text import literal
 from .users import user_of
@@ -66,6 +67,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             attention = gr.Button("Make attention checks", elem_id="gold-attention", scale=0, min_width=200)
         gold_table = gr.Dataframe(interactive=False, wrap=False, elem_id="gold-table", label="Gold tasks")
     pair_gold_section.build(wb, dataset, message)
+    guide_admin.build(wb, dataset)
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 
     def gold_listing(user: str | None, name: str) -> dict:
@@ -146,6 +148,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     unmark.click(on_unmark, [dataset, sample, criterion], [gold_table, message], api_name="gold_unmark")
     attention.click(on_attention, [dataset], [gold_table, message], api_name="gold_attention")
     dataset.change(on_dataset, [dataset], [gold_table, message], api_name="gold_list")
+    studies_panel.build(wb, page, dataset)
 
 
 def marks_text(report: RaterReport) -> str:

@@ -10,6 +10,9 @@ a tab hides nothing from a rater who reads them, and the login page alone weighe
 - a rater gets the app cut down to the blocks declared for raters (`show_raters`; default deny: nothing else is
   theirs), the containers above them and the events a rater may run (`roles.guard_endpoints` marks them; those that run
   only in the browser too) that touch only those blocks; the API description lists just those events (`rater_view`);
+- a crowd study's participant (`route_gate`, `workbench.studies`) gets the app cut down the same way to the blocks
+  declared for participants (`show_participants`: the Rate tab alone, no Log out) and the rater events among them
+  (`participant_view`);
 - admins get Gradio's answers unchanged.
 """
 
@@ -35,12 +38,19 @@ PAGE_PATHS["/gradio_api/info/"] = "info"
 EMPTY_API = {"named_endpoints": {}, "unnamed_endpoints": {}}
 
 _RATER_BLOCKS: weakref.WeakKeyDictionary[gr.Blocks, frozenset[int]] = weakref.WeakKeyDictionary()
+_PARTICIPANT_BLOCKS: weakref.WeakKeyDictionary[gr.Blocks, frozenset[int]] = weakref.WeakKeyDictionary()
 _VIEWS: weakref.WeakKeyDictionary[gr.Blocks, tuple[int, View]] = weakref.WeakKeyDictionary()
+_PARTICIPANT_VIEWS: weakref.WeakKeyDictionary[gr.Blocks, tuple[int, View]] = weakref.WeakKeyDictionary()
 
 
 def show_raters(app: gr.Blocks, blocks: Iterable[gr.blocks.Block]) -> None:
     """Declare `blocks` (and everything inside them) the part of `app` a rater's page holds."""
     _RATER_BLOCKS[app] = frozenset(block._id for block in blocks)
+
+
+def show_participants(app: gr.Blocks, blocks: Iterable[gr.blocks.Block]) -> None:
+    """Declare `blocks` (and everything inside them) the part of `app` a crowd study participant's page holds."""
+    _PARTICIPANT_BLOCKS[app] = frozenset(block._id for block in blocks)
 
 
 @dataclass(frozen=True)
@@ -61,13 +71,27 @@ class View:
 
 def rater_view(blocks: gr.Blocks) -> View:
     """The rater's view of `blocks` (see the module docstring); computed once per config."""
+    return _view(blocks, _RATER_BLOCKS, _VIEWS)
+
+
+def participant_view(blocks: gr.Blocks) -> View:
+    """A study participant's view of `blocks`: the blocks of `show_participants` and the rater events among them
+    (see the module docstring); computed once per config. Nothing is shown when no part was declared."""
+    return _view(blocks, _PARTICIPANT_BLOCKS, _PARTICIPANT_VIEWS)
+
+
+def _view(
+    blocks: gr.Blocks,
+    shown: weakref.WeakKeyDictionary[gr.Blocks, frozenset[int]],
+    views: weakref.WeakKeyDictionary[gr.Blocks, tuple[int, View]],
+) -> View:
     config = blocks.config
-    cached = _VIEWS.get(blocks)
+    cached = views.get(blocks)
     if cached is not None and cached[0] == id(config):
         return cached[1]
     view = cut(
         config,
-        _RATER_BLOCKS.get(blocks, frozenset()),
+        shown.get(blocks, frozenset()),
         {i for i, fn in blocks.fns.items() if fn.fn is None or for_raters(fn.fn)},
     )
     info = blocks.get_api_info()
@@ -77,7 +101,7 @@ def rater_view(blocks: gr.Blocks) -> View:
         "unnamed_endpoints": {k: v for k, v in info["unnamed_endpoints"].items() if int(k) in view.dependency_ids},
     }
     view = View(view.config, api_info)
-    _VIEWS[blocks] = (id(config), view)
+    views[blocks] = (id(config), view)
     return view
 
 
@@ -136,7 +160,7 @@ def answer(
     scope: Any, path: str, user: str | None, role: str, *, ended: tuple[str, tuple[str, ...]] | None = None
 ) -> Response | None:
     """The gate's own answer to a page, config or API-description request of a caller who is not an admin
-    (`role` "anonymous" or "rater"; `path` inside the app); None when the request is none of those (Gradio answers it).
+    (`role` "anonymous", "rater" or "participant"; `path` inside the app); None when the request is none of those (Gradio answers it).
     `ended`: (why the visitor's last session ended, its cookies), said on the login page, the cookies cleared."""
     kind = PAGE_PATHS.get(path) if scope.get("method") in ("GET", "HEAD") else None
     if kind is None or role == "admin":
@@ -150,7 +174,7 @@ def answer(
         route_path=route,
         root_path=server.root_path or scope.get("root_path") or blocks.custom_mount_path,
     )
-    if role != "rater":
+    if role not in ("rater", "participant"):
         if kind != "page":
             return None  # the gate refuses these to visitors before asking here
         notice, stale = ended if ended is not None else (None, ())
@@ -158,7 +182,7 @@ def answer(
         for name in stale:  # said once: the next visit to the login page is a plain one
             page.delete_cookie(key=name, path="/")
         return page
-    view = rater_view(blocks)
+    view = rater_view(blocks) if role == "rater" else participant_view(blocks)
     if kind == "info":
         return ORJSONResponse(route_utils.update_example_values_to_use_public_url(utils.safe_deepcopy(view.api_info)))
     config = utils.safe_deepcopy(view.config)

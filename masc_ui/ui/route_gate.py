@@ -27,6 +27,14 @@ Gradio reads it, so no traceback reaches the log.
 A visitor whose cookie names a login session the server no longer knows (it restarted, or ended the session by its
 lifetime) gets the login page saying so, once (`session_cookies`; the stale cookies are cleared with it).
 
+A crowd study's link (`GET /study/<study id>.<secret>?PROLIFIC_PID=...`, `workbench.studies`) is answered by the gate
+itself (`study_link`): a valid link starts or resumes the participant and gives the browser a session of its own (the
+same session cookies and lifetimes as a login's, `SameSite=Lax`, `HttpOnly`), then sends it to the page; a wrong or
+unknown link is answered 404 in plain text, a link without a participant id 400, a closed study's 410, and nothing is
+created. A participant (role `participant`) reaches what a rater reaches, cut down further: their page is the Rate
+tab alone (`role_view.participant_view`), and an event outside it is refused (`event_refusal`); a finished
+participant of a study with a redirect URL who opens the page is sent there.
+
 Raters still reach the queue and the event routes: which event they may run is decided per function by
 `roles.guard_endpoints`. Without logins (single-user local mode) no gate is installed: every caller acts as admin.
 """
@@ -35,16 +43,20 @@ from __future__ import annotations
 
 import inspect
 import json
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import anyio
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.routing import compile_path
 
+from ..errors import InputError, WorkbenchError
 from ..settings import Settings
 from ..workbench.quotas import UploadQuota, UploadQuotaExceeded
 from ..workbench.session_cookies import EndedSessions, app_cookie_id
+from ..workbench.studies import Studies, StudyClosed, StudyLinkUnknown
 from ..workbench.users import AccessDenied, Accounts, SessionClock
 from . import role_view
 from .request_guards import (
@@ -59,9 +71,11 @@ from .request_guards import (
 )
 from .roles import ADMIN_LOGIN_NEEDED, for_raters
 
-ANONYMOUS, RATER, ADMIN = "anonymous", "rater", "admin"
-EVERYONE = frozenset({ANONYMOUS, RATER, ADMIN})
+ANONYMOUS, RATER, ADMIN, PARTICIPANT = "anonymous", "rater", "admin", "participant"
+EVERYONE = frozenset({ANONYMOUS, RATER, ADMIN, PARTICIPANT})
 LOGGED_IN = frozenset({RATER, ADMIN})
+RATING = LOGGED_IN | {PARTICIPANT}
+"""Who reaches the rating routes: logins and crowd study participants."""
 ADMINS = frozenset({ADMIN})
 
 LOGIN_PAGE_ROUTES = (
@@ -102,7 +116,7 @@ RATER_ROUTES = (
     "POST /gradio_api/reset",
     "POST /gradio_api/reset/",
 )
-"""What a rater reaches besides the login page: the app's config, the queue and the direct event routes (the Rate
+"""What a rater (and a study participant) reaches besides the login page: the app's config, the queue and the direct event routes (the Rate
 tabs' events and answers; gradio_client's `predict`), the heartbeat that keeps a page session, and Gradio's file
 route (the task images; it serves only Gradio's cache and the app's static folders)."""
 ADMIN_ROUTES = (
@@ -176,7 +190,7 @@ def _roles_of(groups: Iterable[tuple[Iterable[str], frozenset[str]]]) -> dict[st
 
 
 ROUTES: dict[str, frozenset[str]] = _roles_of(
-    ((LOGIN_PAGE_ROUTES, EVERYONE), (RATER_ROUTES, LOGGED_IN), (ADMIN_ROUTES, ADMINS))
+    ((LOGIN_PAGE_ROUTES, EVERYONE), (RATER_ROUTES, RATING), (ADMIN_ROUTES, ADMINS))
 )
 """Every route Gradio 6.31 serves for this app ("METHOD path") -> the roles that reach it."""
 CURRENT_USER_ROUTE = "GET /gradio_api/user"
@@ -221,6 +235,12 @@ LOGOUT_PATHS = ("/logout", "/logout/")
 LOGOUT_BY_POST = "log out with the Log out button (POST /logout): a link or a GET request logs nobody out"
 HEARTBEAT_PREFIX = "/gradio_api/heartbeat/"
 """The page's heartbeat: it keeps a page session, but is no use of the login session (the page sends it unasked)."""
+STUDY_PREFIX = "/study/"
+"""The path of crowd study links (`study_link`)."""
+PARTICIPANT_ONLY = "a study participant reaches only the study's rating page"
+PARTICIPANT_COOKIE_SAMESITE = "lax"
+"""A participant arrives from the crowd platform's site by a link: Lax cookies come with that top-level visit and
+with the page's own requests, never with another site's requests."""
 WEBSOCKET_POLICY_VIOLATION = 1008
 """The close code of a refused web socket (RFC 6455: the message violates the server's policy)."""
 
@@ -249,10 +269,14 @@ class RouteGate:
     reach the route it names (see the module docstring); otherwise 401 (not logged in), 403 (a rater) or 404 (no
     listed route), as JSON `{"detail": ...}`, before the request body is read."""
 
-    def __init__(self, app: Any, accounts: Accounts, settings: Settings | None = None) -> None:
+    def __init__(
+        self, app: Any, accounts: Accounts, settings: Settings | None = None, studies: Studies | None = None
+    ) -> None:
         settings = settings or Settings()
         self.app = app
         self.accounts = accounts
+        self.studies = studies
+        """Crowd studies (`workbench.studies.Studies`); None: study links are not served (404)."""
         self.sessions = SessionClock(settings.session_idle_minutes * 60.0, settings.session_max_hours * 3600.0)
         """Idle and absolute lifetime of every login session (`Settings.session_idle_minutes`, `session_max_hours`)."""
         self.upload_bytes = settings.max_upload_mb * MiB * FILES_PER_UPLOAD + MiB
@@ -289,11 +313,19 @@ class RouteGate:
             else:
                 await self._refuse(scope, receive, send, 405, LOGOUT_BY_POST)
             return
+        if path.startswith(STUDY_PREFIX) and scope["type"] == "http":
+            await self.study_link(scope, receive, send, method, path)
+            return
         roles = self.roles_reaching(method, path)
         if not roles:
             await self._refuse(scope, receive, send, 404, NOT_SERVED)
             return
         user, role = await self._caller(scope, use=not path.startswith(HEARTBEAT_PREFIX))
+        if role == PARTICIPANT and path == "/" and method == "GET" and user is not None:
+            done = await self._finished_redirect(user)
+            if done is not None:
+                await RedirectResponse(done, status_code=303)(scope, receive, send)
+                return
         if role in roles:
             ended = self.ended_notice(scope, server) if role == ANONYMOUS and path == "/" else None
             own = role_view.answer(scope, path, user, role, ended=ended) if scope["type"] == "http" else None
@@ -305,8 +337,54 @@ class RouteGate:
                 await self._bounded(scope, receive, send, self.route_of(method, path), user, role)
         elif role == ANONYMOUS:
             await self._refuse(scope, receive, send, 401, NEEDS_LOGIN)
+        elif role == PARTICIPANT:
+            await self._refuse(scope, receive, send, 403, PARTICIPANT_ONLY)
         else:
             await self._refuse(scope, receive, send, 403, ADMIN_LOGIN_NEEDED)
+
+    async def study_link(self, scope: Any, receive: Any, send: Any, method: str, path: str) -> None:
+        """Answer a crowd study link (see the module docstring): start or resume its participant, give the browser
+        the participant's session and send it to the page; refuse anything else in plain text, creating nothing."""
+        if self.studies is None:
+            await self._refuse(scope, receive, send, 404, NOT_SERVED)
+            return
+        if method != "GET":  # a HEAD (a link checker, a preview) starts nobody
+            await PlainTextResponse("open a study link in the browser (GET)", status_code=405)(scope, receive, send)
+            return
+        request = Request(scope)
+        token = path[len(STUDY_PREFIX) :]
+        query = {key: request.query_params[key] for key in request.query_params}
+        try:
+            joined = await anyio.to_thread.run_sync(self.studies.open_link, token, query)
+        except StudyLinkUnknown as exc:
+            answer = PlainTextResponse(str(exc), status_code=404)
+        except StudyClosed as exc:
+            answer = PlainTextResponse(str(exc), status_code=410)
+        except InputError as exc:
+            answer = PlainTextResponse(str(exc), status_code=400)
+        except WorkbenchError as exc:
+            answer = PlainTextResponse(f"the study cannot be opened now: {exc}", status_code=503)
+        else:
+            server = scope["app"]
+            session = secrets.token_urlsafe(16)
+            server.tokens[session] = joined.rater
+            answer = RedirectResponse("../" * (path.count("/") - 1) or "./", status_code=303)
+            secure, plain = _cookie_names(server)
+            answer.set_cookie(secure, session, httponly=True, samesite=PARTICIPANT_COOKIE_SAMESITE, secure=True)
+            answer.set_cookie(plain, session, httponly=True, samesite=PARTICIPANT_COOKIE_SAMESITE)
+        answer.headers["Cache-Control"] = "no-store"
+        answer.headers["Referrer-Policy"] = "no-referrer"  # the link's secret never leaves in a Referer header
+        await answer(scope, receive, send)
+
+    async def _finished_redirect(self, user: str) -> str | None:
+        """The redirect URL of a finished participant's study (None while they rate, or without one)."""
+        if self.studies is None:
+            return None
+        try:
+            done = await anyio.to_thread.run_sync(self.studies.finished, user)
+        except WorkbenchError:
+            return None
+        return done.redirect_url if done is not None else None
 
     def body_limit(self, route: str | None, role: str) -> int:
         """Most bytes the body of a request to `route` ("METHOD path" of `ROUTES`) may hold for `role`."""
@@ -416,7 +494,17 @@ class RouteGate:
         try:
             return user, self.accounts.role_of(user)
         except AccessDenied:
-            return None, ANONYMOUS
+            pass
+        if self.studies is not None and await self._is_participant(user):
+            return user, PARTICIPANT
+        return None, ANONYMOUS
+
+    async def _is_participant(self, user: str) -> bool:
+        assert self.studies is not None
+        try:
+            return await anyio.to_thread.run_sync(self.studies.is_participant, user)
+        except WorkbenchError:
+            return False
 
     def _current_user_reader(self, app: Any) -> Callable[[HTTPConnection], Any]:
         if self._current_user is None:
@@ -443,6 +531,8 @@ def event_refusal(blocks: Any, route: str, path: str, body: bytes, role: str) ->
     fn = _event_of(blocks, route, path, data)
     if fn is None:
         return None
+    if role == PARTICIPANT and fn._id not in role_view.participant_view(blocks).dependency_ids:
+        return 403, PARTICIPANT_ONLY
     if role != ADMIN and not for_raters(fn.fn):
         return 403, ADMIN_LOGIN_NEEDED
     if getattr(fn, "collects_event_data", False) and not isinstance(data.get("event_data"), dict):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from storage.repo.dump import DumpRepository
     from storage.repo.exports import ExportRepository
     from storage.repo.gold import GoldRepository
+    from storage.repo.guides import GuideRepository
     from storage.repo.images import ImageRepository
     from storage.repo.masks import MaskRepository
     from storage.repo.metrics import MetricRepository
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from storage.repo.ratings import RatingRepository
     from storage.repo.recording import RecordingRepository
     from storage.repo.samples import SampleRepository
+    from storage.repo.studies import StudyRepository
     from storage.repo.tasks import TaskRepository
     from storage.repo.views import ViewRepository
     from storage.salvage import SalvageResult
@@ -218,6 +220,14 @@ class Database:
     @property
     def pair_gold(self) -> PairGoldRepository:
         return translating_errors(self.store.pair_gold)
+
+    @property
+    def studies(self) -> StudyRepository:
+        return translating_errors(self.store.studies)
+
+    @property
+    def guides(self) -> GuideRepository:
+        return translating_errors(self.store.guides)
 
     # --- reads shared by several use cases ---------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ import logging
 import secrets
 import textwrap
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,8 @@ from .database import Database
 
 if TYPE_CHECKING:
     from PIL import Image
+
+    from .studies import Studies, StudyScope
 
 log = logging.getLogger(__name__)
 
@@ -181,9 +183,13 @@ class Submitted:
 class RatingTasks:
     """Rating tasks over one `Database`; the acting user is the rater."""
 
-    def __init__(self, database: Database, settings: Settings, image_folder: Path | None = None) -> None:
+    def __init__(
+        self, database: Database, settings: Settings, image_folder: Path | None = None, studies: Studies | None = None
+    ) -> None:
         self._database = database
         self._settings = settings
+        self._studies = studies
+        """Crowd studies (`studies.Studies`): a study participant rates their study's dataset, up to its quota."""
         self._files = BlindFiles(
             self._read,
             image_folder,
@@ -216,7 +222,10 @@ class RatingTasks:
             yield
 
     def _rater(self, user: str | None) -> str:
-        """`user` when it may rate: a login (any role), or any name when the process has no logins (local)."""
+        """`user` when it may rate: a login (any role), a study participant, or any name when the process has no logins
+        (local)."""
+        if self._study_of(user) is not None:
+            return user  # type: ignore[return-value]
         if user is None or (self._database.accounts.logins_enabled and user not in self._database.accounts.names()):
             raise self._denied()
         return user
@@ -232,8 +241,13 @@ class RatingTasks:
         return self.next_task_and_progress(user, dataset=dataset)[0]
 
     def next_task_and_progress(self, user: str, *, dataset: str | None = None) -> tuple[TaskView | None, RaterProgress]:
-        """`next_task` and `progress` read together (what the Rate tab shows after each answer)."""
+        """`next_task` and `progress` read together (what the Rate tab shows after each answer). A study participant
+        gets their study's dataset only, until they have finished its tasks per participant (then None, and they are
+        marked finished: `studies.Studies.finish`)."""
         user = self._ensure_rater(self._rater(user))
+        scope = self._study_of(user)
+        if scope is not None:
+            return self._participant_screen(user, scope)
 
         task, p, statuses = self._database.tasks.rater_screen(
             user,
@@ -241,10 +255,38 @@ class RatingTasks:
             overlap_k=self._settings.rating_overlap,
             for_rating_only=True,
             gold_rate=self._settings.gold_rate,
-            choose=widest_interval if self._settings.assignment_policy == "active" else None,
+            choose=self._policy(),
         )
         view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
         return view, _progress(p, statuses)
+
+    def _policy(self) -> Callable[[Any], int] | None:
+        """The rule choosing among a rater's open tasks (`Settings.assignment_policy`): None for storage's overlap
+        rule, `widest_interval` for `active`."""
+        return widest_interval if self._settings.assignment_policy == "active" else None
+
+    def _study_of(self, user: str | None) -> StudyScope | None:
+        return None if self._studies is None else self._studies.scope_of(user)
+
+    def _participant_screen(self, user: str, scope: StudyScope) -> tuple[TaskView | None, RaterProgress]:
+        """A participant's next task and progress: the study's dataset and gold rate; None once they finished the
+        study's tasks per participant, or nothing is left for them (they are then finished, for good)."""
+        assert self._studies is not None
+        task, _, statuses = self._database.tasks.rater_screen(
+            user,
+            scope.dataset,
+            overlap_k=self._settings.rating_overlap,
+            for_rating_only=True,
+            gold_rate=scope.gold_rate,
+            choose=self._policy(),
+        )
+        finished = self._studies.finished(user) is not None
+        if finished or len(statuses) >= scope.tasks:
+            task = None
+        if task is None and not finished:
+            self._studies.finish(user)
+        view = None if task is None else self._view(task.sample, task.presentation_order, dict(task.ratings))
+        return view, _study_progress(statuses, scope.tasks)
 
     def _ensure_rater(self, user: str) -> str:
         """`user` as a rater in the database (created once; remembered, so later tasks need no write)."""
@@ -256,6 +298,8 @@ class RatingTasks:
 
     def previous_task(self, user: str, before_sample_id: int | None, *, dataset: str | None = None) -> TaskView | None:
         user = self._rater(user)
+        scope = self._study_of(user)
+        dataset = dataset if scope is None else scope.dataset
         task = self._database.tasks.previous_task(
             user, before_sample_id=before_sample_id, dataset=dataset, for_rating_only=True
         )
@@ -265,12 +309,17 @@ class RatingTasks:
         """The task view of `sample_id` with `user`'s current answers (for going back and forth)."""
         user = self._rater(user)
         sample = self._database.samples.get(sample_id)
+        self._within_study(user, sample)
         ratings = {r.criterion: r for r in self._database.ratings.current(rater=user, sample_id=sample_id)}
         order = next((r.presentation_order for r in ratings.values() if r.presentation_order), 0)
         return self._view(sample, order, ratings)
 
     def progress(self, user: str, *, dataset: str | None = None) -> RaterProgress:
         user = self._rater(user)
+        scope = self._study_of(user)
+        if scope is not None:
+            statuses = self._database.tasks.statuses(user, scope.dataset, for_rating_only=True)
+            return _study_progress(statuses, scope.tasks)
 
         def work(store: Any) -> tuple[Any, dict[int, str]]:
             return (
@@ -329,6 +378,8 @@ class RatingTasks:
                 "blank') in the reason box under the buttons",
                 word="reason",
             )
+        if self._study_of(user) is not None:
+            self._within_study(user, self._database.samples.get(sample_id))
         if status != "skipped" and shown_as is not None:
             earlier = self._current(user, sample_id)
             if answer_version(earlier) != tuple(shown_as):
@@ -358,6 +409,18 @@ class RatingTasks:
         )
         return Submitted(sample_id, status, True, SAVED[status])
 
+    def _within_study(self, user: str, sample: Any) -> None:
+        """AccessDenied when `user` is a study participant and `sample` is not of their study's dataset."""
+        scope = self._study_of(user)
+        if scope is not None and sample.dataset != scope.dataset:
+            raise self._denied_outside_study()
+
+    @staticmethod
+    def _denied_outside_study() -> Exception:
+        from .users import AccessDenied
+
+        return AccessDenied("this task is not part of your study")
+
     def _current(self, user: str, sample_id: int) -> dict[str, Any]:
         """criterion -> `user`'s current rating of the sample (task criteria only)."""
         user = self._ensure_rater(user)
@@ -368,6 +431,10 @@ class RatingTasks:
         """`user`'s current ratings (storage records)."""
         user = self._rater(user)
         return self._database.ratings.current(rater=user)
+
+    def blind_view(self, sample_id: int) -> TaskView:
+        """The blind view of the stored sample `sample_id` without answers (a guide example, a practice task)."""
+        return self._view_of(self._database.samples.get(sample_id), 0, {})
 
     def _view(self, sample: Any, order: int, ratings: dict[str, Any]) -> TaskView:
         return dataclasses.replace(self._view_of(sample, order, ratings), answered_as=answer_version(ratings))
@@ -461,6 +528,12 @@ def _progress(p: Any, statuses: dict[int, str]) -> RaterProgress:
     """A rater's progress from the storage counts and their statuses on the finished samples."""
     found = list(statuses.values())
     return RaterProgress(found.count("rated"), p.assigned, p.total, found.count("skipped"), found.count("flagged"))
+
+
+def _study_progress(statuses: dict[int, str], tasks: int) -> RaterProgress:
+    """A study participant's progress: their finished tasks of the study against its tasks per participant."""
+    found = list(statuses.values())
+    return RaterProgress(found.count("rated"), tasks, tasks, found.count("skipped"), found.count("flagged"))
 
 
 def criterion_choices(criterion: str) -> Sequence[tuple[str, int]]:

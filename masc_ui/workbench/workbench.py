@@ -37,12 +37,15 @@ if TYPE_CHECKING:
     from .pair_gold import PairGoldTasks
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
+    from .practice import PracticeRounds
     from .rater_report import RaterReports
     from .rater_selection import RaterSelections
+    from .rating_guide import RatingGuides
     from .ratings import RatingTasks
     from .recorder import Recorder
     from .saving import Saving
     from .scoring import Scoring
+    from .studies import Studies
     from .video import VideoViews
 
 T = TypeVar("T")
@@ -159,7 +162,13 @@ def _compare(wb: Workbench) -> Comparisons:
 def _ratings(wb: Workbench) -> RatingTasks:
     from .ratings import RatingTasks
 
-    return RatingTasks(wb.database, wb.settings, wb.scratch.root / "task-images")
+    return RatingTasks(wb.database, wb.settings, wb.scratch.root / "task-images", studies=wb.studies)
+
+
+def _studies(wb: Workbench) -> Studies:
+    from .studies import Studies
+
+    return Studies(wb.database)
 
 
 def _pairwise(wb: Workbench) -> PairwiseTasks:
@@ -196,6 +205,18 @@ def _pair_gold(wb: Workbench) -> PairGoldTasks:
     from .pair_gold import PairGoldTasks
 
     return PairGoldTasks(wb.database)
+
+
+def _guides(wb: Workbench) -> RatingGuides:
+    from .rating_guide import RatingGuides
+
+    return RatingGuides(wb.database, wb.ratings, wb.gold)
+
+
+def _practice(wb: Workbench) -> PracticeRounds:
+    from .practice import PracticeRounds
+
+    return PracticeRounds(wb.database, wb.ratings, wb.guides)
 
 
 def _rater_report(wb: Workbench) -> RaterReports:
@@ -239,9 +260,12 @@ class Workbench:
     - `samples` (`StoredSamples`: browse, open, export), `compare` (`Comparisons`: two stored outputs of one
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
+    - `studies` (`Studies`: crowd studies, their secret links and participants);
     - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `pair_gold` (`PairGoldTasks`:
       the same for pairs), `rater_report`
       (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
+    - `guides` (`RatingGuides`: each dataset's rating guide and examples, what a rater reads before rating),
+      `practice` (`PracticeRounds`: the practice round with its feedback);
     - `agreement` (`Agreement`), `leaderboard` (`Leaderboards`), `pairwise_analysis` (`PairwiseAnalysis`);
     - `imports` (`Imports`: `masc-ui import`), `batch` (`BatchScoring`: `masc-ui batch`);
     - `database` (`Database`: the store and its upkeep), `accounts` (`Accounts`: logins and roles), `models` (the
@@ -289,6 +313,9 @@ class Workbench:
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
     pair_gold = _BuiltOnce(_pair_gold)
+    studies = _BuiltOnce(_studies)
+    guides = _BuiltOnce(_guides)
+    practice = _BuiltOnce(_practice)
     rater_report = _BuiltOnce(_rater_report)
     rater_selection = _BuiltOnce(_rater_selection)
     imports = _BuiltOnce(_imports)

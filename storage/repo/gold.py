@@ -130,14 +130,19 @@ class GoldRepository:
         return self._tx.write(work)
 
     def unmark(self, sample_id: int, criterion: str | None = None) -> int:
-        """Remove the gold mark of `sample_id` (of one criterion, or every one); returns how many were removed."""
+        """Remove the gold mark of `sample_id` (of one criterion, or every one); returns how many were removed. A
+        sample left without any mark leaves its dataset's practice round (`storage.repo.guides`)."""
         check_int(sample_id, "sample_id", minimum=1)
 
         def work(s: Session) -> int:
             query = sa.delete(t.GoldAnswer).where(t.GoldAnswer.sample_id == sample_id)
             if criterion is not None:
                 query = query.where(t.GoldAnswer.criterion == criterion)
-            return affected_rows(s.execute(query))
+            removed = affected_rows(s.execute(query))
+            if s.scalar(sa.select(t.GoldAnswer.id).where(t.GoldAnswer.sample_id == sample_id).limit(1)) is None:
+                # a practice task gives feedback from its accepted answers: without any, it leaves the practice round
+                s.execute(sa.delete(t.PracticeSample).where(t.PracticeSample.sample_id == sample_id))
+            return removed
 
         return self._tx.write(work)
 

@@ -18,6 +18,8 @@ drawn per (seed, rater, block) (so no fixed position gives them away), each rate
 their own order; once no other task is left, the rater's remaining gold tasks come next. With `gold_rate=0` gold
 tasks are not handed out (and not counted in `progress`). A gold task is shown, stored and counted in progress
 like any other task.
+Practice tasks (`storage.repo.guides`: gold samples of a dataset's practice round) are never handed out as real tasks
+and do not count in `progress` (one a rater already rated as a real task stays in their scope).
 The copies made for pair attention checks (`storage.repo.pair_gold`) are pairwise tasks only: never in scope here.
 Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
@@ -43,6 +45,7 @@ from ..record_types import OpenTasks, Progress, RaterRecord, Task
 from ..transactions import Transactions
 from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
 from .gold import GOLD_SAMPLES
+from .guides import PRACTICE_SAMPLES
 from .pair_gold import PAIR_CHECK_COPIES
 from .rater_rows import RaterRows
 
@@ -315,6 +318,9 @@ class _State:
             for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id})
             if sid in complete
         }
+        for (sid,) in conn.execute(PRACTICE_SAMPLES):  # practice tasks are never real ones (`repo.guides`)
+            if sid in complete and sid not in mine:
+                del complete[sid]
         gold = frozenset(sid for (sid,) in conn.execute(GOLD_SAMPLES) if sid in complete)
         if gold_rate <= 0:  # gold tasks are not handed out: only those the rater answered stay in scope
             for sid in gold - set(mine):

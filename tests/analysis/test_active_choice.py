@@ -113,10 +113,10 @@ def test_outcome_uncertainty_is_the_bradley_terry_posteriors_delta_method():
     ]
     got = outcome_uncertainty(plan, judgments)
     expected = np.zeros(3)
-    for criterion, votes in {
-        "cp": [(0, 1, 1.0), (1, 0, 0.0), (0, 1, 1.0), (0, 1, 0.5), (1, 2, 1.0)],
-        "pf": [(0, 1, 0.0)],
-    }.items():
+    for votes in (
+        [(0, 1, 1.0), (1, 0, 0.0), (0, 1, 1.0), (0, 1, 0.5), (1, 2, 1.0)],  # cp
+        [(0, 1, 0.0)],  # pf
+    ):
         mode, cov = _bt_posterior_by_optimiser(3, votes)
         for k, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
             p = 1 / (1 + math.exp(mode[j] - mode[i]))

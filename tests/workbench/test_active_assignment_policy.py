@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from pairwise_samples import add_outputs
 
+from masc_ui.analysis.pair_planner import outcome_uncertainty
 from masc_ui.errors import InputError
 from masc_ui.settings import Settings
 from masc_ui.workbench.database import Database
-from masc_ui.analysis.pair_planner import outcome_uncertainty
 from masc_ui.workbench.pairwise import PairwiseTasks, _judgments, plan_of
 from masc_ui.workbench.ratings import RatingTasks
 from storage import open_store

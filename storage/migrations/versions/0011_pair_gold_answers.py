@@ -1,12 +1,12 @@
 """pair gold answers
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-12-04 18:55:00
 
 `pair_gold_answers`: the accepted answer (`a`, `b` or `tie` of the canonical pair `sample_a_id < sample_b_id`) of one
 criterion of a gold pair, of kind `gold` (given by an admin) or `attention` (an attention check made from the data).
-Downgrade refuses (changing nothing) while the table holds rows: revision 0008 cannot represent them and nothing is
+Downgrade refuses (changing nothing) while the table holds rows: revision 0010 cannot represent them and nothing is
 deleted silently.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
@@ -53,7 +53,7 @@ def downgrade() -> None:
     n = op.get_bind().execute(sa.text("SELECT COUNT(*) FROM pair_gold_answers")).scalar()
     if n:
         raise RuntimeError(
-            f"cannot downgrade below revision 0009: the database holds {n} pair gold answers, which revision 0008 "
+            f"cannot downgrade below revision 0011: the database holds {n} pair gold answers, which revision 0010 "
             "cannot represent; dump the database (masc-ui db dump) and downgrade an empty copy, or keep this revision"
         )
     op.drop_table("pair_gold_answers")
