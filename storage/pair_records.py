@@ -145,6 +145,35 @@ class PairChoice:
 
 
 @dataclass(frozen=True)
+class PairGoldRecord:
+    """The accepted answer of one criterion of a gold pair (`storage.repo.pair_gold`): of the canonical pair
+    `sample_a_id < sample_b_id`, `accepted` is `a`, `b` or `tie`."""
+
+    sample_a_id: int
+    sample_b_id: int
+    dataset: str
+    criterion: str
+    accepted: str
+    kind: str
+    """`gold` (an admin's accepted answer) or `attention` (an attention check made from the data)."""
+    note: str | None
+    created_by: str | None
+    created_at: dt.datetime
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.sample_a_id, self.sample_b_id)
+
+    def accepts(self, judgment: PairJudgmentRecord) -> bool:
+        """Whether a `rated` judgment of this pair and criterion gives the accepted answer (whatever side each
+        sample was shown on)."""
+        if judgment.winner == "tie" or self.accepted == "tie":
+            return judgment.winner == self.accepted
+        winner = judgment.winner_sample_id
+        return winner is not None and winner == (self.sample_a_id if self.accepted == "a" else self.sample_b_id)
+
+
+@dataclass(frozen=True)
 class PairAssignmentState:
     """What an assignment rule sees, read in the transaction that records its choice."""
 
@@ -157,3 +186,6 @@ class PairAssignmentState:
     """Every task of every rater whose pair is in scope, by id."""
     judgments: tuple[PairJudgmentRecord, ...]
     """Every current judgment in scope (app raters and imported ones), by judged_at then id."""
+    gold: frozenset[tuple[int, int]] = frozenset()
+    """The gold pairs in scope (canonical sample ids, any kind): never a normal pair (a rule must not choose one);
+    storage hands them out itself (`PairwiseRepository.next_task`'s `gold_rate`)."""

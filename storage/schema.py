@@ -43,6 +43,8 @@ PAIR_WINNERS = ("left", "right", "tie")
 GOLD_KINDS = ("gold", "attention")
 """Kinds of gold answers: `gold` (an admin gave the accepted answer of a sample) and `attention` (an attention check
 made from the data itself: an output that is the reference, an output of another subject)."""
+PAIR_ACCEPTED = ("a", "b", "tie")
+"""Accepted answers of a gold pair, relative to the canonical order (`a` = the pair's smaller sample id)."""
 MAX_PRACTICE_TASKS = 50
 """Most practice tasks a dataset's practice round may hold."""
 MASKS_KEY_MAX = 500
@@ -534,6 +536,34 @@ class GuideReading(Base):
     version_read: Mapped[int | None]
     read_at: Mapped[dt.datetime | None]
     practice_skipped_at: Mapped[dt.datetime | None]
+
+
+class PairGoldAnswer(Base):
+    """The accepted answer of a gold pair (schema revision 0011): of the two samples `sample_a_id < sample_b_id`,
+    `accepted` is the better one on `criterion` (`a` or `b`), or `tie`. Of kind `gold` (an admin's answer) or
+    `attention` (an attention check made from the data: the same output on both sides, accepted `tie`). Gold pairs
+    are mixed into raters' pair queues and measure each rater's accuracy; their judgments never count for a method.
+    Marking a pair again replaces its accepted answer (the raters' judgments stay as they are)."""
+
+    __tablename__ = "pair_gold_answers"
+    __table_args__ = (
+        sa.UniqueConstraint("sample_a_id", "sample_b_id", "criterion"),
+        sa.CheckConstraint("sample_a_id < sample_b_id", name="canonical"),
+        sa.CheckConstraint(_in("criterion", CRITERIA), name="criterion"),
+        sa.CheckConstraint(_in("accepted", PAIR_ACCEPTED), name="accepted"),
+        sa.CheckConstraint(_in("kind", GOLD_KINDS), name="kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sample_a_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    sample_b_id: Mapped[int] = mapped_column(sa.ForeignKey("samples.id"))
+    criterion: Mapped[str] = mapped_column(sa.String(8))
+    accepted: Mapped[str] = mapped_column(sa.String(8))
+    kind: Mapped[str] = mapped_column(sa.String(16))
+    note: Mapped[str | None] = mapped_column(sa.Text)
+    """Why this is the accepted answer (shown to admins, never to raters)."""
+    created_by: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[dt.datetime]
 
 
 TABLES_IN_DEPENDENCY_ORDER: tuple[sa.Table, ...] = tuple(Base.metadata.sorted_tables)

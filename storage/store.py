@@ -20,6 +20,7 @@ from .repo.guides import GuideRepository
 from .repo.images import ImageRepository
 from .repo.masks import MaskRepository
 from .repo.metrics import MetricRepository
+from .repo.pair_gold import PairGoldRepository
 from .repo.pairwise import PairwiseRepository
 from .repo.rater_rows import RaterRows
 from .repo.ratings import RatingRepository
@@ -69,6 +70,7 @@ class Store:
         self.exports = ExportRepository(self.tx)
         self.dumps = DumpRepository(self.tx, self.blobs)
         self.gold = GoldRepository(self.tx)
+        self.pair_gold = PairGoldRepository(self.tx)
         self.guides = GuideRepository(self.tx)
         self.studies = StudyRepository(self.tx)
 

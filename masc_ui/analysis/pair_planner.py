@@ -90,6 +90,22 @@ class PairPlan:
         counts = np.bincount(self.method_pair_of[self.assigned(assignments)[0]], minlength=len(self.method_pairs))
         return {mp: int(c) for mp, c in zip(self.method_pairs, counts)}
 
+    def without(self, keys: Iterable[tuple[str, str]]) -> PairPlan:
+        """This plan less the pairs of `keys` (two sample ids each, either order), the others in the same order
+        (e.g. gold pairs, which are never handed out as normal pairs). The plan itself when none is in it."""
+        drop = {k for k in (self.index(*key) for key in keys) if k is not None}
+        if not drop:
+            return self
+        kept = [k for k in range(len(self.pairs)) if k not in drop]
+        pairs = tuple(self.pairs[k] for k in kept)
+        return PairPlan(
+            pairs,
+            self.seed,
+            self.method_pairs,
+            self.method_pair_of[np.array(kept, dtype=np.int64)],
+            {p.key: k for k, p in enumerate(pairs)},
+        )
+
     def assigned(self, assignments: Iterable[tuple[str, tuple[str, str]]]) -> tuple[np.ndarray, list[str]]:
         """(positions int64 (A,), raters) of the assignments whose pair is in the plan."""
         rows, raters = [], []

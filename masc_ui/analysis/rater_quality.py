@@ -96,6 +96,10 @@ class RaterQuality:
     """Samples the leave-one-out alpha rests on."""
     metric_rho: Mapping[str, tuple[float, int]] = field(default_factory=dict)
     """metric -> (Spearman rho, n samples)."""
+    pair_gold: Mapping[str, Graded] = field(default_factory=dict)
+    """criterion -> the rater's rated judgments of gold pairs (of that criterion) that gave the accepted answer."""
+    pair_attention: Graded = Graded(0, 0)
+    """The rater's rated judgments of pair attention checks (every criterion) that answered the accepted tie."""
     marks: tuple[str, ...] = ()
     """Why the rater is marked (empty: not marked)."""
 
@@ -218,6 +222,14 @@ def marks_of(q: RaterQuality) -> tuple[str, ...]:
         out.append(f"gold accuracy {q.gold.correct}/{q.gold.n} is under {GOLD_MIN_ACCURACY:.0%}")
     if q.attention.n >= ATTENTION_MIN_N and q.attention.rate < ATTENTION_MIN_PASS:
         out.append(f"passed {q.attention.correct}/{q.attention.n} attention checks (under {ATTENTION_MIN_PASS:.0%})")
+    pair_gold = Graded(sum(g.correct for g in q.pair_gold.values()), sum(g.n for g in q.pair_gold.values()))
+    if pair_gold.n >= GOLD_MIN_N and pair_gold.rate < GOLD_MIN_ACCURACY:
+        out.append(f"pair gold accuracy {pair_gold.correct}/{pair_gold.n} is under {GOLD_MIN_ACCURACY:.0%}")
+    if q.pair_attention.n >= ATTENTION_MIN_N and q.pair_attention.rate < ATTENTION_MIN_PASS:
+        out.append(
+            f"passed {q.pair_attention.correct}/{q.pair_attention.n} pair attention checks "
+            f"(under {ATTENTION_MIN_PASS:.0%})"
+        )
     if q.timed >= FAST_MIN_N and q.under_floor / q.timed > MAX_FAST_SHARE:
         out.append(f"{q.under_floor}/{q.timed} tasks answered under the time floor (over {MAX_FAST_SHARE:.0%})")
     if q.longest_identical_run >= MAX_IDENTICAL_RUN:

@@ -14,7 +14,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
-from . import guide_admin, studies_panel
+from . import guide_admin, pair_gold_section, studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
 from .plain_text import literal
 from .users import user_of
@@ -66,6 +66,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             unmark = gr.Button("Remove the mark", elem_id="gold-unmark", scale=0, min_width=160)
             attention = gr.Button("Make attention checks", elem_id="gold-attention", scale=0, min_width=200)
         gold_table = gr.Dataframe(interactive=False, wrap=False, elem_id="gold-table", label="Gold tasks")
+    pair_gold_section.build(wb, dataset, message)
     guide_admin.build(wb, dataset)
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from storage.repo.images import ImageRepository
     from storage.repo.masks import MaskRepository
     from storage.repo.metrics import MetricRepository
+    from storage.repo.pair_gold import PairGoldRepository
     from storage.repo.pairwise import PairwiseRepository
     from storage.repo.ratings import RatingRepository
     from storage.repo.recording import RecordingRepository
@@ -215,6 +216,10 @@ class Database:
     @property
     def gold(self) -> GoldRepository:
         return translating_errors(self.store.gold)
+
+    @property
+    def pair_gold(self) -> PairGoldRepository:
+        return translating_errors(self.store.pair_gold)
 
     @property
     def studies(self) -> StudyRepository:

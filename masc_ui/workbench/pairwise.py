@@ -27,6 +27,11 @@ and another rater may be given the pair; it stays its rater's unfinished task (h
 their answer counts like any other). Tasks answered only with skip / flag hold no slot either (the pair still
 needs K judgments). A rater is never given the same pair twice, whatever became of their task.
 
+Gold pairs (`pair_gold`: an admin's accepted answer, or a pair attention check) are left out of the plan (`plan_of`):
+never handed out as a normal pair, never holding a slot. Storage mixes them into each rater's queue at
+`Settings.gold_rate` (`storage.repo.pairwise`), recorded and shown like any other task; their judgments are left out
+of the active policy's uncertainty, as of every statistic of methods.
+
 Videos: outputs are paired with outputs of the same kind only (`output_kind`: a video with a video, an image with an
 image): a still image next to a moving clip says which method made which, and "prompt following" of a video prompt
 cannot be judged on a still. A pair of videos is judged like a pair of images, the two clips played side by side. A
@@ -209,7 +214,9 @@ class PairwiseTasks:
 
         def work(store: Any) -> Any:
             store.ratings.ensure_rater(rater)
-            return store.pairwise.next_task(rater, rule, dataset=dataset, for_rating_only=True)
+            return store.pairwise.next_task(
+                rater, rule, dataset=dataset, for_rating_only=True, gold_rate=self._settings.gold_rate, seed=PAIR_SEED
+            )
 
         task = self._database.run(work)
         return None if task is None else self._view(task)
@@ -323,7 +330,9 @@ class PairwiseTasks:
         taken = np.zeros(len(plan.pairs), dtype=bool)
         taken[rows[np.array([r == rater for r in raters], dtype=bool)]] = True
         open_to_me = int((~taken & (given < self._settings.rating_overlap)).sum())
-        return PairProgress(judged, len(mine) + open_to_me, len(plan.pairs))
+        gold = state.gold if self._settings.gold_rate > 0 else frozenset()
+        gold_left = len(gold - {(x.sample_a_id, x.sample_b_id) for x in mine})
+        return PairProgress(judged, len(mine) + open_to_me + gold_left, len(plan.pairs) + len(gold))
 
     def _check_unchanged(self, rater: str, token: str, shown_as: tuple[object, ...] | None) -> None:
         """AnsweredElsewhere when `rater`'s stored answers to task `token` are no longer the `shown_as` ones."""
@@ -454,15 +463,21 @@ def balanced_left(state: Any, a: int, b: int, coin: int) -> int:
 
 def plan_of(state: Any, cache: LruCache[PairPlan] | None = None) -> PairPlan:
     """Every pair of the state's candidates: same dataset, same reference images, same prompt, same kind of output
-    (`output_kind`), different methods (`cache`: plans by their candidates, so a plan is built once while the
-    scope's samples stay the same)."""
+    (`output_kind`), different methods, less the gold pairs (`state.gold`: handed out by storage's own rule, never
+    as normal pairs) (`cache`: plans by their candidates and gold pairs, so a plan is built once while the scope's
+    samples stay the same)."""
     candidates = tuple(
         PairCandidate(str(c.sample_id), f"{reference_key(c)}\0{output_kind(c)}", c.prompt, c.method)
         for c in state.candidates
     )
+    gold = tuple(sorted((str(a), str(b)) for a, b in getattr(state, "gold", ())))
+
+    def build() -> PairPlan:
+        return plan_pairs(candidates, seed=PAIR_SEED).without(gold)
+
     if cache is None:
-        return plan_pairs(candidates, seed=PAIR_SEED)
-    return cache.get_or_compute(candidates, lambda: plan_pairs(candidates, seed=PAIR_SEED))
+        return build()
+    return cache.get_or_compute((candidates, gold), build)
 
 
 def reference_key(sample: Any) -> str:
@@ -496,10 +511,12 @@ def holders(state: Any, rater: str, admins: frozenset[str] = frozenset()) -> lis
 
 
 def _judgments(state: Any) -> list[PairJudgment]:
+    """The rated judgments of the state, less those of gold pairs (they never count for a method)."""
+    gold: frozenset[tuple[int, int]] = getattr(state, "gold", frozenset())
     return [
         PairJudgment(str(j.left_sample_id), str(j.right_sample_id), j.criterion, j.winner, j.rater)
         for j in state.judgments
-        if j.status == "rated"
+        if j.status == "rated" and (j.sample_a_id, j.sample_b_id) not in gold
     ]
 
 

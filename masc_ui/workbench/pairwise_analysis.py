@@ -5,7 +5,8 @@ These views name methods and show metric values: they are for admins (every func
 the role check belongs).
 
 Input (`PairwiseAnalysis.input`): the current `rated` judgments of every rater (app raters and imported ones) whose pair
-is in the dataset, in the order they were given (`judged_at`; Elo depends on it); skipped and flagged answers carry
+is in the dataset, in the order they were given (`judged_at`; Elo depends on it), less the judgments of gold pairs
+and attention checks (`pair_gold`) and of pairs with a gold sample (`gold`): they never count for a method; skipped and flagged answers carry
 no preference and are only counted. A judgment flagged "both bad" keeps its winner (the flag is counted, not
 used). Samples are named `<dataset>/<key>` (or `<dataset>/#<id>`), as in the agreement table; methods come from
 the samples. Metric values: each sample's latest stored value per metric (computed with its current masks); a
@@ -292,10 +293,14 @@ class PairwiseAnalysis:
         if dataset is not None:
             self._database.require_dataset(dataset)
         gold = self._database.gold.sample_ids(dataset)
+        gold_pairs = self._database.pair_gold.keys(dataset)
         judgments = [
             j
             for j in self._database.pairwise.current(dataset=dataset)
-            if counted.keeps(j.rater) and j.sample_a_id not in gold and j.sample_b_id not in gold
+            if counted.keeps(j.rater)
+            and j.sample_a_id not in gold
+            and j.sample_b_id not in gold
+            and (j.sample_a_id, j.sample_b_id) not in gold_pairs
         ]
         samples = {s.id: s for s in self._database.samples.list(dataset)}
         judged = sorted({x for j in judgments for x in (j.sample_a_id, j.sample_b_id)})

@@ -1,10 +1,12 @@
 """The rater report (admins; the Raters tab and `masc-ui raters`): per rater of a dataset, answers, skips and flags,
 the median and 10th-percentile time per task, answers under the time floor (`Settings.min_seconds`), the longest run
-of identical answers, gold accuracy and attention-check pass rate (with n), leave-one-out agreement with the other
+of identical answers, gold accuracy and attention-check pass rate (with n), the same for pairs (gold pair accuracy
+per criterion, pair attention-check pass rate: `pair_gold`), leave-one-out agreement with the other
 raters (interval alpha with a bootstrap CI) and agreement with each metric (Spearman); raters below a threshold are
 marked with the reason, nothing is deleted. The statistics and thresholds are `masc_ui.analysis.rater_quality`.
 
-Who is in it: the raters of the app (not imported groups or judges) with a finished task in the dataset. Time, runs
+Who is in it: the raters of the app (not imported groups or judges) with a finished task in the dataset, or a rated
+judgment of a gold pair or pair attention check of it. Time, runs
 and answers count every task (gold tasks and attention checks too); the agreement statistics use the samples that
 are not gold (`Agreement.data`, which leaves gold out)."""
 
@@ -25,6 +27,7 @@ from ..settings import Settings
 from .agreement import MAX_BOOTSTRAP, Agreement, shown_name
 from .database import Database
 from .gold import GoldTasks
+from .pair_gold import PairGoldTasks
 from .ratings import criteria
 
 if TYPE_CHECKING:
@@ -41,6 +44,8 @@ REPORT_HEADERS = (
     "identical run",
     "gold",
     "attention",
+    "pair gold",
+    "pair attention",
     "alpha vs others",
     "alpha 95% CI",
     "marked because",
@@ -85,6 +90,8 @@ class RaterReport:
                     "longest_identical_run": q.longest_identical_run,
                     "gold": {"correct": q.gold.correct, "n": q.gold.n},
                     "attention": {"passed": q.attention.correct, "n": q.attention.n},
+                    "pair_gold": {c: {"correct": g.correct, "n": g.n} for c, g in q.pair_gold.items()},
+                    "pair_attention": {"passed": q.pair_attention.correct, "n": q.pair_attention.n},
                     "alpha_vs_others": {**q.loo_alpha.to_dict(), "n": q.loo_n},
                     "metrics": {m: {"spearman": _json_number(r), "n": n} for m, (r, n) in q.metric_rho.items()},
                     "marked": q.marked,
@@ -125,11 +132,19 @@ class RaterReport:
 class RaterReports:
     """Rater reports over one `Database`. Admins only."""
 
-    def __init__(self, database: Database, settings: Settings, gold: GoldTasks, agreement: Agreement) -> None:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        gold: GoldTasks,
+        agreement: Agreement,
+        pair_gold: PairGoldTasks | None = None,
+    ) -> None:
         self._database = database
         self._settings = settings
         self._gold = gold
         self._agreement = agreement
+        self._pair_gold = pair_gold if pair_gold is not None else PairGoldTasks(database)
 
     def report(
         self, *, user: str | None, dataset: str, criterion: str = "cp", n_boot: int = 1000, seed: int = 0
@@ -156,7 +171,11 @@ class RaterReports:
         external = {r.username for r in self._database.ratings.raters() if r.is_external}
         answered = task_answers(self._database.ratings.current(dataset=dataset), criteria())
         tasks = [a for a in answered if a.rater not in external]
-        names = sorted({a.rater for a in tasks})
+        pair_graded: dict[tuple[str, str], dict[str, Graded]] = {}
+        for g in self._pair_gold.accuracy(user=user, dataset=dataset):
+            if g.rater not in external:
+                pair_graded.setdefault((g.rater, g.kind), {})[g.criterion] = Graded(g.correct, g.n)
+        names = sorted({a.rater for a in tasks} | {rater for rater, _ in pair_graded})
         if not names:
             raise InputError(f"no rater has answered a task of {dataset!r} yet: the report needs answers")
         graded: dict[tuple[str, str], list[int]] = {}
@@ -196,6 +215,11 @@ class RaterReports:
                 loo_alpha=alpha,
                 loo_n=loo_n,
                 metric_rho={m: metric_agreement(own, values[m]) for m in metrics},
+                pair_gold=pair_graded.get((name, "gold"), {}),
+                pair_attention=Graded(
+                    sum(g.correct for g in pair_graded.get((name, "attention"), {}).values()),
+                    sum(g.n for g in pair_graded.get((name, "attention"), {}).values()),
+                ),
             )
             rows.append(dataclasses.replace(q, marks=marks_of(q)))
         return RaterReport(dataset, criterion, floor, n_boot, metrics, tuple(rows))
@@ -219,6 +243,8 @@ def report_rows(report: RaterReport) -> tuple[list[str], list[list[Any]]]:
                 q.longest_identical_run,
                 f"{q.gold.correct}/{q.gold.n}" if q.gold.n else "n/a",
                 f"{q.attention.correct}/{q.attention.n}" if q.attention.n else "n/a",
+                "; ".join(f"{c} {g.correct}/{g.n}" for c, g in sorted(q.pair_gold.items())) or "n/a",
+                f"{q.pair_attention.correct}/{q.pair_attention.n}" if q.pair_attention.n else "n/a",
                 _rounded(q.loo_alpha.value, 2),
                 _interval(q.loo_alpha.ci_low, q.loo_alpha.ci_high) + f" (n={q.loo_n})",
                 "; ".join(q.marks),

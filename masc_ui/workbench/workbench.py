@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .leaderboard import Leaderboards
     from .mask_sensitivity import MaskSensitivity
     from .masks import Segmentation
+    from .pair_gold import PairGoldTasks
     from .pairwise import PairwiseTasks
     from .pairwise_analysis import PairwiseAnalysis
     from .practice import PracticeRounds
@@ -200,6 +201,12 @@ def _gold(wb: Workbench) -> GoldTasks:
     return GoldTasks(wb.database)
 
 
+def _pair_gold(wb: Workbench) -> PairGoldTasks:
+    from .pair_gold import PairGoldTasks
+
+    return PairGoldTasks(wb.database)
+
+
 def _guides(wb: Workbench) -> RatingGuides:
     from .rating_guide import RatingGuides
 
@@ -215,7 +222,7 @@ def _practice(wb: Workbench) -> PracticeRounds:
 def _rater_report(wb: Workbench) -> RaterReports:
     from .rater_report import RaterReports
 
-    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement)
+    return RaterReports(wb.database, wb.settings, wb.gold, wb.agreement, wb.pair_gold)
 
 
 def _rater_selection(wb: Workbench) -> RaterSelections:
@@ -254,7 +261,8 @@ class Workbench:
       reference side by side);
     - `ratings` (`RatingTasks`), `pairwise` (`PairwiseTasks`: pairwise rating tasks);
     - `studies` (`Studies`: crowd studies, their secret links and participants);
-    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `rater_report`
+    - `gold` (`GoldTasks`: gold tasks and attention checks, raters' accuracy on them), `pair_gold` (`PairGoldTasks`:
+      the same for pairs), `rater_report`
       (`RaterReports`: who to trust and why), `rater_selection` (`RaterSelections`: who counts in an analysis);
     - `guides` (`RatingGuides`: each dataset's rating guide and examples, what a rater reads before rating),
       `practice` (`PracticeRounds`: the practice round with its feedback);
@@ -304,6 +312,7 @@ class Workbench:
     pairwise_analysis = _BuiltOnce(_pairwise_analysis)
     leaderboard = _BuiltOnce(_leaderboard)
     gold = _BuiltOnce(_gold)
+    pair_gold = _BuiltOnce(_pair_gold)
     studies = _BuiltOnce(_studies)
     guides = _BuiltOnce(_guides)
     practice = _BuiltOnce(_practice)

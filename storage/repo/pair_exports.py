@@ -2,11 +2,13 @@
 Lines.
 
 Columns: `dataset, rater, external, criterion, status, left, right, winner, winner_sample_id, both_bad, time,
-seconds, note, revision, left_sample_id, right_sample_id, left_method, right_method, task_position`.
+seconds, note, revision, left_sample_id, right_sample_id, left_method, right_method, task_position, gold`.
 `left` / `right` are the samples' external keys as shown to the rater (empty when a sample has none: then its id
 columns identify it), `winner` is `left` / `right` / `tie` (empty when skipped or flagged), `time` is when the
 answer was given (ISO 8601 UTC), `seconds` the time on task (seconds the rater spent on the answer; empty for
-imports without it), `task_position` the task's place in the rater's sequence (empty for imported judgments).
+imports without it), `task_position` the task's place in the rater's sequence (empty for imported judgments), `gold`
+the kind of the pair's gold mark (`gold` or `attention`: a gold pair or a pair attention check, whose judgments never
+count for a method; empty for a normal pair).
 Rows are ordered by dataset, then time. Cells are written as in the sample export.
 
 Options (`pair_export_table`): without the time on task the `seconds` column is left out; with the rating history
@@ -48,6 +50,7 @@ COLUMNS = (
     "left_method",
     "right_method",
     "task_position",
+    "gold",
 )
 TIME_ON_TASK_COLUMNS = ("seconds",)
 """Columns left out when the time on task is not asked for."""
@@ -69,6 +72,11 @@ def pair_export_table(
     left, right = aliased(t.Sample), aliased(t.Sample)
     j = t.PairJudgment
     right_id = sa.case((j.left_sample_id == j.sample_a_id, j.sample_b_id), else_=j.sample_a_id)
+    gold_kind = (
+        sa.select(sa.func.max(t.PairGoldAnswer.kind))
+        .where(t.PairGoldAnswer.sample_a_id == j.sample_a_id, t.PairGoldAnswer.sample_b_id == j.sample_b_id)
+        .scalar_subquery()
+    )
     query = (
         sa.select(
             j,
@@ -80,6 +88,7 @@ def pair_export_table(
             right.external_key,
             right.method,
             t.PairTask.position,
+            gold_kind,
         )
         .join(t.Rater, t.Rater.id == j.rater_id)
         .join(left, left.id == j.left_sample_id)
@@ -91,7 +100,7 @@ def pair_export_table(
         query = query.where(t.Dataset.name == dataset)
     keyed: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     judgments: dict[int, tuple[dict[str, Any], dict[int, tuple[str | None, str | None]]]] = {}
-    for row, rater, external, ds, lkey, lmethod, rkey, rmethod, position in s.execute(
+    for row, rater, external, ds, lkey, lmethod, rkey, rmethod, position, gold in s.execute(
         query.order_by(t.Dataset.name, j.judged_at, j.id)
     ):
         right_sample = row.sample_b_id if row.left_sample_id == row.sample_a_id else row.sample_a_id
@@ -101,6 +110,7 @@ def pair_export_table(
             "external": external,
             "criterion": row.criterion,
             "task_position": position,
+            "gold": gold,
         }
         shown = {row.left_sample_id: (lkey, lmethod), right_sample: (rkey, rmethod)}
         judgments[row.id] = (common, shown)

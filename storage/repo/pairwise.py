@@ -9,10 +9,19 @@ first; otherwise the caller's rule (`choose`, e.g. the workbench's pair planner)
 (`PairAssignmentState`) and names a new pair, which is recorded in the same transaction with a fresh random token.
 On PostgreSQL an advisory lock serializes assignments (SQLite's `BEGIN IMMEDIATE` already does), so two raters
 asking at once never both take the last open slot of a pair.
+
+Gold pairs (`storage.repo.pair_gold`, attention checks included) are never a normal pair: a rule that chooses one is
+refused. With `gold_rate` > 0, `next_task` mixes them into each rater's queue as `storage.repo.tasks` does for
+samples: one in every B = round(1 / gold_rate) tasks, at a place within each block of B drawn per (seed, rater,
+block) (`tasks.gold_due`), each rater getting every gold pair of the scope once, in their own seeded order
+(SHA-256 of `"<seed>:<rater>:gold-pair:<a>:<b>"`), shown swapped (b left) when the first byte of
+SHA-256(`"<seed>\0<rater>\0<a>\0<b>"`) is odd (the planner's coin); once the rule has no pair left, the rater's
+remaining gold pairs come next. A gold task is recorded, tokened and handed back exactly like any other task.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +59,8 @@ from ._common import (
     utcnow,
 )
 from .pair_exports import pair_export_table, write_pair_csv, write_pair_jsonl
+from .pair_gold import GOLD_PAIRS
+from .tasks import check_rate, gold_block, gold_due
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -70,29 +81,45 @@ class PairwiseRepository:
     # --- tasks -------------------------------------------------------------------------------------------
 
     def next_task(
-        self, rater: str, choose: Choose, *, dataset: str | None = None, for_rating_only: bool = False
+        self,
+        rater: str,
+        choose: Choose,
+        *,
+        dataset: str | None = None,
+        for_rating_only: bool = False,
+        gold_rate: float = 0.0,
+        seed: int = 0,
     ) -> PairTaskRecord | None:
         """The task `rater` should judge next in `dataset` (None = every dataset, or with `for_rating_only` every
         dataset marked for rating: `_common.DATASETS_FOR_RATING`), or None when nothing is left:
         1. the rater's earliest task in scope that lacks a judgment of some criterion (`storage.CRITERIA`), else
-        2. a new task for the pair `choose(state)` returns (recorded in this transaction), else None.
+        2. a gold pair when one is due (`gold_rate`, `seed`: see the module docstring), else
+        3. a new task for the pair `choose(state)` returns (recorded in this transaction), else
+        4. a gold pair the rater was not given yet (with `gold_rate` > 0), else None.
 
         `choose` must only compute (it may run again when the transaction is retried). Its pair must be two
-        different samples in scope that this rater was never given; the left sample one of them.
+        different samples in scope that this rater was never given, not a gold pair; the left sample one of them.
         """
         check_text(rater, "rater", max_len=200)
+        check_int(seed, "seed")
+        block = gold_block(check_rate(gold_rate))
 
         def work(s: Session) -> PairTaskRecord | None:
             if s.get_bind().dialect.name == "postgresql":
                 s.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_ASSIGNMENT_LOCK})
             who = rater_row(s, rater)
             state = _state(s, who.username, dataset, for_rating_only)
-            for task in state.tasks:
-                if task.rater == rater and not task.complete(t.CRITERIA):
+            mine = [task for task in state.tasks if task.rater == rater]
+            for task in mine:
+                if not task.complete(t.CRITERIA):
                     return task
+            given = {(task.sample_a_id, task.sample_b_id) for task in mine}
+            gold_left = [] if block <= 0 else sorted(state.gold - given, key=lambda k: _gold_order(seed, rater, k))
+            if gold_left and gold_due(seed, rater, len(mine), len(state.gold & given), block):
+                return _add_gold_task(s, who, gold_left[0], seed)
             choice = choose(state)
             if choice is None:
-                return None
+                return _add_gold_task(s, who, gold_left[0], seed) if gold_left else None
             return _add_task(s, who, state, choice)
 
         return self._tx.write(work)
@@ -385,7 +412,32 @@ def _state(s: Session, rater: str, dataset: str | None, for_rating_only: bool = 
         utcnow(),
         _candidates(s, dataset, for_rating_only),
         *_tasks_and_judgments(s, dataset, for_rating_only),
+        gold=_gold_pairs(s, dataset, for_rating_only),
     )
+
+
+def _gold_pairs(s: Session, dataset: str | None, for_rating_only: bool = False) -> frozenset[tuple[int, int]]:
+    """The gold pairs in scope (`_scoped`'s rule: the dataset of the pair's samples), canonical (a, b)."""
+    query = GOLD_PAIRS
+    if dataset is not None or for_rating_only:
+        query = query.join(t.Sample, t.Sample.id == t.PairGoldAnswer.sample_a_id)
+        if dataset is None:
+            query = query.where(t.Sample.dataset_id.in_(DATASETS_FOR_RATING))
+        else:
+            query = query.where(t.Sample.dataset_id == dataset_id(s, dataset))
+    return frozenset((a, b) for a, b in s.execute(query).all())
+
+
+def _gold_order(seed: int, rater: str, key: tuple[int, int]) -> str:
+    """A rater's order of the gold pairs (see the module docstring)."""
+    return hashlib.sha256(f"{seed}:{rater}:gold-pair:{key[0]}:{key[1]}".encode()).hexdigest()
+
+
+def _add_gold_task(s: Session, who: RaterRecord, key: tuple[int, int], seed: int) -> PairTaskRecord:
+    """A new task of the gold pair `key` for `who`, shown as the planner's coin says (see the module docstring)."""
+    a, b = key
+    swapped = hashlib.sha256(f"{seed}\0{who.username}\0{a}\0{b}".encode()).digest()[0] % 2 == 1
+    return _insert_task(s, who, a, b, b if swapped else a)
 
 
 def _candidates(s: Session, dataset: str | None, for_rating_only: bool = False) -> tuple[PairCandidateRecord, ...]:
@@ -453,13 +505,22 @@ def _add_task(s: Session, who: RaterRecord, state: PairAssignmentState, choice: 
             f"the assignment rule gave rater {who.username!r} samples #{a} and #{b} again; a rater "
             "is never given the same pair twice"
         )
+    if (a, b) in state.gold:
+        raise InvalidInput(
+            f"the assignment rule chose samples #{a} and #{b}, a gold pair; gold pairs are handed out by their own "
+            "rule (gold_rate), never as a normal pair"
+        )
+    return _insert_task(s, who, a, b, choice.left_sample_id)
+
+
+def _insert_task(s: Session, who: RaterRecord, a: int, b: int, left: int) -> PairTaskRecord:
     last = s.scalar(sa.select(sa.func.max(t.PairTask.position)).where(t.PairTask.rater_id == who.id)) or 0
     row = t.PairTask(
         token=secrets.token_urlsafe(TOKEN_BYTES),
         rater_id=who.id,
         sample_a_id=a,
         sample_b_id=b,
-        left_sample_id=choice.left_sample_id,
+        left_sample_id=left,
         position=last + 1,
         assigned_at=utcnow(),
     )

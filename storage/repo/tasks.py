@@ -20,6 +20,7 @@ tasks are not handed out (and not counted in `progress`). A gold task is shown, 
 like any other task.
 Practice tasks (`storage.repo.guides`: gold samples of a dataset's practice round) are never handed out as real tasks
 and do not count in `progress` (one a rater already rated as a real task stays in their scope).
+The copies made for pair attention checks (`storage.repo.pair_gold`) are pairwise tasks only: never in scope here.
 Only samples with an output image are in scope: a ratings-only sample (imported ratings, no images) has
 nothing to show, so it is never handed out and does not count in `progress`. Only the task criteria
 (`storage.CRITERIA`: cp, pf) count; imported criteria (ImagenHub's sc, pq) play no part here.
@@ -45,6 +46,7 @@ from ..transactions import Transactions
 from ._common import DATASETS_FOR_RATING, check_int, dataset_id, load_sample, rating_record
 from .gold import GOLD_SAMPLES
 from .guides import PRACTICE_SAMPLES
+from .pair_gold import PAIR_CHECK_COPIES
 from .rater_rows import RaterRows
 
 Choose = Callable[[OpenTasks], int]
@@ -309,6 +311,8 @@ class _State:
             scope = conn.execute(_SCOPE_FOR_RATING if for_rating_only else _SCOPE)
             where = (t.Sample.dataset_id.in_(DATASETS_FOR_RATING),) if for_rating_only else ()
         complete: dict[int, int] = dict(scope.all())
+        for (sid,) in conn.execute(PAIR_CHECK_COPIES):  # a pair attention check's copy is no single-sample task
+            complete.pop(sid, None)
         mine = {
             sid: (answered, rated, flagged)
             for sid, answered, rated, flagged in conn.execute(_MINE, {"rater_id": who.id})

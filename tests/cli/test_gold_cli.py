@@ -100,3 +100,37 @@ def test_agreement_and_leaderboard_take_the_raters_who_count(demo_settings, tmp_
     )
     assert main(["leaderboard", "--dataset", "d", "--raters", "zed", *data]) == 2
     assert "no answers of 'zed' in dataset 'd'" in capsys.readouterr().err
+
+
+def test_gold_pairs_are_marked_listed_unmarked_and_checks_made(demo_settings, tmp_path, capsys):
+    with build_workbench(demo_settings) as wb:
+        ids = save_samples(wb, tmp_path / "img", 3)
+    data = ["--data-dir", str(demo_settings.data_dir)]
+    pair = f"#{ids[2]},#{ids[0]}"
+    args = ["gold", "pair", "--dataset", "d", "--pair", pair, "--criterion", "pf", "--accept", "a"]
+    assert main([*args, "--note", "sharper", *data]) == 0
+    assert capsys.readouterr().out.strip() == f"pair #{ids[2]},#{ids[0]} of 'd' is a gold pair: pf accepts a"
+    assert main(["gold", "pair-list", "--dataset", "d", "--json", *data]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    # stored canonically: the first named sample (the larger id) is sample b, and it is the accepted one
+    assert row == {
+        "sample a": f"#{ids[0]}",
+        "sample b": f"#{ids[2]}",
+        "kind": "gold",
+        "criterion": "pf",
+        "accepted": "b",
+        "note": "sharper",
+    }
+    assert main(["gold", "pair-unmark", "--dataset", "d", "--pair", pair, *data]) == 0
+    assert "removed 1 gold mark(s) of pair" in capsys.readouterr().out
+    assert main(["gold", "pair-list", "--dataset", "d", *data]) == 0
+    assert "has no gold pairs yet" in capsys.readouterr().out
+    assert main(["gold", "pair", "--dataset", "d", "--pair", f"#{ids[0]}", "--criterion", "cp", "--accept", "a", *data])
+    assert "--pair: give two samples separated by a comma" in capsys.readouterr().err
+
+
+def test_a_bad_pair_answer_is_refused_before_torch(tmp_path):
+    args = ["gold", "pair", "--dataset", "d", "--pair", "k1,k2", "--criterion", "cp", "--accept", "left"]
+    rc, err, heavy = _refused([*args, "--data-dir", str(tmp_path / "data")])
+    assert rc == 2 and "--accept: a pair's accepted answer is a, b or tie; got 'left'" in err, err
+    assert heavy == []
