@@ -105,6 +105,23 @@ def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:
     page.wait_for_timeout(500)
 
 
+def brush_mask(page, editor: str, button: str, message: str, taken: str, tries: int = 4) -> str:
+    """Paint a stroke on the image editor `editor` (its selector), press `button` and return `message`'s text once it
+    contains `taken`. A stroke drawn while the editor is still loading the background a handler has just sent (a frame
+    selected, an image uploaded) is dropped with the layer that background replaces, and the app answers that the
+    brush layer is empty: as a person would, the stroke is painted again (at most `tries` strokes)."""
+    seen = []
+    for _ in range(tries):
+        paint_stroke(page, f"{editor} canvas")
+        page.locator(button).click()
+        page.wait_for_timeout(300)
+        wait_idle(page)
+        seen.append(text_of(page, message))
+        if taken in seen[-1]:
+            return seen[-1]
+    raise AssertionError(f"{button} never took the stroke; {message} said {seen}")
+
+
 def toast_texts(page) -> list[str]:
     return page.locator(".toast-body, [data-testid=toast-body]").all_inner_texts()
 

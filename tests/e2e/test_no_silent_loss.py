@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import login
-from .steps import beside, open_tab, paint_stroke, pick_option, text_of, toast_texts, wait_idle, wait_text
+from .steps import beside, brush_mask, open_tab, pick_option, text_of, toast_texts, wait_idle, wait_text
 
 pytestmark = pytest.mark.e2e
 CAT_PROMPT = "a photo of a cat lying on the grass in a sunny garden"
@@ -38,9 +38,7 @@ def test_a_mask_change_goes_out_of_date_and_drawn_masks_need_a_second_load(brows
 
     # strokes the user drew are not replaced by another example until Load is pressed again
     wait_idle(page)
-    paint_stroke(page)
-    page.locator("#mask-use-brush").click()
-    wait_text(page, "#mask-message", "brush mask:")
+    brush_mask(page, "#mask-editor", "#mask-use-brush", "#mask-message", "brush mask:")
     pick_option(page, "#example-pick", "Coffee cup on a brick wall")
     page.locator("#example-load").click()
     warned = wait_text(page, "#load-message", "not done yet")

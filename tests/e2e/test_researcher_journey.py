@@ -16,8 +16,8 @@ from masc_ui.workbench.examples import EXAMPLES_DIR
 from .conftest import login
 from .steps import (
     beside,
+    brush_mask,
     open_tab,
-    paint_stroke,
     pick_option,
     pick_radio,
     text_of,
@@ -95,9 +95,7 @@ def test_score_tab_one_sample_at_a_time(browser, app_server, shots):
 
     # Masks: a drawn mask is never replaced without Apply; a doubtful subject-name mask is only offered; the
     # threshold the message mentions is right there; every change can be undone.
-    paint_stroke(page)
-    page.locator("#mask-use-brush").click()
-    drawn = _mask_px(wait_text(page, "#mask-message", "brush mask:"))
+    drawn = _mask_px(brush_mask(page, "#mask-editor", "#mask-use-brush", "#mask-message", "brush mask:"))
     assert drawn > 100
     pick_radio(page, "#mask-mode", "subject name")
     page.locator("#subject textarea").fill("coffee cup")

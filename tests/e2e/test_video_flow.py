@@ -15,7 +15,7 @@ from PIL import Image
 from tests.video_files import encode_video, synthetic_frames
 
 from .conftest import ROLES, SMALL, USERS, WIDE, login
-from .steps import STEP_MS, open_tab, paint_stroke, pick_option, upload, wait_text
+from .steps import STEP_MS, brush_mask, open_tab, pick_option, upload, wait_text
 
 pytestmark = pytest.mark.e2e
 FRAMES = 6
@@ -67,9 +67,7 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     page = login(browser, video_app.url, "alice")
     upload(page, "#ref-image", media.ref)
     wait_text(page, "#mask-message", "no mask yet")
-    paint_stroke(page)  # reference 1's mask (CP needs it)
-    page.locator("#mask-use-brush").click()
-    wait_text(page, "#mask-message", "brush mask:")
+    brush_mask(page, "#mask-editor", "#mask-use-brush", "#mask-message", "brush mask:")  # reference 1's (CP needs it)
     upload(page, "#out-image", media.ref)  # an output image first: the video then takes its place
     page.locator("#out-image img").wait_for(timeout=STEP_MS)
     upload(page, "#out-video", media.video)
@@ -85,9 +83,7 @@ def test_score_save_and_rate_a_video(browser, video_app, media, shots):
     # The subject's mask, drawn on frame 0 with the brush: reused on every frame, and the page says so.
     page.locator("#frame-strip img").first.click()
     wait_text(page, "#frame-title", "frame 0")
-    paint_stroke(page, "#video-mask-editor canvas")
-    page.locator("#video-mask-brush").click()
-    wait_text(page, "#video-mask-message", "reused on every frame")
+    brush_mask(page, "#video-mask-editor", "#video-mask-brush", "#video-mask-message", "reused on every frame")
     assert "reused unchanged on every frame" in wait_text(page, "#video-mask-note", "Mask rule")
     page.locator("#video-mask-view img").wait_for(timeout=STEP_MS)
 
@@ -210,8 +206,7 @@ def test_a_video_starting_at_one_second_has_one_time_base(browser, video_app, me
     assert all(c in captions for c in expected) and "1.00 s" not in captions.replace("#8 · 1.00 s", ""), captions
     page.locator("#frame-strip img").nth(3).click()
     assert "(0.75 s)" in wait_text(page, "#frame-title", "Selected: frame 6")
-    paint_stroke(page, "#video-mask-editor canvas")
-    page.locator("#video-mask-brush").click()
+    brush_mask(page, "#video-mask-editor", "#video-mask-brush", "#video-mask-message", "reused on every frame")
     assert "drawn on frame 6 (0.75 s)" in wait_text(page, "#video-mask-note", "Mask rule")
     page.locator("#preset-subject").click()
     page.locator("#run").click()
