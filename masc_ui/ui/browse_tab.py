@@ -38,7 +38,36 @@ class BrowseTab:
     outputs: list
 
 
-def build(wb: Workbench) -> BrowseTab:
+@dataclass
+class BrowseView:
+    """The Browse tab's components."""
+
+    dataset: gr.Dropdown
+    method: gr.Dropdown
+    subject: gr.Dropdown
+    sort: gr.Dropdown
+    descending: gr.Checkbox
+    refresh: gr.Button
+    previous: gr.Button
+    page: gr.Number
+    following: gr.Button
+    message: gr.Markdown
+    rating_note: gr.Markdown
+    mark: gr.Button
+    unmark: gr.Button
+    table: gr.Dataframe
+    sample_id: gr.Textbox
+    open_btn: gr.Button
+    open_msg: gr.Markdown
+    poster: gr.Image
+    fmt: gr.Radio
+    export: gr.Button
+    download: gr.File
+    export_msg: gr.Markdown
+
+
+def _layout(wb: Workbench) -> BrowseView:
+    """The tab's filters, table, sample row and export row, top to bottom."""
     with gr.Row():
         dataset = gr.Dropdown(
             [], value=None, label="Dataset", allow_custom_value=True, elem_id="browse-dataset", min_width=120
@@ -105,10 +134,42 @@ def build(wb: Workbench) -> BrowseTab:
         download = gr.File(label="Download", interactive=False, elem_id="export-file", min_width=200, height=110)
     export_msg = gr.Markdown(elem_id="export-message", elem_classes=["action-message"])
     pairwise_export.build(wb, dataset)
+    return BrowseView(
+        dataset=dataset,
+        method=method,
+        subject=subject,
+        sort=sort,
+        descending=descending,
+        refresh=refresh,
+        previous=previous,
+        page=page,
+        following=following,
+        message=message,
+        rating_note=rating_note,
+        mark=mark,
+        unmark=unmark,
+        table=table,
+        sample_id=sample_id,
+        open_btn=open_btn,
+        open_msg=open_msg,
+        poster=poster,
+        fmt=fmt,
+        export=export,
+        download=download,
+        export_msg=export_msg,
+    )
 
-    def rating_state(ds: str | None, user: str | None) -> dict:
+
+class BrowseEvents:
+    """The Browse tab's handlers; each answers with a dict keyed by the tab's components (`v`)."""
+
+    def __init__(self, wb: Workbench, v: BrowseView) -> None:
+        self.wb, self.v = wb, v
+
+    def rating_state(self, ds: str | None, user: str | None) -> dict:
         """The rating row for dataset `ds`: what its mark means, and which of Mark / Stop works."""
-        infos = {d.name: d for d in wb.samples.datasets(user=user)}
+        v = self.v
+        infos = {d.name: d for d in self.wb.samples.datasets(user=user)}
         info = infos.get(ds or "")
         if info is None:
             marked = [n for n, d in infos.items() if d.for_rating]
@@ -117,23 +178,24 @@ def build(wb: Workbench) -> BrowseTab:
                 + (", ".join(f"'{n}'" for n in marked) or "none yet")
                 + ". Pick a dataset above to mark or unmark it."
             )
-            return {rating_note: text, mark: gr.update(interactive=False), unmark: gr.update(interactive=False)}
+            return {v.rating_note: text, v.mark: gr.update(interactive=False), v.unmark: gr.update(interactive=False)}
         state = (
             "marked for rating: raters get its samples as tasks"
             if info.for_rating
             else "not marked for rating: raters get no tasks from it"
         )
         return {
-            rating_note: f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
-            mark: gr.update(interactive=not info.for_rating),
-            unmark: gr.update(interactive=info.for_rating),
+            v.rating_note: f"**Dataset '{info.name}'** ({info.samples} samples) is {state}.",
+            v.mark: gr.update(interactive=not info.for_rating),
+            v.unmark: gr.update(interactive=info.for_rating),
         }
 
-    def on_refresh(ds, me, su, sort_by, desc, page_no, request: gr.Request):
+    def on_refresh(self, ds, me, su, sort_by, desc, page_no, request: gr.Request):
+        v = self.v
         try:
             user = user_of(request)
-            choices = wb.samples.filters(user=user)
-            found = wb.samples.browse(
+            choices = self.wb.samples.filters(user=user)
+            found = self.wb.samples.browse(
                 user=user,
                 dataset=ds or None,
                 method=me or None,
@@ -143,82 +205,91 @@ def build(wb: Workbench) -> BrowseTab:
                 page=page_no or 1,
                 page_size=BROWSE_PAGE_SIZE,
             )
-            rating = rating_state(ds, user)
+            rating = self.rating_state(ds, user)
         except WorkbenchError as exc:
-            return {message: warn(exc)}
+            return {v.message: warn(exc)}
         return {
-            page: found.page,
-            dataset: gr.update(choices=[""] + choices["dataset"]),
-            method: gr.update(choices=[""] + choices["method"]),
-            subject: gr.update(choices=[""] + choices["subject"]),
-            sort: gr.update(choices=found.headers, value=sort_by or "id"),
-            table: {"headers": found.headers, "data": found.rows},
-            message: found.summary(),
+            v.page: found.page,
+            v.dataset: gr.update(choices=[""] + choices["dataset"]),
+            v.method: gr.update(choices=[""] + choices["method"]),
+            v.subject: gr.update(choices=[""] + choices["subject"]),
+            v.sort: gr.update(choices=found.headers, value=sort_by or "id"),
+            v.table: {"headers": found.headers, "data": found.rows},
+            v.message: found.summary(),
             **rating,
         }
 
-    def first_page(ds, me, su, sort_by, desc, request: gr.Request):
-        return on_refresh(ds, me, su, sort_by, desc, 1, request)
+    def first_page(self, ds, me, su, sort_by, desc, request: gr.Request):
+        return self.on_refresh(ds, me, su, sort_by, desc, 1, request)
 
-    def step(by: int):
+    def step(self, by: int):
+        """The handler of a page button: the page `by` pages from the one shown (never before the first)."""
+
         def handler(ds, me, su, sort_by, desc, page_no, request: gr.Request):
-            return on_refresh(ds, me, su, sort_by, desc, max(1, int(page_no or 1) + by), request)
+            return self.on_refresh(ds, me, su, sort_by, desc, max(1, int(page_no or 1) + by), request)
 
         return handler
 
-    outs = [page, dataset, method, subject, sort, table, message, rating_note, mark, unmark]
-    ins = [dataset, method, subject, sort, descending, page]
-    refresh.click(on_refresh, ins, outs, api_name="browse")
-    page.submit(on_refresh, ins, outs)
-    previous.click(step(-1), ins, outs)
-    following.click(step(1), ins, outs)
-    for comp in (dataset, method, subject, sort, descending):
-        comp.input(first_page, ins[:-1], outs)
+    def set_rating(self, on: bool):
+        """The handler of Mark for rating (`on`) or Stop rating tasks."""
 
-    def set_rating(on: bool):
         def handler(ds, request: gr.Request):
             user = user_of(request)
             try:
-                done = wb.samples.set_for_rating(ds or "", on, user=user)
-                return {**rating_state(ds, user), message: done}
+                done = self.wb.samples.set_for_rating(ds or "", on, user=user)
+                return {**self.rating_state(ds, user), self.v.message: done}
             except WorkbenchError as exc:
-                return {message: warn(exc)}
+                return {self.v.message: warn(exc)}
 
         return handler
 
-    rating_out = [rating_note, mark, unmark, message]
-    mark.click(set_rating(True), [dataset], rating_out, api_name="mark_for_rating")
-    unmark.click(set_rating(False), [dataset], rating_out, api_name="unmark_for_rating")
-
+    @staticmethod
     def on_select(evt: gr.SelectData):
         row = evt.row_value or []
         return str(row[0]) if row else gr.update()
 
-    table.select(on_select, None, [sample_id])
-
-    def on_poster(sid, request: gr.Request):
+    def on_poster(self, sid, request: gr.Request):
+        v = self.v
         if not str(sid or "").strip():
-            return {poster: None, open_msg: ""}
+            return {v.poster: None, v.open_msg: ""}
         try:
-            picture, caption = poster_preview(wb, sid, user=user_of(request))
+            picture, caption = poster_preview(self.wb, sid, user=user_of(request))
         except WorkbenchError as exc:
-            return {poster: None, open_msg: warn(exc)}
-        return {poster: picture, open_msg: caption}
+            return {v.poster: None, v.open_msg: warn(exc)}
+        return {v.poster: picture, v.open_msg: caption}
 
-    sample_id.change(on_poster, [sample_id], [poster, open_msg], api_name="browse_poster", show_progress="hidden")
-
-    def on_export(kind, ds, request: gr.Request):
+    def on_export(self, kind, ds, request: gr.Request):
+        v, wb = self.v, self.wb
         try:
             path, n = wb.samples.export(kind, user=user_of(request), dataset=ds or None, folder=wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return {download: None, export_msg: warn(exc)}
+            return {v.download: None, v.export_msg: warn(exc)}
         return {
-            download: str(path),
-            export_msg: f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)",
+            v.download: str(path),
+            v.export_msg: f"exported {n} sample(s) to {path.name} (skips and flags with their reasons included)",
         }
 
-    export.click(on_export, [fmt, dataset], [download, export_msg], api_name="export")
-    return BrowseTab(sample_id, open_btn, refresh, message, open_msg, on_refresh, ins, outs)
+
+def build(wb: Workbench) -> BrowseTab:
+    v = _layout(wb)
+    events = BrowseEvents(wb, v)
+    outs = [v.page, v.dataset, v.method, v.subject, v.sort, v.table, v.message, v.rating_note, v.mark, v.unmark]
+    ins = [v.dataset, v.method, v.subject, v.sort, v.descending, v.page]
+    v.refresh.click(events.on_refresh, ins, outs, api_name="browse")
+    v.page.submit(events.on_refresh, ins, outs)
+    v.previous.click(events.step(-1), ins, outs)
+    v.following.click(events.step(1), ins, outs)
+    for comp in (v.dataset, v.method, v.subject, v.sort, v.descending):
+        comp.input(events.first_page, ins[:-1], outs)
+    rating_out = [v.rating_note, v.mark, v.unmark, v.message]
+    v.mark.click(events.set_rating(True), [v.dataset], rating_out, api_name="mark_for_rating")
+    v.unmark.click(events.set_rating(False), [v.dataset], rating_out, api_name="unmark_for_rating")
+    v.table.select(events.on_select, None, [v.sample_id])
+    v.sample_id.change(
+        events.on_poster, [v.sample_id], [v.poster, v.open_msg], api_name="browse_poster", show_progress="hidden"
+    )
+    v.export.click(events.on_export, [v.fmt, v.dataset], [v.download, v.export_msg], api_name="export")
+    return BrowseTab(v.sample_id, v.open_btn, v.refresh, v.message, v.open_msg, events.on_refresh, ins, outs)
 
 
 def open_handler(wb: Workbench, score, browse: BrowseTab, tabs: gr.Tabs):

@@ -253,30 +253,29 @@ def build(wb: Workbench) -> MaskPanel:
     )
 
 
-def wire(
-    wb: Workbench,
-    p: MaskPanel,
-    ref_image: gr.Image,
-    extra_refs: gr.File,
-    out_image: gr.Image,
-    subject: gr.Textbox,
-    after_change: Callable[[Any], None] | None = None,
-) -> None:
-    """Connect the panel's events; `after_change(event)` chains what runs after every mask change."""
-    images = [ref_image, extra_refs, out_image]
-    shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
+class MaskEvents:
+    """The mask panel's event handlers: each answers with a dict keyed by the panel's components (`render`'s
+    outputs, and the session where it changes)."""
 
-    def render(session: MaskSession, target: str, opacity: float, ref, extra, out, message: str = ""):
+    def __init__(self, wb: Workbench, p: MaskPanel) -> None:
+        self.wb = wb
+        self.p = p
+        # ZeroGPU runs these on a GPU (`gpu`): wrapped per instance, under their own names (the endpoints' names).
+        self.predictor = gpu(self.predictor)
+        self.on_undo = gpu(self.on_undo)
+        self.on_by_name = gpu(self.on_by_name)
+
+    def render(self, session: MaskSession, target: str, opacity: float, ref, extra, out, message: str = ""):
         try:
-            img = target_image(wb, session, target, ref, extra, out)
+            img = target_image(self.wb, session, target, ref, extra, out)
         except WorkbenchError as exc:
             return {
-                p.view: None,
-                p.sam_image: None,
-                p.candidate: gr.update(choices=[], value=None),
-                p.message: f"⚠ {exc}",
-                p.proposal_box: gr.update(visible=False),
-                p.proposal_view: None,
+                self.p.view: None,
+                self.p.sam_image: None,
+                self.p.candidate: gr.update(choices=[], value=None),
+                self.p.message: f"⚠ {exc}",
+                self.p.proposal_box: gr.update(visible=False),
+                self.p.proposal_view: None,
             }
         mask = session.mask_of(target, img)
         prompts = session.prompts.get(target)
@@ -297,24 +296,24 @@ def wire(
             else overlays.mask_overlay(img, proposal.mask, opacity=opacity, color=(40, 140, 255))
         )
         return {
-            p.view: overlays.mask_overlay(img, mask, opacity=opacity),
-            p.sam_image: sam_view,
-            p.candidate: gr.update(choices=choices, value=chosen),
-            p.message: note,
-            p.proposal_box: gr.update(visible=proposal is not None),
-            p.proposal_view: proposed,
+            self.p.view: overlays.mask_overlay(img, mask, opacity=opacity),
+            self.p.sam_image: sam_view,
+            self.p.candidate: gr.update(choices=choices, value=chosen),
+            self.p.message: note,
+            self.p.proposal_box: gr.update(visible=proposal is not None),
+            self.p.proposal_view: proposed,
         }
 
-    def on_target(session, target, opacity, ref, extra, out):
+    def on_target(self, session, target, opacity, ref, extra, out):
         try:
-            bg = target_image(wb, session, target, ref, extra, out)
+            bg = target_image(self.wb, session, target, ref, extra, out)
             editor = {"background": bg.pixels, "layers": [], "composite": None}
         except WorkbenchError:
             editor = None
-        return {p.editor: editor, **render(session, target, opacity, ref, extra, out)}
+        return {self.p.editor: editor, **self.render(session, target, opacity, ref, extra, out)}
 
-    def on_images(session: MaskSession, target, opacity, ref, extra, out):
-        found, _ = images_on_screen(wb, session, ref, extra, out)
+    def on_images(self, session: MaskSession, target, opacity, ref, extra, out):
+        found, _ = images_on_screen(self.wb, session, ref, extra, out)
         session.uploads.keep_only([*image_paths(ref, extra, out)[0], out])
         session.keep_for({k: (None if img is None else img.sha256) for k, img in found.items()})
         refs, _ = image_paths(ref, extra, out)
@@ -322,79 +321,86 @@ def wire(
         keys = [k for _, k in choices]
         if target in keys:  # the value is left alone: the user may have picked another target meanwhile
             return {
-                p.session: session,
-                p.target: gr.update(choices=choices),
-                **on_target(session, target, opacity, ref, extra, out),
+                self.p.session: session,
+                self.p.target: gr.update(choices=choices),
+                **self.on_target(session, target, opacity, ref, extra, out),
             }
         return {
-            p.session: session,
-            p.target: gr.update(choices=choices, value="ref0"),
-            **on_target(session, "ref0", opacity, ref, extra, out),
+            self.p.session: session,
+            self.p.target: gr.update(choices=choices, value="ref0"),
+            **self.on_target(session, "ref0", opacity, ref, extra, out),
         }
 
-    def on_mode(mode):
+    def on_mode(self, mode):
         return {
-            p.brush_box: gr.update(visible=mode == "brush"),
-            p.sam_box: gr.update(visible=mode == "SAM clicks"),
-            p.name_box: gr.update(visible=mode == "subject name"),
+            self.p.brush_box: gr.update(visible=mode == "brush"),
+            self.p.sam_box: gr.update(visible=mode == "SAM clicks"),
+            self.p.name_box: gr.update(visible=mode == "subject name"),
         }
 
-    def on_brush(session: MaskSession, editor, target, opacity, ref, extra, out):
+    def on_brush(self, session: MaskSession, editor, target, opacity, ref, extra, out):
         try:
-            img = target_image(wb, session, target, ref, extra, out)
-            mask = wb.segmentation.mask_from_brush(editor, img.size)
+            img = target_image(self.wb, session, target, ref, extra, out)
+            mask = self.wb.segmentation.mask_from_brush(editor, img.size)
             if not mask.any():
                 empty = warn("the brush layer is empty: paint over the subject first")
-                return {p.session: session, **render(session, target, opacity, ref, extra, out, empty)}
+                return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, empty)}
             before = session.sources.get(target)
             session.set_mask(target, mask, "drawn", img)
             replaced = f"; it replaced the {before} mask ('Undo mask change' brings it back)" if before else ""
             done = f"brush mask: {int(mask.sum()):,} px{replaced}"
-            return {p.session: session, **render(session, target, opacity, ref, extra, out, done)}
+            return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, done)}
         except WorkbenchError as exc:
-            return {p.session: session, **render(session, target, opacity, ref, extra, out, warn(exc))}
+            return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, warn(exc))}
 
-    @gpu
-    def predictor(request: gr.Request | None):
+    def predictor(self, request: gr.Request | None):
         user = user_of(request)
-        return lambda image, points, box: wb.segmentation.sam_predict(image, points, box, user=user)
+        return lambda image, points, box: self.wb.segmentation.sam_predict(image, points, box, user=user)
 
     def on_click(
-        session: MaskSession, target, click_mode, opacity, ref, extra, out, evt: gr.SelectData, request: gr.Request
+        self,
+        session: MaskSession,
+        target,
+        click_mode,
+        opacity,
+        ref,
+        extra,
+        out,
+        evt: gr.SelectData,
+        request: gr.Request,
     ):
         try:
-            img = target_image(wb, session, target, ref, extra, out)
+            img = target_image(self.wb, session, target, ref, extra, out)
             x, y = evt.index[0], evt.index[1]
-            msg = session.click(target, img, float(x), float(y), click_mode, predictor(request))
+            msg = session.click(target, img, float(x), float(y), click_mode, self.predictor(request))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    @gpu
-    def on_undo(session: MaskSession, target, opacity, ref, extra, out, request: gr.Request):
+    def on_undo(self, session: MaskSession, target, opacity, ref, extra, out, request: gr.Request):
         try:
-            msg = session.undo(target, target_image(wb, session, target, ref, extra, out), predictor(request))
+            msg = session.undo(target, target_image(self.wb, session, target, ref, extra, out), self.predictor(request))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    def on_clear_clicks(session: MaskSession, target, opacity, ref, extra, out):
+    def on_clear_clicks(self, session: MaskSession, target, opacity, ref, extra, out):
         session.prompts.pop(target, None)
         msg = "clicks cleared; " + session.drop_sam_mask(target)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    def on_candidate(session: MaskSession, index, target, opacity, ref, extra, out):
+    def on_candidate(self, session: MaskSession, index, target, opacity, ref, extra, out):
         if index is None or target not in session.prompts or not session.prompts[target].candidates:
-            return {p.session: session, **render(session, target, opacity, ref, extra, out)}
+            return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out)}
         try:
-            img = target_image(wb, session, target, ref, extra, out)
+            img = target_image(self.wb, session, target, ref, extra, out)
             msg = session.choose(target, int(index), img)
         except WorkbenchError as exc:
             msg = warn(exc)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    @gpu
     def on_by_name(
+        self,
         session: MaskSession,
         target,
         name,
@@ -407,9 +413,9 @@ def wire(
         progress=gr.Progress(),
     ):
         try:
-            img = target_image(wb, session, target, ref, extra, out)
+            img = target_image(self.wb, session, target, ref, extra, out)
             progress(0.1, desc=f"segmenting '{name}'")
-            seg = wb.segmentation.segment_by_name(img, name, user=user_of(request), threshold=threshold)
+            seg = self.wb.segmentation.segment_by_name(img, name, user=user_of(request), threshold=threshold)
             found = f"'{seg.text}': {seg.n_instances} instance(s), {seg.fraction:.0%} of the image"
             if seg.doubtful:
                 reason = (seg.reason or "").replace(
@@ -423,29 +429,48 @@ def wire(
                 msg = f"{found}. {session.offer(target, seg.mask, 'text-prompted', img)}"
         except WorkbenchError as exc:
             msg = warn(exc)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    def on_apply(session: MaskSession, target, opacity, ref, extra, out):
+    def on_apply(self, session: MaskSession, target, opacity, ref, extra, out):
         try:
-            msg = session.apply_pending(target, target_image(wb, session, target, ref, extra, out))
+            msg = session.apply_pending(target, target_image(self.wb, session, target, ref, extra, out))
         except WorkbenchError as exc:
             msg = warn(exc)
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
 
-    def on_discard(session: MaskSession, target, opacity, ref, extra, out):
+    def on_discard(self, session: MaskSession, target, opacity, ref, extra, out):
         return {
-            p.session: session,
-            **render(session, target, opacity, ref, extra, out, session.discard_pending(target)),
+            self.p.session: session,
+            **self.render(session, target, opacity, ref, extra, out, session.discard_pending(target)),
         }
 
-    def on_undo_mask(session: MaskSession, target, opacity, ref, extra, out):
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, session.undo_mask(target))}
+    def on_undo_mask(self, session: MaskSession, target, opacity, ref, extra, out):
+        return {
+            self.p.session: session,
+            **self.render(session, target, opacity, ref, extra, out, session.undo_mask(target)),
+        }
 
-    def on_clear_mask(session: MaskSession, target, opacity, ref, extra, out):
+    def on_clear_mask(self, session: MaskSession, target, opacity, ref, extra, out):
         had = target in session.masks
         session.clear(target)
         msg = "mask cleared ('Undo mask change' brings it back)" if had else "this image has no mask to clear"
-        return {p.session: session, **render(session, target, opacity, ref, extra, out, msg)}
+        return {self.p.session: session, **self.render(session, target, opacity, ref, extra, out, msg)}
+
+
+def wire(
+    wb: Workbench,
+    p: MaskPanel,
+    ref_image: gr.Image,
+    extra_refs: gr.File,
+    out_image: gr.Image,
+    subject: gr.Textbox,
+    after_change: Callable[[Any], None] | None = None,
+) -> None:
+    """Connect the panel's events; `after_change(event)` chains what runs after every mask change."""
+    images = [ref_image, extra_refs, out_image]
+    shown = [p.view, p.sam_image, p.candidate, p.message, p.proposal_box, p.proposal_view]
+
+    events = MaskEvents(wb, p)
 
     def chain(event):
         p.changed.append(event)
@@ -460,35 +485,38 @@ def wire(
     # render the same overlay, and two writes of one picture into Gradio's cache at once left a broken image.
     for event in (ref_image.change, out_image.change, extra_refs.change):
         event(
-            on_images,
+            events.on_images,
             [p.session, *common],
             refresh_outputs,
             concurrency_id="mask-images",
             concurrency_limit=1,
             trigger_mode="always_last",
         )
-    p.target.input(on_target, [p.session, *common], [p.editor, *shown])
-    p.opacity.release(render, [p.session, *common], shown)
-    p.mode.change(on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])
-    chain(p.use_brush.click(on_brush, [p.session, p.editor, *common], [p.session, *shown]))
+    p.target.input(events.on_target, [p.session, *common], [p.editor, *shown])
+    p.opacity.release(events.render, [p.session, *common], shown)
+    p.mode.change(events.on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])
+    chain(p.use_brush.click(events.on_brush, [p.session, p.editor, *common], [p.session, *shown]))
     chain(
         p.sam_image.select(
-            on_click, [p.session, p.target, p.click_mode, p.opacity, *images], [p.session, *shown], concurrency_limit=4
+            events.on_click,
+            [p.session, p.target, p.click_mode, p.opacity, *images],
+            [p.session, *shown],
+            concurrency_limit=4,
         )
     )
-    chain(p.undo.click(on_undo, [p.session, *common], [p.session, *shown]))
-    chain(p.clear_clicks.click(on_clear_clicks, [p.session, *common], [p.session, *shown]))
-    chain(p.candidate.input(on_candidate, [p.session, p.candidate, *common], [p.session, *shown]))
+    chain(p.undo.click(events.on_undo, [p.session, *common], [p.session, *shown]))
+    chain(p.clear_clicks.click(events.on_clear_clicks, [p.session, *common], [p.session, *shown]))
+    chain(p.candidate.input(events.on_candidate, [p.session, p.candidate, *common], [p.session, *shown]))
     chain(
         p.by_name.click(
-            on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images], [p.session, *shown]
+            events.on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images], [p.session, *shown]
         )
     )
-    chain(p.apply.click(on_apply, [p.session, *common], [p.session, *shown]))
-    p.discard.click(on_discard, [p.session, *common], [p.session, *shown])
-    chain(p.undo_mask.click(on_undo_mask, [p.session, *common], [p.session, *shown]))
-    chain(p.clear_mask.click(on_clear_mask, [p.session, *common], [p.session, *shown]))
-    p.refresh = on_images
+    chain(p.apply.click(events.on_apply, [p.session, *common], [p.session, *shown]))
+    p.discard.click(events.on_discard, [p.session, *common], [p.session, *shown])
+    chain(p.undo_mask.click(events.on_undo_mask, [p.session, *common], [p.session, *shown]))
+    chain(p.clear_mask.click(events.on_clear_mask, [p.session, *common], [p.session, *shown]))
+    p.refresh = events.on_images
 
 
 def refresh_io(p: MaskPanel, ref_image, extra_refs, out_image) -> tuple[list[Any], list[Any]]:
