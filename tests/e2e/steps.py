@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 STEP_MS = 180_000
 """Failure timeout of one step (the 2-core CI box may be busy); not a speed target (see bench/ui_latency.py)."""
 
@@ -12,14 +14,28 @@ def text_of(page, selector: str) -> str:
     return body.inner_text() if body.count() else page.locator(selector).inner_text()
 
 
+def _said(page, selector: str) -> str:
+    """What the element says now (for a failure's message), or why it cannot be read."""
+    try:
+        return repr(page.locator(selector).first.inner_text(timeout=2_000)[:500])
+    except Exception as exc:  # only a failure's message is being made
+        return f"unreadable ({type(exc).__name__})"
+
+
 def wait_text(page, selector: str, text: str, timeout: int = STEP_MS) -> str:
-    """Wait until the element's text (a Markdown's body, once no progress shows) contains `text`."""
-    page.wait_for_function(
-        "([s, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
-        " const b = e.querySelector('[data-testid=markdown]') || e; return b.innerText.includes(t); }",
-        arg=[selector, text],
-        timeout=timeout,
-    )
+    """Wait until the element's text (a Markdown's body, once no progress shows) contains `text`; on a timeout the
+    failure says what the element said instead."""
+    try:
+        page.wait_for_function(
+            "([s, t]) => { const e = document.querySelector(s); if (!e || e.querySelector('.pending')) return false;"
+            " const b = e.querySelector('[data-testid=markdown]') || e; return b.innerText.includes(t); }",
+            arg=[selector, text],
+            timeout=timeout,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"{selector} never said {text!r} in {timeout / 1000:.0f} s; it says {_said(page, selector)}"
+        ) from None
     return text_of(page, selector)
 
 
