@@ -111,11 +111,13 @@ KEYBOARD_JS = """
     const t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
     const k = e.key.toLowerCase();
+    // Enter on a focused button or link (reached with Tab) is that control's own.
+    const onControl = !!(t && t.closest && t.closest('a, button, summary'));
     if (w === 'guide') {
-      if (k !== 'enter' || (t && t.tagName === 'BUTTON') || !pressShown('rate-guide-start')) return;
+      if (k !== 'enter' || onControl || !pressShown('rate-guide-start')) return;
     } else if (w === 'practice') {
       if (k === 'enter') {
-        if ((t && t.tagName === 'BUTTON') || !pressShown('rate-practice-submit', 'rate-practice-next')) return;
+        if (onControl || !pressShown('rate-practice-submit', 'rate-practice-next')) return;
       } else if (!scales(w, k)) return;
     } else {
       settle();
