@@ -20,7 +20,7 @@ def add_import(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import",
         help="import a benchmark (manifest, DreamBench++, DreamBooth, ImagenHub ratings, "
-        "OpenS2V videos) into the database",
+        "OpenS2V videos), pairwise judgments or gold pairs into the database",
         description=f"Import PATH into dataset NAME. Importing twice adds nothing. Formats: {formats}.",
     )
     p.add_argument(

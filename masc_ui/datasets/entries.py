@@ -119,6 +119,33 @@ class PairwiseEntry:
 
 
 @dataclass(frozen=True)
+class PairGoldEntry:
+    """The accepted answer of one criterion of a gold pair as the file gives it, with where it came from."""
+
+    where: str
+    left: str
+    right: str
+    """The two samples: external keys in the dataset, or `#<id>`."""
+    criterion: str
+    accepted: str
+    """`a` (left is better), `b` (right is better) or `tie`."""
+    kind: str = "gold"
+    """`gold` or `attention`."""
+    note: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(first name, second name, criterion) with the two names sorted: the answer's identity."""
+        first, second = canonical(self.left, self.right)
+        return (first, second, self.criterion)
+
+    @property
+    def better(self) -> str | None:
+        """The name of the sample accepted as better; None for a tie."""
+        return None if self.accepted == "tie" else (self.left if self.accepted == "a" else self.right)
+
+
+@dataclass(frozen=True)
 class Problem:
     """A record that was skipped: where it is and why."""
 
@@ -138,6 +165,8 @@ class Parsed:
     metrics: list[MetricEntry] = field(default_factory=list)
     pairwise: list[PairwiseEntry] = field(default_factory=list)
     """Pairwise human judgments (which of two samples, named by key, is better)."""
+    pair_gold: list[PairGoldEntry] = field(default_factory=list)
+    """Accepted answers of gold pairs (samples named by key or `#<id>`)."""
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things the user should know that skipped nothing (e.g. "no ratings found in this tree")."""
@@ -175,6 +204,10 @@ class ImportSummary:
     added_judgments: int = 0
     """Pairwise judgments written (new, or a changed answer: a new revision)."""
     existing_judgments: int = 0
+    added_pair_gold: int = 0
+    """Accepted answers of gold pairs written (a new mark, or a changed answer, kind or note)."""
+    existing_pair_gold: int = 0
+    """Accepted answers of gold pairs already marked as the file gives them."""
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -183,7 +216,7 @@ class ImportSummary:
 
     @property
     def stored_nothing(self) -> bool:
-        """True when the import neither added nor found any sample, rating, metric value or judgment."""
+        """True when the import neither added nor found any sample, rating, metric value, judgment or gold pair answer."""
         return not any(
             (
                 self.added_samples,
@@ -194,6 +227,8 @@ class ImportSummary:
                 self.existing_metrics,
                 self.added_judgments,
                 self.existing_judgments,
+                self.added_pair_gold,
+                self.existing_pair_gold,
             )
         )
 
@@ -221,6 +256,10 @@ class ImportSummary:
         ]
         if self.added_judgments or self.existing_judgments or self.importer == "pairwise":
             out.append(f"pairwise judgments {self.added_judgments} imported, {self.existing_judgments} already present")
+        if self.added_pair_gold or self.existing_pair_gold or self.importer == "pair-gold":
+            out.append(
+                f"gold pair answers {self.added_pair_gold} marked, {self.existing_pair_gold} already marked as given"
+            )
         if self.ratings_only_samples:
             out.append(
                 f"{self.ratings_only_samples} of the imported samples are ratings-only (no images; import "

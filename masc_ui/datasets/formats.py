@@ -14,6 +14,7 @@ from .entries import Parsed
 from .imagenhub import parse_imagenhub
 from .manifest import parse_manifest
 from .opens2v import read_opens2v
+from .pair_gold_manifest import read_pair_gold
 from .pairwise_manifest import read_pairwise
 
 
@@ -73,6 +74,13 @@ IMPORTERS: dict[str, ImporterSpec] = {
         "pairwise human judgments, a .jsonl or .csv file, one per row (left, right: sample keys of the "
         "dataset; criterion cp|pf; winner left|right|tie; rater; optional both_bad, time, seconds)",
         read_pairwise,
+        {},
+    ),
+    "pair-gold": ImporterSpec(
+        "pair-gold",
+        "gold pairs, a .jsonl or .csv file, one pair per row (left, right: sample keys of the dataset or #id; "
+        "gold_cp, gold_pf: the accepted answer a|b|tie, a = left is better; optional kind gold|attention, note)",
+        read_pair_gold,
         {},
     ),
 }

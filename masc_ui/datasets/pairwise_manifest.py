@@ -18,7 +18,15 @@ rater, pair and criterion, as for absolute ratings. Importing the same file agai
 compares `PairwiseEntry.key` and the answer (`winner_key`, which does not depend on the left/right order).
 Within one file a second row with an identity already seen is skipped and reported: a *duplicate* when it gives
 the same answer, a *conflicting* judgment when not (the first row is kept). Bad rows are skipped and reported
-with `file:line` (the CSV header is line 1). Nothing is written here: `read_pairwise` gives the same as a `Parsed`
+with `file:line` (the CSV header is line 1).
+
+The pairwise judgments export (`masc-ui export --pairwise`) imports as it is: its other columns (`dataset`,
+`external`, `status`, `winner_sample_id`, `note`, `revision`, `left_sample_id`, `right_sample_id`, `left_method`,
+`right_method`, `task_position`, `gold`, with the history `current` and `replaced_at`) are read, not stored. A row
+whose `gold` is set (a judgment of a gold pair or of a pair attention check, which never counts for a method), a
+skipped or flagged answer (`status`) and an earlier revision (`current` false) are left out, counted in the notes;
+a side without a key (`left` / `right` empty) is named by its `left_sample_id` / `right_sample_id` as `#<id>` (the
+database the export came from). Nothing is written here: `read_pairwise` gives the same as a `Parsed`
 layout for the importers (`masc-ui import PATH --format pairwise --dataset NAME`), whose ingest resolves the keys in
 the dataset (an unknown key skips the row, reported) and stores the judgments as external raters'.
 """
@@ -35,6 +43,23 @@ from .entries import PairwiseEntry, Parsed, Problem
 from .table_rows import read_rows
 
 COLUMNS = ("left", "right", "criterion", "winner", "rater", "both_bad", "time", "seconds")
+EXPORT_COLUMNS = (
+    "dataset",
+    "external",
+    "status",
+    "winner_sample_id",
+    "note",
+    "revision",
+    "left_sample_id",
+    "right_sample_id",
+    "left_method",
+    "right_method",
+    "task_position",
+    "gold",
+    "current",
+    "replaced_at",
+)
+"""Columns of the pairwise judgments export that are read but not stored (see the module docstring)."""
 REQUIRED = ("left", "right", "criterion", "winner", "rater")
 CRITERIA = ("cp", "pf")
 WINNER_ALIASES = {"left": "left", "right": "right", "tie": "tie", "a": "left", "b": "right"}
@@ -57,9 +82,14 @@ def parse_pairwise_manifest(path: Path) -> ParsedJudgments:
     path = Path(path)
     parsed = ParsedJudgments()
     seen: dict[tuple[str, str, str, str], PairwiseEntry] = {}
-    for where, row in read_rows(path, COLUMNS, REQUIRED, "pairwise judgments file"):
+    left_out = {reason: 0 for reason in LEFT_OUT}
+    for where, row in read_rows(path, COLUMNS + EXPORT_COLUMNS, REQUIRED, "pairwise judgments file"):
         if isinstance(row, str):
             parsed.problems.append(Problem(where, row))
+            continue
+        reason = _left_out(row)
+        if reason is not None:
+            left_out[reason] += 1
             continue
         try:
             entry = _entry(where, row)
@@ -83,9 +113,30 @@ def parse_pairwise_manifest(path: Path) -> ParsedJudgments:
             continue
         seen[entry.key] = entry
         parsed.judgments.append(entry)
-    if not parsed.judgments and not parsed.problems:
+    parsed.notes += [f"{path.name}: {n} {LEFT_OUT[reason]} left out" for reason, n in left_out.items() if n]
+    if not parsed.judgments and not parsed.problems and not any(left_out.values()):
         parsed.notes.append(f"{path.name} holds no rows")
     return parsed
+
+
+LEFT_OUT = {
+    "gold": "judgment(s) of a gold pair or a pair attention check (column gold; they never count for a method; "
+    "a file of `--format pair-gold` marks gold pairs)",
+    "status": "skipped or flagged answer(s) (column status; only judgments with a winner are imported)",
+    "current": "earlier revision(s) of a judgment (column current false; the current one is imported)",
+}
+"""Why an export row is left out (see the module docstring), by the column that says so."""
+
+
+def _left_out(row: dict[str, Any]) -> str | None:
+    """The `LEFT_OUT` reason of an export row that is not a judgment to import, None for one to import."""
+    if str(row.get("gold") or "").strip():
+        return "gold"
+    if str(row.get("status") or "rated").strip().lower() != "rated":
+        return "status"
+    if str(row.get("current", True)).strip().lower() in FALSE_WORDS:
+        return "current"
+    return None
 
 
 def read_pairwise(path: Path) -> Parsed:
@@ -99,10 +150,10 @@ class _BadRow(Exception):
 
 
 def _entry(where: str, row: dict[str, Any]) -> PairwiseEntry:
-    unknown = sorted(set(row) - set(COLUMNS))
+    unknown = sorted(set(row) - set(COLUMNS) - set(EXPORT_COLUMNS))
     if unknown:
         raise _BadRow(f"unknown key(s) {unknown}; the columns are {', '.join(COLUMNS)}")
-    given = {c: _text(row, c) for c in REQUIRED}
+    given = {c: _text(row, c) or _by_id(row, c) for c in REQUIRED}
     missing = [c for c, v in given.items() if v is None]
     if missing:
         raise _BadRow(f"missing field(s) {missing}")
@@ -126,6 +177,14 @@ def _entry(where: str, row: dict[str, Any]) -> PairwiseEntry:
         _time(row.get("time")),
         _seconds(row.get("seconds")),
     )
+
+
+def _by_id(row: dict[str, Any], name: str) -> str | None:
+    """`#<id>` of an export row's side without a key (`left_sample_id` / `right_sample_id`), else None."""
+    if name not in ("left", "right"):
+        return None
+    sample_id = _text(row, f"{name}_sample_id")
+    return f"#{sample_id}" if sample_id is not None and sample_id.isdigit() else None
 
 
 def _text(row: dict[str, Any], name: str) -> str | None:

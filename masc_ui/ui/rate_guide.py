@@ -3,7 +3,9 @@ rater's first task of a dataset with a guide (and again after the guide changes)
 a "Start rating" button; then, when the dataset has one, the practice round, each answer followed by what was
 expected; then the real tasks. The "Guide" button beside the tasks shows the guide again on demand.
 
-The rating panel is hidden meanwhile (its keyboard keys are off while it is hidden, `page_assets.KEYBOARD_JS`). The
+The rating panel is hidden meanwhile (its keyboard keys are off while it is hidden, `page_assets.KEYBOARD_JS`); the
+practice round answers to the same keys (digits and C / P on its scales, Enter to submit and then to go on), and
+Enter on the guide presses its Start rating button. The
 guide's Markdown comes rendered by the use case (no raw HTML, no images); prompts, notes and feedback are shown as
 plain text (`plain_text.literal`). Nothing here names the dataset, a method or a metric."""
 
@@ -24,6 +26,12 @@ from .feedback import warn
 from .plain_text import literal
 from .users import user_of
 
+PRACTICE_KEYS = (
+    "**Keyboard:** <span class='kbd'>0</span>–<span class='kbd'>4</span> score the highlighted scale · "
+    "<span class='kbd'>C</span> / <span class='kbd'>P</span> pick a scale · <span class='kbd'>Enter</span> submit, "
+    "then go on"
+)
+"""The practice round's keys (`page_assets.KEYBOARD_JS`), as the rating panel's `SHORTCUTS` say them."""
 EXAMPLE_HEIGHT = 220
 PRACTICE_HEIGHT = "clamp(190px, calc(100vh - 720px), 420px)"
 
@@ -228,7 +236,7 @@ def wire(
             **hidden(gs),
             ui.practice_box: gr.update(visible=True),
             ui.p_header: f"### Practice task {task.number} of {task.of}\nYour practice answers are not ratings: "
-            "after each one you see the expected answer.",
+            "after each one you see the expected answer. " + PRACTICE_KEYS,
             ui.p_prompt: f"**Prompt:** {literal(task.view.prompt)}",
             ui.p_refs: task.view.refs_picture,
             ui.p_out: task.view.out,

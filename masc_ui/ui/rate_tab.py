@@ -133,53 +133,75 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             progress = gr.Markdown(elem_id="rate-progress", min_width=260)
             open_guide = guide_button()
         prompt = gr.Markdown(elem_id="rate-prompt", latex_delimiters=[])
-        with gr.Row(equal_height=True):
-            refs = gr.Image(
-                label="Reference(s) of the subject",
-                height=IMAGE_HEIGHT,
-                interactive=False,
-                elem_id="rate-refs",
-                buttons=["fullscreen"],
-                min_width=240,
+        with gr.Column(elem_id="rate-form") as form:
+            with gr.Row(equal_height=True):
+                refs = gr.Image(
+                    label="Reference(s) of the subject",
+                    height=IMAGE_HEIGHT,
+                    interactive=False,
+                    elem_id="rate-refs",
+                    buttons=["fullscreen"],
+                    min_width=240,
+                )
+                out = gr.Image(
+                    label="Generated image",
+                    height=IMAGE_HEIGHT,
+                    interactive=False,
+                    elem_id="rate-out",
+                    buttons=["fullscreen"],
+                    min_width=240,
+                )
+                player = build_player(IMAGE_HEIGHT)
+            with gr.Row():
+                cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp", min_width=300)
+                pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-pf", min_width=300)
+            can_rate = wb.database.accounts.logins_enabled  # without logins nobody rates: no active answer buttons
+            with gr.Row(equal_height=True):
+                back = gr.Button("Back (B)", elem_id="rate-back", min_width=90, interactive=can_rate)
+                skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90, interactive=can_rate)
+                submit = gr.Button(
+                    "Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130, interactive=can_rate
+                )
+                flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90, interactive=can_rate)
+            reason = gr.Textbox(
+                show_label=False,
+                label="Reason for a flag",
+                placeholder="Reason for a flag (needed to "
+                "flag): what is wrong with this task, e.g. 'the output image is blank'",
+                elem_id="rate-reason",
+                max_lines=1,
+                container=False,
             )
-            out = gr.Image(
-                label="Generated image",
-                height=IMAGE_HEIGHT,
-                interactive=False,
-                elem_id="rate-out",
-                buttons=["fullscreen"],
-                min_width=240,
-            )
-            player = build_player(IMAGE_HEIGHT)
-        with gr.Row():
-            cp = gr.Radio(criterion_choices("cp"), label=ANCHORS["cp"][0], elem_id="rate-cp", min_width=300)
-            pf = gr.Radio(criterion_choices("pf"), label=ANCHORS["pf"][0], elem_id="rate-pf", min_width=300)
-        can_rate = wb.database.accounts.logins_enabled  # without logins nobody rates: no active answer buttons
-        with gr.Row(equal_height=True):
-            back = gr.Button("Back (B)", elem_id="rate-back", min_width=90, interactive=can_rate)
-            skip = gr.Button("Skip (S)", elem_id="rate-skip", min_width=90, interactive=can_rate)
-            submit = gr.Button(
-                "Submit (Enter)", variant="primary", elem_id="rate-submit", min_width=130, interactive=can_rate
-            )
-            flag = gr.Button("Flag (F)", elem_id="rate-flag", min_width=90, interactive=can_rate)
-        reason = gr.Textbox(
-            show_label=False,
-            label="Reason for a flag",
-            placeholder="Reason for a flag (needed to "
-            "flag): what is wrong with this task, e.g. 'the output image is blank'",
-            elem_id="rate-reason",
-            max_lines=1,
-            container=False,
-        )
         message = gr.Markdown(elem_id="rate-message", elem_classes=["action-message"])
-        with gr.Accordion("Keyboard shortcuts", open=False, elem_id="rate-shortcuts-box"):
+        with gr.Accordion("Keyboard shortcuts", open=False, elem_id="rate-shortcuts-box") as keys_box:
             gr.Markdown(SHORTCUTS, elem_id="rate-shortcuts")
     state = gr.State(TaskState())
     # The opaque token of the task the browser shows (never the sample id), sent back with every answer: an answer
     # given to a task that is no longer the session's current one (a second key pressed before the first answer
     # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
     on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
-    shown = [state, on_screen, who, prompt, refs, out, cp, pf, reason, player, progress, message]
+    # the message stays last: what a client of the API reads first
+    shown = [
+        state,
+        on_screen,
+        who,
+        prompt,
+        refs,
+        out,
+        cp,
+        pf,
+        reason,
+        player,
+        progress,
+        form,
+        keys_box,
+        open_guide,
+        message,
+    ]
+    # A crowd study participant who has finished sees the finished page alone: no rating form, no shortcuts, no
+    # guide (`study_page.finished_note`); everybody else keeps the form, empty when no task is left.
+    form_shown = {form: gr.update(visible=True), keys_box: gr.update(visible=True), open_guide: gr.update(visible=True)}
+    form_hidden = {block: gr.update(visible=False) for block in form_shown}
 
     def render(
         user: str | None,
@@ -209,6 +231,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                 player: gr.update(value=None, visible=False),
                 progress: "",
                 message: msg,
+                **form_shown,
             }
         who_md = f"Rating as **{literal(user)}**"
         try:
@@ -218,12 +241,13 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         image, video = task_media(task, st.media)
         st.media = media_kind(task)
         if task is None:
-            done = study_page.finished_note(wb, user) or "**No task left for you.** Thank you!"
+            finished = study_page.finished_note(wb, user)
             return {
+                **(form_shown if finished is None else form_hidden),
                 state: st,
                 on_screen: "",
                 who: who_md,
-                prompt: done,
+                prompt: finished or "**No task left for you.** Thank you!",
                 refs: None,
                 out: image,
                 cp: None,
@@ -241,6 +265,7 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
             why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
             earlier = f" · your earlier answer: **{task.status}**{why}"
         return {
+            **form_shown,
             state: st,
             on_screen: task.token,
             who: who_md + earlier,

@@ -122,8 +122,11 @@ class Imports:
 
 
 def _holds_records(parsed: Parsed) -> bool:
-    """True when `parsed` (its parts included) holds a sample, rating, metric value or judgment to store."""
-    return any(p.samples or p.ratings or p.metrics or p.pairwise for p in [parsed, *parsed.parts.values()])
+    """True when `parsed` (its parts included) holds a sample, rating, metric value, judgment or gold pair answer to
+    store."""
+    return any(
+        p.samples or p.ratings or p.metrics or p.pairwise or p.pair_gold for p in [parsed, *parsed.parts.values()]
+    )
 
 
 def _nothing_imported(dataset: str, fmt: str, notes: list[str], problems: list[Problem], *, existed: bool) -> str:

@@ -18,7 +18,10 @@ A `SampleEntry` without an output image becomes a *ratings-only* sample (no imag
 `storage.repo.samples.SampleRepository.add`), or resolves to the sample already stored under its key. A
 complete entry whose key names a stored ratings-only sample completes that sample (same id, its ratings
 and judge values kept). `ingest_all` stores a layout with several datasets (`Parsed.parts`). Pairwise judgments
-(`Parsed.pairwise`) name samples already stored in the dataset by key; they go in as external raters' judgments.
+(`Parsed.pairwise`) name samples already stored in the dataset by key (or `#<id>`); they go in as external raters'
+judgments. Accepted answers of gold pairs (`Parsed.pair_gold`) name stored samples the same way; each is marked
+through the gold pairs' repository (`storage.repo.pair_gold.PairGoldRepository.mark`) unless that pair and criterion
+already accept that answer with that kind and note.
 """
 
 from __future__ import annotations
@@ -30,14 +33,23 @@ from typing import TYPE_CHECKING, Any
 from storage import EXTERNAL_CODE_VERSION, ExternalPairJudgment, ExternalRating, NotFound, OutOfSpace, StorageError
 
 from ..caching import LruCache
-from ..datasets.entries import ImportSummary, MetricEntry, PairwiseEntry, Parsed, Problem, RatingEntry, SampleEntry
+from ..datasets.entries import (
+    ImportSummary,
+    MetricEntry,
+    PairGoldEntry,
+    PairwiseEntry,
+    Parsed,
+    Problem,
+    RatingEntry,
+    SampleEntry,
+)
 from ..datasets.opens2v import VIDEO_SUFFIXES
 from ..errors import InputError
 from ..imaging import VideoLimits, load_mask_file, looks_like_video, open_image, open_video
 from ..metrics.sample import MetricValue
 
 if TYPE_CHECKING:
-    from storage import RatingRecord, Store
+    from storage import RatingRecord, SampleRecord, Store
 
     from .recorder import Recorder
 
@@ -122,9 +134,11 @@ def ingest(
     summary = ImportSummary(
         dataset=dataset, importer=importer, problems=list(parsed.problems), notes=list(parsed.notes)
     )
-    if parsed.pairwise and not parsed.samples and dataset not in {d.name for d in store.samples.datasets()}:
+    pairs = parsed.pairwise or parsed.pair_gold
+    if pairs and not parsed.samples and dataset not in {d.name for d in store.samples.datasets()}:
+        what = "pairwise judgments" if parsed.pairwise else "gold pairs"
         raise InputError(
-            f"dataset {dataset!r} is not in the database; pairwise judgments name samples by their keys "
+            f"dataset {dataset!r} is not in the database; {what} name samples by their keys "
             f"in it, so import its samples first (masc-ui import ... --dataset {dataset})"
         )
     create_dataset = _LazyDataset(store, dataset, for_rating, summary)
@@ -176,6 +190,7 @@ def ingest(
     _ingest_ratings(store, dataset, parsed.ratings, ids, summary)
     _ingest_metrics(store, dataset, parsed.metrics, ids, summary, recorder)
     _ingest_pairwise(store, dataset, parsed.pairwise, ids, summary)
+    _ingest_pair_gold(store, dataset, parsed.pair_gold, summary)
     return summary
 
 
@@ -444,7 +459,7 @@ def _ingest_pairwise(
     own judgments must not be overwritten by a file), are skipped and reported."""
     if not entries:
         return
-    keys = {s.external_key: s.id for s in store.samples.list(dataset) if s.external_key is not None}
+    keys = {name: s.id for name, s in _sample_names(store, dataset).items()}
     keys.update(ids)
     app_raters = {r.username for r in store.ratings.raters() if not r.is_external}
     by_rater: dict[str, list[ExternalPairJudgment]] = {}
@@ -481,6 +496,60 @@ def _ingest_pairwise(
         written = store.pairwise.import_external(rater, items)
         summary.added_judgments += written
         summary.existing_judgments += len(items) - written
+
+
+def _sample_names(store: Store, dataset: str) -> dict[str, SampleRecord]:
+    """The samples of `dataset` by every name a file may give them: `#<id>`, and their external key."""
+    samples = store.samples.list(dataset)
+    names = {f"#{s.id}": s for s in samples}
+    names.update({s.external_key: s for s in samples if s.external_key is not None})
+    return names
+
+
+def _ingest_pair_gold(store: Store, dataset: str, entries: list[PairGoldEntry], summary: ImportSummary) -> None:
+    """Mark gold pairs (`storage.repo.pair_gold.PairGoldRepository.mark`). An answer the pair already accepts, with
+    the same kind and note (a row without a note keeps the stored one), writes nothing. Rows naming an unknown
+    sample, a sample without an output image, or the same sample twice are skipped and reported."""
+    if not entries:
+        return
+    names = _sample_names(store, dataset)
+    stored = {(g.sample_a_id, g.sample_b_id, g.criterion): g for g in store.pair_gold.answers(dataset)}
+    for e in entries:
+        missing = [name for name in (e.left, e.right) if name not in names]
+        if missing:
+            summary.problems.append(
+                Problem(e.where, f"unknown key: no sample {missing[0]!r} in dataset {dataset!r} (import it first)")
+            )
+            continue
+        left, right = names[e.left], names[e.right]
+        if left.id == right.id:
+            summary.problems.append(Problem(e.where, f"same sample: {e.left!r} and {e.right!r} are sample #{left.id}"))
+            continue
+        no_output = next((name for name, s in ((e.left, left), (e.right, right)) if s.output is None), None)
+        if no_output is not None:
+            summary.problems.append(
+                Problem(e.where, f"ratings-only sample: {no_output!r} has no output image, raters cannot be shown it")
+            )
+            continue
+        a, b = sorted((left.id, right.id))
+        accepted = (
+            e.accepted if (left.id, right.id) == (a, b) or e.accepted == "tie" else {"a": "b", "b": "a"}[e.accepted]
+        )
+        before = stored.get((a, b, e.criterion))
+        note = e.note if e.note is not None or before is None else before.note
+        if before is not None and (before.accepted, before.kind, before.note) == (accepted, e.kind, note):
+            summary.existing_pair_gold += 1
+            continue
+        try:
+            store.pair_gold.mark(
+                left.id, right.id, e.criterion, e.accepted, kind=e.kind, note=note, created_by="import"
+            )
+        except OutOfSpace:
+            raise
+        except StorageError as exc:
+            summary.problems.append(Problem(e.where, f"refused by the database: {exc}"))
+            continue
+        summary.added_pair_gold += 1
 
 
 def _scale_params(entry: MetricEntry) -> dict[str, Any]:

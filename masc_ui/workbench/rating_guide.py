@@ -259,11 +259,9 @@ class RatingGuides:
     # --- raters -----------------------------------------------------------------------------------------------
 
     def _rater(self, user: str | None) -> str:
-        accounts = self._database.accounts
-        if user is None or (accounts.logins_enabled and user not in accounts.names()):
-            from .users import AccessDenied
-
-            raise AccessDenied("rating needs a login: log in with your rater account")
+        """`user` when it may rate, as the Rate tab's tasks ask (`RatingTasks.rater_of`: a login, a crowd study
+        participant, or anybody without logins)."""
+        user = self._ratings.rater_of(user)
         if user not in self._known_raters:  # created once (remembered: the check after each answer writes nothing)
             self._database.ratings.ensure_rater(user)
             self._known_raters.add(user)

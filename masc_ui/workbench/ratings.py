@@ -221,6 +221,10 @@ class RatingTasks:
         with lock:
             yield
 
+    def rater_of(self, user: str | None) -> str:
+        """`user` when it may rate (see `_rater`; the guides and practice rounds ask the same); AccessDenied when not."""
+        return self._rater(user)
+
     def _rater(self, user: str | None) -> str:
         """`user` when it may rate: a login (any role), a study participant, or any name when the process has no logins
         (local)."""

@@ -119,3 +119,26 @@ def test_file_errors(tmp_path: Path):
         parse_pairwise_manifest(tmp_path / "v.csv")
     (tmp_path / "e.jsonl").write_text("\n")
     assert parse_pairwise_manifest(tmp_path / "e.jsonl").notes == ["e.jsonl holds no rows"]
+
+
+def test_export_rows_that_are_no_judgment_to_import_are_left_out_and_counted(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text(
+        "dataset,rater,external,criterion,status,left,right,winner,both_bad,gold,left_sample_id,right_sample_id,current\n"
+        "d,ann,True,cp,rated,k1,k2,left,False,,1,2,True\n"
+        "d,ann,True,pf,rated,,k2,tie,False,,7,2,True\n"  # no key on the left: its id
+        "d,ann,True,cp,rated,k1,k3,left,False,attention,1,3,True\n"
+        "d,bob,False,cp,flagged,k1,k2,,False,,1,2,True\n"
+        "d,bob,False,pf,rated,k1,k2,right,False,,1,2,False\n"
+    )
+    parsed = parse_pairwise_manifest(path)
+    assert parsed.problems == []
+    assert [(j.left, j.right, j.criterion, j.winner) for j in parsed.judgments] == [
+        ("k1", "k2", "cp", "left"),
+        ("#7", "k2", "pf", "tie"),
+    ]
+    assert [n.split(" (")[0] for n in parsed.notes] == [
+        "export.csv: 1 judgment(s) of a gold pair or a pair attention check",
+        "export.csv: 1 skipped or flagged answer(s)",
+        "export.csv: 1 earlier revision(s) of a judgment",
+    ]

@@ -1,6 +1,7 @@
 """Crowd study participants in Debian's Chromium: an admin creates a study in the Raters tab and copies its link; a
 participant opens it as a crowd platform sends them (no login), sees the Rate tab alone, rates the study's tasks and
-gets the completion code; the same link again shows the code, never a second round; a study with a redirect URL sends
+gets the completion code, shown alone (no empty rating form); the same link again shows the code alone, never a second
+round; a study with a redirect URL sends
 the browser there at the end; a link with a wrong secret is a plain 404. At 1400x1000 and 800x900."""
 
 from __future__ import annotations
@@ -51,8 +52,13 @@ def _answer(page, cp: int, pf: int) -> None:
     wait_idle(page)
 
 
-def _only_the_rate_tab(page) -> None:
-    assert page.locator("#rate-submit").is_visible()
+def _only_the_rate_tab(page, *, finished: bool = False) -> None:
+    """The participant's page holds the Rate tab alone; with `finished`, only its finished page (the completion code):
+    no rating form, no shortcuts, no guide button."""
+    assert page.locator("#rate-prompt").is_visible()
+    form = ("#rate-form", "#rate-refs", "#rate-out", "#rate-cp", "#rate-pf", "#rate-submit", "#rate-skip")
+    for part in (*form, "#rate-reason", "#rate-shortcuts-box", "#rate-guide-open"):
+        assert page.locator(part).is_visible() is not finished, part
     for hidden in ("#tab-score", "#tab-pairs", "#tab-raters", "#tab-browse", "#logout", "#study-box"):
         assert page.locator(hidden).count() == 0, hidden
 
@@ -83,13 +89,18 @@ def test_a_participant_goes_from_the_link_to_the_completion_code(browser, app_se
     _answer(page, 4, 4)
     done = wait_text(page, "#rate-prompt", "Study finished")
     assert "Your completion code is C0DE42" in done
+    page.locator("#rate-form").wait_for(state="hidden")
+    _only_the_rate_tab(page, finished=True)
     shots(page, "participant-finished-1400x1000", full_page=False)
     assert not page.errors  # type: ignore[attr-defined]
 
     # The same participant again, in a small window: the code, never a second round.
     again = _participant(browser, link, SMALL)
     assert "C0DE42" in wait_text(again, "#rate-prompt", "Study finished")
-    _only_the_rate_tab(again)
+    again.locator("#rate-form").wait_for(state="hidden")
+    _only_the_rate_tab(again, finished=True)
+    wait_idle(again)
+    assert "needs a login" not in again.inner_text("#rate-panel")  # the guide's step knows the participant
     shots(again, "participant-again-800x900", full_page=False)
     rater = "study{}:5f8a11".format(link.split("/study/", 1)[1].split(".", 1)[0])
     assert len({r.sample_id for r in app_server.wb.ratings.ratings_of(rater)}) == 2

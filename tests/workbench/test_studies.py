@@ -223,3 +223,18 @@ def test_the_same_participant_opening_the_link_at_once_is_started_once(wb, tmp_p
         raters = list(pool.map(lambda _: wb.studies.open_link(link.token, {"participant": "twice"}).rater, range(16)))
     assert set(raters) == {participant_rater(link.study.id, "twice")}
     assert len(wb.studies.participants(user="ada", study_id=link.study.id)) == 1
+
+
+def test_a_participant_reads_the_study_dataset_guide_and_is_asked_nothing_once_finished(wb, tmp_path):
+    save_samples(wb, tmp_path / "img", 3)
+    wb.guides.set_guide(user="ada", dataset="d", text="# Rate the cats")
+    link = _create(wb, tasks=1)
+    rater = wb.studies.open_link(link.token, {"participant": "reader"}).rater
+    step = wb.guides.next_step(rater)  # a participant is a rater here too, not "rating needs a login"
+    assert step.kind == "guide" and step.dataset == "d" and step.guide is not None
+    wb.guides.mark_read(rater, "d", step.guide.version)
+    assert wb.guides.next_step(rater).kind == "tasks"
+    assert len(_walk(wb, rater)) == 1 and wb.studies.finished(rater) is not None
+    assert wb.guides.next_step(rater).kind == "tasks"  # finished: the page shows the completion alone
+    with pytest.raises(AccessDenied):
+        wb.guides.next_step(participant_rater(link.study.id, "never-joined"))
