@@ -70,14 +70,15 @@ def build(
             check = gr.Button(SENSITIVITY_LABEL, elem_id="check-sensitivity", min_width=200)
         here = gr.HTML(elem_id="sensitivity-stale")
         table = gr.HTML(elem_id="sensitivity-table")
-    checked = check.click(
-        check_handler(wb, sample_of),
+    panel = SensitivityPanel(check, shifts, by_name, here, table)
+    panel.checked = check.click(
+        check_handler(wb, sample_of, panel, status, computed, stale),
         [*inputs, metrics, shifts, by_name, computed],
         [table, status, computed, stale, here],
         concurrency_limit=2,
         api_name=SENSITIVITY_API,
     )
-    return SensitivityPanel(check, shifts, by_name, here, table, checked)
+    return panel
 
 
 def stale_here(now: str | None, computed: Any) -> str:
@@ -105,27 +106,54 @@ def report_html(report: SensitivityReport) -> str:
     )
 
 
-def check_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..., tuple]:
-    """The button's handler: (the Score tab's inputs; metric names; shifts text; by name; fingerprints; request,
-    progress) -> (the table, status line, fingerprints, the "out of date" notes under Run and here). A bad input or a
-    refused role is a message in place of the table, never a traceback; the check shown is then gone."""
+def check_handler(
+    wb: Workbench,
+    sample_of: Callable[..., Any],
+    panel: SensitivityPanel,
+    status: gr.Markdown,
+    computed: gr.State,
+    stale: gr.HTML,
+) -> Callable[..., dict]:
+    """The button's handler: (the Score tab's inputs; metric names; shifts text; by name; fingerprints; request)
+    -> the panel's table, the Score tab's `status` line, its fingerprints (`computed`) and its "out of date" note
+    under Run (`stale`), and the note here. A bad input or a refused role is a message in place of the table, never
+    a traceback; the check shown is then gone (the note under Run is left as it is)."""
 
     @gpu
     def on_check_sensitivity(
-        ref, extra, out, prompt_text, subject_text, session, names, shifts, by_name, computed, request: gr.Request
-    ) -> tuple:
+        ref,
+        extra,
+        out,
+        prompt_text,
+        subject_text,
+        session,
+        names,
+        steps_text,
+        by_subject,
+        fingerprints,
+        request: gr.Request,
+    ) -> dict:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            steps = parse_shifts(str(shifts or ""), what=f"“{SHIFTS_LABEL}”")
+            steps = parse_shifts(str(steps_text or ""), what=f"“{SHIFTS_LABEL}”")
             report = wb.mask_sensitivity.run(
-                sample, names or None, user=user_of(request), shifts=steps, by_name=bool(by_name)
+                sample, names or None, user=user_of(request), shifts=steps, by_name=bool(by_subject)
             )
         except WorkbenchError as exc:
-            gone = with_result(computed, RESULT, None)
-            message = f'<p class="action-message" id="sensitivity-message">⚠ {html.escape(str(exc))}</p>'
-            return message, wb.status().line(), gone, gr.update(), ""
+            return {
+                panel.table: f'<p class="action-message" id="sensitivity-message">⚠ {html.escape(str(exc))}</p>',
+                status: wb.status().line(),
+                computed: with_result(fingerprints, RESULT, None),
+                panel.stale: "",
+            }
         key = sample_fingerprint(sample)
-        computed = with_result(computed, RESULT, key)
-        return report_html(report), wb.status().line(), computed, stale_note(key, computed), ""
+        shown = with_result(fingerprints, RESULT, key)
+        return {
+            panel.table: report_html(report),
+            status: wb.status().line(),
+            computed: shown,
+            stale: stale_note(key, shown),
+            panel.stale: "",
+        }
 
     return on_check_sensitivity
