@@ -9,7 +9,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.pair_gold import split_pair
-from .gold_marks import GoldMarks
+from .gold_section import GoldSection
 from .users import user_of
 
 PAIR_GOLD_NOTE = (
@@ -36,7 +36,7 @@ def build(wb: Workbench, dataset: gr.Dropdown, message: gr.Markdown) -> None:
             attention = gr.Button("Make pair attention checks", elem_id="pair-gold-attention", scale=0, min_width=220)
         table = gr.Dataframe(interactive=False, wrap=False, elem_id="pair-gold-table", label="Gold pairs")
 
-    marks = GoldMarks(table, message, wb.pair_gold.table)
+    section = GoldSection(table, message, wb.pair_gold.table)
 
     def on_mark(ds, text, crit, answer, why, request: gr.Request):
         def mark_pair(user: str | None, name: str) -> str:
@@ -46,7 +46,7 @@ def build(wb: Workbench, dataset: gr.Dropdown, message: gr.Markdown) -> None:
             )
             return f"pair {first},{second} is a gold pair: {record.criterion} accepts {answer}"
 
-        return marks.act(ds, request, mark_pair)
+        return section.act(ds, request, mark_pair)
 
     def on_unmark(ds, text, crit, request: gr.Request):
         def unmark_pair(user: str | None, name: str) -> str:
@@ -54,10 +54,10 @@ def build(wb: Workbench, dataset: gr.Dropdown, message: gr.Markdown) -> None:
             n = wb.pair_gold.unmark(user=user, dataset=name, first=first, second=second, criterion=crit)
             return f"removed {n} gold mark(s) of the pair" if n else "that pair was not gold"
 
-        return marks.act(ds, request, unmark_pair)
+        return section.act(ds, request, unmark_pair)
 
     def on_attention(ds, request: gr.Request):
-        return marks.act(
+        return section.act(
             ds, request, lambda user, name: wb.pair_gold.make_attention_checks(user=user, dataset=name).text()
         )
 
@@ -66,7 +66,7 @@ def build(wb: Workbench, dataset: gr.Dropdown, message: gr.Markdown) -> None:
         if not name:
             return {table: gr.update()}  # Gradio reads an empty dict as one value, not as "nothing changes"
         try:
-            return {table: marks.listing(user_of(request), name)}
+            return {table: section.listing(user_of(request), name)}
         except WorkbenchError:
             return {table: gr.update()}  # the tab's own listing says what is wrong with the dataset
 

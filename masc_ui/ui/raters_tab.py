@@ -16,7 +16,7 @@ from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
 from . import guide_admin, pair_gold_section, studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
-from .gold_marks import PICK_A_DATASET, GoldMarks
+from .gold_section import PICK_A_DATASET, GoldSection
 from .plain_text import literal
 from .users import user_of
 
@@ -71,7 +71,7 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     guide_admin.build(wb, dataset)
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 
-    gold = GoldMarks(gold_table, message, wb.gold.table)
+    gold = GoldSection(gold_table, message, wb.gold.table)
 
     def on_mark(ds, sid, crit, accept, why, request: gr.Request):
         def mark_sample(user: str | None, name: str) -> str:

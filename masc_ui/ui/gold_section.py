@@ -16,7 +16,7 @@ PICK_A_DATASET = "⚠ pick a dataset first"
 
 
 @dataclass(frozen=True)
-class GoldMarks:
+class GoldSection:
     """A section's table of gold marks, the tab's message line, and `table_of` the use case's listing
     (`wb.gold.table` or `wb.pair_gold.table`: keyword `user`, `dataset` -> (headers, rows))."""
 
