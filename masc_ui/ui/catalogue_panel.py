@@ -19,7 +19,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.model_sizes import metric_size_text
 from .gpu import gpu
-from .staleness import CATALOGUE_LABEL, stale_note, with_result
+from .staleness import CATALOGUE_LABEL, ResultOutputs, stale_note
 from .users import user_of
 
 EXPLAIN_API = "explain_catalogue"
@@ -81,7 +81,7 @@ def build(
     notes = gr.Markdown(elem_id="catalogue-notes")
     panel = CataloguePanel(explain, here, pictures, notes)
     panel.explained = explain.click(
-        explain_handler(wb, sample_of, panel, status, computed, stale),
+        explain_handler(wb, sample_of, panel, ResultOutputs(status, computed, stale)),
         [*inputs, metrics, computed],
         [pictures, notes, status, computed, stale, here],
         concurrency_limit=2,
@@ -100,14 +100,11 @@ def explain_handler(
     wb: Workbench,
     sample_of: Callable[..., Any],
     panel: CataloguePanel,
-    status: gr.Markdown,
-    computed: gr.State,
-    stale: gr.HTML,
+    score: ResultOutputs,
 ) -> Callable[..., dict]:
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
     session; the metric names; the fingerprints of the results shown; request, progress) -> the panel's pictures and
-    notes, the Score tab's `status` line, its fingerprints (`computed`) and its "out of date" note under Run
-    (`stale`), and the note here. A bad input or a refused role is a message, never a traceback; the explanation
+    notes, the note here, and the Score tab's status line, fingerprints and "out of date" note under Run (`score`). A bad input or a refused role is a message, never a traceback; the explanation
     shown is then gone, and so is its fingerprint (the note under Run is left as it is)."""
 
     @gpu
@@ -132,19 +129,14 @@ def explain_handler(
             return {
                 panel.pictures: [],
                 panel.notes: f"⚠ {exc}",
-                status: wb.status().line(),
-                computed: with_result(fingerprints, RESULT, None),
                 panel.stale: "",
+                **score.answer(wb.status().line(), fingerprints, RESULT, None),
             }
-        key = sample_fingerprint(sample)
-        shown = with_result(fingerprints, RESULT, key)
         return {
             panel.pictures: [(p.image, p.caption) for p in found.pictures],
             panel.notes: found.markdown(),
-            status: wb.status().line(),
-            computed: shown,
-            stale: stale_note(key, shown),
             panel.stale: "",
+            **score.answer(wb.status().line(), fingerprints, RESULT, sample_fingerprint(sample)),
         }
 
     return on_explain_catalogue

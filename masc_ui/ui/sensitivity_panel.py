@@ -22,7 +22,7 @@ from ..workbench import Workbench, sample_fingerprint
 from ..workbench.mask_sensitivity import DEFAULT_SHIFTS_PX, SensitivityReport
 from ..workbench.score_files import parse_shifts
 from .gpu import gpu
-from .staleness import SENSITIVITY_LABEL, stale_note, with_result
+from .staleness import SENSITIVITY_LABEL, ResultOutputs, stale_note
 from .users import user_of
 
 SENSITIVITY_API = "mask_sensitivity"
@@ -72,7 +72,7 @@ def build(
         table = gr.HTML(elem_id="sensitivity-table")
     panel = SensitivityPanel(check, shifts, by_name, here, table)
     panel.checked = check.click(
-        check_handler(wb, sample_of, panel, status, computed, stale),
+        check_handler(wb, sample_of, panel, ResultOutputs(status, computed, stale)),
         [*inputs, metrics, shifts, by_name, computed],
         [table, status, computed, stale, here],
         concurrency_limit=2,
@@ -110,13 +110,11 @@ def check_handler(
     wb: Workbench,
     sample_of: Callable[..., Any],
     panel: SensitivityPanel,
-    status: gr.Markdown,
-    computed: gr.State,
-    stale: gr.HTML,
+    score: ResultOutputs,
 ) -> Callable[..., dict]:
     """The button's handler: (the Score tab's inputs; metric names; shifts text; by name; fingerprints; request)
-    -> the panel's table, the Score tab's `status` line, its fingerprints (`computed`) and its "out of date" note
-    under Run (`stale`), and the note here. A bad input or a refused role is a message in place of the table, never
+    -> the panel's table, the note here, and the Score tab's status line, fingerprints and "out of date" note under
+    Run (`score`). A bad input or a refused role is a message in place of the table, never
     a traceback; the check shown is then gone (the note under Run is left as it is)."""
 
     @gpu
@@ -142,18 +140,13 @@ def check_handler(
         except WorkbenchError as exc:
             return {
                 panel.table: f'<p class="action-message" id="sensitivity-message">⚠ {html.escape(str(exc))}</p>',
-                status: wb.status().line(),
-                computed: with_result(fingerprints, RESULT, None),
                 panel.stale: "",
+                **score.answer(wb.status().line(), fingerprints, RESULT, None),
             }
-        key = sample_fingerprint(sample)
-        shown = with_result(fingerprints, RESULT, key)
         return {
             panel.table: report_html(report),
-            status: wb.status().line(),
-            computed: shown,
-            stale: stale_note(key, shown),
             panel.stale: "",
+            **score.answer(wb.status().line(), fingerprints, RESULT, sample_fingerprint(sample)),
         }
 
     return on_check_sensitivity

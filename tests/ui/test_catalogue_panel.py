@@ -14,7 +14,7 @@ from PIL import Image
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.ui import catalogue_panel, preset_buttons
 from masc_ui.ui.roles import guard_endpoints
-from masc_ui.ui.staleness import NOTHING
+from masc_ui.ui.staleness import NOTHING, ResultOutputs
 from masc_ui.workbench import Workbench, build_workbench, sample_fingerprint
 from masc_ui.workbench.model_sizes import metric_size_text
 
@@ -52,7 +52,8 @@ def _explain(wb: Workbench) -> tuple[Callable[..., dict], SimpleNamespace]:
         metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, list_metrics()), label="Metrics")
         tab = SimpleNamespace(status=gr.Markdown(), computed=gr.State(NOTHING), stale=gr.HTML())
         tab.panel = catalogue_panel.build(wb, _sample_of(wb), fields, metrics, tab.status, tab.computed, tab.stale)
-    handler = catalogue_panel.explain_handler(wb, _sample_of(wb), tab.panel, tab.status, tab.computed, tab.stale)
+    score = ResultOutputs(tab.status, tab.computed, tab.stale)
+    handler = catalogue_panel.explain_handler(wb, _sample_of(wb), tab.panel, score)
     return handler, tab
 
 

@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 
 from masc_ui.ui import sensitivity_panel
-from masc_ui.ui.staleness import NOTHING, with_result
+from masc_ui.ui.staleness import NOTHING, ResultOutputs, with_result
 from masc_ui.workbench import build_workbench, sample_fingerprint
 from masc_ui.workbench.examples import load_example
 
@@ -42,7 +42,8 @@ def _check(wb, sample_of):
         tab.panel = sensitivity_panel.build(
             wb, sample_of, fields, gr.CheckboxGroup(), tab.status, tab.computed, tab.stale
         )
-    return sensitivity_panel.check_handler(wb, sample_of, tab.panel, tab.status, tab.computed, tab.stale), tab
+    score = ResultOutputs(tab.status, tab.computed, tab.stale)
+    return sensitivity_panel.check_handler(wb, sample_of, tab.panel, score), tab
 
 
 def test_the_check_shows_each_variant_and_the_spread(wb):
