@@ -19,7 +19,7 @@ from ..errors import WorkbenchError
 from ..workbench import Workbench, sample_fingerprint
 from ..workbench.model_sizes import metric_size_text
 from .gpu import gpu
-from .staleness import CATALOGUE_LABEL, stale_note, with_result
+from .staleness import CATALOGUE_LABEL, ResultOutputs, stale_note
 from .users import user_of
 
 EXPLAIN_API = "explain_catalogue"
@@ -79,14 +79,15 @@ def build(
         height="auto",
     )
     notes = gr.Markdown(elem_id="catalogue-notes")
-    explained = explain.click(
-        explain_handler(wb, sample_of),
+    panel = CataloguePanel(explain, here, pictures, notes)
+    panel.explained = explain.click(
+        explain_handler(wb, sample_of, panel, ResultOutputs(status, computed, stale)),
         [*inputs, metrics, computed],
         [pictures, notes, status, computed, stale, here],
         concurrency_limit=2,
         api_name=EXPLAIN_API,
     )
-    return CataloguePanel(explain, here, pictures, notes, explained)
+    return panel
 
 
 def stale_here(now: str | None, computed: Any) -> str:
@@ -95,11 +96,16 @@ def stale_here(now: str | None, computed: Any) -> str:
     return stale_note(now, computed, [RESULT], element_id="catalogue-stale-note")
 
 
-def explain_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..., tuple]:
+def explain_handler(
+    wb: Workbench,
+    sample_of: Callable[..., Any],
+    panel: CataloguePanel,
+    score: ResultOutputs,
+) -> Callable[..., dict]:
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
-    session; the metric names; the fingerprints of the results shown; request, progress) -> (gallery items,
-    markdown, status line, fingerprints, the "out of date" notes under Run and here). A bad input or a refused role is a message, never a
-    traceback; the explanation shown is then gone, and so is its fingerprint."""
+    session; the metric names; the fingerprints of the results shown; request, progress) -> the panel's pictures and
+    notes, the note here, and the Score tab's status line, fingerprints and "out of date" note under Run (`score`). A bad input or a refused role is a message, never a traceback; the explanation
+    shown is then gone, and so is its fingerprint (the note under Run is left as it is)."""
 
     @gpu
     def on_explain_catalogue(
@@ -110,21 +116,27 @@ def explain_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..
         subject_text,
         session,
         names,
-        computed,
+        fingerprints,
         request: gr.Request,
         progress=gr.Progress(),
-    ) -> tuple:
+    ) -> dict:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
             found = wb.scoring.explain_catalogue(
                 sample, names or None, user=user_of(request), progress=lambda f, what: progress(f, desc=what)
             )
         except WorkbenchError as exc:
-            gone = with_result(computed, RESULT, None)
-            return [], f"⚠ {exc}", wb.status().line(), gone, gr.update(), ""
-        key = sample_fingerprint(sample)
-        computed = with_result(computed, RESULT, key)
-        pictures = [(p.image, p.caption) for p in found.pictures]
-        return pictures, found.markdown(), wb.status().line(), computed, stale_note(key, computed), ""
+            return {
+                panel.pictures: [],
+                panel.notes: f"⚠ {exc}",
+                panel.stale: "",
+                **score.answer(wb.status().line(), fingerprints, RESULT, None),
+            }
+        return {
+            panel.pictures: [(p.image, p.caption) for p in found.pictures],
+            panel.notes: found.markdown(),
+            panel.stale: "",
+            **score.answer(wb.status().line(), fingerprints, RESULT, sample_fingerprint(sample)),
+        }
 
     return on_explain_catalogue

@@ -9,6 +9,7 @@ import gradio as gr
 from ..errors import WorkbenchError
 from ..workbench import Workbench
 from ..workbench.pair_gold import split_pair
+from .gold_section import GoldSection
 from .users import user_of
 
 PAIR_GOLD_NOTE = (
@@ -35,55 +36,39 @@ def build(wb: Workbench, dataset: gr.Dropdown, message: gr.Markdown) -> None:
             attention = gr.Button("Make pair attention checks", elem_id="pair-gold-attention", scale=0, min_width=220)
         table = gr.Dataframe(interactive=False, wrap=False, elem_id="pair-gold-table", label="Gold pairs")
 
-    def listing(user: str | None, name: str) -> dict:
-        headers, rows = wb.pair_gold.table(user=user, dataset=name)
-        return {"headers": headers, "data": rows}
+    section = GoldSection(table, message, wb.pair_gold.table)
 
     def on_mark(ds, text, crit, answer, why, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
+        def mark_pair(user: str | None, name: str) -> str:
             first, second = split_pair(text)
             record = wb.pair_gold.mark(
                 user=user, dataset=name, first=first, second=second, criterion=crit, accepted=answer, note=why
             )
-            return listing(user, name), f"pair {first},{second} is a gold pair: {record.criterion} accepts {answer}"
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return f"pair {first},{second} is a gold pair: {record.criterion} accepts {answer}"
+
+        return section.act(ds, request, mark_pair)
 
     def on_unmark(ds, text, crit, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
+        def unmark_pair(user: str | None, name: str) -> str:
             first, second = split_pair(text)
             n = wb.pair_gold.unmark(user=user, dataset=name, first=first, second=second, criterion=crit)
-            return listing(user, name), f"removed {n} gold mark(s) of the pair" if n else "that pair was not gold"
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return f"removed {n} gold mark(s) of the pair" if n else "that pair was not gold"
+
+        return section.act(ds, request, unmark_pair)
 
     def on_attention(ds, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
-            made = wb.pair_gold.make_attention_checks(user=user, dataset=name)
-            return listing(user, name), made.text()
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+        return section.act(
+            ds, request, lambda user, name: wb.pair_gold.make_attention_checks(user=user, dataset=name).text()
+        )
 
     def on_dataset(ds, request: gr.Request):
         name = (ds or "").strip()
         if not name:
-            return gr.update()
+            return {table: gr.update()}  # Gradio reads an empty dict as one value, not as "nothing changes"
         try:
-            return listing(user_of(request), name)
+            return {table: section.listing(user_of(request), name)}
         except WorkbenchError:
-            return gr.update()  # the tab's own listing says what is wrong with the dataset
+            return {table: gr.update()}  # the tab's own listing says what is wrong with the dataset
 
     mark.click(on_mark, [dataset, pair, criterion, accepted, note], [table, message], api_name="pair_gold_mark")
     unmark.click(on_unmark, [dataset, pair, criterion], [table, message], api_name="pair_gold_unmark")

@@ -192,12 +192,83 @@ def output_media(view: PairTaskView | None) -> tuple:
     return (*images, *players)
 
 
+@dataclass
+class PairScreen:
+    """The tab's components (`layout`): what `screen` fills in for a pair, the answers sent back and the buttons."""
+
+    names: tuple[str, ...]
+    """The criteria, in the order of `radios` and `bad`."""
+    state: gr.State
+    on_screen: gr.Textbox
+    """The token of the pair the browser shows, sent back with every answer (see the module docstring)."""
+    who: gr.Markdown
+    progress: gr.Markdown
+    prompt: gr.Markdown
+    refs: gr.Image
+    left: gr.Image
+    right: gr.Image
+    left_video: gr.Video
+    right_video: gr.Video
+    radios: list[gr.Radio]
+    bad: list[gr.Checkbox]
+    note: gr.Textbox
+    message: gr.Markdown
+    back: gr.Button
+    skip: gr.Button
+    flag: gr.Button
+    submit: gr.Button
+
+    @property
+    def shown(self) -> list:
+        """Every output of the tab's events."""
+        return [
+            self.state,
+            self.on_screen,
+            self.who,
+            self.prompt,
+            self.refs,
+            self.left,
+            self.right,
+            self.left_video,
+            self.right_video,
+            *self.radios,
+            *self.bad,
+            self.note,
+            self.progress,
+            self.message,
+        ]
+
+    @property
+    def answers_in(self) -> list:
+        """The inputs of Submit and Skip (Flag adds the note): the session, the token on screen, each criterion's
+        winner, then each one's "both bad"."""
+        return [self.state, self.on_screen, *self.radios, *self.bad]
+
+
 def build(wb: Workbench, page: gr.Tab) -> PairTab:
     """Lay out the tab inside `page`; a pair is asked for when the rater opens the tab (`page.select`), so a
     rater who never opens it is never assigned pairs."""
     names = criteria()
     if names != ("cp", "pf"):  # the answer handlers below take one winner and one flag per criterion, by name
         raise RuntimeError(f"the Rate pairs tab knows the criteria cp and pf, not {names}")
+    ui = layout(names)
+    open_fn, back_fn = on_open(wb, ui), on_back(wb, ui)
+    submit_fn, skip_fn, flag_fn = on_answer(wb, ui, "submit"), on_answer(wb, ui, "skip"), on_answer(wb, ui, "flag")
+    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
+    for event in (
+        page.select(open_fn, [ui.state], ui.shown, api_name="rate_pair_open", **one_at_a_time),
+        ui.submit.click(submit_fn, ui.answers_in, ui.shown, api_name="rate_pair_submit", **one_at_a_time),
+        ui.skip.click(skip_fn, ui.answers_in, ui.shown, api_name="rate_pair_skip", **one_at_a_time),
+        ui.flag.click(flag_fn, [*ui.answers_in, ui.note], ui.shown, api_name="rate_pair_flag", **one_at_a_time),
+        ui.back.click(back_fn, [ui.state], ui.shown, api_name="rate_pair_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
+    return PairTab([open_fn, submit_fn, skip_fn, flag_fn, back_fn])
+
+
+def layout(names: tuple[str, ...]) -> PairScreen:
+    """The tab's components: who and progress, the prompt, the reference and the two outputs (images, or players
+    for videos), one question per criterion of `names` with its "both bad" box, the buttons and the message."""
     with gr.Column(elem_id="pair-panel"):
         with gr.Row(equal_height=True):
             who = gr.Markdown(elem_id="pair-who", elem_classes=["pair-line"], min_width=200)
@@ -255,202 +326,226 @@ def build(wb: Workbench, page: gr.Tab) -> PairTab:
         message = gr.Markdown(elem_id="pair-message")
         gr.Markdown(SHORTCUTS, elem_id="pair-shortcuts")
         gr.HTML(f"<style>{CSS}</style>", js_on_load=KEYS_JS % {"criteria": list(names)}, elem_id="pair-keys")
-    state = gr.State(PairState())
-    # The token of the pair the browser shows, sent back with every answer (see the module docstring).
-    on_screen = gr.Textbox(visible=False, elem_id="pair-on-screen")
-    shown = [
-        state,
-        on_screen,
-        who,
-        prompt,
-        refs,
-        left,
-        right,
-        left_video,
-        right_video,
-        *radios,
-        *bad,
-        note,
-        progress,
-        message,
-    ]
-    answers_in = [state, on_screen, *radios, *bad]
+    return PairScreen(
+        names=names,
+        state=gr.State(PairState()),
+        on_screen=gr.Textbox(visible=False, elem_id="pair-on-screen"),
+        who=who,
+        progress=progress,
+        prompt=prompt,
+        refs=refs,
+        left=left,
+        right=right,
+        left_video=left_video,
+        right_video=right_video,
+        radios=radios,
+        bad=bad,
+        note=note,
+        message=message,
+        back=back,
+        skip=skip,
+        flag=flag,
+        submit=submit,
+    )
 
-    def keep(session: PairState, msg: str | dict) -> dict:
-        """Everything on screen stays as it is (the chosen answers too); only the message changes."""
-        return {state: session, message: msg}
 
-    def screen(
-        session: PairState,
-        token: str,
-        who_md: str,
-        prompt_md: str,
-        view: PairTaskView | None,
-        progress_md: str,
-        msg: str,
-    ) -> dict:
-        """Every output of the tab for `view` (None: no pair: empty images, no players, no answers)."""
-        media = dict(zip((left, right, left_video, right_video), output_media(view), strict=True))
-        answers = None if view is None else view.answers
-        return {
-            state: session,
-            on_screen: token,
-            who: who_md,
-            prompt: prompt_md,
-            refs: None if view is None else view.refs_picture,
-            **media,
-            **{r: None if answers is None else answers.winners[c] for r, c in zip(radios, names, strict=True)},
-            **{b: False if answers is None else answers.both_bad[c] for b, c in zip(bad, names, strict=True)},
-            note: "",
-            progress: progress_md,
-            message: msg,
-        }
+def keep(ui: PairScreen, session: PairState, msg: str | dict) -> dict:
+    """Everything on screen stays as it is (the chosen answers too); only the message changes."""
+    return {ui.state: session, ui.message: msg}
 
-    def render(
-        user: str | None,
-        view: PairTaskView | None,
-        msg: str = "",
-        session: PairState | None = None,
-        prog: PairProgress | None = None,
-    ) -> dict:
-        session = session if session is not None else PairState()
-        session.show(view if user is not None else None)
-        if user is None:
-            return screen(session, "", "", LOG_IN, None, "", msg)
-        who_md = f"Judging pairs as **{literal(user)}**"
-        try:
-            prog_md = (prog or wb.pairwise.progress(user)).text()
-        except WorkbenchError as exc:
-            prog_md = f"⚠ progress unavailable: {exc}"
-        if view is None:
-            return screen(session, "", who_md, "**No pair left for you.** Thank you!", None, prog_md, msg)
-        answers = view.answers
-        earlier = [answers.statuses[c] for c in names if answers.statuses[c] not in (None, "rated")]
-        if earlier:
-            who_md += f" (your earlier answer: {earlier[0]})"
-        prompt_md = f"**Pair {view.position}** · Prompt: {literal(view.prompt)}"
-        if view.has_video:
-            prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
-        if view.problem:
-            msg = f"{msg}; {warn(view.problem)}" if msg else warn(view.problem)
-        return screen(session, view.token, who_md, prompt_md, view, prog_md, msg)
 
-    def show_next(user: str, session: PairState, msg: str) -> dict:
-        try:
-            view = wb.pairwise.next_task(user)
-            return render(user, view, msg, session, wb.pairwise.progress(user))
-        except WorkbenchError as exc:
-            return render(user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
+def screen(
+    ui: PairScreen,
+    session: PairState,
+    token: str,
+    who_md: str,
+    prompt_md: str,
+    view: PairTaskView | None,
+    progress_md: str,
+    msg: str,
+) -> dict:
+    """Every output of the tab for `view` (None: no pair: empty images, no players, no answers)."""
+    media = dict(zip((ui.left, ui.right, ui.left_video, ui.right_video), output_media(view), strict=True))
+    answers = None if view is None else view.answers
+    return {
+        ui.state: session,
+        ui.on_screen: token,
+        ui.who: who_md,
+        ui.prompt: prompt_md,
+        ui.refs: None if view is None else view.refs_picture,
+        **media,
+        **{r: None if answers is None else answers.winners[c] for r, c in zip(ui.radios, ui.names, strict=True)},
+        **{b: False if answers is None else answers.both_bad[c] for b, c in zip(ui.bad, ui.names, strict=True)},
+        ui.note: "",
+        ui.progress: progress_md,
+        ui.message: msg,
+    }
 
-    def on_open(session: PairState, request: gr.Request) -> dict:
-        """The next pair; when it is the pair on screen (the rater comes back to the tab), the screen stays as it
-        is, with the answers chosen and not yet submitted."""
+
+def render(
+    wb: Workbench,
+    ui: PairScreen,
+    user: str | None,
+    view: PairTaskView | None,
+    msg: str = "",
+    session: PairState | None = None,
+    prog: PairProgress | None = None,
+) -> dict:
+    """The screen of `view` for `user` (None: not logged in), with `msg` under the buttons; `session` remembers the
+    pair shown (a new one when None), `prog` is the user's progress (asked for when None)."""
+    session = session if session is not None else PairState()
+    session.show(view if user is not None else None)
+    if user is None:
+        return screen(ui, session, "", "", LOG_IN, None, "", msg)
+    who_md = f"Judging pairs as **{literal(user)}**"
+    try:
+        prog_md = (prog or wb.pairwise.progress(user)).text()
+    except WorkbenchError as exc:
+        prog_md = f"⚠ progress unavailable: {exc}"
+    if view is None:
+        return screen(ui, session, "", who_md, "**No pair left for you.** Thank you!", None, prog_md, msg)
+    answers = view.answers
+    earlier = [answers.statuses[c] for c in ui.names if answers.statuses[c] not in (None, "rated")]
+    if earlier:
+        who_md += f" (your earlier answer: {earlier[0]})"
+    prompt_md = f"**Pair {view.position}** · Prompt: {literal(view.prompt)}"
+    if view.has_video:
+        prompt_md += "\n\n*Videos: both play in a loop (press play if one does not start); judge the whole clips.*"
+    if view.problem:
+        msg = f"{msg}; {warn(view.problem)}" if msg else warn(view.problem)
+    return screen(ui, session, view.token, who_md, prompt_md, view, prog_md, msg)
+
+
+def show_next(wb: Workbench, ui: PairScreen, user: str, session: PairState, msg: str) -> dict:
+    """The user's next pair, with `msg` (and why, when the next pair cannot be had)."""
+    try:
+        view = wb.pairwise.next_task(user)
+        return render(wb, ui, user, view, msg, session, wb.pairwise.progress(user))
+    except WorkbenchError as exc:
+        return render(wb, ui, user, None, f"{msg}; ⚠ next pair: {exc}" if msg else f"⚠ {exc}", session)
+
+
+def on_open(wb: Workbench, ui: PairScreen) -> Callable[..., dict]:
+    """The handler of opening the tab: the next pair; when it is the pair on screen (the rater comes back to the
+    tab), the screen stays as it is, with the answers chosen and not yet submitted."""
+
+    def handler(session: PairState, request: gr.Request) -> dict:
         user = user_of(request)
         if user is None:
-            return render(None, None)
+            return render(wb, ui, None, None)
         with wb.ratings.one_at_a_time(user):
             if session.token:
                 try:
                     view = wb.pairwise.next_task(user)
                 except WorkbenchError as exc:
-                    return keep(session, f"⚠ next pair: {exc}")
+                    return keep(ui, session, f"⚠ next pair: {exc}")
                 if view is not None and view.token == session.token:
-                    return keep(session, gr.update())
-                return render(user, view, "", session, wb.pairwise.progress(user))
-            return show_next(user, session, "")
+                    return keep(ui, session, gr.update())
+                return render(wb, ui, user, view, "", session, wb.pairwise.progress(user))
+            return show_next(wb, ui, user, session, "")
 
-    def on_answer(action: str) -> Callable:
-        def handler(
-            session: PairState,
-            screen: str,
-            cp: str | None,
-            pf: str | None,
-            cp_bad: bool,
-            pf_bad: bool,
-            request: gr.Request,
-            note: str = "",
-        ) -> dict:
-            user = user_of(request)
-            if user is None:
-                return render(None, None, "⚠ log in to rate pairs")
-            with wb.ratings.one_at_a_time(user):
-                if not session.token:
-                    return keep(session, "⚠ there is no pair on screen")
-                if not screen or screen != session.token:
-                    return keep(
-                        session,
-                        "⚠ nothing saved: the pair changed while you answered; check the pair shown now and answer it",
-                    )
-                try:
-                    done = act(action, user, session, {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}, note)
-                except AnsweredElsewhere as exc:
-                    # Another tab of this rater answered the pair: ask before replacing (again), or keep (Skip).
-                    session.answered_as = exc.now
-                    return keep(session, f"⚠ not saved: {exc}")
-                except WorkbenchError as exc:
-                    return keep(session, f"⚠ not saved: {exc}")
-                return show_next(user, session, done)
+    handler.__name__ = "on_open"
+    return handler
 
-        handler.__name__ = f"pair_{action}"
-        return handler
 
-    def act(
-        action: str, user: str, session: PairState, winners: dict[str, str | None], flags: dict[str, bool], note: str
-    ) -> str:
-        """Store `action` for the task on screen; the message that says so (a skip names the answers it kept).
-        Raises WorkbenchError (nothing stored) for a half answer, a flag without a note, or a refused write."""
-        seconds = session.seconds_spent()
-        if action == "skip":
-            after = wb.pairwise.skip(user, session.token, seconds_spent=seconds)
-            kept = [c for c in names if after.statuses[c] not in (None, "skipped")]
-            if not kept:
-                return "skipped the pair"
-            shown = ", ".join(f"{c.upper()} {after.winners[c] or after.statuses[c]}" for c in kept)
-            skipped = " and ".join(c.upper() for c in names if c not in kept)
-            return (
-                f"skipped {skipped}; " if skipped else ""
-            ) + f"kept your answer ({shown}): a skip never erases an answer"
-        if action == "flag":
-            wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds, shown_as=session.answered_as)
-            return "flagged the pair (with your note)"
-        missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
-        if missing:
-            raise InputError(
-                "choose left, right or tie for "
-                + " and ".join(missing)
-                + " before submitting (or skip / flag the pair)"
-            )
-        wb.pairwise.submit(
-            user,
-            session.token,
-            winners,
-            both_bad={c: bool(flags[c]) for c in names},
-            seconds_spent=seconds,
-            shown_as=session.answered_as,
-        )
-        return "saved your answers"
+def on_answer(wb: Workbench, ui: PairScreen, action: str) -> Callable[..., dict]:
+    """The handler of `action` (`submit`, `skip`, `flag`) on the pair on screen: stored, then the next pair; refused
+    (nothing stored) when the token sent is not the pair on screen, the answer is half or the use case refuses it."""
 
-    def on_back(session: PairState, request: gr.Request) -> dict:
+    def handler(
+        session: PairState,
+        token: str,
+        cp: str | None,
+        pf: str | None,
+        cp_bad: bool,
+        pf_bad: bool,
+        request: gr.Request,
+        note: str = "",
+    ) -> dict:
         user = user_of(request)
         if user is None:
-            return render(None, None, "⚠ log in to rate pairs")
+            return render(wb, ui, None, None, "⚠ log in to rate pairs")
+        with wb.ratings.one_at_a_time(user):
+            if not session.token:
+                return keep(ui, session, "⚠ there is no pair on screen")
+            if not token or token != session.token:
+                return keep(
+                    ui,
+                    session,
+                    "⚠ nothing saved: the pair changed while you answered; check the pair shown now and answer it",
+                )
+            winners, flags = {"cp": cp, "pf": pf}, {"cp": cp_bad, "pf": pf_bad}
+            try:
+                done = store_answer(wb, ui.names, action, user, session, winners, flags, note)
+            except AnsweredElsewhere as exc:
+                # Another tab of this rater answered the pair: ask before replacing (again), or keep (Skip).
+                session.answered_as = exc.now
+                return keep(ui, session, f"⚠ not saved: {exc}")
+            except WorkbenchError as exc:
+                return keep(ui, session, f"⚠ not saved: {exc}")
+            return show_next(wb, ui, user, session, done)
+
+    handler.__name__ = f"pair_{action}"
+    return handler
+
+
+def store_answer(
+    wb: Workbench,
+    names: tuple[str, ...],
+    action: str,
+    user: str,
+    session: PairState,
+    winners: dict[str, str | None],
+    flags: dict[str, bool],
+    note: str,
+) -> str:
+    """Store `action` for the task on screen; the message that says so (a skip names the answers it kept).
+    Raises WorkbenchError (nothing stored) for a half answer, a flag without a note, or a refused write."""
+    seconds = session.seconds_spent()
+    if action == "skip":
+        after = wb.pairwise.skip(user, session.token, seconds_spent=seconds)
+        kept = [c for c in names if after.statuses[c] not in (None, "skipped")]
+        if not kept:
+            return "skipped the pair"
+        shown = ", ".join(f"{c.upper()} {after.winners[c] or after.statuses[c]}" for c in kept)
+        skipped = " and ".join(c.upper() for c in names if c not in kept)
+        return (
+            f"skipped {skipped}; " if skipped else ""
+        ) + f"kept your answer ({shown}): a skip never erases an answer"
+    if action == "flag":
+        wb.pairwise.flag(user, session.token, note=note, seconds_spent=seconds, shown_as=session.answered_as)
+        return "flagged the pair (with your note)"
+    missing = [CRITERION_NAMES[c] for c in names if not winners[c]]
+    if missing:
+        raise InputError(
+            "choose left, right or tie for " + " and ".join(missing) + " before submitting (or skip / flag the pair)"
+        )
+    wb.pairwise.submit(
+        user,
+        session.token,
+        winners,
+        both_bad={c: bool(flags[c]) for c in names},
+        seconds_spent=seconds,
+        shown_as=session.answered_as,
+    )
+    return "saved your answers"
+
+
+def on_back(wb: Workbench, ui: PairScreen) -> Callable[..., dict]:
+    """The handler of Back: the user's previous pair with its answers, to change and submit again."""
+
+    def handler(session: PairState, request: gr.Request) -> dict:
+        user = user_of(request)
+        if user is None:
+            return render(wb, ui, None, None, "⚠ log in to rate pairs")
         with wb.ratings.one_at_a_time(user):
             try:
                 view = wb.pairwise.previous_task(user, session.token or None)
             except WorkbenchError as exc:
-                return keep(session, f"⚠ {exc}")
+                return keep(ui, session, f"⚠ {exc}")
             if view is None:
-                return keep(session, "this is your first pair: there is nothing before it")
-            return render(user, view, "back to your previous pair: change the answers and submit", session)
+                return keep(ui, session, "this is your first pair: there is nothing before it")
+            return render(wb, ui, user, view, "back to your previous pair: change the answers and submit", session)
 
-    submit_fn, skip_fn, flag_fn = on_answer("submit"), on_answer("skip"), on_answer("flag")
-    one_at_a_time = dict(concurrency_id="rating", concurrency_limit=RATING_CONCURRENCY)
-    for event in (
-        page.select(on_open, [state], shown, api_name="rate_pair_open", **one_at_a_time),
-        submit.click(submit_fn, answers_in, shown, api_name="rate_pair_submit", **one_at_a_time),
-        skip.click(skip_fn, answers_in, shown, api_name="rate_pair_skip", **one_at_a_time),
-        flag.click(flag_fn, [*answers_in, note], shown, api_name="rate_pair_flag", **one_at_a_time),
-        back.click(on_back, [state], shown, api_name="rate_pair_back", **one_at_a_time),
-    ):
-        event.then(None, js=SETTLE_JS)
-    return PairTab([on_open, submit_fn, skip_fn, flag_fn, on_back])
+    handler.__name__ = "on_back"
+    return handler

@@ -22,8 +22,8 @@ from ..workbench.ratings import ANCHORS, AnsweredElsewhere, RaterProgress, TaskV
 from . import study_page
 from .feedback import warn
 from .plain_text import literal
+from .rate_guide import GuideUI, guide_button, wire
 from .rate_guide import build as build_guide
-from .rate_guide import guide_button, wire
 from .users import user_of
 from .video_media import build_player, media_kind, task_media
 
@@ -122,10 +122,110 @@ class TaskState:
         self.answered_as = () if task is None else task.answered_as
 
 
+LOG_IN = (
+    "**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
+    "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
+)
+
+
+@dataclass
+class RateScreen:
+    """The tab's components (`layout`): what `render` fills in for a task, the answers sent back, the buttons, and
+    the rating guide's panels and button (`rate_guide`)."""
+
+    guide: GuideUI
+    panel: gr.Column
+    """The rating panel (hidden while the guide or the practice round is shown)."""
+    open_guide: gr.Button
+    state: gr.State
+    on_screen: gr.Textbox
+    """The opaque token of the task the browser shows (never the sample id), sent back with every answer: an answer
+    given to a task that is no longer the session's current one (a second key pressed before the first answer came
+    back, a response lost on the way) is refused instead of being stored under the wrong sample."""
+    who: gr.Markdown
+    progress: gr.Markdown
+    prompt: gr.Markdown
+    refs: gr.Image
+    out: gr.Image
+    player: gr.Video
+    cp: gr.Radio
+    pf: gr.Radio
+    reason: gr.Textbox
+    message: gr.Markdown
+    back: gr.Button
+    skip: gr.Button
+    submit: gr.Button
+    flag: gr.Button
+    form: gr.Column
+    """The task, its answers and buttons: hidden, with the shortcuts and the Guide button, once a crowd study
+    participant has finished (`study_page.finished_note`)."""
+    keys_box: gr.Accordion
+
+    @property
+    def shown(self) -> list:
+        """Every output of the tab's events, in the order the page receives them (`bench/rating_load.py` reads the
+        token second)."""
+        return [
+            self.state,
+            self.on_screen,
+            self.who,
+            self.prompt,
+            self.refs,
+            self.out,
+            self.cp,
+            self.pf,
+            self.reason,
+            self.player,
+            self.progress,
+            self.form,
+            self.keys_box,
+            self.open_guide,
+            self.message,  # last: what a client of the API reads first
+        ]
+
+    def form_visible(self, visible: bool) -> dict:
+        """The rating form, the shortcuts and the Guide button shown (everybody with a task, or none left) or hidden
+        (a crowd study participant who has finished sees the finished page alone)."""
+        return {block: gr.update(visible=visible) for block in (self.form, self.keys_box, self.open_guide)}
+
+
 def build(wb: Workbench, page: gr.Tab) -> tuple:
     """Lay out the tab inside `page` (its task is shown again when the rater comes back to it, `page.select`);
     returns (open handler, its outputs) so the app can show the next task on load."""
-    on_loop = wb.ratings.database_in_process
+    ui = layout(wb)
+    # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
+    # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
+    # refuses it. Different raters' events are served in parallel, each posted straight to its handler
+    # (`ANSWER_QUEUE`), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for
+    # PostgreSQL; each handler postprocesses its own outputs (`postprocessed_here`).
+    # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
+    one_at_a_time = (
+        dict(queue=False) if ANSWER_QUEUE is None else dict(concurrency_id="rating", concurrency_limit=ANSWER_QUEUE)
+    )
+    one_at_a_time["postprocess"] = False
+    inputs = [ui.state, ui.on_screen, ui.cp, ui.pf, ui.reason]
+    shown = ui.shown
+    answers = {
+        "submit": ui.submit.click(on_answer(wb, ui, "rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
+        "skip": ui.skip.click(on_answer(wb, ui, "skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
+        "flag": ui.flag.click(on_answer(wb, ui, "flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
+        "flag_by_enter": ui.reason.submit(
+            on_answer(wb, ui, "flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time
+        ),
+    }
+    for event in (
+        page.select(on_return(wb, ui), [ui.state], shown, api_name="rate_open"),
+        *answers.values(),
+        ui.back.click(on_back(wb, ui), [ui.state], shown, api_name="rate_back", **one_at_a_time),
+    ):
+        event.then(None, js=SETTLE_JS)
+    wire(wb, ui.guide, page, ui.panel, ui.state, ui.message, ui.open_guide, answers)
+    return on_open(wb, ui), shown
+
+
+def layout(wb: Workbench) -> RateScreen:
+    """The tab's components: the guide's panels, then the rating panel (who and progress, the prompt, the references
+    and the output, the two scales, the buttons, the flag's reason, the message, the shortcuts)."""
     guide = build_guide()
     with gr.Column(elem_id="rate-panel") as panel:
         with gr.Row(equal_height=True):
@@ -175,190 +275,217 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
         message = gr.Markdown(elem_id="rate-message", elem_classes=["action-message"])
         with gr.Accordion("Keyboard shortcuts", open=False, elem_id="rate-shortcuts-box") as keys_box:
             gr.Markdown(SHORTCUTS, elem_id="rate-shortcuts")
-    state = gr.State(TaskState())
-    # The opaque token of the task the browser shows (never the sample id), sent back with every answer: an answer
-    # given to a task that is no longer the session's current one (a second key pressed before the first answer
-    # came back, a response lost on the way) is refused instead of being stored under the wrong sample.
-    on_screen = gr.Textbox(visible=False, elem_id="rate-on-screen")
-    # the message stays last: what a client of the API reads first
-    shown = [
-        state,
-        on_screen,
-        who,
-        prompt,
-        refs,
-        out,
-        cp,
-        pf,
-        reason,
-        player,
-        progress,
-        form,
-        keys_box,
-        open_guide,
-        message,
-    ]
-    # A crowd study participant who has finished sees the finished page alone: no rating form, no shortcuts, no
-    # guide (`study_page.finished_note`); everybody else keeps the form, empty when no task is left.
-    form_shown = {form: gr.update(visible=True), keys_box: gr.update(visible=True), open_guide: gr.update(visible=True)}
-    form_hidden = {block: gr.update(visible=False) for block in form_shown}
+    return RateScreen(
+        guide=guide,
+        panel=panel,
+        open_guide=open_guide,
+        state=gr.State(TaskState()),
+        on_screen=gr.Textbox(visible=False, elem_id="rate-on-screen"),
+        who=who,
+        progress=progress,
+        prompt=prompt,
+        refs=refs,
+        out=out,
+        player=player,
+        cp=cp,
+        pf=pf,
+        reason=reason,
+        message=message,
+        back=back,
+        skip=skip,
+        submit=submit,
+        flag=flag,
+        form=form,
+        keys_box=keys_box,
+    )
 
-    def render(
-        user: str | None,
-        task: TaskView | None,
-        msg: str = "",
-        st: TaskState | None = None,
-        counts: RaterProgress | None = None,
-    ) -> dict:
-        st = st if st is not None else TaskState()
-        st.show(task if user is not None else None)
-        if user is None:
-            note = (
-                "**Log in to rate.** No rater logins are configured: set `MASC_USERS=alice:pw,...` or "
-                "`MASC_USERS_FILE` and restart the app; the app then asks for a login."
-            )
-            st.media = None  # the boxes are set by updates below: the next render sends updates again
-            return {
-                state: st,
-                on_screen: "",
-                who: note,
-                prompt: "",
-                refs: None,
-                out: None,
-                cp: None,
-                pf: None,
-                reason: "",
-                player: gr.update(value=None, visible=False),
-                progress: "",
-                message: msg,
-                **form_shown,
-            }
-        who_md = f"Rating as **{literal(user)}**"
-        try:
-            prog = (counts or wb.ratings.progress(user)).text()
-        except WorkbenchError as exc:
-            prog = f"⚠ progress unavailable: {exc}"
-        image, video = task_media(task, st.media)
-        st.media = media_kind(task)
-        if task is None:
-            finished = study_page.finished_note(wb, user)
-            return {
-                **(form_shown if finished is None else form_hidden),
-                state: st,
-                on_screen: "",
-                who: who_md,
-                prompt: finished or "**No task left for you.** Thank you!",
-                refs: None,
-                out: image,
-                cp: None,
-                pf: None,
-                reason: "",
-                player: video,
-                progress: prog,
-                message: msg,
-            }
-        prompt_md = f"**Prompt:** {literal(task.prompt)}"
-        if task.problem:
-            msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
-        earlier = ""
-        if task.status:
-            why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
-            earlier = f" · your earlier answer: **{task.status}**{why}"
+
+def render(
+    wb: Workbench,
+    ui: RateScreen,
+    user: str | None,
+    task: TaskView | None,
+    msg: str = "",
+    st: TaskState | None = None,
+    counts: RaterProgress | None = None,
+) -> dict:
+    """Every output of the tab for `task` shown to `user` (None: not logged in; no task: none left), with `msg`
+    under the buttons; `st` remembers the task shown (a new one when None), `counts` is the user's progress (asked
+    for when None)."""
+    st = st if st is not None else TaskState()
+    st.show(task if user is not None else None)
+    if user is None:
+        st.media = None  # the boxes are set by updates below: the next render sends updates again
         return {
-            **form_shown,
-            state: st,
-            on_screen: task.token,
-            who: who_md + earlier,
-            prompt: prompt_md,
-            refs: task.refs_picture,
-            out: image,
-            cp: task.scores.get("cp"),
-            pf: task.scores.get("pf"),
-            reason: task.reason or "",
-            player: video,
-            progress: prog,
-            message: msg,
+            ui.state: st,
+            ui.on_screen: "",
+            ui.who: LOG_IN,
+            ui.prompt: "",
+            ui.refs: None,
+            ui.out: None,
+            ui.cp: None,
+            ui.pf: None,
+            ui.reason: "",
+            ui.player: gr.update(value=None, visible=False),
+            ui.progress: "",
+            ui.message: msg,
+            **ui.form_visible(True),
         }
+    who_md = f"Rating as **{literal(user)}**"
+    try:
+        prog = (counts or wb.ratings.progress(user)).text()
+    except WorkbenchError as exc:
+        prog = f"⚠ progress unavailable: {exc}"
+    image, video = task_media(task, st.media)
+    st.media = media_kind(task)
+    if task is None:
+        finished = study_page.finished_note(wb, user)
+        return {
+            **ui.form_visible(finished is None),
+            ui.state: st,
+            ui.on_screen: "",
+            ui.who: who_md,
+            ui.prompt: finished or "**No task left for you.** Thank you!",
+            ui.refs: None,
+            ui.out: image,
+            ui.cp: None,
+            ui.pf: None,
+            ui.reason: "",
+            ui.player: video,
+            ui.progress: prog,
+            ui.message: msg,
+        }
+    prompt_md = f"**Prompt:** {literal(task.prompt)}"
+    if task.problem:
+        msg = f"{msg}; {warn(task.problem)}" if msg else warn(task.problem)
+    earlier = ""
+    if task.status:
+        why = f" — reason: “{literal(task.reason)}”" if task.reason else ""
+        earlier = f" · your earlier answer: **{task.status}**{why}"
+    return {
+        **ui.form_visible(True),
+        ui.state: st,
+        ui.on_screen: task.token,
+        ui.who: who_md + earlier,
+        ui.prompt: prompt_md,
+        ui.refs: task.refs_picture,
+        ui.out: image,
+        ui.cp: task.scores.get("cp"),
+        ui.pf: task.scores.get("pf"),
+        ui.reason: task.reason or "",
+        ui.player: video,
+        ui.progress: prog,
+        ui.message: msg,
+    }
 
-    def on_open(request: gr.Request):
+
+def _rating_event(wb: Workbench, ui: RateScreen, handler: Callable) -> Callable:
+    """`handler` as a rating answer event runs it: postprocessing its own outputs (`postprocessed_here`), on the
+    event loop for an in-process database (`on_event_loop`)."""
+    handler = postprocessed_here(handler, ui.shown)
+    return on_event_loop(handler) if wb.ratings.database_in_process else handler
+
+
+def on_open(wb: Workbench, ui: RateScreen) -> Callable[..., dict]:
+    """The handler of the page's load: the user's next task."""
+
+    def handler(request: gr.Request) -> dict:
         user = user_of(request)
         if user is None:
-            return render(None, None)
+            return render(wb, ui, None, None)
         try:
             with wb.ratings.one_at_a_time(user):
                 task, prog = wb.ratings.next_task_and_progress(user)
-                return render(user, task, "", None, prog)
+                return render(wb, ui, user, task, "", None, prog)
         except WorkbenchError as exc:
-            return render(user, None, warn(exc))
+            return render(wb, ui, user, None, warn(exc))
 
-    def on_return(st: TaskState, request: gr.Request):
-        """The rater comes back to the tab: the task on screen stays as it is, with the scores chosen and not yet
-        submitted, while it is still their next task; otherwise the next task is shown."""
+    handler.__name__ = "on_open"
+    return handler
+
+
+def on_return(wb: Workbench, ui: RateScreen) -> Callable[..., dict]:
+    """The handler of the rater coming back to the tab: the task on screen stays as it is, with the scores chosen and
+    not yet submitted, while it is still their next task; otherwise the next task is shown."""
+
+    def handler(st: TaskState, request: gr.Request) -> dict:
         user = user_of(request)
         if user is None:
-            return render(None, None)
+            return render(wb, ui, None, None)
         try:
             with wb.ratings.one_at_a_time(user):
                 task, prog = wb.ratings.next_task_and_progress(user)
                 if task is not None and st.token and task.sample_id == st.sample_id:
-                    return {state: st, progress: prog.text()}
-                return render(user, task, "", st, prog)
+                    return {ui.state: st, ui.progress: prog.text()}
+                return render(wb, ui, user, task, "", st, prog)
         except WorkbenchError as exc:
-            return render(user, None, warn(exc), st)
+            return render(wb, ui, user, None, warn(exc), st)
 
-    def answer(status: str):
-        def handler(st: TaskState, screen: str, cp_score, pf_score, why, request: gr.Request):
-            user = user_of(request)
-            if user is None:
-                return render(None, None, warn("log in to rate"))
-            with wb.ratings.one_at_a_time(user):
-                if st.sample_id is None:
-                    return {state: st, message: warn("there is no task on screen")}
-                if not screen or screen != st.token:
-                    changed = (
-                        "nothing saved: the task changed while you answered; check the task shown now and answer it"
-                    )
-                    return {state: st, message: warn(changed)}
-                seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
-                try:
-                    done = wb.ratings.submit(
-                        user,
-                        st.sample_id,
-                        {"cp": cp_score, "pf": pf_score},
-                        status=status,
-                        seconds_spent=seconds,
-                        presentation_order=st.order,
-                        reason=why,
-                        shown_as=st.answered_as,
-                    )
-                except AnsweredElsewhere as exc:
-                    # Another tab of this rater answered the task: ask before replacing (Submit again), or keep (Skip).
-                    st.answered_as = exc.now
-                    return {state: st, message: warn(f"not saved: {exc}")}
-                except WorkbenchError as exc:
-                    # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
-                    return {state: st, message: warn(f"not saved: {exc}")}
-                try:
-                    task, prog = wb.ratings.next_task_and_progress(user)
-                    return render(user, task, done.message, st, prog)
-                except WorkbenchError as exc:
-                    return render(user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
+    handler.__name__ = "on_return"
+    return handler
 
-        handler = postprocessed_here(handler, shown)
-        return on_event_loop(handler) if on_loop else handler
 
-    def on_back(st: TaskState, request: gr.Request):
+def on_answer(wb: Workbench, ui: RateScreen, status: str) -> Callable:
+    """The handler of an answer stored as `status` (`rated`, `skipped`, `flagged`) for the task on screen, then the
+    next task; refused (nothing stored, the task and the scores chosen stay on screen) when the token sent is not the
+    task on screen or the use case refuses it."""
+
+    def handler(st: TaskState, token: str, cp_score, pf_score, why, request: gr.Request) -> dict:
         user = user_of(request)
         if user is None:
-            return render(None, None, warn("log in to rate"))
+            return render(wb, ui, None, None, warn("log in to rate"))
+        with wb.ratings.one_at_a_time(user):
+            if st.sample_id is None:
+                return {ui.state: st, ui.message: warn("there is no task on screen")}
+            if not token or token != st.token:
+                changed = "nothing saved: the task changed while you answered; check the task shown now and answer it"
+                return {ui.state: st, ui.message: warn(changed)}
+            seconds = max(0.0, time.time() - st.shown_at) if st.shown_at else None
+            try:
+                done = wb.ratings.submit(
+                    user,
+                    st.sample_id,
+                    {"cp": cp_score, "pf": pf_score},
+                    status=status,
+                    seconds_spent=seconds,
+                    presentation_order=st.order,
+                    reason=why,
+                    shown_as=st.answered_as,
+                )
+            except AnsweredElsewhere as exc:
+                # Another tab of this rater answered the task: ask before replacing (Submit again), or keep (Skip).
+                st.answered_as = exc.now
+                return {ui.state: st, ui.message: warn(f"not saved: {exc}")}
+            except WorkbenchError as exc:
+                # Nothing was stored: keep the task and the chosen scores on screen so the rater can retry.
+                return {ui.state: st, ui.message: warn(f"not saved: {exc}")}
+            try:
+                task, prog = wb.ratings.next_task_and_progress(user)
+                return render(wb, ui, user, task, done.message, st, prog)
+            except WorkbenchError as exc:
+                return render(wb, ui, user, None, f"{done.message}; " + warn(f"next task: {exc}"), st)
+
+    return _rating_event(wb, ui, handler)
+
+
+def on_back(wb: Workbench, ui: RateScreen) -> Callable:
+    """The handler of Back: the user's previous task with its answer, to change and submit, or to skip with the
+    answer kept."""
+
+    def handler(st: TaskState, request: gr.Request) -> dict:
+        user = user_of(request)
+        if user is None:
+            return render(wb, ui, None, None, warn("log in to rate"))
         with wb.ratings.one_at_a_time(user):
             try:
                 task = wb.ratings.previous_task(user, st.sample_id)
             except WorkbenchError as exc:
-                return {state: st, message: warn(exc)}
+                return {ui.state: st, ui.message: warn(exc)}
             if task is None:
-                return {state: st, message: "this is your first task: there is nothing before it"}
+                return {ui.state: st, ui.message: "this is your first task: there is nothing before it"}
             return render(
+                wb,
+                ui,
                 user,
                 task,
                 "back to your previous task: change the scores and submit, or press Skip to "
@@ -366,34 +493,5 @@ def build(wb: Workbench, page: gr.Tab) -> tuple:
                 st,
             )
 
-    on_back = postprocessed_here(on_back, shown)
-    if on_loop:
-        on_back = on_event_loop(on_back)
-
-    # Each rater's events run one at a time (`RatingTasks.one_at_a_time`, a lock per rater, the task state
-    # updated in place): a Skip pressed right after Submit sees the task Submit moved on to, and the token check
-    # above refuses it. Different raters' events are served in parallel, each posted straight to its handler
-    # (`ANSWER_QUEUE`), their queries on the event loop for SQLite (`on_event_loop`), in worker threads for
-    # PostgreSQL; each handler postprocesses its own outputs (`postprocessed_here`).
-    # Every endpoint here is named `rate_*`: the only ones a rater may call (`roles.guard_endpoints`).
-    one_at_a_time = (
-        dict(queue=False) if ANSWER_QUEUE is None else dict(concurrency_id="rating", concurrency_limit=ANSWER_QUEUE)
-    )
-    one_at_a_time["postprocess"] = False
-    inputs = [state, on_screen, cp, pf, reason]
-    answers = {
-        "submit": submit.click(answer("rated"), inputs, shown, api_name="rate_submit", **one_at_a_time),
-        "skip": skip.click(answer("skipped"), inputs, shown, api_name="rate_skip", **one_at_a_time),
-        "flag": flag.click(answer("flagged"), inputs, shown, api_name="rate_flag", **one_at_a_time),
-        "flag_by_enter": reason.submit(
-            answer("flagged"), inputs, shown, api_name="rate_flag_by_enter", **one_at_a_time
-        ),
-    }
-    for event in (
-        page.select(on_return, [state], shown, api_name="rate_open"),
-        *answers.values(),
-        back.click(on_back, [state], shown, api_name="rate_back", **one_at_a_time),
-    ):
-        event.then(None, js=SETTLE_JS)
-    wire(wb, guide, page, panel, state, message, open_guide, answers)
-    return on_open, shown
+    handler.__name__ = "on_back"
+    return _rating_event(wb, ui, handler)

@@ -16,6 +16,7 @@ from ..workbench.agreement import MAX_BOOTSTRAP
 from ..workbench.rater_report import RaterReport, report_rows
 from . import guide_admin, pair_gold_section, studies_panel
 from .dataset_picker import dataset_picker, refresh_on_open
+from .gold_section import PICK_A_DATASET, GoldSection
 from .plain_text import literal
 from .users import user_of
 
@@ -70,60 +71,40 @@ def build(wb: Workbench, page: gr.Tab) -> None:
     guide_admin.build(wb, dataset)
     refresh_on_open(wb, page, dataset, message, "raters_datasets")
 
-    def gold_listing(user: str | None, name: str) -> dict:
-        headers, rows = wb.gold.table(user=user, dataset=name)
-        return {"headers": headers, "data": rows}
+    gold = GoldSection(gold_table, message, wb.gold.table)
 
     def on_mark(ds, sid, crit, accept, why, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
+        def mark_sample(user: str | None, name: str) -> str:
             record = wb.gold.mark(
                 user=user, dataset=name, sample=sid or "", criterion=crit, accepted=accept or "", note=why
             )
-            return gold_listing(
-                user, name
-            ), f"sample {sid.strip()} is a gold task: {record.criterion} accepts {accept.strip()}"
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return f"sample {sid.strip()} is a gold task: {record.criterion} accepts {accept.strip()}"
+
+        return gold.act(ds, request, mark_sample)
 
     def on_unmark(ds, sid, crit, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
+        def unmark_sample(user: str | None, name: str) -> str:
             n = wb.gold.unmark(user=user, dataset=name, sample=sid or "", criterion=crit)
-            return gold_listing(user, name), f"removed {n} gold mark(s)" if n else "that sample was not gold"
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return f"removed {n} gold mark(s)" if n else "that sample was not gold"
+
+        return gold.act(ds, request, unmark_sample)
 
     def on_attention(ds, request: gr.Request):
-        name = (ds or "").strip()
-        if not name:
-            return gr.update(), "⚠ pick a dataset first"
-        user = user_of(request)
-        try:
-            made = wb.gold.make_attention_checks(user=user, dataset=name)
-            return gold_listing(user, name), made.text()
-        except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+        return gold.act(ds, request, lambda user, name: wb.gold.make_attention_checks(user=user, dataset=name).text())
 
     def on_dataset(ds, request: gr.Request):
         name = (ds or "").strip()
         if not name:
-            return gr.update(), ""
+            return {message: ""}
         try:
-            return gold_listing(user_of(request), name), ""
+            return {gold_table: gold.listing(user_of(request), name), message: ""}
         except WorkbenchError as exc:
-            return gr.update(), f"⚠ {exc}"
+            return {message: f"⚠ {exc}"}
 
     def on_run(ds, crit, boots, request: gr.Request, progress=gr.Progress()):
         name = (ds or "").strip()
         if not name:
-            return *[gr.update()] * 4, "⚠ pick a dataset first"
+            return {message: PICK_A_DATASET}
         try:
             progress(0.1, desc="bootstrapping the agreement CIs")
             report = wb.rater_report.report(
@@ -131,15 +112,15 @@ def build(wb: Workbench, page: gr.Tab) -> None:
             )
             paths = write_files(report, wb.scratch.new_folder())
         except WorkbenchError as exc:
-            return *[gr.update()] * 4, f"⚠ {exc}"
+            return {message: f"⚠ {exc}"}
         headers, rows = report_rows(report)
-        return (
-            report.text().splitlines()[0],
-            {"headers": headers, "data": rows},
-            marks_text(report),
-            [str(p) for p in paths],
-            f"{len(rows)} rater(s), {len(report.marked)} marked",
-        )
+        return {
+            caption: report.text().splitlines()[0],
+            table: {"headers": headers, "data": rows},
+            marks: marks_text(report),
+            files: [str(p) for p in paths],
+            message: f"{len(rows)} rater(s), {len(report.marked)} marked",
+        }
 
     run.click(
         on_run, [dataset, criterion_of_report, n_boot], [caption, table, marks, files, message], api_name="raters"

@@ -21,7 +21,7 @@ from ..workbench.masks import MaskSession
 from . import catalogue_panel, mask_panel, sensitivity_panel, video_panel
 from .feedback import warn
 from .gpu import gpu
-from .staleness import NOTHING, Computed, keys_of, stale_note, with_result
+from .staleness import NOTHING, Computed, keys_of, stale_note
 from .users import user_of
 
 NEW_SAMPLE = (
@@ -273,18 +273,13 @@ def on_run(wb: Workbench, tab: Any):
                 tab.run_msg: warn(exc),
                 tab.scores: "",
                 tab.report: None,
-                tab.computed: with_result(computed, "score table", None),
-                tab.status: wb.status().line(),
+                **tab.results.answer(wb.status().line(), computed, "score table", None),
             }
-        key = sample_fingerprint(sample)
-        computed = with_result(computed, "score table", key)
         return {
             tab.scores: score_table(wb, report, x100),
             tab.report: report,
             tab.run_msg: run_result(report),
-            tab.computed: computed,
-            tab.stale: stale_note(key, computed),
-            tab.status: wb.status().line(),
+            **tab.results.answer(wb.status().line(), computed, "score table", sample_fingerprint(sample)),
         }
 
     return handler
@@ -308,8 +303,7 @@ def on_explain(wb: Workbench, tab: Any):
             return {
                 **empty,
                 tab.explain_msg: warn(exc),
-                tab.computed: with_result(computed, "maps", None),
-                tab.status: wb.status().line(),
+                **tab.results.answer(wb.status().line(), computed, "maps", None),
             }
         cp_maps = [img for img in ex.cp_ref if img is not None]
         drawn = sum(x is not None for x in (*ex.cp_ref, ex.out_best, ex.lines, ex.pf_attention))
@@ -320,8 +314,6 @@ def on_explain(wb: Workbench, tab: Any):
             where = f"frame {frame.index} ({frame.time_s:.2f} s) of the output video"
             msg = f"maps of {where}: {msg} (click another frame of the strip, then Explain, for another)"
             notes = f"**Maps of {where}**; the values are this frame's.\n\n{notes}"
-        key = sample_fingerprint(sample)
-        computed = with_result(computed, "maps", key)
         return {
             tab.cp_map: overlays.side_by_side(cp_maps) if cp_maps else None,
             tab.best_map: ex.out_best,
@@ -329,9 +321,7 @@ def on_explain(wb: Workbench, tab: Any):
             tab.pf_map: ex.pf_attention,
             tab.explain_notes: notes,
             tab.explain_msg: msg if drawn else warn(msg),
-            tab.computed: computed,
-            tab.stale: stale_note(key, computed),
-            tab.status: wb.status().line(),
+            **tab.results.answer(wb.status().line(), computed, "maps", sample_fingerprint(sample)),
         }
 
     return handler
@@ -373,17 +363,13 @@ def on_save(wb: Workbench, tab: Any, *, as_new: bool):
             return {tab.save_msg: warn(exc)}
         session.stored_sample = saved.sample_id
         session.mark_saved()
-        key = sample_fingerprint(sample)
-        computed = with_result(computed, "score table", key)
         return {
             tab.save_msg: saved.message,
             tab.masks.session: session,
             tab.scores: score_table(wb, saved.report, x100),
             tab.report: saved.report,
-            tab.computed: computed,
-            tab.stale: stale_note(key, computed),
             tab.link: link_text(session, (dataset or "").strip(), (method or "").strip() or None),
-            tab.status: wb.status().line(),
+            **tab.results.answer(wb.status().line(), computed, "score table", sample_fingerprint(sample)),
         }
 
     return handler

@@ -67,6 +67,11 @@ class ScoreTab:
     inputs: list = field(default_factory=list)
     """The components that make the sample on screen (images, prompt, subject, mask session)."""
 
+    @property
+    def results(self) -> staleness.ResultOutputs:
+        """The status line, the fingerprints and the "out of date" note, which every result's handler answers in."""
+        return staleness.ResultOutputs(self.status, self.computed, self.stale)
+
 
 def build(wb: Workbench, status: gr.Markdown) -> ScoreTab:
     with gr.Row(equal_height=True):

@@ -22,7 +22,7 @@ from ..workbench import Workbench, sample_fingerprint
 from ..workbench.mask_sensitivity import DEFAULT_SHIFTS_PX, SensitivityReport
 from ..workbench.score_files import parse_shifts
 from .gpu import gpu
-from .staleness import SENSITIVITY_LABEL, stale_note, with_result
+from .staleness import SENSITIVITY_LABEL, ResultOutputs, stale_note
 from .users import user_of
 
 SENSITIVITY_API = "mask_sensitivity"
@@ -70,14 +70,15 @@ def build(
             check = gr.Button(SENSITIVITY_LABEL, elem_id="check-sensitivity", min_width=200)
         here = gr.HTML(elem_id="sensitivity-stale")
         table = gr.HTML(elem_id="sensitivity-table")
-    checked = check.click(
-        check_handler(wb, sample_of),
+    panel = SensitivityPanel(check, shifts, by_name, here, table)
+    panel.checked = check.click(
+        check_handler(wb, sample_of, panel, ResultOutputs(status, computed, stale)),
         [*inputs, metrics, shifts, by_name, computed],
         [table, status, computed, stale, here],
         concurrency_limit=2,
         api_name=SENSITIVITY_API,
     )
-    return SensitivityPanel(check, shifts, by_name, here, table, checked)
+    return panel
 
 
 def stale_here(now: str | None, computed: Any) -> str:
@@ -105,27 +106,47 @@ def report_html(report: SensitivityReport) -> str:
     )
 
 
-def check_handler(wb: Workbench, sample_of: Callable[..., Any]) -> Callable[..., tuple]:
-    """The button's handler: (the Score tab's inputs; metric names; shifts text; by name; fingerprints; request,
-    progress) -> (the table, status line, fingerprints, the "out of date" notes under Run and here). A bad input or a
-    refused role is a message in place of the table, never a traceback; the check shown is then gone."""
+def check_handler(
+    wb: Workbench,
+    sample_of: Callable[..., Any],
+    panel: SensitivityPanel,
+    score: ResultOutputs,
+) -> Callable[..., dict]:
+    """The button's handler: (the Score tab's inputs; metric names; shifts text; by name; fingerprints; request)
+    -> the panel's table, the note here, and the Score tab's status line, fingerprints and "out of date" note under
+    Run (`score`). A bad input or a refused role is a message in place of the table, never
+    a traceback; the check shown is then gone (the note under Run is left as it is)."""
 
     @gpu
     def on_check_sensitivity(
-        ref, extra, out, prompt_text, subject_text, session, names, shifts, by_name, computed, request: gr.Request
-    ) -> tuple:
+        ref,
+        extra,
+        out,
+        prompt_text,
+        subject_text,
+        session,
+        names,
+        steps_text,
+        by_subject,
+        fingerprints,
+        request: gr.Request,
+    ) -> dict:
         try:
             sample = sample_of(ref, extra, out, prompt_text, subject_text, session)
-            steps = parse_shifts(str(shifts or ""), what=f"“{SHIFTS_LABEL}”")
+            steps = parse_shifts(str(steps_text or ""), what=f"“{SHIFTS_LABEL}”")
             report = wb.mask_sensitivity.run(
-                sample, names or None, user=user_of(request), shifts=steps, by_name=bool(by_name)
+                sample, names or None, user=user_of(request), shifts=steps, by_name=bool(by_subject)
             )
         except WorkbenchError as exc:
-            gone = with_result(computed, RESULT, None)
-            message = f'<p class="action-message" id="sensitivity-message">⚠ {html.escape(str(exc))}</p>'
-            return message, wb.status().line(), gone, gr.update(), ""
-        key = sample_fingerprint(sample)
-        computed = with_result(computed, RESULT, key)
-        return report_html(report), wb.status().line(), computed, stale_note(key, computed), ""
+            return {
+                panel.table: f'<p class="action-message" id="sensitivity-message">⚠ {html.escape(str(exc))}</p>',
+                panel.stale: "",
+                **score.answer(wb.status().line(), fingerprints, RESULT, None),
+            }
+        return {
+            panel.table: report_html(report),
+            panel.stale: "",
+            **score.answer(wb.status().line(), fingerprints, RESULT, sample_fingerprint(sample)),
+        }
 
     return on_check_sensitivity

@@ -10,6 +10,8 @@ of `RESULTS`, in that order. A shorter tuple (an older caller) counts the missin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 CATALOGUE_LABEL = "Explain VQAScore, ITMScore, FaceSim, FaceScore"
 """The catalogue explanation's button (`catalogue_panel.build`)."""
@@ -43,6 +45,27 @@ def with_result(computed: Sequence[str | None] | None, name: str, key: str | Non
     keys = list(keys_of(computed))
     keys[NAMES.index(name)] = key
     return tuple(keys)
+
+
+@dataclass(frozen=True)
+class ResultOutputs:
+    """The Score tab's components that every result's handler answers in besides its own: the status line
+    (`status`), the fingerprints of the results shown (`computed`, a `Computed`) and the "out of date" note under Run
+    (`stale`)."""
+
+    status: Any
+    computed: Any
+    stale: Any
+
+    def answer(self, line: str, fingerprints: Sequence[str | None] | None, name: str, key: str | None) -> dict:
+        """Their values once result `name` was computed on the sample with fingerprint `key` (None: it failed, and
+        the result shown is gone), the fingerprints shown before being `fingerprints`: the status `line`, the new
+        fingerprints and, for a result computed, the note under Run (a failure leaves that note as it is)."""
+        now = with_result(fingerprints, name, key)
+        values: dict = {self.status: line, self.computed: now}
+        if key is not None:
+            values[self.stale] = stale_note(key, now)
+        return values
 
 
 def stale_note(

@@ -57,6 +57,12 @@ def check_optional_text(value: object, name: str, *, max_len: int) -> str | None
     return None if value is None else check_text(value, name, max_len=max_len)
 
 
+def check_choice(value: object, name: str, choices: Sequence[str]) -> None:
+    """InvalidInput unless `value` is one of `choices` (a criterion, the kind of a gold mark)."""
+    if value not in choices:
+        raise InvalidInput(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
 def check_int(value: object, name: str, *, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{name} must be an integer, got {value!r}")

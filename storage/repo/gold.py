@@ -17,17 +17,13 @@ from .. import schema as t
 from ..errors import InvalidInput
 from ..record_types import GoldRecord
 from ..transactions import Transactions
-from ._common import (
-    affected_rows,
-    check_int,
-    check_optional_text,
-    check_text,
-    dataset_id,
-    insert_ignore,
-    require_sample,
-    utcnow,
-)
+from ._common import check_choice, check_int, insert_ignore, require_sample
+from ._gold_marks import GoldMarks, attention_values, check_author
 from .samples import prepare_sample, store_sample
+
+_MARKS = GoldMarks(
+    t.GoldAnswer, GoldRecord, sample=t.GoldAnswer.sample_id, order=(t.GoldAnswer.sample_id, t.GoldAnswer.criterion)
+)
 
 
 class GoldRepository:
@@ -48,10 +44,8 @@ class GoldRepository:
         """Make `sample_id` a gold task whose `criterion` (`cp` / `pf`) accepts the scores `low..high` (inclusive,
         0-4; `high` None = `low` only). Replaces an earlier accepted answer of the same sample and criterion."""
         check_int(sample_id, "sample_id", minimum=1)
-        if criterion not in t.CRITERIA:
-            raise InvalidInput(f"criterion must be one of {', '.join(t.CRITERIA)}; got {criterion!r}")
-        if kind not in t.GOLD_KINDS:
-            raise InvalidInput(f"kind must be one of {', '.join(t.GOLD_KINDS)}; got {kind!r}")
+        check_choice(criterion, "criterion", t.CRITERIA)
+        check_choice(kind, "kind", t.GOLD_KINDS)
         high = low if high is None else high
         for name, value in (("low", low), ("high", high)):
             check_int(value, name)
@@ -61,20 +55,13 @@ class GoldRepository:
                 )
         if low > high:
             raise InvalidInput(f"the accepted range {low}..{high} is empty: give the lower score first (e.g. 3..4)")
-        check_optional_text(note, "note", max_len=2000)
-        check_optional_text(created_by, "created_by", max_len=200)
+        check_author(note, created_by)
 
         def work(s: Session) -> GoldRecord:
             require_sample(s, sample_id)
-            row = s.scalar(
-                sa.select(t.GoldAnswer).where(t.GoldAnswer.sample_id == sample_id, t.GoldAnswer.criterion == criterion)
-            )
-            if row is None:
-                row = t.GoldAnswer(sample_id=sample_id, criterion=criterion, created_at=utcnow())
-                s.add(row)
-            row.low, row.high, row.kind, row.note, row.created_by = low, high, kind, note, created_by
-            s.flush()
-            return _records(s, [t.GoldAnswer.id == row.id])[0]
+            key = {"sample_id": sample_id, "criterion": criterion}
+            values = {"low": low, "high": high, "kind": kind, "note": note, "created_by": created_by}
+            return _MARKS.replace(s, key, values)
 
         return self._tx.write(work)
 
@@ -106,25 +93,12 @@ class GoldRepository:
             category=category,
             external_key=external_key,
         )
-        if criterion not in t.CRITERIA:
-            raise InvalidInput(f"criterion must be one of {', '.join(t.CRITERIA)}; got {criterion!r}")
+        check_choice(criterion, "criterion", t.CRITERIA)
 
         def work(s: Session) -> int:
             sample_id = store_sample(s, sample)
-            insert_ignore(
-                s,
-                t.GoldAnswer,
-                {
-                    "sample_id": sample_id,
-                    "criterion": criterion,
-                    "low": low,
-                    "high": high,
-                    "kind": "attention",
-                    "note": note,
-                    "created_by": "attention checks",
-                    "created_at": utcnow(),
-                },
-            )
+            values = {"sample_id": sample_id, "criterion": criterion, "low": low, "high": high}
+            insert_ignore(s, t.GoldAnswer, {**values, **attention_values(note)})
             return sample_id
 
         return self._tx.write(work)
@@ -135,10 +109,7 @@ class GoldRepository:
         check_int(sample_id, "sample_id", minimum=1)
 
         def work(s: Session) -> int:
-            query = sa.delete(t.GoldAnswer).where(t.GoldAnswer.sample_id == sample_id)
-            if criterion is not None:
-                query = query.where(t.GoldAnswer.criterion == criterion)
-            removed = affected_rows(s.execute(query))
+            removed = _MARKS.remove(s, {"sample_id": sample_id}, criterion)
             if s.scalar(sa.select(t.GoldAnswer.id).where(t.GoldAnswer.sample_id == sample_id).limit(1)) is None:
                 # a practice task gives feedback from its accepted answers: without any, it leaves the practice round
                 s.execute(sa.delete(t.PracticeSample).where(t.PracticeSample.sample_id == sample_id))
@@ -148,46 +119,11 @@ class GoldRepository:
 
     def answers(self, dataset: str | None = None, *, kind: str | None = None) -> list[GoldRecord]:
         """Every accepted answer (of `dataset`, of `kind`), by sample id and criterion."""
-        if dataset is not None:
-            check_text(dataset, "dataset", max_len=200)
-
-        def work(s: Session) -> list[GoldRecord]:
-            where: list[sa.ColumnElement[bool]] = []
-            if dataset is not None:
-                where.append(t.Sample.dataset_id == dataset_id(s, dataset))
-            if kind is not None:
-                where.append(t.GoldAnswer.kind == kind)
-            return _records(s, where)
-
-        return self._tx.read(work)
+        return _MARKS.answers(self._tx, dataset, kind)
 
     def sample_ids(self, dataset: str | None = None) -> frozenset[int]:
         """The ids of the gold samples (any kind) of `dataset` (None = every dataset)."""
         return frozenset(a.sample_id for a in self.answers(dataset))
-
-
-def _records(s: Session, where: list[sa.ColumnElement[bool]]) -> list[GoldRecord]:
-    query = (
-        sa.select(t.GoldAnswer, t.Dataset.name)
-        .join(t.Sample, t.Sample.id == t.GoldAnswer.sample_id)
-        .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
-        .where(*where)
-        .order_by(t.GoldAnswer.sample_id, t.GoldAnswer.criterion)
-    )
-    return [
-        GoldRecord(
-            sample_id=row.sample_id,
-            dataset=name,
-            criterion=row.criterion,
-            low=row.low,
-            high=row.high,
-            kind=row.kind,
-            note=row.note,
-            created_by=row.created_by,
-            created_at=row.created_at,
-        )
-        for row, name in s.execute(query).all()
-    ]
 
 
 GOLD_SAMPLES = sa.select(t.GoldAnswer.sample_id).distinct()

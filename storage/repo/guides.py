@@ -18,6 +18,7 @@ from ..errors import InvalidInput, NotFound
 from ..guide_records import GuideExampleRecord, GuideReadingRecord, GuideRecord, PracticeAnswerRecord
 from ..transactions import Transactions
 from ._common import (
+    check_choice,
     check_int,
     check_optional_text,
     check_text,
@@ -173,8 +174,7 @@ class GuideRepository:
         if not scores:
             raise InvalidInput("a practice answer needs a score of at least one criterion")
         for criterion, score in scores.items():
-            if criterion not in t.CRITERIA:
-                raise InvalidInput(f"criterion must be one of {', '.join(t.CRITERIA)}; got {criterion!r}")
+            check_choice(criterion, "criterion", t.CRITERIA)
             if isinstance(score, bool) or not isinstance(score, int) or not t.SCORE_MIN <= score <= t.SCORE_MAX:
                 raise InvalidInput(f"a practice score must be within 0..4, got {score!r}")
 

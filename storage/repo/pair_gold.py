@@ -19,19 +19,17 @@ from .. import schema as t
 from ..errors import InvalidInput
 from ..pair_records import PairGoldRecord
 from ..transactions import Transactions
-from ._common import (
-    affected_rows,
-    check_int,
-    check_optional_text,
-    check_text,
-    dataset_id,
-    insert_ignore,
-    require_sample,
-    utcnow,
-)
+from ._common import check_choice, check_int, insert_ignore, require_sample
+from ._gold_marks import GoldMarks, attention_values, check_author
 from .samples import prepare_sample, store_sample
 
 ACCEPTED_NAMES = {"a": "the first sample", "b": "the second sample", "tie": "a tie"}
+_MARKS = GoldMarks(
+    t.PairGoldAnswer,
+    PairGoldRecord,
+    sample=t.PairGoldAnswer.sample_a_id,
+    order=(t.PairGoldAnswer.sample_a_id, t.PairGoldAnswer.sample_b_id, t.PairGoldAnswer.criterion),
+)
 
 
 class PairGoldRepository:
@@ -56,30 +54,22 @@ class PairGoldRepository:
         check_int(second_id, "second_id", minimum=1)
         if first_id == second_id:
             raise InvalidInput(f"a gold pair is two different samples; got sample #{first_id} twice")
-        if criterion not in t.CRITERIA:
-            raise InvalidInput(f"criterion must be one of {', '.join(t.CRITERIA)}; got {criterion!r}")
+        check_choice(criterion, "criterion", t.CRITERIA)
         if accepted not in t.PAIR_ACCEPTED:
             raise InvalidInput(
                 f"the accepted answer of a pair must be one of {', '.join(t.PAIR_ACCEPTED)} (a: the first sample is "
                 f"better, b: the second, tie); got {accepted!r}"
             )
-        if kind not in t.GOLD_KINDS:
-            raise InvalidInput(f"kind must be one of {', '.join(t.GOLD_KINDS)}; got {kind!r}")
-        check_optional_text(note, "note", max_len=2000)
-        check_optional_text(created_by, "created_by", max_len=200)
+        check_choice(kind, "kind", t.GOLD_KINDS)
+        check_author(note, created_by)
         a, b = sorted((first_id, second_id))
         if (a, b) != (first_id, second_id) and accepted != "tie":
             accepted = "b" if accepted == "a" else "a"
 
         def work(s: Session) -> PairGoldRecord:
             _check_pair(s, a, b)
-            row = s.scalar(sa.select(t.PairGoldAnswer).where(*_key(a, b), t.PairGoldAnswer.criterion == criterion))
-            if row is None:
-                row = t.PairGoldAnswer(sample_a_id=a, sample_b_id=b, criterion=criterion, created_at=utcnow())
-                s.add(row)
-            row.accepted, row.kind, row.note, row.created_by = accepted, kind, note, created_by
-            s.flush()
-            return _records(s, [t.PairGoldAnswer.id == row.id])[0]
+            key = {**_key(a, b), "criterion": criterion}
+            return _MARKS.replace(s, key, {"accepted": accepted, "kind": kind, "note": note, "created_by": created_by})
 
         return self._tx.write(work)
 
@@ -117,20 +107,8 @@ class PairGoldRepository:
             a, b = sorted((original_id, copy_id))
             _check_pair(s, a, b)
             for criterion in t.CRITERIA:
-                insert_ignore(
-                    s,
-                    t.PairGoldAnswer,
-                    {
-                        "sample_a_id": a,
-                        "sample_b_id": b,
-                        "criterion": criterion,
-                        "accepted": "tie",
-                        "kind": "attention",
-                        "note": note,
-                        "created_by": "attention checks",
-                        "created_at": utcnow(),
-                    },
-                )
+                values = {**_key(a, b), "criterion": criterion, "accepted": "tie"}
+                insert_ignore(s, t.PairGoldAnswer, {**values, **attention_values(note)})
             return copy_id
 
         return self._tx.write(work)
@@ -142,35 +120,22 @@ class PairGoldRepository:
         a, b = sorted((first_id, second_id))
 
         def work(s: Session) -> int:
-            query = sa.delete(t.PairGoldAnswer).where(*_key(a, b))
-            if criterion is not None:
-                query = query.where(t.PairGoldAnswer.criterion == criterion)
-            return affected_rows(s.execute(query))
+            return _MARKS.remove(s, _key(a, b), criterion)
 
         return self._tx.write(work)
 
     def answers(self, dataset: str | None = None, *, kind: str | None = None) -> list[PairGoldRecord]:
         """Every accepted answer of a pair (of `dataset`, of `kind`), by pair and criterion."""
-        if dataset is not None:
-            check_text(dataset, "dataset", max_len=200)
-
-        def work(s: Session) -> list[PairGoldRecord]:
-            where: list[sa.ColumnElement[bool]] = []
-            if dataset is not None:
-                where.append(t.Sample.dataset_id == dataset_id(s, dataset))
-            if kind is not None:
-                where.append(t.PairGoldAnswer.kind == kind)
-            return _records(s, where)
-
-        return self._tx.read(work)
+        return _MARKS.answers(self._tx, dataset, kind)
 
     def keys(self, dataset: str | None = None) -> frozenset[tuple[int, int]]:
         """The gold pairs (any kind) of `dataset` (None = every dataset), as canonical (a, b)."""
         return frozenset(a.key for a in self.answers(dataset))
 
 
-def _key(a: int, b: int) -> tuple[sa.ColumnElement[bool], ...]:
-    return (t.PairGoldAnswer.sample_a_id == a, t.PairGoldAnswer.sample_b_id == b)
+def _key(a: int, b: int) -> dict[str, int]:
+    """The columns of the canonical pair (a < b)."""
+    return {"sample_a_id": a, "sample_b_id": b}
 
 
 def _check_pair(s: Session, a: int, b: int) -> None:
@@ -192,30 +157,6 @@ def _check_pair(s: Session, a: int, b: int) -> None:
             raise InvalidInput(
                 f"sample #{sample_id} has no output image (ratings only): raters cannot be shown the pair"
             )
-
-
-def _records(s: Session, where: list[sa.ColumnElement[bool]]) -> list[PairGoldRecord]:
-    query = (
-        sa.select(t.PairGoldAnswer, t.Dataset.name)
-        .join(t.Sample, t.Sample.id == t.PairGoldAnswer.sample_a_id)
-        .join(t.Dataset, t.Dataset.id == t.Sample.dataset_id)
-        .where(*where)
-        .order_by(t.PairGoldAnswer.sample_a_id, t.PairGoldAnswer.sample_b_id, t.PairGoldAnswer.criterion)
-    )
-    return [
-        PairGoldRecord(
-            sample_a_id=row.sample_a_id,
-            sample_b_id=row.sample_b_id,
-            dataset=name,
-            criterion=row.criterion,
-            accepted=row.accepted,
-            kind=row.kind,
-            note=row.note,
-            created_by=row.created_by,
-            created_at=row.created_at,
-        )
-        for row, name in s.execute(query).all()
-    ]
 
 
 GOLD_PAIRS = sa.select(t.PairGoldAnswer.sample_a_id, t.PairGoldAnswer.sample_b_id).distinct()

@@ -3,6 +3,7 @@ explanation handler, and the role gate around every endpoint they register (admi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import gradio as gr
@@ -13,7 +14,7 @@ from PIL import Image
 from masc_ui.metrics.registry import get_spec, list_metrics
 from masc_ui.ui import catalogue_panel, preset_buttons
 from masc_ui.ui.roles import guard_endpoints
-from masc_ui.ui.staleness import NOTHING
+from masc_ui.ui.staleness import NOTHING, ResultOutputs
 from masc_ui.workbench import Workbench, build_workbench, sample_fingerprint
 from masc_ui.workbench.model_sizes import metric_size_text
 
@@ -43,6 +44,19 @@ def _sample_of(wb: Workbench):
     return sample_of
 
 
+def _explain(wb: Workbench) -> tuple[Callable[..., dict], SimpleNamespace]:
+    """The Explain handler of a panel built in a page of its own, and the components its answers are keyed by
+    (the panel's and the Score tab's status line, fingerprints and "out of date" note under Run)."""
+    with gr.Blocks():
+        fields = [gr.Textbox(), gr.File(), gr.Textbox(), gr.Textbox(), gr.Textbox(), gr.State(None)]
+        metrics = gr.CheckboxGroup(catalogue_panel.metric_choices(wb, list_metrics()), label="Metrics")
+        tab = SimpleNamespace(status=gr.Markdown(), computed=gr.State(NOTHING), stale=gr.HTML())
+        tab.panel = catalogue_panel.build(wb, _sample_of(wb), fields, metrics, tab.status, tab.computed, tab.stale)
+    score = ResultOutputs(tab.status, tab.computed, tab.stale)
+    handler = catalogue_panel.explain_handler(wb, _sample_of(wb), tab.panel, score)
+    return handler, tab
+
+
 def _app(wb: Workbench) -> gr.Blocks:
     with gr.Blocks() as app:
         fields = [gr.Textbox(), gr.File(), gr.Textbox(), gr.Textbox(), gr.Textbox(), gr.State(None)]
@@ -64,9 +78,9 @@ def test_choices_show_each_models_size(wb):
 
 
 def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
-    handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
+    handler, tab = _explain(wb)
     request = SimpleNamespace(username="ada")
-    pictures, notes, status, computed, stale, here = handler(
+    shown = handler(
         astronaut,
         None,
         astronaut,
@@ -78,18 +92,20 @@ def test_explain_handler_returns_the_question_and_the_face_crops(wb, astronaut):
         request=request,
         progress=_progress,
     )
+    notes, pictures = shown[tab.panel.notes], shown[tab.panel.pictures]
     assert 'Does this figure show "an astronaut in front of a flag"? Please answer yes or no.' in notes
     assert "P(Yes) = " in notes and "P(No) = " in notes
     assert [img.size for img, caption in pictures if "aligned 112×112 crop" in caption] == [(112, 112), (112, 112)]
-    assert "models loaded" in status
+    assert "models loaded" in shown[tab.status]
     sample = _sample_of(wb)(astronaut, None, astronaut, PROMPT, "astronaut", None)
-    assert computed == (None, None, sample_fingerprint(sample), None) and stale == here == ""
+    assert shown[tab.computed] == (None, None, sample_fingerprint(sample), None)
+    assert shown[tab.stale] == shown[tab.panel.stale] == ""
 
 
 def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
-    handler = catalogue_panel.explain_handler(wb, _sample_of(wb))
-    shown = ("run", "maps", "catalogue", "sensitivity")
-    pictures, notes, _, computed, *_ = handler(
+    handler, tab = _explain(wb)
+    before = ("run", "maps", "catalogue", "sensitivity")
+    shown = handler(
         astronaut,
         None,
         astronaut,
@@ -97,13 +113,15 @@ def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
         None,
         None,
         ["clip_i"],
-        shown,
+        before,
         request=SimpleNamespace(username="ada"),
         progress=_progress,
     )
-    assert pictures == [] and notes.startswith("⚠ none of the chosen metrics has a catalogue explanation")
-    assert computed == ("run", "maps", None, "sensitivity")  # the explanation shown is gone, and so is its fingerprint
-    pictures, notes, *_ = handler(
+    assert shown[tab.panel.pictures] == []
+    assert shown[tab.panel.notes].startswith("⚠ none of the chosen metrics has a catalogue explanation")
+    # the explanation shown is gone, and so is its fingerprint; the note under Run is left as it is
+    assert shown[tab.computed] == ("run", "maps", None, "sensitivity") and tab.stale not in shown
+    shown = handler(
         astronaut,
         None,
         astronaut,
@@ -111,11 +129,12 @@ def test_explain_handler_turns_bad_input_into_a_message(wb, astronaut):
         None,
         None,
         ["vqascore"],
-        shown,
+        before,
         request=SimpleNamespace(username="ron"),
         progress=_progress,
     )
-    assert pictures == [] and notes.startswith("⚠ explaining scores needs an admin login")
+    assert shown[tab.panel.pictures] == []
+    assert shown[tab.panel.notes].startswith("⚠ explaining scores needs an admin login")
 
 
 def test_every_catalogue_endpoint_refuses_a_rater(wb):
