@@ -56,36 +56,44 @@ def build(wb: Workbench, dataset: Any) -> None:
         preview = gr.HTML(elem_id="guide-preview", label="Preview")
     fields = [text, examples, practice, samples, skippable, preview, message]
 
-    def load(ds: str | None, request: gr.Request):
+    def load(ds: str | None, request: gr.Request) -> dict:
         name = (ds or "").strip()
         if not name:
-            return [gr.update()] * 6 + [""]
+            return {message: ""}
         try:
             summary = wb.guides.summary(user=user_of(request), dataset=name)
             view = wb.guides.preview(user=user_of(request), dataset=name)
         except WorkbenchError as exc:
-            return [gr.update()] * 6 + [f"⚠ {exc}"]
+            return {message: f"⚠ {exc}"}
         g = summary.guide
         if g is None:
-            return "", "", 0, "", False, "", f"dataset {name!r} has no rating guide yet"
-        return (
-            g.text,
-            "\n".join(example_text(n, e) for n, e in summary.examples),
-            g.practice_tasks,
-            ", ".join(summary.practice),
-            g.practice_skippable,
-            view.html if view else "",
-            f"version {g.version} of {summary.versions}, by {g.created_by or 'a local process'}",
-        )
+            return {
+                text: "",
+                examples: "",
+                practice: 0,
+                samples: "",
+                skippable: False,
+                preview: "",
+                message: f"dataset {name!r} has no rating guide yet",
+            }
+        return {
+            text: g.text,
+            examples: "\n".join(example_text(n, e) for n, e in summary.examples),
+            practice: g.practice_tasks,
+            samples: ", ".join(summary.practice),
+            skippable: g.practice_skippable,
+            preview: view.html if view else "",
+            message: f"version {g.version} of {summary.versions}, by {g.created_by or 'a local process'}",
+        }
 
-    def on_save(ds, body, lines, n, picked, skip, request: gr.Request):
+    def on_save(ds, body, lines, n, picked, skip, request: gr.Request) -> dict:
         name = (ds or "").strip()
         if not name:
-            return [gr.update()] * 6 + ["⚠ pick a dataset first"]
+            return {message: "⚠ pick a dataset first"}
         try:
             number = int(n) if n is not None else 0
         except (TypeError, ValueError):
-            return [gr.update()] * 6 + ["⚠ the number of practice tasks must be a whole number"]
+            return {message: "⚠ the number of practice tasks must be a whole number"}
         try:
             summary = wb.guides.set_guide(
                 user=user_of(request),
@@ -97,15 +105,11 @@ def build(wb: Workbench, dataset: Any) -> None:
                 practice_skippable=bool(skip),
             )
         except WorkbenchError as exc:
-            return [gr.update()] * 6 + [f"⚠ not saved: {exc}"]
-        out = list(load(name, request))
+            return {message: f"⚠ not saved: {exc}"}
         g = summary.guide
         assert g is not None
-        out[-1] = (
-            f"saved version {g.version}: {len(summary.examples)} example(s), practice round of "
-            f"{g.practice_tasks} task(s)"
-        )
-        return out
+        saved = f"saved version {g.version}: {len(summary.examples)} example(s), practice round of {g.practice_tasks} task(s)"
+        return {**load(name, request), message: saved}
 
     save.click(on_save, [dataset, text, examples, practice, samples, skippable], fields, api_name="guide_save")
     dataset.change(load, [dataset], fields, api_name="guide_load")

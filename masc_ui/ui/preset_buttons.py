@@ -21,7 +21,7 @@ from ..workbench.metric_presets import ALL_LABEL, ALL_PRESET, PRESETS, offered_p
 PRESET_API = "preset_"
 """Api name prefix of the preset buttons (`preset_subject`, ..., `preset_all`)."""
 
-Handler = Callable[[MaskSession | None], tuple[list[str], str]]
+Handler = Callable[[MaskSession | None], dict]
 
 
 def build(wb: Workbench, metrics: gr.CheckboxGroup, session: gr.State) -> gr.Markdown:
@@ -33,7 +33,9 @@ def build(wb: Workbench, metrics: gr.CheckboxGroup, session: gr.State) -> gr.Mar
         buttons.append((ALL_PRESET, gr.Button(ALL_LABEL, size="sm", elem_id=f"preset-{ALL_PRESET}")))
     note = gr.Markdown(elem_id="preset-note", elem_classes=["action-message"])
     for name, button in buttons:
-        button.click(preset_handler(wb, name), [session], [metrics, note], api_name=f"{PRESET_API}{name}")
+        button.click(
+            preset_handler(wb, name, metrics, note), [session], [metrics, note], api_name=f"{PRESET_API}{name}"
+        )
     return note
 
 
@@ -42,15 +44,17 @@ def _video_loaded(session: Any) -> bool:
     return bool(video is not None and video.loaded)
 
 
-def preset_handler(wb: Workbench, name: str) -> Handler:
-    """The click handler of preset `name` (`ALL_PRESET`: every metric offered): (the metrics to tick, the note)."""
+def preset_handler(wb: Workbench, name: str, metrics: gr.CheckboxGroup, note: gr.Markdown) -> Handler:
+    """The click handler of preset `name` (`ALL_PRESET`: every metric offered): the metrics it ticks in `metrics` and
+    what it left out and why in `note`."""
 
-    def on_preset(session: MaskSession | None = None) -> tuple[list[str], str]:
+    def on_preset(session: MaskSession | None = None) -> dict:
         video = _video_loaded(session)
         offered = [spec.name for spec in wb.scoring.metric_specs(video=video)]
         if name == ALL_PRESET:
-            return offered, ""
-        return offered_preset(name, offered, video=video)
+            return {metrics: offered, note: ""}
+        ticked, why = offered_preset(name, offered, video=video)
+        return {metrics: ticked, note: why}
 
     on_preset.__name__ = f"on_preset_{name}"
     return on_preset

@@ -150,25 +150,39 @@ def test_every_catalogue_endpoint_refuses_a_rater(wb):
             LocalContext.request.reset(token)
     token = LocalContext.request.set(SimpleNamespace(username="ada", client=None, headers={}))
     try:
-        assert endpoints["preset_quality"]() == (["pickscore", "facescore", "artscore"], "")
-        assert endpoints["preset_prompt"]() == (["pf", "clip_t", "vqascore", "itmscore"], "")
-        ticked, note = endpoints["preset_dreambench"]()
+        assert _preset_answer(endpoints["preset_quality"]()) == (["pickscore", "facescore", "artscore"], "")
+        assert _preset_answer(endpoints["preset_prompt"]()) == (["pf", "clip_t", "vqascore", "itmscore"], "")
+        ticked, note = _preset_answer(endpoints["preset_dreambench"]())
         assert ticked == ["dino_i", "clip_i", "clip_t"] and "DreamBench++ CP, DreamBench++ PF are not offered" in note
-        assert endpoints["preset_all"]() == ([s.name for s in wb.scoring.metric_specs()], "")
+        assert _preset_answer(endpoints["preset_all"]()) == ([s.name for s in wb.scoring.metric_specs()], "")
     finally:
         LocalContext.request.reset(token)
 
 
+def _preset_answer(out: dict) -> tuple[list[str], str]:
+    """(the metrics ticked, the note) of a preset button's answer, a dict keyed by component."""
+    by_kind = {type(component): value for component, value in out.items()}
+    assert set(by_kind) == {gr.CheckboxGroup, gr.Markdown}
+    return by_kind[gr.CheckboxGroup], by_kind[gr.Markdown]
+
+
 def test_presets_follow_the_metrics_offered_for_a_loaded_video(wb):
     with_video = SimpleNamespace(video=SimpleNamespace(loaded=True))
+    with gr.Blocks():
+        metrics = gr.CheckboxGroup()
+        note = gr.Markdown()
+
+    def preset(name, session):
+        return _preset_answer(preset_buttons.preset_handler(wb, name, metrics, note)(session))
+
     token = LocalContext.request.set(SimpleNamespace(username="ada", client=None, headers={}))
     try:
-        every, _ = preset_buttons.preset_handler(wb, "all")(with_video)
+        every, _ = preset("all", with_video)
         assert every == [s.name for s in wb.scoring.metric_specs(video=True)] and "motion" in every
-        ticked, note = preset_buttons.preset_handler(wb, "opens2v")(with_video)
+        ticked, note_text = preset("opens2v", with_video)
         assert ticked == ["aesthetic", "motion", "facesim", "gmescore", "nexusscore"]
-        assert "score videos only" not in note and "NaturalScore, OpenS2V Total are not offered" in note
-        ticked, note = preset_buttons.preset_handler(wb, "opens2v")(None)
-        assert ticked == ["aesthetic", "facesim"] and "score videos only: load an output video" in note
+        assert "score videos only" not in note_text and "NaturalScore, OpenS2V Total are not offered" in note_text
+        ticked, note_text = preset("opens2v", None)
+        assert ticked == ["aesthetic", "facesim"] and "score videos only: load an output video" in note_text
     finally:
         LocalContext.request.reset(token)
