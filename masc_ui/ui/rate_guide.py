@@ -173,6 +173,178 @@ def example_text(prompt: str, answers: list[str], note: str) -> str:
     return "\n".join(lines)
 
 
+class GuideEvents:
+    """The guide's and the practice round's handlers; each answers with a dict keyed by the guide's components
+    (`GuideUI`), the rating panel (`panel`) and its message line (`message`)."""
+
+    def __init__(self, wb: Workbench, ui: GuideUI, panel: Any, message: Any) -> None:
+        self.wb, self.ui, self.panel, self.message = wb, ui, panel, message
+
+    def hidden(self, gs: GuideState) -> dict:
+        return {
+            self.ui.state: gs,
+            self.ui.guide_box: gr.update(visible=False),
+            self.ui.practice_box: gr.update(visible=False),
+        }
+
+    def show_tasks(self, gs: GuideState, st: Any, msg: str | None = None) -> dict:
+        gs.mode, gs.dataset, gs.practice = "", None, None
+        if st is not None and st.sample_id is not None:
+            st.shown_at = time.time()  # the time spent on a task counts from when the task shows
+        out = {**self.hidden(gs), self.panel: gr.update(visible=True)}
+        if msg is not None:
+            out[self.message] = msg
+        return out
+
+    def show_guide(self, gs: GuideState, guide: GuideView, mode: str) -> dict:
+        gs.mode, gs.dataset, gs.version = mode, guide.dataset, guide.version
+        practice = ""
+        if mode == "first" and guide.practice_tasks:
+            practice = f" Then a practice round of {guide.practice_tasks} task(s) shows you what is expected."
+        title = (
+            "## Rating guide\nRead this before you start: it says how to score the tasks that follow." + practice
+            if mode == "first"
+            else "## Rating guide"
+        )
+        out = {
+            **self.hidden(gs),
+            self.ui.guide_box: gr.update(visible=True),
+            self.ui.guide_title: title,
+            self.ui.guide_text: guide.html,
+            self.ui.start: gr.update(value="Start rating" if mode == "first" else "Back to rating"),
+            self.panel: gr.update(visible=False),
+        }
+        for i, (box, refs, img, text) in enumerate(self.ui.examples):
+            if i < len(guide.examples):
+                e = guide.examples[i]
+                out[box] = gr.update(visible=True)
+                out[refs] = e.refs_picture
+                out[img] = e.out
+                out[text] = example_text(e.prompt, e.answers(), e.note)
+            else:
+                out[box] = gr.update(visible=False)
+        return out
+
+    def show_practice(self, gs: GuideState, task: PracticeTask) -> dict:
+        gs.mode, gs.dataset, gs.practice, gs.answered = "practice", task.dataset, task.sample_id, False
+        return {
+            **self.hidden(gs),
+            self.ui.practice_box: gr.update(visible=True),
+            self.ui.p_header: f"### Practice task {task.number} of {task.of}\nYour practice answers are not ratings: "
+            "after each one you see the expected answer. " + PRACTICE_KEYS,
+            self.ui.p_prompt: f"**Prompt:** {literal(task.view.prompt)}",
+            self.ui.p_refs: task.view.refs_picture,
+            self.ui.p_out: task.view.out,
+            self.ui.p_cp: gr.update(value=None, interactive=True),
+            self.ui.p_pf: gr.update(value=None, interactive=True),
+            self.ui.p_submit: gr.update(visible=True),
+            self.ui.p_next: gr.update(visible=False),
+            self.ui.p_skip: gr.update(visible=task.skippable),
+            self.ui.p_feedback: "",
+            self.panel: gr.update(visible=False),
+        }
+
+    def step(self, gs: GuideState, st: Any, user: str) -> dict:
+        """What comes before the rater's next task: the guide, the practice round, or the tasks."""
+        found = self.wb.guides.next_step(user)
+        if found.kind == "guide" and found.guide is not None:
+            return self.show_guide(gs, found.guide, "first")
+        if found.kind == "practice" and found.dataset is not None:
+            task = self.wb.practice.next_task(user, found.dataset)
+            if task is not None:
+                return self.show_practice(gs, task)
+        return self.show_tasks(gs, st)
+
+    def on_open(self, gs: GuideState, st: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None:
+            return self.hidden(gs)
+        if gs.mode == "practice" and gs.practice is not None:
+            return {self.ui.state: gs}  # a practice task on screen stays as it is
+        try:
+            return self.step(gs, st, user)
+        except WorkbenchError as exc:
+            return {**self.show_tasks(gs, st), self.message: warn(exc)}
+
+    def on_answered(self, gs: GuideState, st: Any, request: gr.Request):
+        """After an answer: the guide or practice round of the new task's dataset when it is due (one read)."""
+        user = user_of(request)
+        if user is None or st is None or st.sample_id is None:
+            return {self.ui.state: gs}
+        try:
+            found = self.wb.guides.step_before(user, st.sample_id)
+            if found.kind == "guide" and found.guide is not None:
+                return self.show_guide(gs, found.guide, "first")
+            if found.kind == "practice" and found.dataset is not None:
+                task = self.wb.practice.next_task(user, found.dataset)
+                if task is not None:
+                    return self.show_practice(gs, task)
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.message: warn(exc)}
+        return {self.ui.state: gs}
+
+    def on_start(self, gs: GuideState, st: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None:
+            return self.hidden(gs)
+        try:
+            if gs.mode == "first" and gs.dataset is not None and gs.version is not None:
+                self.wb.guides.mark_read(user, gs.dataset, gs.version)
+                return self.step(gs, st, user)
+            return self.show_tasks(gs, st)
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.message: warn(exc), self.ui.guide_title: warn(exc)}
+
+    def on_guide(self, gs: GuideState, st: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None:
+            return self.hidden(gs)
+        try:
+            guide = self.wb.guides.guide_for_task(user, getattr(st, "sample_id", None))
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.message: warn(exc)}
+        if guide is None:
+            return {self.ui.state: gs, self.message: "there is no rating guide for this task"}
+        return self.show_guide(gs, guide, "demand")
+
+    def on_practice_answer(self, gs: GuideState, cp: Any, pf: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None or gs.practice is None or gs.dataset is None or gs.answered:
+            return {self.ui.state: gs, self.ui.p_feedback: warn("there is no practice task on screen")}
+        try:
+            done = self.wb.practice.answer(user, gs.dataset, gs.practice, {"cp": cp, "pf": pf})
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.ui.p_feedback: warn(f"not saved: {exc}")}
+        gs.answered = True
+        return {
+            self.ui.state: gs,
+            self.ui.p_feedback: "<br>".join(literal(line) for line in done.text().splitlines()),
+            self.ui.p_cp: gr.update(interactive=False),
+            self.ui.p_pf: gr.update(interactive=False),
+            self.ui.p_submit: gr.update(visible=False),
+            self.ui.p_next: gr.update(visible=True, value="Start rating" if done.left == 0 else "Next practice task"),
+        }
+
+    def on_practice_next(self, gs: GuideState, st: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None:
+            return self.hidden(gs)
+        try:
+            return self.step(gs, st, user)
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.ui.p_feedback: warn(exc)}
+
+    def on_practice_skip(self, gs: GuideState, st: Any, request: gr.Request):
+        user = user_of(request)
+        if user is None or gs.dataset is None:
+            return self.hidden(gs)
+        try:
+            self.wb.practice.skip(user, gs.dataset)
+            return self.step(gs, st, user)
+        except WorkbenchError as exc:
+            return {self.ui.state: gs, self.ui.p_feedback: warn(exc)}
+
+
 def wire(
     wb: Workbench,
     ui: GuideUI,
@@ -189,173 +361,17 @@ def wire(
     `message` its message line, `open_guide` the Guide button."""
     outputs = [*ui.outputs(), panel, message]
 
-    def hidden(gs: GuideState) -> dict:
-        return {ui.state: gs, ui.guide_box: gr.update(visible=False), ui.practice_box: gr.update(visible=False)}
-
-    def show_tasks(gs: GuideState, st: Any, msg: str | None = None) -> dict:
-        gs.mode, gs.dataset, gs.practice = "", None, None
-        if st is not None and st.sample_id is not None:
-            st.shown_at = time.time()  # the time spent on a task counts from when the task shows
-        out = {**hidden(gs), panel: gr.update(visible=True)}
-        if msg is not None:
-            out[message] = msg
-        return out
-
-    def show_guide(gs: GuideState, guide: GuideView, mode: str) -> dict:
-        gs.mode, gs.dataset, gs.version = mode, guide.dataset, guide.version
-        practice = ""
-        if mode == "first" and guide.practice_tasks:
-            practice = f" Then a practice round of {guide.practice_tasks} task(s) shows you what is expected."
-        title = (
-            "## Rating guide\nRead this before you start: it says how to score the tasks that follow." + practice
-            if mode == "first"
-            else "## Rating guide"
-        )
-        out = {
-            **hidden(gs),
-            ui.guide_box: gr.update(visible=True),
-            ui.guide_title: title,
-            ui.guide_text: guide.html,
-            ui.start: gr.update(value="Start rating" if mode == "first" else "Back to rating"),
-            panel: gr.update(visible=False),
-        }
-        for i, (box, refs, img, text) in enumerate(ui.examples):
-            if i < len(guide.examples):
-                e = guide.examples[i]
-                out[box] = gr.update(visible=True)
-                out[refs] = e.refs_picture
-                out[img] = e.out
-                out[text] = example_text(e.prompt, e.answers(), e.note)
-            else:
-                out[box] = gr.update(visible=False)
-        return out
-
-    def show_practice(gs: GuideState, task: PracticeTask) -> dict:
-        gs.mode, gs.dataset, gs.practice, gs.answered = "practice", task.dataset, task.sample_id, False
-        return {
-            **hidden(gs),
-            ui.practice_box: gr.update(visible=True),
-            ui.p_header: f"### Practice task {task.number} of {task.of}\nYour practice answers are not ratings: "
-            "after each one you see the expected answer. " + PRACTICE_KEYS,
-            ui.p_prompt: f"**Prompt:** {literal(task.view.prompt)}",
-            ui.p_refs: task.view.refs_picture,
-            ui.p_out: task.view.out,
-            ui.p_cp: gr.update(value=None, interactive=True),
-            ui.p_pf: gr.update(value=None, interactive=True),
-            ui.p_submit: gr.update(visible=True),
-            ui.p_next: gr.update(visible=False),
-            ui.p_skip: gr.update(visible=task.skippable),
-            ui.p_feedback: "",
-            panel: gr.update(visible=False),
-        }
-
-    def step(gs: GuideState, st: Any, user: str) -> dict:
-        """What comes before the rater's next task: the guide, the practice round, or the tasks."""
-        found = wb.guides.next_step(user)
-        if found.kind == "guide" and found.guide is not None:
-            return show_guide(gs, found.guide, "first")
-        if found.kind == "practice" and found.dataset is not None:
-            task = wb.practice.next_task(user, found.dataset)
-            if task is not None:
-                return show_practice(gs, task)
-        return show_tasks(gs, st)
-
-    def on_open(gs: GuideState, st: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None:
-            return hidden(gs)
-        if gs.mode == "practice" and gs.practice is not None:
-            return {ui.state: gs}  # a practice task on screen stays as it is
-        try:
-            return step(gs, st, user)
-        except WorkbenchError as exc:
-            return {**show_tasks(gs, st), message: warn(exc)}
-
-    def on_answered(gs: GuideState, st: Any, request: gr.Request):
-        """After an answer: the guide or practice round of the new task's dataset when it is due (one read)."""
-        user = user_of(request)
-        if user is None or st is None or st.sample_id is None:
-            return {ui.state: gs}
-        try:
-            found = wb.guides.step_before(user, st.sample_id)
-            if found.kind == "guide" and found.guide is not None:
-                return show_guide(gs, found.guide, "first")
-            if found.kind == "practice" and found.dataset is not None:
-                task = wb.practice.next_task(user, found.dataset)
-                if task is not None:
-                    return show_practice(gs, task)
-        except WorkbenchError as exc:
-            return {ui.state: gs, message: warn(exc)}
-        return {ui.state: gs}
-
-    def on_start(gs: GuideState, st: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None:
-            return hidden(gs)
-        try:
-            if gs.mode == "first" and gs.dataset is not None and gs.version is not None:
-                wb.guides.mark_read(user, gs.dataset, gs.version)
-                return step(gs, st, user)
-            return show_tasks(gs, st)
-        except WorkbenchError as exc:
-            return {ui.state: gs, message: warn(exc), ui.guide_title: warn(exc)}
-
-    def on_guide(gs: GuideState, st: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None:
-            return hidden(gs)
-        try:
-            guide = wb.guides.guide_for_task(user, getattr(st, "sample_id", None))
-        except WorkbenchError as exc:
-            return {ui.state: gs, message: warn(exc)}
-        if guide is None:
-            return {ui.state: gs, message: "there is no rating guide for this task"}
-        return show_guide(gs, guide, "demand")
-
-    def on_practice_answer(gs: GuideState, cp: Any, pf: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None or gs.practice is None or gs.dataset is None or gs.answered:
-            return {ui.state: gs, ui.p_feedback: warn("there is no practice task on screen")}
-        try:
-            done = wb.practice.answer(user, gs.dataset, gs.practice, {"cp": cp, "pf": pf})
-        except WorkbenchError as exc:
-            return {ui.state: gs, ui.p_feedback: warn(f"not saved: {exc}")}
-        gs.answered = True
-        return {
-            ui.state: gs,
-            ui.p_feedback: "<br>".join(literal(line) for line in done.text().splitlines()),
-            ui.p_cp: gr.update(interactive=False),
-            ui.p_pf: gr.update(interactive=False),
-            ui.p_submit: gr.update(visible=False),
-            ui.p_next: gr.update(visible=True, value="Start rating" if done.left == 0 else "Next practice task"),
-        }
-
-    def on_practice_next(gs: GuideState, st: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None:
-            return hidden(gs)
-        try:
-            return step(gs, st, user)
-        except WorkbenchError as exc:
-            return {ui.state: gs, ui.p_feedback: warn(exc)}
-
-    def on_practice_skip(gs: GuideState, st: Any, request: gr.Request):
-        user = user_of(request)
-        if user is None or gs.dataset is None:
-            return hidden(gs)
-        try:
-            wb.practice.skip(user, gs.dataset)
-            return step(gs, st, user)
-        except WorkbenchError as exc:
-            return {ui.state: gs, ui.p_feedback: warn(exc)}
+    events = GuideEvents(wb, ui, panel, message)
 
     both = [ui.state, task_state]
-    page.select(on_open, both, outputs, api_name="rate_guide_step")
+    page.select(events.on_open, both, outputs, api_name="rate_guide_step")
     for name, event in (answers or {}).items():
         # straight to the handler, as the answers are (`rate_tab.ANSWER_QUEUE`); nothing is shown as pending
-        event.then(on_answered, both, outputs, api_name=f"rate_guide_after_{name}", queue=False, show_progress="hidden")
-    ui.start.click(on_start, both, outputs, api_name="rate_guide_start")
-    open_guide.click(on_guide, both, outputs, api_name="rate_guide_show")
-    ui.p_submit.click(on_practice_answer, [ui.state, ui.p_cp, ui.p_pf], outputs, api_name="rate_practice_answer")
-    ui.p_next.click(on_practice_next, both, outputs, api_name="rate_practice_next")
-    ui.p_skip.click(on_practice_skip, both, outputs, api_name="rate_practice_skip")
+        event.then(
+            events.on_answered, both, outputs, api_name=f"rate_guide_after_{name}", queue=False, show_progress="hidden"
+        )
+    ui.start.click(events.on_start, both, outputs, api_name="rate_guide_start")
+    open_guide.click(events.on_guide, both, outputs, api_name="rate_guide_show")
+    ui.p_submit.click(events.on_practice_answer, [ui.state, ui.p_cp, ui.p_pf], outputs, api_name="rate_practice_answer")
+    ui.p_next.click(events.on_practice_next, both, outputs, api_name="rate_practice_next")
+    ui.p_skip.click(events.on_practice_skip, both, outputs, api_name="rate_practice_skip")
