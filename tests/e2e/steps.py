@@ -123,9 +123,9 @@ def paint_stroke(page, canvas_selector: str = "#mask-editor canvas") -> None:
 
 def brush_mask(page, editor: str, button: str, message: str, taken: str, tries: int = 4) -> str:
     """Paint a stroke on the image editor `editor` (its selector), press `button` and return `message`'s text once it
-    contains `taken`. A stroke drawn while the editor is still loading the background a handler has just sent (a frame
-    selected, an image uploaded) is dropped with the layer that background replaces, and the app answers that the
-    brush layer is empty: as a person would, the stroke is painted again (at most `tries` strokes)."""
+    contains `taken`. A stroke drawn while the editor may still be loading the background a handler has just sent (a
+    frame selected, an image uploaded) can be dropped with the layer that background replaces, and the app answers
+    that the brush layer is empty: as a person would, the stroke is painted again (at most `tries` strokes)."""
     seen = []
     for _ in range(tries):
         paint_stroke(page, f"{editor} canvas")
