@@ -9,7 +9,8 @@ exponential with mean S seconds, a random start within the first S seconds, as p
 Modes, measured side by side in one run:
 - `per-rater`: the app as it is (each rater's events one at a time, raters in parallel, the answers posted straight
   to their handler: `rate_tab.ANSWER_QUEUE`);
-- `global`: every rating answer of every rater through one slot of Gradio's queue (the single-slot design, as a baseline).
+- `global`: every rating answer of every rater through one slot of Gradio's queue (the single-slot design, as a
+  baseline).
 A submit's latency is the time until its answer (the next task) is back; the clients do not download the images
 (a browser fetches them in parallel). Prints, per backend and mode, the rating submits acknowledged, their
 latency (p50 / p95 / max, seconds), the saves done, the CPU per submit of the server (its process's CPU time while

@@ -103,10 +103,11 @@ def parse_pairwise_manifest(path: Path) -> ParsedJudgments:
                 Problem(
                     where,
                     (
-                        f"duplicate judgment: {entry.rater!r} already judged this pair for {entry.criterion!r} at {first.where}"
+                        f"duplicate judgment: {entry.rater!r} already judged this pair for {entry.criterion!r} "
+                        f"at {first.where}"
                         if same
-                        else f"conflicting judgment: {entry.rater!r} judged this pair for {entry.criterion!r} at {first.where} "
-                        f"with winner {first.winner_key or 'tie'!r}, here {entry.winner_key or 'tie'!r}; the first is kept"
+                        else f"conflicting judgment: {entry.rater!r} judged this pair for {entry.criterion!r} "
+                        f"at {first.where} with winner {first.winner_key or 'tie'!r}, here {entry.winner_key or 'tie'!r}; the first is kept"
                     ),
                 )
             )

@@ -104,8 +104,9 @@ def explain_handler(
 ) -> Callable[..., dict]:
     """The Explain handler: (the Score tab's six inputs: reference, more references, output, prompt, subject, mask
     session; the metric names; the fingerprints of the results shown; request, progress) -> the panel's pictures and
-    notes, the note here, and the Score tab's status line, fingerprints and "out of date" note under Run (`score`). A bad input or a refused role is a message, never a traceback; the explanation
-    shown is then gone, and so is its fingerprint (the note under Run is left as it is)."""
+    notes, the note here, and the Score tab's status line, fingerprints and "out of date" note under Run (`score`).
+    A bad input or a refused role is a message, never a traceback; the explanation shown is then gone, and so is its
+    fingerprint (the note under Run is left as it is)."""
 
     @gpu
     def on_explain_catalogue(

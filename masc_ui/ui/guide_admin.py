@@ -108,7 +108,10 @@ def build(wb: Workbench, dataset: Any) -> None:
             return {message: f"⚠ not saved: {exc}"}
         g = summary.guide
         assert g is not None
-        saved = f"saved version {g.version}: {len(summary.examples)} example(s), practice round of {g.practice_tasks} task(s)"
+        saved = (
+            f"saved version {g.version}: {len(summary.examples)} example(s), "
+            f"practice round of {g.practice_tasks} task(s)"
+        )
         return {**load(name, request), message: saved}
 
     save.click(on_save, [dataset, text, examples, practice, samples, skippable], fields, api_name="guide_save")

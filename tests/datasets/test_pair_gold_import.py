@@ -116,7 +116,7 @@ def test_gold_pairs_need_the_dataset_and_known_columns(data: Path, tmp_path: Pat
 def test_the_pairwise_parser_knows_every_export_column():
     from masc_ui.datasets.pairwise_manifest import COLUMNS, EXPORT_COLUMNS
 
-    assert set(pair_export_columns(history=True)) == set(COLUMNS) - {"both_bad"} | set(EXPORT_COLUMNS) | {"both_bad"}
+    assert set(pair_export_columns(history=True)) == set(COLUMNS) | set(EXPORT_COLUMNS)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
