@@ -280,11 +280,11 @@ def build(wb: Workbench) -> BrowseTab:
     v.previous.click(events.step(-1), ins, outs)
     v.following.click(events.step(1), ins, outs)
     for comp in (v.dataset, v.method, v.subject, v.sort, v.descending):
-        comp.input(events.first_page, ins[:-1], outs)
+        comp.input(events.first_page, ins[:-1], outs, trigger_mode="always_last")  # the latest filters win
     rating_out = [v.rating_note, v.mark, v.unmark, v.message]
     v.mark.click(events.set_rating(True), [v.dataset], rating_out, api_name="mark_for_rating")
     v.unmark.click(events.set_rating(False), [v.dataset], rating_out, api_name="unmark_for_rating")
-    v.table.select(events.on_select, None, [v.sample_id])
+    v.table.select(events.on_select, None, [v.sample_id], trigger_mode="always_last")
     v.sample_id.change(
         events.on_poster, [v.sample_id], [v.poster, v.open_msg], api_name="browse_poster", show_progress="hidden"
     )

@@ -492,8 +492,11 @@ def wire(
             concurrency_limit=1,
             trigger_mode="always_last",
         )
-    p.target.input(events.on_target, [p.session, *common], [p.editor, *shown])
-    p.opacity.release(events.render, [p.session, *common], shown)
+    # A choice made while the previous one is still being answered is answered next, never dropped (Gradio's
+    # default for these events): a dropped choice left the panel showing one image under another's name.
+    last = {"trigger_mode": "always_last"}
+    p.target.input(events.on_target, [p.session, *common], [p.editor, *shown], **last)
+    p.opacity.release(events.render, [p.session, *common], shown, **last)
     p.mode.change(events.on_mode, [p.mode], [p.brush_box, p.sam_box, p.name_box])
     chain(p.use_brush.click(events.on_brush, [p.session, p.editor, *common], [p.session, *shown]))
     chain(
@@ -502,11 +505,12 @@ def wire(
             [p.session, p.target, p.click_mode, p.opacity, *images],
             [p.session, *shown],
             concurrency_limit=4,
+            **last,
         )
     )
     chain(p.undo.click(events.on_undo, [p.session, *common], [p.session, *shown]))
     chain(p.clear_clicks.click(events.on_clear_clicks, [p.session, *common], [p.session, *shown]))
-    chain(p.candidate.input(events.on_candidate, [p.session, p.candidate, *common], [p.session, *shown]))
+    chain(p.candidate.input(events.on_candidate, [p.session, p.candidate, *common], [p.session, *shown], **last))
     chain(
         p.by_name.click(
             events.on_by_name, [p.session, p.target, subject, p.threshold, p.opacity, *images], [p.session, *shown]

@@ -172,6 +172,7 @@ def wire(wb: Workbench, tab: Any, new_images: list, fresh: Callable[[Any], None]
         [session, tab.report],
         [p.frame_title, p.editor, p.view, p.proposal_view, p.plot_box, p.plot, p.message],
         api_name="video_select",
+        trigger_mode="always_last",
     )
 
     changes = [
