@@ -50,9 +50,14 @@ def wait_new_text(page, selector: str, before: str, text: str, timeout: int = ST
     return text_of(page, selector)
 
 
+BUSY = ".pending, .eta-bar, [data-testid=status-tracker]:not(.hide) .progress-text"
+"""What a component shows while its answer is pending: Gradio's progress bar, or the timer of the translucent overlay
+that covers a Markdown or a table (which carries neither of the others); a tracker showing an error has no timer."""
+
+
 def wait_idle(page, timeout: int = STEP_MS) -> None:
     """Wait until no component shows progress."""
-    page.wait_for_function("() => !document.querySelector('.pending, .eta-bar')", timeout=timeout)
+    page.wait_for_function(f"() => !document.querySelector({BUSY!r})", timeout=timeout)
 
 
 def fill_settled(field, text: str, *, tries: int = 5) -> None:
