@@ -83,7 +83,10 @@ def build(wb: Workbench, dataset: Any) -> None:
             samples: ", ".join(summary.practice),
             skippable: g.practice_skippable,
             preview: view.html if view else "",
-            message: f"version {g.version} of {summary.versions}, by {g.created_by or 'a local process'}",
+            message: (
+                f"rating guide of {name!r}: version {g.version} of {summary.versions}, "
+                f"by {g.created_by or 'a local process'}"
+            ),
         }
 
     def on_save(ds, body, lines, n, picked, skip, request: gr.Request) -> dict:

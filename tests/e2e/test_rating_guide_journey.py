@@ -42,6 +42,10 @@ def test_the_admin_sets_the_guide(browser, app_server, guided, shots, viewport):
     pick_option(page, "#raters-dataset", "cats")
     wait_idle(page)
     page.locator("#guide-box").get_by_text("Rating guide").first.click()
+    # The closed accordion shows no progress, and opening the tab may have loaded another dataset's guide first:
+    # the form holds this dataset's guide (none yet, or the other viewport's) once the message names it.
+    wait_text(page, "#guide-message", "'cats'")
+    wait_idle(page)
     page.locator("#guide-text textarea").fill(GUIDE)
     page.locator("#guide-examples textarea").fill(f"#{guided[2]}:4:3:the same cat; the grass is there")
     page.locator("#guide-practice input").fill("2")
